@@ -1,0 +1,82 @@
+//! Flags shared by every command (flattened into each, as kubectl's global flags).
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::kubeconfig::Selection;
+use crate::ui::Printer;
+use crate::ui::printer::ColorChoice;
+
+/// Global flags.
+#[derive(Debug, Clone, clap::Args)]
+pub struct GlobalArgs {
+    /// Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]
+    #[arg(long, global = true, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// The kubeconfig context to use [default: the current context]
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Option<String>,
+
+    /// How long to wait for the cluster, e.g. `300`, `90s`, `5m`
+    #[arg(long, global = true, value_name = "DURATION", default_value = "300", value_parser = parse_duration)]
+    pub timeout: Duration,
+
+    /// Print what would be applied instead of applying it
+    #[arg(long, global = true)]
+    pub dry_run: bool,
+
+    /// More log output on stderr (-v info, -vv debug, -vvv trace)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    /// Only errors and warnings on stderr
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+
+    /// When to colour output
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+}
+
+impl GlobalArgs {
+    /// The printer these flags ask for.
+    #[must_use]
+    pub fn printer(&self) -> Printer {
+        Printer::new(self.quiet, self.verbose, self.color)
+    }
+
+    /// The kubeconfig selection of `--kubeconfig`/`--context`.
+    #[must_use]
+    pub fn selection(&self) -> Selection {
+        Selection { kubeconfig: self.kubeconfig.clone(), context: self.context.clone() }
+    }
+}
+
+/// Parses `300` (seconds, as upstream clusteradm), `90s`, `5m` or `1h`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (digits, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
+    let n: u64 = digits.parse().map_err(|_| format!("invalid duration {text:?}: expected e.g. 300, 90s, 5m, 1h"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        _ => return Err(format!("invalid duration unit in {text:?}: use s, m or h")),
+    };
+    Ok(Duration::from_secs(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("300"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert!(parse_duration("5d").is_err());
+        assert!(parse_duration("soon").is_err());
+    }
+}

@@ -1,0 +1,100 @@
+//! The command-line surface: one module per command, each an `Args` struct and an async `run`.
+//! Glue only: the work is done by the library modules.
+pub mod args;
+pub mod completion;
+pub mod generate;
+pub mod version;
+
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+
+use crate::kubeconfig::Loaded;
+use crate::ui::Printer;
+use args::GlobalArgs;
+
+/// `clusteradm`: bootstrap and run Open Cluster Management.
+#[derive(Debug, Parser)]
+#[command(
+    name = "clusteradm",
+    version,
+    about = "Bootstrap and run Open Cluster Management (OCM) hubs and managed clusters",
+    long_about = None,
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// Flags every command takes.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Every command.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the client version and the API server's version
+    Version(version::Args),
+    /// Print a shell completion script (bash, zsh, fish)
+    Completion(completion::Args),
+    /// Regenerate (or check) the files derived from the code: CRDs and completions
+    #[command(hide = true)]
+    Generate(generate::Args),
+}
+
+/// What every command gets: the global flags and the printer.
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    /// Global flags.
+    pub global: GlobalArgs,
+    /// Where messages go.
+    pub printer: Printer,
+}
+
+/// A client for the cluster selected by `--kubeconfig`/`--context`.
+#[derive(Clone)]
+pub struct Kube {
+    /// The client.
+    pub client: kube::Client,
+    /// The kubeconfig selection it came from.
+    pub loaded: Loaded,
+}
+
+impl Kube {
+    /// The API server URL, for messages.
+    #[must_use]
+    pub fn url(&self) -> String {
+        self.loaded.config.cluster_url.to_string().trim_end_matches('/').to_string()
+    }
+
+    /// Asks the server its version: the cheapest proof that it is reachable, trusts us and is
+    /// trusted by us.
+    pub async fn server_version(&self) -> anyhow::Result<k8s_openapi::apimachinery::pkg::version::Info> {
+        self.client.apiserver_version().await.with_context(|| {
+            format!("cannot talk to the Kubernetes API server at {} (context {})", self.url(), self.loaded.context)
+        })
+    }
+}
+
+impl Ctx {
+    /// Builds a client for the selected cluster (sends no request).
+    pub async fn kube(&self) -> anyhow::Result<Kube> {
+        let loaded = self.global.selection().load().await?;
+        let client = kube::Client::try_from(loaded.config.clone())
+            .with_context(|| format!("cannot build a client for context {}", loaded.context))?;
+        Ok(Kube { client, loaded })
+    }
+}
+
+/// Runs the parsed command line.
+pub async fn run(cli: Cli, printer: Printer) -> anyhow::Result<ExitCode> {
+    let ctx = Ctx { global: cli.global, printer };
+    match cli.command {
+        Command::Version(args) => version::run(args, &ctx).await,
+        Command::Completion(args) => completion::run(&args),
+        Command::Generate(args) => generate::run(&args, &ctx),
+    }
+}

@@ -1,0 +1,164 @@
+//! Choosing a cluster the way kubectl does: `--kubeconfig`, else `KUBECONFIG` (a list of files,
+//! merged), else `~/.kube/config`; `--context`, else the current context. Errors say which file and
+//! which context, and list the contexts that do exist.
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
+
+/// Why a kubeconfig could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// `--kubeconfig` names a file that does not exist.
+    #[error("kubeconfig file {path} does not exist")]
+    Missing {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// Neither `--kubeconfig`, `KUBECONFIG` nor `~/.kube/config` gave a kubeconfig.
+    #[error("no kubeconfig found: --kubeconfig is not set, KUBECONFIG is unset and {default} does not exist")]
+    NoneFound {
+        /// The default path that was tried.
+        default: PathBuf,
+    },
+    /// The file exists but is not a valid kubeconfig.
+    #[error("cannot load kubeconfig {source_name}")]
+    Invalid {
+        /// The file or variable it came from.
+        source_name: String,
+        /// What the parser said.
+        #[source]
+        source: KubeconfigError,
+    },
+    /// `--context` names a context the kubeconfig lacks.
+    #[error("context \"{context}\" not found in {source_name} (contexts: {})", if available.is_empty() { "none".to_string() } else { available.join(", ") })]
+    UnknownContext {
+        /// The requested context.
+        context: String,
+        /// The file or variable it came from.
+        source_name: String,
+        /// The contexts that exist.
+        available: Vec<String>,
+    },
+    /// No `--context` and the kubeconfig has no current-context.
+    #[error("{source_name} has no current-context and --context was not given")]
+    NoCurrentContext {
+        /// The file or variable it came from.
+        source_name: String,
+    },
+}
+
+impl Error {
+    /// Advice printed under the error.
+    #[must_use]
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Self::Missing { .. } | Self::NoneFound { .. } => {
+                Some("pass --kubeconfig <file> or set KUBECONFIG to a kubeconfig of the cluster".into())
+            }
+            Self::UnknownContext { .. } | Self::NoCurrentContext { .. } => {
+                Some("pick one of the listed contexts with --context".into())
+            }
+            Self::Invalid { .. } => None,
+        }
+    }
+}
+
+/// Which kubeconfig and context to use; `None` means kubectl's defaults.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    /// `--kubeconfig`.
+    pub kubeconfig: Option<PathBuf>,
+    /// `--context`.
+    pub context: Option<String>,
+}
+
+/// A loaded kubeconfig selection: the client config and the names it came from.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// What kube's client needs.
+    pub config: kube::Config,
+    /// The kubeconfig as parsed (merged when `KUBECONFIG` lists several files).
+    pub kubeconfig: Kubeconfig,
+    /// The selected context's name.
+    pub context: String,
+    /// Where the kubeconfig came from, for messages.
+    pub source_name: String,
+}
+
+impl Selection {
+    /// Loads and validates the selection.
+    pub async fn load(&self) -> Result<Loaded, Error> {
+        let (kubeconfig, source_name) = read(self.kubeconfig.as_deref())?;
+        let context = match &self.context {
+            Some(c) => c.clone(),
+            None => kubeconfig
+                .current_context
+                .clone()
+                .filter(|c| !c.is_empty())
+                .ok_or_else(|| Error::NoCurrentContext { source_name: source_name.clone() })?,
+        };
+        if !kubeconfig.contexts.iter().any(|c| c.name == context) {
+            return Err(Error::UnknownContext {
+                context,
+                source_name,
+                available: kubeconfig.contexts.iter().map(|c| c.name.clone()).collect(),
+            });
+        }
+        let options = KubeConfigOptions { context: Some(context.clone()), ..Default::default() };
+        let mut config = kube::Config::from_custom_kubeconfig(kubeconfig.clone(), &options)
+            .await
+            .map_err(|source| Error::Invalid { source_name: source_name.clone(), source })?;
+        // An unreachable address should fail in seconds, not hang for the OS default.
+        config.connect_timeout = Some(Duration::from_secs(10));
+        Ok(Loaded { config, kubeconfig, context, source_name })
+    }
+}
+
+fn read(path: Option<&Path>) -> Result<(Kubeconfig, String), Error> {
+    let invalid = |source_name: String| move |source| Error::Invalid { source_name, source };
+    if let Some(path) = path {
+        if !path.exists() {
+            return Err(Error::Missing { path: path.to_path_buf() });
+        }
+        let name = path.display().to_string();
+        return Ok((Kubeconfig::read_from(path).map_err(invalid(name.clone()))?, name));
+    }
+    if let Some(list) = std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
+        let name = format!("KUBECONFIG={}", list.to_string_lossy());
+        let existing: Vec<PathBuf> = std::env::split_paths(&list).filter(|p| p.exists()).collect();
+        if existing.is_empty() {
+            return Err(Error::Missing { path: PathBuf::from(list) });
+        }
+        let mut merged: Option<Kubeconfig> = None;
+        for p in existing {
+            let next = Kubeconfig::read_from(&p).map_err(invalid(p.display().to_string()))?;
+            merged = Some(match merged {
+                None => next,
+                Some(m) => m.merge(next).map_err(invalid(name.clone()))?,
+            });
+        }
+        return Ok((merged.expect("at least one file"), name));
+    }
+    let default = home_dir().join(".kube").join("config");
+    if !default.exists() {
+        return Err(Error::NoneFound { default });
+    }
+    let name = default.display().to_string();
+    Ok((Kubeconfig::read_from(&default).map_err(invalid(name.clone()))?, name))
+}
+
+fn home_dir() -> PathBuf {
+    std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from)
+}
+
+/// Writes a file only its owner can read (kubeconfigs, keys, tokens): created with mode 0600.
+pub fn write_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::PermissionsExt;
+    let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
+    // An existing file keeps its old mode on open: tighten it.
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    file.write_all(contents)
+}
