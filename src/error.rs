@@ -24,7 +24,10 @@ pub struct UserError {
 impl UserError {
     /// A user error with a hint.
     pub fn new(message: impl Into<String>, hint: impl Into<String>) -> Self {
-        Self { message: message.into(), hint: Some(hint.into()) }
+        Self {
+            message: message.into(),
+            hint: Some(hint.into()),
+        }
     }
 }
 
@@ -43,7 +46,10 @@ pub fn report(err: &anyhow::Error, printer: &Printer) -> ExitCode {
         eprintln!("  caused by: {cause}");
     }
     for hint in hints(err) {
-        eprintln!("{} {hint}", Style::new().cyan().bold().for_stderr().apply_to("hint:"));
+        eprintln!(
+            "{} {hint}",
+            Style::new().cyan().bold().for_stderr().apply_to("hint:")
+        );
     }
     ExitCode::from(exit_code(err))
 }
@@ -51,7 +57,9 @@ pub fn report(err: &anyhow::Error, printer: &Printer) -> ExitCode {
 /// 2 for internal errors, 1 for everything else.
 #[must_use]
 pub fn exit_code(err: &anyhow::Error) -> u8 {
-    let internal = err.chain().any(|e| e.is::<Internal>() || e.is::<crate::render::Error>());
+    let internal = err
+        .chain()
+        .any(|e| e.is::<Internal>() || e.is::<crate::render::Error>());
     if internal { 2 } else { 1 }
 }
 
@@ -77,15 +85,21 @@ pub fn hints(err: &anyhow::Error) -> Vec<String> {
         }
     }
     let text = format!("{err:#}");
-    if out.is_empty() && (text.contains("UnknownIssuer") || text.contains("invalid peer certificate")) {
+    if out.is_empty()
+        && (text.contains("UnknownIssuer") || text.contains("invalid peer certificate"))
+    {
         out.push(
             "the server's certificate is not signed by the CA in the kubeconfig: check \
              certificate-authority(-data), or that --context points at the cluster you mean"
                 .into(),
         );
     }
-    if out.is_empty() && (text.contains("Connection refused") || text.contains("error trying to connect")) {
-        out.push("is the API server running and reachable? check --kubeconfig and --context".into());
+    if out.is_empty()
+        && (text.contains("Connection refused") || text.contains("error trying to connect"))
+    {
+        out.push(
+            "is the API server running and reachable? check --kubeconfig and --context".into(),
+        );
     }
     out.dedup();
     out
@@ -97,7 +111,8 @@ fn kube_hint(err: &kube::Error) -> Option<String> {
             Some("the server rejected the credentials: they are invalid or expired".into())
         }
         kube::Error::Api(status) if status.code == 403 => Some(
-            "the user in this kubeconfig lacks the rights for this; use a cluster-admin context".into(),
+            "the user in this kubeconfig lacks the rights for this; use a cluster-admin context"
+                .into(),
         ),
         _ => None,
     }

@@ -9,9 +9,17 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let printer = cli.global.printer();
     clusteradm::ui::logging::init(&cli.global);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
-        Err(err) => return error::report(&anyhow::Error::new(err).context("starting the async runtime"), &printer),
+        Err(err) => {
+            return error::report(
+                &anyhow::Error::new(err).context("starting the async runtime"),
+                &printer,
+            );
+        }
     };
     match runtime.block_on(clusteradm::cli::run(cli, printer.clone())) {
         Ok(code) => code,

@@ -48,7 +48,10 @@ mod tests {
     #[test]
     fn multi_document_skips_empty_documents() {
         let docs = from_str_multi("a: 1\n---\n---\nb: 2\n").unwrap();
-        assert_eq!(docs, vec![serde_json::json!({"a": 1}), serde_json::json!({"b": 2})]);
+        assert_eq!(
+            docs,
+            vec![serde_json::json!({"a": 1}), serde_json::json!({"b": 2})]
+        );
     }
 
     #[test]

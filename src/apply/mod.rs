@@ -11,11 +11,14 @@ use std::time::Duration;
 
 use futures::future::join_all;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Client;
 use kube::api::{Api, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::runtime::wait::{await_condition, conditions};
-use kube::Client;
 
 pub use resolve::Resolver;
+
+/// The label every applied object carries, naming this tool as its manager.
+pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 
 /// What an apply did to one object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +57,11 @@ impl ObjectRef {
     #[must_use]
     pub fn of(obj: &DynamicObject) -> Self {
         Self {
-            kind: obj.types.as_ref().map(|t| t.kind.clone()).unwrap_or_default(),
+            kind: obj
+                .types
+                .as_ref()
+                .map(|t| t.kind.clone())
+                .unwrap_or_default(),
             namespace: obj.metadata.namespace.clone(),
             name: obj.metadata.name.clone().unwrap_or_default(),
         }
@@ -139,7 +146,11 @@ pub enum Error {
 }
 
 fn list(failures: &[ObjectError]) -> String {
-    failures.iter().map(|f| format!("  - {f}")).collect::<Vec<_>>().join("\n")
+    failures
+        .iter()
+        .map(|f| format!("  - {f}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The outcome of a successful bundle apply.
@@ -157,7 +168,11 @@ impl Report {
         for a in &self.applied {
             *counts.entry(a.change.to_string()).or_default() += 1;
         }
-        counts.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ")
+        counts
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// True when nothing changed.
@@ -169,7 +184,9 @@ impl Report {
     /// The applied object with this kind and name, if any.
     #[must_use]
     pub fn find(&self, kind: &str, name: &str) -> Option<&Applied> {
-        self.applied.iter().find(|a| a.object.kind == kind && a.object.name == name)
+        self.applied
+            .iter()
+            .find(|a| a.object.kind == kind && a.object.name == name)
     }
 }
 
@@ -184,7 +201,11 @@ impl Applier {
     /// An applier whose CRD waits are bounded by `crd_timeout`.
     #[must_use]
     pub fn new(client: Client, crd_timeout: Duration) -> Self {
-        Self { resolver: Resolver::new(client.clone()), client, crd_timeout }
+        Self {
+            resolver: Resolver::new(client.clone()),
+            client,
+            crd_timeout,
+        }
     }
 
     /// The resolver, shared with callers that need kind → resource too.
@@ -208,47 +229,88 @@ impl Applier {
             for (obj, result) in objs.iter().zip(results) {
                 match result {
                     Ok(a) => tier_applied.push(a),
-                    Err(source) => failures.push(ObjectError { object: ObjectRef::of(obj), source }),
+                    Err(source) => failures.push(ObjectError {
+                        object: ObjectRef::of(obj),
+                        source,
+                    }),
                 }
             }
             // This tier's CRDs must be Established before anything that may use them.
-            let crds: Vec<&Applied> =
-                tier_applied.iter().filter(|a| a.object.kind == "CustomResourceDefinition").collect();
+            let crds: Vec<&Applied> = tier_applied
+                .iter()
+                .filter(|a| a.object.kind == "CustomResourceDefinition")
+                .collect();
             let waits = join_all(crds.iter().map(|a| self.wait_established(&a.result))).await;
             for (a, w) in crds.iter().zip(waits) {
                 if let Err(source) = w {
-                    failures.push(ObjectError { object: a.object.clone(), source });
+                    failures.push(ObjectError {
+                        object: a.object.clone(),
+                        source,
+                    });
                 }
             }
             applied.extend(tier_applied);
         }
-        if failures.is_empty() { Ok(Report { applied }) } else { Err(Error::Objects { failures, applied }) }
+        if failures.is_empty() {
+            Ok(Report { applied })
+        } else {
+            Err(Error::Objects { failures, applied })
+        }
     }
 
     async fn apply_one(&self, obj: &DynamicObject) -> Result<Applied, ObjectErrorKind> {
         let gvk = gvk_of(obj).ok_or(ObjectErrorKind::Incomplete("apiVersion/kind"))?;
-        let name = obj.metadata.name.clone().ok_or(ObjectErrorKind::Incomplete("metadata.name"))?;
-        let api = self.resolver.api_for(&gvk, obj.metadata.namespace.as_deref()).await?;
+        let name = obj
+            .metadata
+            .name
+            .clone()
+            .ok_or(ObjectErrorKind::Incomplete("metadata.name"))?;
+        let api = self
+            .resolver
+            .api_for(&gvk, obj.metadata.namespace.as_deref())
+            .await?;
         let mut body = obj.clone();
         body.metadata.managed_fields = None;
         body.metadata.resource_version = None;
+        // Owning at least one field keeps managedFields non-empty from creation on; without it the
+        // apiserver migrates the object on the next apply ("before-first-apply"), a spurious write.
+        body.metadata
+            .labels
+            .get_or_insert_default()
+            .insert(MANAGED_BY_LABEL.into(), crate::FIELD_MANAGER.into());
         let before = api.get_metadata_opt(&name).await?;
-        let result = api.patch(&name, &PatchParams::apply(crate::FIELD_MANAGER).force(), &Patch::Apply(&body)).await?;
+        let result = api
+            .patch(
+                &name,
+                &PatchParams::apply(crate::FIELD_MANAGER).force(),
+                &Patch::Apply(&body),
+            )
+            .await?;
         let change = match before {
             None => Change::Created,
-            Some(b) if b.metadata.resource_version == result.metadata.resource_version => Change::Unchanged,
+            Some(b) if b.metadata.resource_version == result.metadata.resource_version => {
+                Change::Unchanged
+            }
             Some(_) => Change::Configured,
         };
         if gvk.kind == "CustomResourceDefinition" {
             self.resolver.learn_crd(&result);
         }
-        Ok(Applied { object: ObjectRef::of(obj), change, result })
+        Ok(Applied {
+            object: ObjectRef::of(obj),
+            change,
+            result,
+        })
     }
 
     async fn wait_established(&self, crd: &DynamicObject) -> Result<(), ObjectErrorKind> {
         let name = crd.metadata.name.clone().unwrap_or_default();
         let api: Api<CustomResourceDefinition> = Api::all(self.client.clone());
-        match tokio::time::timeout(self.crd_timeout, await_condition(api, &name, conditions::is_crd_established())).await
+        match tokio::time::timeout(
+            self.crd_timeout,
+            await_condition(api, &name, conditions::is_crd_established()),
+        )
+        .await
         {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => Err(ObjectErrorKind::Wait(e)),
@@ -264,7 +326,10 @@ pub fn gvk_of(obj: &DynamicObject) -> Option<GroupVersionKind> {
     if types.kind.is_empty() || types.api_version.is_empty() {
         return None;
     }
-    let (group, version) = types.api_version.rsplit_once('/').unwrap_or(("", &types.api_version));
+    let (group, version) = types
+        .api_version
+        .rsplit_once('/')
+        .unwrap_or(("", &types.api_version));
     Some(GroupVersionKind::gvk(group, version, &types.kind))
 }
 
@@ -281,11 +346,13 @@ pub fn to_yaml(objects: &[DynamicObject]) -> Result<String, crate::yaml::Error> 
 /// Parses a multi-document YAML stream into objects; `source` names it in errors.
 pub fn parse_objects(text: &str, source: &str) -> anyhow::Result<Vec<DynamicObject>> {
     use anyhow::Context as _;
-    let docs = crate::yaml::from_str_multi(text).with_context(|| format!("{source} is not valid YAML"))?;
+    let docs =
+        crate::yaml::from_str_multi(text).with_context(|| format!("{source} is not valid YAML"))?;
     docs.into_iter()
         .enumerate()
         .map(|(i, doc)| {
-            serde_json::from_value(doc).with_context(|| format!("{source}: document {} is not a Kubernetes object", i + 1))
+            serde_json::from_value(doc)
+                .with_context(|| format!("{source}: document {} is not a Kubernetes object", i + 1))
         })
         .collect()
 }

@@ -53,7 +53,10 @@ mod tests {
 
     #[test]
     fn custom_resources_go_last() {
-        assert_eq!(tier(&gvk("work.open-cluster-management.io", "ManifestWork")), 8);
+        assert_eq!(
+            tier(&gvk("work.open-cluster-management.io", "ManifestWork")),
+            8
+        );
         assert!(tier(&gvk("certificates.k8s.io", "CertificateSigningRequest")) < 8);
     }
 }

@@ -3,9 +3,9 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::discovery::{Discovery, Scope};
-use kube::Client;
 use tokio::sync::OnceCell;
 
 use super::ObjectErrorKind;
@@ -21,11 +21,18 @@ impl Resolver {
     /// A resolver that has not asked the server anything yet.
     #[must_use]
     pub fn new(client: Client) -> Self {
-        Self { client, discovery: OnceCell::new(), learnt: Mutex::new(HashMap::new()) }
+        Self {
+            client,
+            discovery: OnceCell::new(),
+            learnt: Mutex::new(HashMap::new()),
+        }
     }
 
     /// Resource and whether it is namespaced.
-    pub async fn resolve(&self, gvk: &GroupVersionKind) -> Result<(ApiResource, bool), ObjectErrorKind> {
+    pub async fn resolve(
+        &self,
+        gvk: &GroupVersionKind,
+    ) -> Result<(ApiResource, bool), ObjectErrorKind> {
         if let Some(hit) = self.learnt.lock().expect("resolver lock").get(gvk) {
             return Ok(hit.clone());
         }
@@ -67,7 +74,9 @@ impl Resolver {
         let namespaced = spec["scope"].as_str() == Some("Namespaced");
         let mut learnt = self.learnt.lock().expect("resolver lock");
         for version in spec["versions"].as_array().into_iter().flatten() {
-            let Some(version) = version["name"].as_str() else { continue };
+            let Some(version) = version["name"].as_str() else {
+                continue;
+            };
             let gvk = GroupVersionKind::gvk(group, version, kind);
             let ar = ApiResource::from_gvk_with_plural(&gvk, plural);
             learnt.insert(gvk, (ar, namespaced));

@@ -48,15 +48,23 @@ impl GlobalArgs {
     /// The kubeconfig selection of `--kubeconfig`/`--context`.
     #[must_use]
     pub fn selection(&self) -> Selection {
-        Selection { kubeconfig: self.kubeconfig.clone(), context: self.context.clone() }
+        Selection {
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone(),
+        }
     }
 }
 
 /// Parses `300` (seconds, as upstream clusteradm), `90s`, `5m` or `1h`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
-    let (digits, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
-    let n: u64 = digits.parse().map_err(|_| format!("invalid duration {text:?}: expected e.g. 300, 90s, 5m, 1h"))?;
+    let (digits, unit) = text.split_at(
+        text.find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len()),
+    );
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("invalid duration {text:?}: expected e.g. 300, 90s, 5m, 1h"))?;
     let secs = match unit {
         "" | "s" => n,
         "m" => n * 60,

@@ -25,11 +25,24 @@ pub fn files() -> anyhow::Result<Vec<(PathBuf, String)>> {
     let mut out = Vec::new();
     for crd in crate::api::all_crds() {
         let name = crd.metadata.name.clone().unwrap_or_default();
-        let text = format!("# Generated from src/api by `clusteradm generate`; do not edit.\n{}", crate::yaml::to_string(&crd)?);
-        out.push((PathBuf::from("templates/crds").join(format!("{name}.yaml")), text));
+        let text = format!(
+            "# Generated from src/api by `clusteradm generate`; do not edit.\n{}",
+            crate::yaml::to_string(&crd)?
+        );
+        out.push((
+            PathBuf::from("templates/crds").join(format!("{name}.yaml")),
+            text,
+        ));
     }
-    for (shell, file) in [(Shell::Bash, "clusteradm.bash"), (Shell::Zsh, "_clusteradm"), (Shell::Fish, "clusteradm.fish")] {
-        out.push((PathBuf::from("completions").join(file), super::completion::script(shell)));
+    for (shell, file) in [
+        (Shell::Bash, "clusteradm.bash"),
+        (Shell::Zsh, "_clusteradm"),
+        (Shell::Fish, "clusteradm.fish"),
+    ] {
+        out.push((
+            PathBuf::from("completions").join(file),
+            super::completion::script(shell),
+        ));
     }
     Ok(out)
 }
@@ -45,7 +58,8 @@ pub fn sync(root: &Path, check: bool) -> anyhow::Result<Vec<PathBuf>> {
         stale.push(rel);
         if !check {
             if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
             }
             std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
         }
@@ -58,7 +72,10 @@ pub fn run(args: &Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let stale = sync(&args.root, args.check)?;
     if args.check && !stale.is_empty() {
         let list: Vec<String> = stale.iter().map(|p| p.display().to_string()).collect();
-        bail!("generated files are stale: {}; run `cargo run -- generate`", list.join(", "));
+        bail!(
+            "generated files are stale: {}; run `cargo run -- generate`",
+            list.join(", ")
+        );
     }
     for p in &stale {
         ctx.printer.done(format!("wrote {}", p.display()));
@@ -72,6 +89,9 @@ mod tests {
     fn generated_files_are_fresh() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let stale = super::sync(root, true).unwrap();
-        assert!(stale.is_empty(), "stale generated files {stale:?}: run `cargo run -- generate`");
+        assert!(
+            stale.is_empty(),
+            "stale generated files {stale:?}: run `cargo run -- generate`"
+        );
     }
 }

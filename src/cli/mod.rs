@@ -67,14 +67,25 @@ impl Kube {
     /// The API server URL, for messages.
     #[must_use]
     pub fn url(&self) -> String {
-        self.loaded.config.cluster_url.to_string().trim_end_matches('/').to_string()
+        self.loaded
+            .config
+            .cluster_url
+            .to_string()
+            .trim_end_matches('/')
+            .to_string()
     }
 
     /// Asks the server its version: the cheapest proof that it is reachable, trusts us and is
     /// trusted by us.
-    pub async fn server_version(&self) -> anyhow::Result<k8s_openapi::apimachinery::pkg::version::Info> {
+    pub async fn server_version(
+        &self,
+    ) -> anyhow::Result<k8s_openapi::apimachinery::pkg::version::Info> {
         self.client.apiserver_version().await.with_context(|| {
-            format!("cannot talk to the Kubernetes API server at {} (context {})", self.url(), self.loaded.context)
+            format!(
+                "cannot talk to the Kubernetes API server at {} (context {})",
+                self.url(),
+                self.loaded.context
+            )
         })
     }
 }
@@ -91,7 +102,10 @@ impl Ctx {
 
 /// Runs the parsed command line.
 pub async fn run(cli: Cli, printer: Printer) -> anyhow::Result<ExitCode> {
-    let ctx = Ctx { global: cli.global, printer };
+    let ctx = Ctx {
+        global: cli.global,
+        printer,
+    };
     match cli.command {
         Command::Version(args) => version::run(args, &ctx).await,
         Command::Completion(args) => completion::run(&args),

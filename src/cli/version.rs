@@ -27,7 +27,10 @@ struct Versions {
 
 /// Prints the versions.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
-    let mut versions = Versions { client_version: env!("CARGO_PKG_VERSION"), server_version: None };
+    let mut versions = Versions {
+        client_version: env!("CARGO_PKG_VERSION"),
+        server_version: None,
+    };
     if !args.client {
         let kube = ctx.kube().await?;
         versions.server_version = Some(kube.server_version().await?.git_version);

@@ -16,7 +16,9 @@ pub enum Error {
         path: PathBuf,
     },
     /// Neither `--kubeconfig`, `KUBECONFIG` nor `~/.kube/config` gave a kubeconfig.
-    #[error("no kubeconfig found: --kubeconfig is not set, KUBECONFIG is unset and {default} does not exist")]
+    #[error(
+        "no kubeconfig found: --kubeconfig is not set, KUBECONFIG is unset and {default} does not exist"
+    )]
     NoneFound {
         /// The default path that was tried.
         default: PathBuf,
@@ -53,9 +55,9 @@ impl Error {
     #[must_use]
     pub fn hint(&self) -> Option<String> {
         match self {
-            Self::Missing { .. } | Self::NoneFound { .. } => {
-                Some("pass --kubeconfig <file> or set KUBECONFIG to a kubeconfig of the cluster".into())
-            }
+            Self::Missing { .. } | Self::NoneFound { .. } => Some(
+                "pass --kubeconfig <file> or set KUBECONFIG to a kubeconfig of the cluster".into(),
+            ),
             Self::UnknownContext { .. } | Self::NoCurrentContext { .. } => {
                 Some("pick one of the listed contexts with --context".into())
             }
@@ -96,7 +98,9 @@ impl Selection {
                 .current_context
                 .clone()
                 .filter(|c| !c.is_empty())
-                .ok_or_else(|| Error::NoCurrentContext { source_name: source_name.clone() })?,
+                .ok_or_else(|| Error::NoCurrentContext {
+                    source_name: source_name.clone(),
+                })?,
         };
         if !kubeconfig.contexts.iter().any(|c| c.name == context) {
             return Err(Error::UnknownContext {
@@ -105,30 +109,55 @@ impl Selection {
                 available: kubeconfig.contexts.iter().map(|c| c.name.clone()).collect(),
             });
         }
-        let options = KubeConfigOptions { context: Some(context.clone()), ..Default::default() };
+        let options = KubeConfigOptions {
+            context: Some(context.clone()),
+            ..Default::default()
+        };
         let mut config = kube::Config::from_custom_kubeconfig(kubeconfig.clone(), &options)
             .await
-            .map_err(|source| Error::Invalid { source_name: source_name.clone(), source })?;
+            .map_err(|source| Error::Invalid {
+                source_name: source_name.clone(),
+                source,
+            })?;
         // An unreachable address should fail in seconds, not hang for the OS default.
         config.connect_timeout = Some(Duration::from_secs(10));
-        Ok(Loaded { config, kubeconfig, context, source_name })
+        Ok(Loaded {
+            config,
+            kubeconfig,
+            context,
+            source_name,
+        })
     }
 }
 
 fn read(path: Option<&Path>) -> Result<(Kubeconfig, String), Error> {
-    let invalid = |source_name: String| move |source| Error::Invalid { source_name, source };
+    let invalid = |source_name: String| {
+        move |source| Error::Invalid {
+            source_name,
+            source,
+        }
+    };
     if let Some(path) = path {
         if !path.exists() {
-            return Err(Error::Missing { path: path.to_path_buf() });
+            return Err(Error::Missing {
+                path: path.to_path_buf(),
+            });
         }
         let name = path.display().to_string();
-        return Ok((Kubeconfig::read_from(path).map_err(invalid(name.clone()))?, name));
+        return Ok((
+            Kubeconfig::read_from(path).map_err(invalid(name.clone()))?,
+            name,
+        ));
     }
     if let Some(list) = std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
         let name = format!("KUBECONFIG={}", list.to_string_lossy());
-        let existing: Vec<PathBuf> = std::env::split_paths(&list).filter(|p| p.exists()).collect();
+        let existing: Vec<PathBuf> = std::env::split_paths(&list)
+            .filter(|p| p.exists())
+            .collect();
         if existing.is_empty() {
-            return Err(Error::Missing { path: PathBuf::from(list) });
+            return Err(Error::Missing {
+                path: PathBuf::from(list),
+            });
         }
         let mut merged: Option<Kubeconfig> = None;
         for p in existing {
@@ -145,7 +174,10 @@ fn read(path: Option<&Path>) -> Result<(Kubeconfig, String), Error> {
         return Err(Error::NoneFound { default });
     }
     let name = default.display().to_string();
-    Ok((Kubeconfig::read_from(&default).map_err(invalid(name.clone()))?, name))
+    Ok((
+        Kubeconfig::read_from(&default).map_err(invalid(name.clone()))?,
+        name,
+    ))
 }
 
 fn home_dir() -> PathBuf {
@@ -157,7 +189,12 @@ pub fn write_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     use std::os::unix::fs::PermissionsExt;
-    let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
     // An existing file keeps its old mode on open: tighten it.
     file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     file.write_all(contents)

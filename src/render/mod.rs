@@ -53,8 +53,11 @@ static ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
 #[must_use]
 pub fn bundle_templates(bundle: &str) -> Vec<&'static str> {
     let prefix = format!("{bundle}/");
-    let mut names: Vec<&'static str> =
-        embedded::TEMPLATES.iter().map(|(n, _)| *n).filter(|n| n.starts_with(&prefix)).collect();
+    let mut names: Vec<&'static str> = embedded::TEMPLATES
+        .iter()
+        .map(|(n, _)| *n)
+        .filter(|n| n.starts_with(&prefix))
+        .collect();
     names.sort_unstable();
     names
 }
@@ -68,8 +71,10 @@ pub fn render_bundle<V: Serialize>(bundle: &str, values: &V) -> Result<Vec<Dynam
     let mut objects = Vec::new();
     for name in names {
         let text = render_one(name, values)?;
-        let parsed = crate::apply::parse_objects(&text, name)
-            .map_err(|source| Error::Parse { name: name.to_string(), source })?;
+        let parsed = crate::apply::parse_objects(&text, name).map_err(|source| Error::Parse {
+            name: name.to_string(),
+            source,
+        })?;
         objects.extend(parsed);
     }
     Ok(objects)
@@ -77,8 +82,14 @@ pub fn render_bundle<V: Serialize>(bundle: &str, values: &V) -> Result<Vec<Dynam
 
 /// Renders one template to text.
 pub fn render_one<V: Serialize>(name: &str, values: &V) -> Result<String, Error> {
-    let template = ENV.get_template(name).map_err(|source| Error::Template { name: name.to_string(), source })?;
-    template.render(values).map_err(|source| Error::Template { name: name.to_string(), source })
+    let template = ENV.get_template(name).map_err(|source| Error::Template {
+        name: name.to_string(),
+        source,
+    })?;
+    template.render(values).map_err(|source| Error::Template {
+        name: name.to_string(),
+        source,
+    })
 }
 
 #[cfg(test)]
@@ -90,12 +101,20 @@ mod tests {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         env.add_template("t", "name: {{ missing }}").unwrap();
-        assert!(env.get_template("t").unwrap().render(serde_json::json!({})).is_err());
+        assert!(
+            env.get_template("t")
+                .unwrap()
+                .render(serde_json::json!({}))
+                .is_err()
+        );
     }
 
     #[test]
     fn unknown_bundle_is_an_error() {
-        assert!(matches!(render_bundle("no-such-bundle", &()), Err(Error::NoBundle(_))));
+        assert!(matches!(
+            render_bundle("no-such-bundle", &()),
+            Err(Error::NoBundle(_))
+        ));
     }
 
     #[test]
@@ -112,7 +131,10 @@ mod tests {
         collect(&root, &root, &mut on_disk);
         let embedded: Vec<&str> = embedded::TEMPLATES.iter().map(|(n, _)| *n).collect();
         for file in on_disk {
-            assert!(embedded.contains(&file.as_str()), "templates/{file} is not listed in src/render/embedded.rs");
+            assert!(
+                embedded.contains(&file.as_str()),
+                "templates/{file} is not listed in src/render/embedded.rs"
+            );
         }
     }
 
@@ -122,7 +144,12 @@ mod tests {
             if path.is_dir() {
                 collect(root, &path, out);
             } else if path.extension().is_some_and(|e| e == "j2") {
-                out.push(path.strip_prefix(root).unwrap().to_string_lossy().into_owned());
+                out.push(
+                    path.strip_prefix(root)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned(),
+                );
             }
         }
     }

@@ -16,7 +16,10 @@ pub enum Format {
 /// Prints objects as YAML or JSON on stdout: one object alone, several as a `v1/List` as kubectl
 /// does. `managedFields` are dropped: they are noise to a reader.
 pub fn print_objects<T: Serialize>(objects: &[T], format: Format) -> anyhow::Result<()> {
-    let mut values = objects.iter().map(serde_json::to_value).collect::<Result<Vec<_>, _>>()?;
+    let mut values = objects
+        .iter()
+        .map(serde_json::to_value)
+        .collect::<Result<Vec<_>, _>>()?;
     for v in &mut values {
         if let Some(meta) = v.get_mut("metadata").and_then(|m| m.as_object_mut()) {
             meta.remove("managedFields");

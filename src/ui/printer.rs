@@ -30,7 +30,8 @@ impl Printer {
     /// `RUST_LOG`, where they would interleave with logs.
     #[must_use]
     pub fn new(quiet: bool, verbose: u8, color: ColorChoice) -> Self {
-        let tty = std::io::stderr().is_terminal() && std::env::var("TERM").map_or(true, |t| t != "dumb");
+        let tty =
+            std::io::stderr().is_terminal() && std::env::var("TERM").map_or(true, |t| t != "dumb");
         let env_set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
         let color = match color {
             ColorChoice::Always => true,
@@ -42,7 +43,11 @@ impl Printer {
         console::set_colors_enabled_stderr(color);
         console::set_colors_enabled(color && std::io::stdout().is_terminal());
         let progress = tty && !quiet && verbose == 0 && std::env::var_os("RUST_LOG").is_none();
-        Self { quiet, color, progress }
+        Self {
+            quiet,
+            color,
+            progress,
+        }
     }
 
     /// Whether stderr output is coloured.
@@ -61,22 +66,40 @@ impl Printer {
     /// A line marking something done, with a green tick when colour is on.
     pub fn done(&self, msg: impl AsRef<str>) {
         if !self.quiet {
-            eprintln!("{} {}", Style::new().green().for_stderr().apply_to("✓"), msg.as_ref());
+            eprintln!(
+                "{} {}",
+                Style::new().green().for_stderr().apply_to("✓"),
+                msg.as_ref()
+            );
         }
     }
 
     /// A warning on stderr; shown even with `-q`.
     pub fn warn(&self, msg: impl AsRef<str>) {
-        eprintln!("{} {}", Style::new().yellow().bold().for_stderr().apply_to("warning:"), msg.as_ref());
+        eprintln!(
+            "{} {}",
+            Style::new()
+                .yellow()
+                .bold()
+                .for_stderr()
+                .apply_to("warning:"),
+            msg.as_ref()
+        );
     }
 
     /// A spinner with a message; hidden unless progress is enabled. Finish it with
     /// [`ProgressBar::finish_and_clear`].
     #[must_use]
     pub fn spinner(&self, msg: impl Into<String>) -> ProgressBar {
-        let target = if self.progress { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
+        let target = if self.progress {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
         let bar = ProgressBar::with_draw_target(None, target);
-        bar.set_style(ProgressStyle::with_template("{spinner} {msg} ({elapsed})").expect("static template"));
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg} ({elapsed})").expect("static template"),
+        );
         bar.set_message(msg.into());
         bar.enable_steady_tick(Duration::from_millis(100));
         bar

@@ -1,0 +1,118 @@
+//! Every class of bad input gets a specific message, a hint where one helps, and exit code 1.
+use predicates::prelude::*;
+
+use crate::common;
+
+#[test]
+fn wrong_context_names_the_available_contexts() {
+    common::clusteradm()
+        .args(["version", "--context", "no-such-context", "--kubeconfig"])
+        .arg(&common::env().hub)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "context \"no-such-context\" not found",
+        ))
+        .stderr(
+            predicate::str::contains("contexts: hub").or(predicate::str::contains("contexts:")),
+        );
+}
+
+#[test]
+fn missing_kubeconfig_file() {
+    common::clusteradm()
+        .args(["version", "--kubeconfig", "/nonexistent/kubeconfig"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "kubeconfig file /nonexistent/kubeconfig does not exist",
+        ))
+        .stderr(predicate::str::contains("hint:"));
+}
+
+#[test]
+fn no_kubeconfig_at_all() {
+    let home = std::env::temp_dir().join(common::unique("empty-home"));
+    std::fs::create_dir_all(&home).unwrap();
+    common::clusteradm()
+        .env("HOME", &home)
+        .arg("version")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("no kubeconfig found"));
+}
+
+#[test]
+fn kubeconfig_env_var_is_honoured() {
+    common::clusteradm()
+        .env("KUBECONFIG", &common::env().hub)
+        .arg("version")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("server version: v1."));
+}
+
+#[test]
+fn unreachable_server() {
+    let (_, ca) = common::server_and_ca(&common::env().hub);
+    // Port 1 on loopback: nothing listens there, so the connection is refused at once.
+    let kubeconfig = common::temp_file(
+        "kubeconfig",
+        &admin_kubeconfig_with("https://127.0.0.1:1", &ca),
+    );
+    common::clusteradm()
+        .args(["version", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .timeout(std::time::Duration::from_secs(30))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "cannot talk to the Kubernetes API server at https://127.0.0.1:1",
+        ))
+        .stderr(predicate::str::contains("hint:"));
+}
+
+#[test]
+fn wrong_ca_is_a_tls_error_not_a_silent_success() {
+    let (server, _) = common::server_and_ca(&common::env().hub);
+    // The managed cluster's CA did not sign the hub's serving certificate.
+    let (_, other_ca) = common::server_and_ca(&common::env().managed);
+    let kubeconfig = common::temp_file("kubeconfig", &admin_kubeconfig_with(&server, &other_ca));
+    common::clusteradm()
+        .args(["version", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "cannot talk to the Kubernetes API server",
+        ))
+        .stderr(predicate::str::contains(
+            "not signed by the CA in the kubeconfig",
+        ));
+}
+
+#[test]
+fn malformed_kubeconfig_yaml() {
+    let kubeconfig = common::temp_file("kubeconfig", "apiVersion: v1\nclusters: [oops\n");
+    common::clusteradm()
+        .args(["version", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("cannot load kubeconfig"));
+}
+
+#[test]
+fn usage_error_exits_2() {
+    common::clusteradm()
+        .args(["version", "--no-such-flag"])
+        .assert()
+        .code(2);
+}
+
+/// The hub's admin kubeconfig with its server and CA replaced.
+fn admin_kubeconfig_with(server: &str, ca: &str) -> String {
+    let text = std::fs::read_to_string(common::env().hub).unwrap();
+    let (orig_server, orig_ca) = common::server_and_ca(&common::env().hub);
+    text.replace(&orig_server, server).replace(&orig_ca, ca)
+}

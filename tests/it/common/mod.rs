@@ -1,0 +1,176 @@
+//! Shared test support: attaching to the control plane, unique names, waiting on conditions, and
+//! running the binary.
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use kube::Client;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+/// The two clusters under test.
+pub struct Env {
+    /// Admin kubeconfig of the hub.
+    pub hub: PathBuf,
+    /// Admin kubeconfig of the managed cluster.
+    pub managed: PathBuf,
+}
+
+/// The clusters named by HUB_KUBECONFIG and MANAGED_KUBECONFIG. A missing variable fails the test
+/// with the command to run: a silent skip would hide that nothing was tested.
+pub fn env() -> Env {
+    let get = |name: &str| -> PathBuf {
+        let value = std::env::var_os(name).unwrap_or_else(|| {
+            panic!(
+                "{name} is not set: start the test control plane with `eval \"$(scripts/control-plane start)\"` \
+                 (or run `scripts/test`), or point {name} at a real cluster's kubeconfig"
+            )
+        });
+        let path = PathBuf::from(value);
+        assert!(path.exists(), "{name}={} does not exist", path.display());
+        path
+    };
+    Env {
+        hub: get("HUB_KUBECONFIG"),
+        managed: get("MANAGED_KUBECONFIG"),
+    }
+}
+
+/// An admin client for a kubeconfig file.
+pub async fn client(kubeconfig: &PathBuf) -> Client {
+    let kc = Kubeconfig::read_from(kubeconfig).expect("read kubeconfig");
+    let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+        .await
+        .expect("kube config");
+    Client::try_from(config).expect("client")
+}
+
+/// Admin client of the hub.
+pub async fn hub() -> Client {
+    client(&env().hub).await
+}
+
+/// Admin client of the managed cluster.
+pub async fn managed() -> Client {
+    client(&env().managed).await
+}
+
+/// A name no other test (or earlier run) uses: `<prefix>-<pid>-<n>-<time>`, DNS-1123 safe.
+pub fn unique(prefix: &str) -> String {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
+        % 1_000_000;
+    format!("{prefix}-{}-{n}-{t}", std::process::id() % 100_000)
+}
+
+/// Polls `check` until it returns `Some`, failing after `timeout` with `what` in the message.
+/// For conditions with no watchable event (for example, an authenticator cache catching up).
+pub async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let start = Instant::now();
+    let mut delay = Duration::from_millis(50);
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(
+            start.elapsed() < timeout,
+            "timed out after {timeout:?} waiting for {what}"
+        );
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(Duration::from_secs(1));
+    }
+}
+
+/// The clusteradm binary, with a clean environment (no KUBECONFIG, no colour).
+pub fn clusteradm() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("clusteradm").expect("binary built");
+    cmd.env_remove("KUBECONFIG")
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG");
+    cmd
+}
+
+/// Writes a file into a fresh temporary directory and returns its path.
+pub fn temp_file(name: &str, contents: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(unique("clusteradm-it"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+/// The server URL and CA (base64 PEM) of a kubeconfig's first cluster.
+pub fn server_and_ca(kubeconfig: &PathBuf) -> (String, String) {
+    let kc = Kubeconfig::read_from(kubeconfig).unwrap();
+    let cluster = kc.clusters[0].cluster.clone().unwrap();
+    (
+        cluster.server.unwrap(),
+        cluster.certificate_authority_data.unwrap(),
+    )
+}
+
+/// A client that authenticates to the hub with a bearer token (TLS verified against the hub CA).
+pub async fn hub_client_with_token(token: &str) -> Client {
+    let (server, ca) = server_and_ca(&env().hub);
+    client_from_yaml(&format!(
+        "apiVersion: v1\nkind: Config\nclusters: [{{name: c, cluster: {{server: '{server}', certificate-authority-data: {ca}}}}}]\n\
+         users: [{{name: u, user: {{token: '{token}'}}}}]\ncontexts: [{{name: c, context: {{cluster: c, user: u}}}}]\ncurrent-context: c\n"
+    ))
+    .await
+}
+
+/// A client that authenticates to the hub with a client certificate.
+pub async fn hub_client_with_cert(cert_pem: &str, key_pem: &str) -> Client {
+    use base64::Engine as _;
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let (server, ca) = server_and_ca(&env().hub);
+    client_from_yaml(&format!(
+        "apiVersion: v1\nkind: Config\nclusters: [{{name: c, cluster: {{server: '{server}', certificate-authority-data: {ca}}}}}]\n\
+         users: [{{name: u, user: {{client-certificate-data: {}, client-key-data: {}}}}}]\n\
+         contexts: [{{name: c, context: {{cluster: c, user: u}}}}]\ncurrent-context: c\n",
+        b64(cert_pem),
+        b64(key_pem)
+    ))
+    .await
+}
+
+/// A client from kubeconfig text.
+pub async fn client_from_yaml(yaml: &str) -> Client {
+    let kc = Kubeconfig::from_yaml(yaml).expect("kubeconfig yaml");
+    let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+        .await
+        .expect("config");
+    Client::try_from(config).expect("client")
+}
+
+/// Who the server says this client is (SelfSubjectReview).
+pub async fn whoami(client: &Client) -> Result<String, kube::Error> {
+    use k8s_openapi::api::authentication::v1::SelfSubjectReview;
+    let api: kube::Api<SelfSubjectReview> = kube::Api::all(client.clone());
+    let review = api
+        .create(&Default::default(), &SelfSubjectReview::default())
+        .await?;
+    Ok(review
+        .status
+        .and_then(|s| s.user_info)
+        .and_then(|u| u.username)
+        .unwrap_or_default())
+}
+
+/// A fresh bootstrap-token id (`[a-z0-9]{6}`).
+pub fn token_id() -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    unique("t").hash(&mut h);
+    format!("{:06x}", h.finish() & 0xff_ffff)
+}

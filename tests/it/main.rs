@@ -1,0 +1,8 @@
+//! Integration tests: one binary, run against a real control plane (hub + managed apiservers).
+//! Start it with `scripts/control-plane start` (or run everything with `scripts/test`), or point
+//! HUB_KUBECONFIG and MANAGED_KUBECONFIG at any two real clusters.
+mod common;
+
+mod apply;
+mod bad_input;
+mod control_plane;
