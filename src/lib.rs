@@ -9,8 +9,13 @@ pub mod api;
 pub mod apply;
 pub mod cli;
 pub mod error;
+pub mod hub;
 pub mod kubeconfig;
+pub mod operator;
+pub mod pki;
+pub mod preflight;
 pub mod render;
+pub mod shutdown;
 pub mod ui;
 pub mod yaml;
 

@@ -2,6 +2,7 @@
 //! ([`crate::FIELD_MANAGER`]), applied tier by tier ([`order::tier`]), CRDs waited on until
 //! Established, kinds resolved by one discovery per run, every per-object failure collected, and a
 //! report that tells created, configured and unchanged objects apart.
+pub mod delete;
 pub mod order;
 mod resolve;
 
@@ -124,6 +125,9 @@ pub enum ObjectErrorKind {
     /// Watching a CRD for Established failed.
     #[error("waiting for Established failed")]
     Wait(#[source] kube::runtime::wait::Error),
+    /// A deleted object was still there after the timeout (a finalizer nobody removes?).
+    #[error("still present {0:?} after deletion (a finalizer is pending)")]
+    StillPresent(Duration),
     /// A CRD did not become Established in time.
     #[error("not Established within {0:?}")]
     NotEstablished(Duration),

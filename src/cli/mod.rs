@@ -3,6 +3,8 @@
 pub mod args;
 pub mod completion;
 pub mod generate;
+pub mod get;
+pub mod init;
 pub mod version;
 
 use std::process::ExitCode;
@@ -36,6 +38,10 @@ pub struct Cli {
 /// Every command.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Make the current cluster an OCM hub and print the command that joins clusters to it
+    Init(init::Args),
+    /// Show hub state: the join token
+    Get(get::Args),
     /// Print the client version and the API server's version
     Version(version::Args),
     /// Print a shell completion script (bash, zsh, fish)
@@ -107,6 +113,8 @@ pub async fn run(cli: Cli, printer: Printer) -> anyhow::Result<ExitCode> {
         printer,
     };
     match cli.command {
+        Command::Init(args) => init::run(args, &ctx).await,
+        Command::Get(args) => get::run(args, &ctx).await,
         Command::Version(args) => version::run(args, &ctx).await,
         Command::Completion(args) => completion::run(&args),
         Command::Generate(args) => generate::run(&args, &ctx),

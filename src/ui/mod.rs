@@ -4,6 +4,7 @@
 pub mod logging;
 pub mod output;
 pub mod printer;
+pub mod prompt;
 pub mod table;
 
 pub use printer::Printer;

@@ -6,3 +6,4 @@ mod common;
 mod apply;
 mod bad_input;
 mod control_plane;
+mod init;

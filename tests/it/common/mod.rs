@@ -174,3 +174,16 @@ pub fn token_id() -> String {
     unique("t").hash(&mut h);
     format!("{:06x}", h.finish() & 0xff_ffff)
 }
+
+/// Serialises tests that change hub-wide singletons (the ClusterManager, the operator namespace,
+/// the bootstrap credential): they share one hub by design.
+pub static HUB_SINGLETON: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// A kubeconfig (text) for the hub that authenticates with `token`.
+pub fn hub_kubeconfig_with_token(token: &str) -> String {
+    let (server, ca) = server_and_ca(&env().hub);
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters: [{{name: hub, cluster: {{server: '{server}', certificate-authority-data: {ca}}}}}]\n\
+         users: [{{name: u, user: {{token: '{token}'}}}}]\ncontexts: [{{name: hub, context: {{cluster: hub, user: u}}}}]\ncurrent-context: hub\n"
+    )
+}

@@ -1,0 +1,353 @@
+//! `addon.open-cluster-management.io/v1alpha1`: ClusterManagementAddOn (an add-on known to the hub
+//! and where to install it) and ManagedClusterAddOn (the add-on on one cluster, in its namespace;
+//! in `addon/managed.rs`, re-exported here).
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::conditions::Condition;
+
+mod managed;
+pub use managed::*;
+
+/// Label naming the add-on an object belongs to (add-on CSRs, leases).
+pub const ADDON_NAME_LABEL: &str = "open-cluster-management.io/addon-name";
+/// ManagedClusterAddOn condition: the add-on's configs are resolved.
+pub const CONFIGURED: &str = "Configured";
+/// ManagedClusterAddOn condition: the agent manifests were applied.
+pub const MANIFEST_APPLIED: &str = "ManifestApplied";
+/// ManagedClusterAddOn condition: the agent's hub credentials are set up.
+pub const REGISTRATION_APPLIED: &str = "RegistrationApplied";
+
+/// An add-on the hub manages.
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "addon.open-cluster-management.io",
+    version = "v1alpha1",
+    kind = "ClusterManagementAddOn"
+)]
+#[kube(doc = "An add-on registered on the hub: its configs and where it is installed.")]
+#[kube(
+    status = "ClusterManagementAddOnStatus",
+    derive = "Default",
+    derive = "PartialEq",
+    shortname = "cma",
+    shortname = "cmas"
+)]
+#[kube(
+    printcolumn = r#"{"name": "DISPLAY NAME", "type": "string", "jsonPath": ".spec.addOnMeta.displayName"}"#
+)]
+#[kube(
+    printcolumn = r#"{"name": "CRD NAME", "type": "string", "jsonPath": ".spec.addOnConfiguration.crdName"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterManagementAddOnSpec {
+    /// Display name and description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub add_on_meta: Option<AddOnMeta>,
+    /// Legacy single config CRD (deprecated upstream).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub add_on_configuration: Option<ConfigCoordinates>,
+    /// Config kinds the add-on accepts, with defaults.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["group", "resource"]))]
+    pub supported_configs: Vec<ConfigMeta>,
+    /// Where the hub installs the add-on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = {"type": "Manual"}))]
+    pub install_strategy: Option<InstallStrategy>,
+}
+
+/// Human-facing add-on info.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AddOnMeta {
+    /// Display name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    /// Description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// A config CRD and object (legacy).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigCoordinates {
+    /// CRD name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crd_name: Option<String>,
+    /// Object name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cr_name: Option<String>,
+    /// Generation of the object last seen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_observed_generation: Option<i64>,
+}
+
+/// A config kind and its default object.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigMeta {
+    /// API group (empty for core).
+    #[serde(default)]
+    pub group: String,
+    /// Resource (plural).
+    #[schemars(length(min = 1))]
+    pub resource: String,
+    /// Object used when a cluster names none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_config: Option<ConfigReferent>,
+}
+
+/// Namespace and name of a config object.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigReferent {
+    /// Namespace (empty when cluster-scoped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Name.
+    #[schemars(length(min = 1))]
+    pub name: String,
+}
+
+/// A config object by group, resource, namespace and name.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AddOnConfig {
+    /// API group (empty for core).
+    #[serde(default)]
+    pub group: String,
+    /// Resource (plural).
+    #[schemars(length(min = 1))]
+    pub resource: String,
+    /// Namespace (empty when cluster-scoped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Name.
+    #[schemars(length(min = 1))]
+    pub name: String,
+}
+
+/// How the hub decides where the add-on goes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InstallStrategy {
+    /// By hand or by placements.
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "Manual"))]
+    pub type_: Option<InstallStrategyType>,
+    /// Placements whose clusters get the add-on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["namespace", "name"]))]
+    pub placements: Vec<PlacementStrategy>,
+}
+
+/// Kind of install strategy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum InstallStrategyType {
+    /// Users create ManagedClusterAddOns themselves.
+    #[default]
+    Manual,
+    /// The hub creates them for the placements' clusters.
+    Placements,
+}
+
+/// A placement, its configs and rollout.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlacementStrategy {
+    /// Placement namespace.
+    #[schemars(length(min = 1))]
+    pub namespace: String,
+    /// Placement name.
+    #[schemars(length(min = 1))]
+    pub name: String,
+    /// Configs for these clusters.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub configs: Vec<AddOnConfig>,
+    /// How changes roll out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = {"type": "All"}))]
+    pub rollout_strategy: Option<RolloutStrategy>,
+}
+
+/// How an add-on change rolls out over clusters.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutStrategy {
+    /// Rollout kind.
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "All"))]
+    pub type_: Option<RolloutType>,
+    /// Settings for type All.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub all: Option<RolloutConfig>,
+    /// Settings for type Progressive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progressive: Option<RolloutProgressive>,
+    /// Settings for type ProgressivePerGroup.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progressive_per_group: Option<RolloutProgressivePerGroup>,
+}
+
+/// Kind of rollout.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum RolloutType {
+    /// Everywhere at once.
+    #[default]
+    All,
+    /// A few clusters at a time.
+    Progressive,
+    /// One decision group at a time.
+    ProgressivePerGroup,
+}
+
+/// Timing and failure budget of a rollout.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutConfig {
+    /// How long a cluster must stay healthy to count as done (e.g. `5m`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "0"))]
+    pub min_success_time: Option<String>,
+    /// How long a cluster may take before it counts as failed (`None`: forever).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "None"), pattern(super::schema::DEADLINE))]
+    pub progress_deadline: Option<String>,
+    /// Failures tolerated: a count or a percentage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        schema_with = "super::schema::int_or_string",
+        extend("default" = 0, "pattern" = super::schema::COUNT_OR_PERCENT)
+    )]
+    pub max_failures: Option<IntOrString>,
+}
+
+/// Progressive rollout settings.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutProgressive {
+    /// Timing and failure budget.
+    #[serde(flatten)]
+    pub config: RolloutConfig,
+    /// Groups that must succeed first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mandatory_decision_groups: Vec<MandatoryDecisionGroup>,
+    /// Clusters updated at once: a count or a percentage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::schema::int_or_string", extend("pattern" = super::schema::COUNT_OR_PERCENT))]
+    pub max_concurrency: Option<IntOrString>,
+}
+
+/// Per-group rollout settings.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutProgressivePerGroup {
+    /// Timing and failure budget.
+    #[serde(flatten)]
+    pub config: RolloutConfig,
+    /// Groups that must succeed first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mandatory_decision_groups: Vec<MandatoryDecisionGroup>,
+}
+
+/// A decision group by name or index.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MandatoryDecisionGroup {
+    /// Group name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group_name: Option<String>,
+    /// Group index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group_index: Option<i32>,
+}
+
+/// Observed state of a ClusterManagementAddOn.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterManagementAddOnStatus {
+    /// Resolved default configs.
+    #[serde(
+        rename = "defaultconfigReferences",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub default_config_references: Vec<DefaultConfigReference>,
+    /// Rollout progress per placement.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub install_progressions: Vec<InstallProgression>,
+}
+
+/// A config object and the hash of its spec.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigSpecHash {
+    /// Namespace (empty when cluster-scoped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Name.
+    #[schemars(length(min = 1))]
+    pub name: String,
+    /// Hash of the object's spec.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spec_hash: Option<String>,
+}
+
+/// A resolved default config.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DefaultConfigReference {
+    /// API group (empty for core).
+    #[serde(default)]
+    pub group: String,
+    /// Resource (plural).
+    #[schemars(length(min = 1))]
+    pub resource: String,
+    /// The config wanted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub desired_config: Option<ConfigSpecHash>,
+}
+
+/// Rollout progress of one placement.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InstallProgression {
+    /// Placement namespace.
+    #[schemars(length(min = 1))]
+    pub namespace: String,
+    /// Placement name.
+    #[schemars(length(min = 1))]
+    pub name: String,
+    /// Configs of the placement and their rollout state.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub config_references: Vec<InstallConfigReference>,
+    /// Conditions of the rollout.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(schema_with = "super::conditions::schema")]
+    pub conditions: Vec<Condition>,
+}
+
+/// A config's desired, applied and last good versions.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InstallConfigReference {
+    /// API group (empty for core).
+    #[serde(default)]
+    pub group: String,
+    /// Resource (plural).
+    #[schemars(length(min = 1))]
+    pub resource: String,
+    /// Wanted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub desired_config: Option<ConfigSpecHash>,
+    /// Last applied everywhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_applied_config: Option<ConfigSpecHash>,
+    /// Last that rolled out without failures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_known_good_config: Option<ConfigSpecHash>,
+}

@@ -1,0 +1,122 @@
+//! `clusteradm clean`: remove OCM from the hub — the ClusterManager (and with it the hub
+//! components), the operator, the bootstrap credentials and the ClusterManager CRD.
+//!
+//! The ClusterManager's finalizer is normally removed by the operator after its cleanup. When no
+//! operator is running (no pod can start, or `init --in-process` was stopped), `clean` runs the
+//! same cleanup itself — the loop is a library — rather than waiting for a finalizer nobody
+//! will remove.
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::runtime::wait::{await_condition, conditions};
+
+use super::Ctx;
+use crate::api::operator::{CLUSTER_MANAGER_NAME, ClusterManager};
+use crate::apply::{Resolver, delete};
+use crate::hub::{self, Credential, InitOptions};
+use crate::operator::cluster_manager as operator;
+
+/// Flags of `clean`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Do not ask for confirmation
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+    /// Also remove the cluster-manager operator (as upstream; `--purge-operator=false` keeps it)
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub purge_operator: bool,
+}
+
+/// Runs `clean`.
+pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let kube = ctx.kube().await?;
+    if ctx.global.dry_run {
+        ctx.printer.info("would delete the ClusterManager, the hub components, the operator and the bootstrap credentials");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let question = format!("Remove Open Cluster Management from the hub {} (context {})?", kube.url(), kube.loaded.context);
+    if !crate::ui::prompt::confirm(&ctx.printer, &question, args.yes)? {
+        ctx.printer.info("nothing done");
+        return Ok(ExitCode::from(1));
+    }
+    kube.server_version().await?;
+    let timeout = ctx.global.timeout;
+    let spinner = ctx.printer.spinner("removing the ClusterManager and the hub components");
+    let result = remove_cluster_manager(&kube.client, timeout).await;
+    spinner.finish_and_clear();
+    result?;
+
+    // Everything init applies, for either credential kind, minus what --purge-operator keeps.
+    let mut objects = Vec::new();
+    for credential in [Credential::ServiceAccount, Credential::BootstrapToken { secret: String::new() }] {
+        let opts = InitOptions {
+            registry: hub::DEFAULT_REGISTRY.into(),
+            tag: "unused".into(),
+            credential,
+            deploy_operator: true,
+            image_pull_credential: None,
+            feature_gates: vec![],
+        };
+        objects.extend(hub::plan(&opts)?);
+    }
+    objects.retain(|o| {
+        let kind = o.types.as_ref().map(|t| t.kind.as_str()).unwrap_or_default();
+        kind != "ClusterManager" && (args.purge_operator || !is_operator_object(o))
+    });
+    objects.dedup_by(|a, b| crate::apply::ObjectRef::of(a) == crate::apply::ObjectRef::of(b));
+    let resolver = Resolver::new(kube.client.clone());
+    let deleted = delete::delete_all(&resolver, &objects, timeout).await.map_err(|failures| {
+        let list: Vec<String> = failures.iter().map(ToString::to_string).collect();
+        anyhow::anyhow!("some objects could not be removed (re-run `clusteradm clean -y` to retry):\n  {}", list.join("\n  "))
+    })?;
+    let removed = deleted.iter().filter(|(_, d)| *d == delete::Deleted::Removed).count();
+    if removed == 0 {
+        ctx.printer.done("nothing to clean: OCM is not installed on this hub");
+    } else {
+        ctx.printer.done(format!("removed {removed} objects; the hub is clean"));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The operator's own objects (kept with `--purge-operator=false`).
+fn is_operator_object(o: &kube::api::DynamicObject) -> bool {
+    let kind = o.types.as_ref().map(|t| t.kind.as_str()).unwrap_or_default();
+    let name = o.metadata.name.as_deref().unwrap_or_default();
+    matches!(kind, "Deployment" | "ServiceAccount" | "ClusterRole" | "ClusterRoleBinding") && name == "cluster-manager"
+        || kind == "CustomResourceDefinition"
+        || kind == "Namespace"
+        || name == "open-cluster-management-image-pull-credentials"
+}
+
+async fn remove_cluster_manager(client: &kube::Client, timeout: std::time::Duration) -> anyhow::Result<()> {
+    let api: Api<ClusterManager> = match crate::apply::Resolver::new(client.clone())
+        .resolve(&kube::api::GroupVersionKind::gvk("operator.open-cluster-management.io", "v1", "ClusterManager"))
+        .await
+    {
+        Ok(_) => Api::all(client.clone()),
+        Err(_) => return Ok(()), // no CRD: no ClusterManager
+    };
+    let Some(cm) = api.get_opt(CLUSTER_MANAGER_NAME).await.context("reading the ClusterManager")? else {
+        return Ok(());
+    };
+    let uid = cm.metadata.uid.clone().unwrap_or_default();
+    if !operator::is_running(client).await? {
+        // Nobody will act on the finalizer: do the operator's cleanup here.
+        operator::cleanup(client, timeout).await.context("cleaning up the hub components")?;
+        let _ = api.delete(CLUSTER_MANAGER_NAME, &DeleteParams::default()).await;
+        let strip = serde_json::json!({"metadata": {"finalizers": null}});
+        match api.patch(CLUSTER_MANAGER_NAME, &PatchParams::default(), &Patch::Merge(&strip)).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(e).context("removing the ClusterManager's finalizer"),
+        }
+    } else {
+        api.delete(CLUSTER_MANAGER_NAME, &DeleteParams::default()).await.context("deleting the ClusterManager")?;
+    }
+    tokio::time::timeout(timeout, await_condition(api, CLUSTER_MANAGER_NAME, conditions::is_deleted(&uid)))
+        .await
+        .map_err(|_| anyhow::anyhow!("the ClusterManager was not removed within {timeout:?}: is the operator stuck? see its logs, then re-run `clusteradm clean -y`"))?
+        .context("watching the ClusterManager's deletion")?;
+    Ok(())
+}

@@ -1,0 +1,312 @@
+//! `clusteradm init`: make the current cluster an OCM hub and print the join command.
+//!
+//! Order: preflight (skippable with `--force`) → cluster-info → apply the hub plan
+//! ([`crate::hub::plan`]) → issue the bootstrap token → print the join command → `--wait` /
+//! `--in-process`. `--dry-run` prints the plan and sends no request at all.
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+
+use super::{Ctx, Kube};
+use crate::apply::{self, Applier};
+use crate::error::UserError;
+use crate::hub::{
+    self, Credential, InitOptions, cluster_info, credential, join_command::JoinCommand,
+};
+use crate::preflight::{self, Permission};
+
+/// Flags of `init`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Wait until the ClusterManager is Applied and the hub components are available
+    #[arg(long)]
+    pub wait: bool,
+    /// Use a bootstrap token (kube-system/bootstrap-token-ocmhub) instead of a service-account token
+    #[arg(long)]
+    pub use_bootstrap_token: bool,
+    /// Lifetime of the service-account bootstrap token
+    #[arg(long, default_value = "1h", value_parser = super::args::parse_duration, value_name = "DURATION")]
+    pub token_expiration: Duration,
+    /// The hub API server URL managed clusters should use [default: the kubeconfig's server]
+    #[arg(long, value_name = "URL")]
+    pub hub_apiserver: Option<String>,
+    /// Write a script that joins a cluster (`sh FILE <cluster-name>`) to FILE (mode 0700)
+    #[arg(long, value_name = "FILE")]
+    pub output_join_command_file: Option<PathBuf>,
+    /// Output format of the join command
+    #[arg(short, long, value_enum, default_value_t = JoinOutput::Text)]
+    pub output: JoinOutput,
+    /// Skip the preflight checks
+    #[arg(long)]
+    pub force: bool,
+    /// OCM release of the images: default, latest, or a version such as 1.3.1
+    #[arg(long, default_value = "default", value_name = "VERSION")]
+    pub bundle_version: String,
+    /// Registry of the OCM images
+    #[arg(long, default_value = hub::DEFAULT_REGISTRY, value_name = "REGISTRY")]
+    pub image_registry: String,
+    /// A docker config JSON with credentials for the image registry
+    #[arg(long, value_name = "FILE")]
+    pub image_pull_credential_file: Option<PathBuf>,
+    /// Hub feature gates, e.g. `ManifestWorkReplicaSet=true,ManagedClusterAutoApproval=false`
+    #[arg(long, value_name = "GATES", default_value = "")]
+    pub feature_gates: String,
+    /// Run the ClusterManager operator and hub controllers in this process instead of deploying
+    /// the operator image; runs in the foreground until Ctrl-C or SIGTERM
+    #[arg(long)]
+    pub in_process: bool,
+}
+
+/// `-o` of init: the join command as text or JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum JoinOutput {
+    /// `clusteradm join ...`
+    Text,
+    /// `{"hub-token": ..., "hub-apiserver": ..., "ca-cert-hash": ...}`
+    Json,
+}
+
+/// Runs `init`.
+pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let tag = hub::image_tag(&args.bundle_version)
+        .map_err(|e| UserError::new(e, "see --help for --bundle-version"))?;
+    let feature_gates = hub::parse_feature_gates(&args.feature_gates)
+        .map_err(|e| UserError::new(e, "e.g. --feature-gates ManifestWorkReplicaSet=true"))?;
+    if let Some(url) = &args.hub_apiserver {
+        validate_url(url)?;
+    }
+    let image_pull_credential = match &args.image_pull_credential_file {
+        Some(path) => {
+            Some(std::fs::read(path).with_context(|| format!("reading {}", path.display()))?)
+        }
+        None => None,
+    };
+    let kube = ctx.kube().await?;
+    let mut opts = InitOptions {
+        registry: args.image_registry.clone(),
+        tag,
+        credential: Credential::ServiceAccount,
+        deploy_operator: !args.in_process,
+        image_pull_credential,
+        feature_gates,
+    };
+
+    if ctx.global.dry_run {
+        if args.use_bootstrap_token {
+            opts.credential = Credential::BootstrapToken {
+                secret: "<generated>".into(),
+            };
+        }
+        print!("{}", apply::to_yaml(&hub::plan(&opts)?)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    let server = kube.url();
+    let advertised = args.hub_apiserver.clone().unwrap_or_else(|| server.clone());
+    if !args.force {
+        preflight(&kube, ctx, &advertised, args.hub_apiserver.is_some()).await?;
+    }
+    let ca_pem = cluster_info::hub_ca_pem(&kube.client, &kube.loaded.config).await?;
+    if cluster_info::ensure(&kube.client, &advertised, &ca_pem).await?
+        == cluster_info::Outcome::Created
+    {
+        ctx.printer.done("created kube-public/cluster-info");
+    }
+    if args.use_bootstrap_token {
+        let secret = credential::existing_bootstrap_token_secret(&kube.client)
+            .await?
+            .unwrap_or_else(|| crate::pki::random_token_chars(16));
+        opts.credential = Credential::BootstrapToken { secret };
+    }
+
+    let spinner = ctx.printer.spinner("applying the hub");
+    let report = Applier::new(kube.client.clone(), ctx.global.timeout)
+        .apply(hub::plan(&opts)?)
+        .await;
+    spinner.finish_and_clear();
+    let report = report.context("applying the hub failed; re-run `clusteradm init` to retry (it is idempotent), or `clusteradm clean` to remove what was applied")?;
+    if report.unchanged() {
+        ctx.printer.done(format!(
+            "hub already initialised: nothing changed ({} objects unchanged)",
+            report.applied.len()
+        ));
+    } else {
+        ctx.printer
+            .done(format!("hub initialised: {}", report.summary()));
+    }
+
+    let token = if args.use_bootstrap_token {
+        credential::read_bootstrap_token(&kube.client)
+            .await?
+            .context("the bootstrap token just applied is missing")?
+    } else {
+        credential::issue_service_account_token(&kube.client, args.token_expiration).await?
+    };
+    let join = JoinCommand {
+        hub_token: token.value,
+        hub_apiserver: advertised,
+        ca_cert_hash: crate::pki::ca_cert_hash(ca_pem.as_bytes()).context("reading the hub CA")?,
+        expires: token.expires,
+    };
+    print_join(&join, &args, ctx)?;
+
+    if args.in_process {
+        ctx.printer.info("running the ClusterManager operator and hub controllers in this process (Ctrl-C to stop)");
+        crate::operator::cluster_manager::run_in_process(
+            kube.client.clone(),
+            crate::shutdown::signal(),
+        )
+        .await?;
+    } else if args.wait {
+        wait_hub_ready(&kube, ctx).await?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn preflight(kube: &Kube, ctx: &Ctx, advertised: &str, explicit: bool) -> anyhow::Result<()> {
+    kube.server_version().await?;
+    let wanted = [
+        Permission {
+            verb: "create",
+            group: "apiextensions.k8s.io",
+            resource: "customresourcedefinitions",
+            namespace: None,
+        },
+        Permission {
+            verb: "create",
+            group: "rbac.authorization.k8s.io",
+            resource: "clusterroles",
+            namespace: None,
+        },
+        Permission {
+            verb: "create",
+            group: "rbac.authorization.k8s.io",
+            resource: "clusterrolebindings",
+            namespace: None,
+        },
+        Permission {
+            verb: "create",
+            group: "",
+            resource: "namespaces",
+            namespace: None,
+        },
+        Permission {
+            verb: "create",
+            group: "",
+            resource: "serviceaccounts/token",
+            namespace: Some(hub::OPERATOR_NAMESPACE),
+        },
+    ];
+    let missing = preflight::missing(&kube.client, &wanted).await?;
+    if !missing.is_empty() {
+        let list: Vec<String> = missing.iter().map(ToString::to_string).collect();
+        return Err(UserError::new(
+            format!("the user of context {} may not: {}", kube.loaded.context, list.join("; ")),
+            "init installs CRDs and cluster-wide RBAC: run it with a cluster-admin context (nothing was changed)",
+        )
+        .into());
+    }
+    if !explicit && is_loopback(advertised) {
+        ctx.printer.warn(format!(
+            "the hub API server is {advertised}, a loopback address: only clusters on this machine can reach it. \
+             Pass --hub-apiserver <url> with an address managed clusters can reach."
+        ));
+    }
+    Ok(())
+}
+
+fn print_join(join: &JoinCommand, args: &Args, ctx: &Ctx) -> anyhow::Result<()> {
+    if let Some(path) = &args.output_join_command_file {
+        crate::kubeconfig::write_private(path, join.script().as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))?;
+        ctx.printer.done(format!(
+            "join command written to {} (run: sh {} <cluster-name>)",
+            path.display(),
+            path.display()
+        ));
+    }
+    match args.output {
+        JoinOutput::Json => println!("{}", serde_json::to_string_pretty(join)?),
+        JoinOutput::Text => {
+            ctx.printer.info(
+                "Run this on each cluster to join, with its kubeconfig (replace <cluster_name>):",
+            );
+            println!("{}", join.command_line("<cluster_name>"));
+            if let Some(expires) = &join.expires {
+                ctx.printer.info(format!(
+                    "The token expires at {expires}; `clusteradm get token` prints a fresh one."
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn wait_hub_ready(kube: &Kube, ctx: &Ctx) -> anyhow::Result<()> {
+    let spinner = ctx
+        .printer
+        .spinner("waiting for the ClusterManager to be Applied");
+    let result =
+        crate::operator::cluster_manager::wait_ready(kube.client.clone(), ctx.global.timeout).await;
+    spinner.finish_and_clear();
+    result?;
+    ctx.printer.done("the hub is ready");
+    Ok(())
+}
+
+/// A hub URL must be absolute https (agents always verify TLS).
+pub fn validate_url(url: &str) -> anyhow::Result<()> {
+    let ok = url
+        .parse::<http::Uri>()
+        .ok()
+        .is_some_and(|u| u.scheme_str() == Some("https") && u.host().is_some());
+    if !ok {
+        bail!(UserError::new(
+            format!("invalid hub API server URL {url:?}"),
+            "use an https URL such as https://hub.example.com:6443"
+        ));
+    }
+    Ok(())
+}
+
+/// Whether a URL's host is a loopback address or `localhost`.
+#[must_use]
+pub fn is_loopback(url: &str) -> bool {
+    let Ok(uri) = url.parse::<http::Uri>() else {
+        return false;
+    };
+    let host = uri
+        .host()
+        .unwrap_or_default()
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_detection() {
+        assert!(is_loopback("https://127.0.0.1:6443"));
+        assert!(is_loopback("https://localhost:6443"));
+        assert!(is_loopback("https://[::1]:6443"));
+        assert!(!is_loopback("https://10.0.0.1:6443"));
+        assert!(!is_loopback("https://hub.example.com"));
+    }
+
+    #[test]
+    fn hub_urls_must_be_https() {
+        assert!(validate_url("https://hub:6443").is_ok());
+        assert!(validate_url("http://hub:6443").is_err());
+        assert!(validate_url("hub:6443").is_err());
+    }
+}

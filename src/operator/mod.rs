@@ -1,0 +1,3 @@
+//! The operators' reconcile loops, runnable as `clusteradm operator hub|klusterlet` or inside
+//! `init`/`join --in-process`.
+pub mod cluster_manager;

@@ -1,0 +1,150 @@
+//! Small certificate helpers shared by hub and agent code: the kubeadm-style CA pin
+//! (`sha256:<hex of the CA's SubjectPublicKeyInfo>`), PEM parsing, random tokens.
+use ring::digest::{SHA256, digest};
+use ring::rand::{SecureRandom, SystemRandom};
+use x509_parser::pem::Pem;
+
+/// Why a certificate could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Not PEM, or no CERTIFICATE block.
+    #[error("no PEM certificate found")]
+    NoCertificate,
+    /// A CERTIFICATE block that is not a valid X.509 certificate.
+    #[error("invalid X.509 certificate: {0}")]
+    Invalid(String),
+}
+
+/// The DER of every certificate in a PEM bundle.
+pub fn certificates_der(pem: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
+    let ders: Vec<Vec<u8>> = Pem::iter_from_buffer(pem)
+        .filter_map(Result::ok)
+        .filter(|p| p.label == "CERTIFICATE")
+        .map(|p| p.contents)
+        .collect();
+    if ders.is_empty() {
+        Err(Error::NoCertificate)
+    } else {
+        Ok(ders)
+    }
+}
+
+/// `sha256:<hex>` of the first certificate's SubjectPublicKeyInfo: the pin kubeadm prints as
+/// `--discovery-token-ca-cert-hash`, stable across CA re-issue with the same key.
+pub fn ca_cert_hash(ca_pem: &[u8]) -> Result<String, Error> {
+    let der = certificates_der(ca_pem)?.remove(0);
+    let (_, cert) =
+        x509_parser::parse_x509_certificate(&der).map_err(|e| Error::Invalid(e.to_string()))?;
+    let spki = cert.tbs_certificate.subject_pki.raw;
+    Ok(format!("sha256:{}", hex(digest(&SHA256, spki).as_ref())))
+}
+
+/// Whether any certificate of a PEM bundle matches a `sha256:<hex>` pin (case-insensitive hex).
+pub fn bundle_matches_hash(ca_pem: &[u8], pin: &str) -> Result<bool, Error> {
+    let want = pin.trim().to_ascii_lowercase();
+    for der in certificates_der(ca_pem)? {
+        let (_, cert) =
+            x509_parser::parse_x509_certificate(&der).map_err(|e| Error::Invalid(e.to_string()))?;
+        let got = format!(
+            "sha256:{}",
+            hex(digest(&SHA256, cert.tbs_certificate.subject_pki.raw).as_ref())
+        );
+        if got == want {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// PEM text of DER certificates.
+#[must_use]
+pub fn der_to_pem(ders: &[Vec<u8>]) -> String {
+    use base64::Engine as _;
+    let mut out = String::new();
+    for der in ders {
+        let b64 = base64::engine::general_purpose::STANDARD.encode(der);
+        out.push_str("-----BEGIN CERTIFICATE-----\n");
+        for chunk in b64.as_bytes().chunks(64) {
+            out.push_str(std::str::from_utf8(chunk).expect("base64 is ASCII"));
+            out.push('\n');
+        }
+        out.push_str("-----END CERTIFICATE-----\n");
+    }
+    out
+}
+
+/// Lower-case hex.
+#[must_use]
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+/// `len` random characters from `[a-z0-9]` (the bootstrap-token alphabet).
+#[must_use]
+pub fn random_token_chars(len: usize) -> String {
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let rng = SystemRandom::new();
+    let mut out = String::with_capacity(len);
+    while out.len() < len {
+        let mut byte = [0u8; 1];
+        rng.fill(&mut byte).expect("the system RNG works");
+        // Rejection sampling keeps the distribution uniform (252 = 7 * 36).
+        if byte[0] < 252 {
+            out.push(ALPHABET[usize::from(byte[0] % 36)] as char);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn self_signed() -> String {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params.self_signed(&key).unwrap().pem()
+    }
+
+    #[test]
+    fn ca_hash_is_sha256_of_the_public_key_and_matches_itself() {
+        let pem = self_signed();
+        let hash = ca_cert_hash(pem.as_bytes()).unwrap();
+        assert!(
+            hash.starts_with("sha256:") && hash.len() == 7 + 64,
+            "{hash}"
+        );
+        assert!(bundle_matches_hash(pem.as_bytes(), &hash).unwrap());
+        assert!(
+            bundle_matches_hash(
+                pem.as_bytes(),
+                &hash.to_uppercase().replace("SHA256", "sha256")
+            )
+            .unwrap()
+        );
+        assert!(!bundle_matches_hash(self_signed().as_bytes(), &hash).unwrap());
+    }
+
+    #[test]
+    fn not_a_certificate() {
+        assert!(matches!(ca_cert_hash(b"hello"), Err(Error::NoCertificate)));
+    }
+
+    #[test]
+    fn token_chars_use_the_bootstrap_alphabet() {
+        let t = random_token_chars(16);
+        assert_eq!(t.len(), 16);
+        assert!(
+            t.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        );
+        assert_ne!(t, random_token_chars(16));
+    }
+}

@@ -1,0 +1,436 @@
+//! `clusteradm init` and `get token` on the real hub apiserver.
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::api::authorization::v1::{
+    ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
+};
+use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use kube::api::{Api, DynamicObject, PostParams};
+use predicates::prelude::*;
+
+use crate::common;
+
+/// Every object init applies (default flags), as (apiVersion, kind, namespace, name).
+const INIT_OBJECTS: &[(&str, &str, Option<&str>, &str)] = &[
+    (
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        None,
+        "clustermanagers.operator.open-cluster-management.io",
+    ),
+    ("v1", "Namespace", None, "open-cluster-management"),
+    (
+        "v1",
+        "ServiceAccount",
+        Some("open-cluster-management"),
+        "cluster-manager",
+    ),
+    (
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRole",
+        None,
+        "cluster-manager",
+    ),
+    (
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRoleBinding",
+        None,
+        "cluster-manager",
+    ),
+    (
+        "v1",
+        "Secret",
+        Some("open-cluster-management"),
+        "open-cluster-management-image-pull-credentials",
+    ),
+    (
+        "apps/v1",
+        "Deployment",
+        Some("open-cluster-management"),
+        "cluster-manager",
+    ),
+    (
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRole",
+        None,
+        "open-cluster-management:bootstrap",
+    ),
+    (
+        "v1",
+        "ServiceAccount",
+        Some("open-cluster-management"),
+        "agent-registration-bootstrap",
+    ),
+    (
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRoleBinding",
+        None,
+        "open-cluster-management:bootstrap:agent-registration",
+    ),
+    (
+        "operator.open-cluster-management.io/v1",
+        "ClusterManager",
+        None,
+        "cluster-manager",
+    ),
+];
+
+async fn resource_versions(client: &kube::Client) -> BTreeMap<String, String> {
+    let resolver = clusteradm::apply::Resolver::new(client.clone());
+    let mut out = BTreeMap::new();
+    for (api_version, kind, ns, name) in INIT_OBJECTS {
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        let gvk = kube::api::GroupVersionKind::gvk(group, version, kind);
+        let api: Api<DynamicObject> = resolver.api_for(&gvk, *ns).await.unwrap();
+        let obj = api
+            .get(name)
+            .await
+            .unwrap_or_else(|e| panic!("{kind} {name} missing after init: {e}"));
+        out.insert(
+            format!("{kind}/{name}"),
+            obj.metadata.resource_version.unwrap(),
+        );
+    }
+    out
+}
+
+fn init(extra: &[&str]) -> assert_cmd::assert::Assert {
+    common::clusteradm()
+        .arg("init")
+        .arg("--kubeconfig")
+        .arg(common::env().hub)
+        .args(extra)
+        .assert()
+}
+
+#[tokio::test]
+async fn init_creates_the_hub_and_a_second_init_changes_nothing() {
+    let _hub = common::HUB_SINGLETON.lock().await;
+    let out = init(&[]).success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        stdout.starts_with("clusteradm join --hub-token "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("--ca-cert-hash sha256:"), "{stdout}");
+    assert!(stdout.contains("--cluster-name <cluster_name>"), "{stdout}");
+    let hub = common::hub().await;
+    let first = resource_versions(&hub).await;
+    assert_eq!(first.len(), INIT_OBJECTS.len());
+
+    init(&[])
+        .success()
+        .stderr(predicate::str::contains("nothing changed"));
+    let second = resource_versions(&hub).await;
+    assert_eq!(first, second, "a second init changed resourceVersions");
+}
+
+#[test]
+fn dry_run_prints_every_manifest_and_sends_no_request() {
+    // The kubeconfig points at a port where nothing listens: any request would fail the command.
+    let (_, ca) = common::server_and_ca(&common::env().hub);
+    let text = std::fs::read_to_string(common::env().hub).unwrap();
+    let (server, _) = common::server_and_ca(&common::env().hub);
+    let kubeconfig = common::temp_file(
+        "kubeconfig",
+        &text
+            .replace(&server, "https://127.0.0.1:1")
+            .replace(&ca, &ca),
+    );
+    let out = common::clusteradm()
+        .args(["init", "--dry-run", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .assert()
+        .success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    for (_, kind, _, name) in INIT_OBJECTS {
+        assert!(
+            stdout.contains(&format!("kind: {kind}")),
+            "{kind} missing from dry-run output"
+        );
+        assert!(
+            stdout.contains(&format!("name: {name}")),
+            "{name} missing from dry-run output"
+        );
+    }
+    assert!(
+        !stdout.contains("hub-token"),
+        "dry-run must not issue a token"
+    );
+}
+
+#[tokio::test]
+async fn json_output_and_join_command_file() {
+    let _hub = common::HUB_SINGLETON.lock().await;
+    let file = std::env::temp_dir()
+        .join(common::unique("join"))
+        .with_extension("sh");
+    let out = common::clusteradm()
+        .args([
+            "init",
+            "-o",
+            "json",
+            "--hub-apiserver",
+            "https://hub.example.com:6443",
+            "--output-join-command-file",
+        ])
+        .arg(&file)
+        .arg("--kubeconfig")
+        .arg(common::env().hub)
+        .assert()
+        .success();
+    let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(json["hub-apiserver"], "https://hub.example.com:6443");
+    assert!(json["hub-token"].as_str().unwrap().len() > 20);
+    assert!(
+        json["ca-cert-hash"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
+    use std::os::unix::fs::PermissionsExt as _;
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+    let script = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        script.contains("--hub-apiserver https://hub.example.com:6443")
+            && script.contains("--cluster-name \"$1\"")
+    );
+}
+
+#[test]
+fn loopback_server_warns_and_hub_apiserver_overrides() {
+    let _hub = common::HUB_SINGLETON.blocking_lock();
+    init(&[])
+        .success()
+        .stderr(predicate::str::contains("loopback address"));
+    init(&["--hub-apiserver", "https://10.1.2.3:6443"])
+        .success()
+        .stderr(predicate::str::contains("loopback").not())
+        .stdout(predicate::str::contains(
+            "--hub-apiserver https://10.1.2.3:6443",
+        ));
+}
+
+#[test]
+fn bad_flags_are_rejected_before_any_request() {
+    for (args, message) in [
+        (
+            &["--bundle-version", "banana"][..],
+            "invalid --bundle-version",
+        ),
+        (
+            &["--hub-apiserver", "http://plain:80"][..],
+            "invalid hub API server URL",
+        ),
+        (&["--feature-gates", "Foo"][..], "invalid feature gate"),
+    ] {
+        // Unreachable server: the error must come from validation, not from a connection.
+        common::clusteradm()
+            .args(["init", "--kubeconfig", "/nonexistent"])
+            .args(args)
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(message));
+    }
+}
+
+#[tokio::test]
+async fn a_user_without_rights_is_told_and_nothing_is_changed() {
+    let hub = common::hub().await;
+    // A bootstrap token authenticates but holds no RBAC rights.
+    let id = common::token_id();
+    let secrets: Api<Secret> = Api::namespaced(hub.clone(), "kube-system");
+    let secret: Secret = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": format!("bootstrap-token-{id}")},
+        "type": "bootstrap.kubernetes.io/token",
+        "stringData": {"token-id": id, "token-secret": "0123456789abcdef", "usage-bootstrap-authentication": "true"}
+    }))
+    .unwrap();
+    secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+    let token = format!("{id}.0123456789abcdef");
+    let client = common::hub_client_with_token(&token).await;
+    common::eventually(
+        "the token to authenticate",
+        Duration::from_secs(20),
+        || async { common::whoami(&client).await.ok() },
+    )
+    .await;
+    let kubeconfig = common::temp_file("kubeconfig", &common::hub_kubeconfig_with_token(&token));
+    common::clusteradm()
+        .args(["init", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "may not: create customresourcedefinitions",
+        ))
+        .stderr(predicate::str::contains("cluster-admin"));
+    secrets
+        .delete(&format!("bootstrap-token-{id}"), &Default::default())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn bootstrap_credential_can_register_and_nothing_more() {
+    let _hub = common::HUB_SINGLETON.lock().await;
+    let out = init(&["-o", "json"]).success();
+    let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let token = json["hub-token"].as_str().unwrap().to_string();
+    let hub = common::hub().await;
+    // The ManagedCluster CRD comes from the operator; install the hub CRDs directly here.
+    let crds = clusteradm::api::hub_crds()
+        .iter()
+        .map(clusteradm::hub::to_dynamic)
+        .collect();
+    clusteradm::apply::Applier::new(hub.clone(), Duration::from_secs(30))
+        .apply(crds)
+        .await
+        .unwrap();
+
+    let agent = common::hub_client_with_token(&token).await;
+    let allowed = |verb: &'static str,
+                   group: &'static str,
+                   resource: &'static str,
+                   sub: Option<&'static str>| {
+        let agent = agent.clone();
+        async move {
+            let review = SelfSubjectAccessReview {
+                spec: SelfSubjectAccessReviewSpec {
+                    resource_attributes: Some(ResourceAttributes {
+                        verb: Some(verb.into()),
+                        group: Some(group.into()),
+                        resource: Some(resource.into()),
+                        subresource: sub.map(Into::into),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            let api: Api<SelfSubjectAccessReview> = Api::all(agent);
+            api.create(&PostParams::default(), &review)
+                .await
+                .unwrap()
+                .status
+                .unwrap()
+                .allowed
+        }
+    };
+    assert!(
+        allowed(
+            "create",
+            "certificates.k8s.io",
+            "certificatesigningrequests",
+            None
+        )
+        .await
+    );
+    assert!(
+        allowed(
+            "create",
+            "cluster.open-cluster-management.io",
+            "managedclusters",
+            None
+        )
+        .await
+    );
+    assert!(
+        !allowed("list", "", "secrets", None).await,
+        "bootstrap credential can list secrets"
+    );
+    assert!(
+        !allowed("list", "", "namespaces", None).await,
+        "bootstrap credential can list namespaces"
+    );
+    assert!(
+        !allowed(
+            "update",
+            "certificates.k8s.io",
+            "certificatesigningrequests",
+            Some("approval")
+        )
+        .await
+    );
+    assert!(
+        !allowed(
+            "update",
+            "cluster.open-cluster-management.io",
+            "managedclusters",
+            None
+        )
+        .await
+    );
+    assert!(
+        !allowed(
+            "delete",
+            "cluster.open-cluster-management.io",
+            "managedclusters",
+            None
+        )
+        .await
+    );
+
+    // And for real: a ManagedCluster can be created, secrets cannot be listed.
+    let name = common::unique("it-bootstrap");
+    let mc: clusteradm::api::cluster::ManagedCluster = serde_json::from_value(serde_json::json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+        "metadata": {"name": name}, "spec": {"hubAcceptsClient": false}
+    }))
+    .unwrap();
+    let mcs: Api<clusteradm::api::cluster::ManagedCluster> = Api::all(agent.clone());
+    mcs.create(&PostParams::default(), &mc).await.unwrap();
+    let err = Api::<Secret>::all(agent.clone())
+        .list(&Default::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 403),
+        "{err:?}"
+    );
+    let err = Api::<Namespace>::all(agent.clone())
+        .list(&Default::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 403),
+        "{err:?}"
+    );
+    let err = Api::<CertificateSigningRequest>::all(agent)
+        .patch_approval(
+            "anything",
+            &Default::default(),
+            &kube::api::Patch::Merge(serde_json::json!({})),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 403),
+        "{err:?}"
+    );
+    Api::<clusteradm::api::cluster::ManagedCluster>::all(hub)
+        .delete(&name, &Default::default())
+        .await
+        .unwrap();
+}
+
+#[test]
+fn get_token_prints_a_working_join_command() {
+    let _hub = common::HUB_SINGLETON.blocking_lock();
+    init(&[]).success();
+    common::clusteradm()
+        .args(["get", "token", "--kubeconfig"])
+        .arg(common::env().hub)
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("clusteradm join --hub-token "))
+        .stdout(predicate::str::contains("--ca-cert-hash sha256:"));
+}
