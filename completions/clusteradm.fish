@@ -36,7 +36,14 @@ complete -c clusteradm -n "__fish_clusteradm_needs_command" -s q -l quiet -d 'On
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "init" -d 'Make the current cluster an OCM hub and print the command that joins clusters to it'
-complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "get" -d 'Show hub state: the join token'
+complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "clean" -d 'Remove OCM from the hub: the ClusterManager, hub components, operator and bootstrap credentials'
+complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "join" -d 'Join the current cluster to a hub as a managed cluster'
+complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "unjoin" -d 'Remove the current cluster\'s klusterlet (and operator) so it leaves its hub'
+complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "accept" -d 'Accept managed clusters: approve their agents\' CSRs and set hubAcceptsClient'
+complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "get" -d 'Show hub state: the join token, ManifestWorks'
+complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "create" -d 'Create objects on the hub: a ManifestWork'
+complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "delete" -d 'Delete objects from the hub: a ManifestWork'
+complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "operator" -d 'Run an operator loop in the foreground (hub: the ClusterManager operator)'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "version" -d 'Print the client version and the API server\'s version'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "completion" -d 'Print a shell completion script (bash, zsh, fish)'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "generate" -d 'Regenerate (or check) the files derived from the code: CRDs and completions'
@@ -65,19 +72,108 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -s v -l verb
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -s V -l version -d 'Print version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from token help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from token help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from token help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from token help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -l purge-operator -d 'Also remove the cluster-manager operator (as upstream; `--purge-operator=false` keeps it)' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from token help" -l dry-run -d 'Print what would be applied instead of applying it'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from token help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from token help" -s q -l quiet -d 'Only errors and warnings on stderr'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from token help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from token help" -s V -l version -d 'Print version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from token help" -f -a "token" -d 'Print the join command with a bootstrap token (a fresh one when the old has expired)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from token help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -s y -l yes -d 'Do not ask for confirmation'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l hub-token -d 'The bootstrap token (`clusteradm init` or `clusteradm get token` on the hub prints it)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l hub-apiserver -d 'The hub API server URL (https)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l cluster-name -d 'The name this cluster registers under (a DNS-1123 label)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l ca-file -d 'The hub\'s CA certificate (PEM); by default it is discovered and verified' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l ca-cert-hash -d 'Pin of the hub CA\'s public key, as `clusteradm init` prints it' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l mode -d 'Where the agents run: on this cluster, or (hosted) on this management cluster for the cluster of --managed-cluster-kubeconfig' -r -f -a "default\t'Agents on the managed cluster'
+hosted\t'Agents on this (management) cluster, for the cluster of --managed-cluster-kubeconfig'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l managed-cluster-kubeconfig -d 'The managed cluster\'s kubeconfig (--mode hosted)' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l image-registry -d 'Registry of the OCM images' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l bundle-version -d 'OCM release of the images: default, latest, or a version such as 1.3.1' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l feature-gates -d 'Agent feature gates, e.g. `ClusterClaim=true,AddonManagement=true`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l proxy-url -d 'A proxy between the agents and the hub (http or https URL)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l proxy-ca-file -d 'The CA of an https proxy (PEM), trusted beside the hub CA' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l klusterlet-annotation -d 'An annotation for the ManagedCluster, key=value (repeatable; prefixed with agent.open-cluster-management.io/)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l singleton -d 'Run one combined agent instead of the registration and work agents'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l wait -d 'Wait until the Klusterlet is applied (and the cluster has registered with the hub)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l force-internal-endpoint-lookup -d 'Use the hub URL recorded in the hub\'s kube-public/cluster-info instead of --hub-apiserver'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l in-process -d 'Run the klusterlet operator (and the agents) in this process instead of deploying the operator image; runs in the foreground until Ctrl-C or SIGTERM'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -l cluster-name -d 'The name the cluster joined under' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -l purge-operator -d 'Also remove the klusterlet operator and the Klusterlet CRD (`--purge-operator=false` keeps them)' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -s y -l yes -d 'Do not ask for confirmation'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s c -l clusters -l cluster -d 'Clusters to accept, comma-separated [default: choose among pending clusters on a terminal]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -l requesters -d 'Approve only CSRs of these agents (subject common names), comma-separated' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -l wait -d 'Wait (up to --timeout) for the clusters\' CSRs to appear'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -l skip-approve-check -d 'Approve CSRs from any requester, not only bootstrap identities (subjects are still checked)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -f -a "clusters" -d 'List managed clusters: accepted, joined, available, Kubernetes version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -f -a "token" -d 'Print the join command with a bootstrap token (a fresh one when the old has expired)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -f -a "works" -d 'List ManifestWorks and their status, per cluster'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table'
+yaml\t'YAML (a list is printed as a `kind: List`)'
+json\t'JSON (a list is printed as a `kind: List`)'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l token-expiration -d 'Lifetime of a new service-account token' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l hub-apiserver -d 'The hub API server URL for the join command [default: kube-public/cluster-info\'s, else the kubeconfig\'s]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -s o -l output -d 'Output format' -r -f -a "text\t'`clusteradm join ...`'
@@ -94,8 +190,124 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s c -l clusters -l cluster -d 'Only these clusters, comma-separated [default: all]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table'
+yaml\t'YAML (a list is printed as a `kind: List`)'
+json\t'JSON (a list is printed as a `kind: List`)'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from help" -f -a "clusters" -d 'List managed clusters: accepted, joined, available, Kubernetes version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from help" -f -a "token" -d 'Print the join command with a bootstrap token (a fresh one when the old has expired)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from help" -f -a "works" -d 'List ManifestWorks and their status, per cluster'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from work help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from work help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from work help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from work help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from work help" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from work help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from work help" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from work help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from work help" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from work help" -f -a "work" -d 'Wrap manifests into a ManifestWork for each target cluster'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from work help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s f -l filename -l file -d 'A manifest file, a directory of them (*.yaml, *.yml, *.json), or - for stdin; repeatable' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s c -l clusters -l cluster -d 'The clusters to create the work in, comma-separated' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -l placement -d 'Create the work in the clusters a placement has chosen' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s R -l recursive -d 'Also read the subdirectories of directories given with -f'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -l overwrite -d 'Update the work\'s manifests where it already exists'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from help" -f -a "work" -d 'Wrap manifests into a ManifestWork for each target cluster'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from work help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from work help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from work help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from work help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from work help" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from work help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from work help" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from work help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from work help" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from work help" -f -a "work" -d 'Delete a ManifestWork from clusters and wait until its resources are removed'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from work help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s c -l clusters -l cluster -d 'The clusters to delete it from, comma-separated' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -l force -d 'Remove the work\'s finalizer instead of waiting for the agent\'s cleanup (its resources may be left on the managed clusters)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s y -l yes -d 'Do not ask for confirmation'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from help" -f -a "work" -d 'Delete a ManifestWork from clusters and wait until its resources are removed'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -f -a "hub" -d 'Run the ClusterManager operator: install and keep the hub components as the ClusterManager asks'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -f -a "klusterlet" -d 'Run the Klusterlet operator: install and keep the agents as the Klusterlet asks'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from help" -f -a "hub" -d 'Run the ClusterManager operator: install and keep the hub components as the ClusterManager asks'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from help" -f -a "klusterlet" -d 'Run the Klusterlet operator: install and keep the agents as the Klusterlet asks'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand version" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table'
 yaml\t'YAML (a list is printed as a `kind: List`)'
 json\t'JSON (a list is printed as a `kind: List`)'"
@@ -135,10 +347,23 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s v -l 
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s V -l version -d 'Print version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init get version completion generate help" -f -a "init" -d 'Make the current cluster an OCM hub and print the command that joins clusters to it'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init get version completion generate help" -f -a "get" -d 'Show hub state: the join token'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init get version completion generate help" -f -a "version" -d 'Print the client version and the API server\'s version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init get version completion generate help" -f -a "completion" -d 'Print a shell completion script (bash, zsh, fish)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init get version completion generate help" -f -a "generate" -d 'Regenerate (or check) the files derived from the code: CRDs and completions'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init get version completion generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "init" -d 'Make the current cluster an OCM hub and print the command that joins clusters to it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "clean" -d 'Remove OCM from the hub: the ClusterManager, hub components, operator and bootstrap credentials'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "join" -d 'Join the current cluster to a hub as a managed cluster'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "unjoin" -d 'Remove the current cluster\'s klusterlet (and operator) so it leaves its hub'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "accept" -d 'Accept managed clusters: approve their agents\' CSRs and set hubAcceptsClient'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "get" -d 'Show hub state: the join token, ManifestWorks'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "create" -d 'Create objects on the hub: a ManifestWork'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "delete" -d 'Delete objects from the hub: a ManifestWork'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "operator" -d 'Run an operator loop in the foreground (hub: the ClusterManager operator)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "version" -d 'Print the client version and the API server\'s version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "completion" -d 'Print a shell completion script (bash, zsh, fish)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "generate" -d 'Regenerate (or check) the files derived from the code: CRDs and completions'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from get" -f -a "clusters" -d 'List managed clusters: accepted, joined, available, Kubernetes version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from get" -f -a "token" -d 'Print the join command with a bootstrap token (a fresh one when the old has expired)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from get" -f -a "works" -d 'List ManifestWorks and their status, per cluster'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from create" -f -a "work" -d 'Wrap manifests into a ManifestWork for each target cluster'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from delete" -f -a "work" -d 'Delete a ManifestWork from clusters and wait until its resources are removed'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from operator" -f -a "hub" -d 'Run the ClusterManager operator: install and keep the hub components as the ClusterManager asks'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from operator" -f -a "klusterlet" -d 'Run the Klusterlet operator: install and keep the agents as the Klusterlet asks'

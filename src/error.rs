@@ -23,6 +23,7 @@ pub struct UserError {
 
 impl UserError {
     /// A user error with a hint.
+    #[must_use]
     pub fn new(message: impl Into<String>, hint: impl Into<String>) -> Self {
         Self {
             message: message.into(),
@@ -31,7 +32,8 @@ impl UserError {
     }
 }
 
-/// Prints the error and picks the exit code.
+/// Prints the error and picks the exit code. Errors print even with `-q`.
+#[must_use]
 pub fn report(err: &anyhow::Error, printer: &Printer) -> ExitCode {
     if is_broken_pipe(err) {
         return ExitCode::SUCCESS; // `clusteradm get works | head` is not an error

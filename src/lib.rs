@@ -10,13 +10,16 @@ pub mod apply;
 pub mod cli;
 pub mod error;
 pub mod hub;
+pub mod klusterlet;
 pub mod kubeconfig;
 pub mod operator;
 pub mod pki;
 pub mod preflight;
+pub mod registration;
 pub mod render;
 pub mod shutdown;
 pub mod ui;
+pub mod work;
 pub mod yaml;
 
 /// The field manager every server-side apply of this tool uses.

@@ -16,7 +16,7 @@ pub fn tier(gvk: &GroupVersionKind) -> u8 {
         ("rbac.authorization.k8s.io", "ClusterRole" | "Role") => 3,
         ("rbac.authorization.k8s.io", "ClusterRoleBinding" | "RoleBinding") => 4,
         ("", "Service") => 5,
-        ("apps", _) | ("batch", _) | ("", "Pod") => 6,
+        ("apps" | "batch", _) | ("", "Pod") => 6,
         ("admissionregistration.k8s.io", _) => 7,
         (group, _) if is_builtin_group(group) => 5,
         _ => 8,

@@ -35,21 +35,32 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         ctx.printer.info("would delete the ClusterManager, the hub components, the operator and the bootstrap credentials");
         return Ok(ExitCode::SUCCESS);
     }
-    let question = format!("Remove Open Cluster Management from the hub {} (context {})?", kube.url(), kube.loaded.context);
+    let question = format!(
+        "Remove Open Cluster Management from the hub {} (context {})?",
+        kube.url(),
+        kube.loaded.context
+    );
     if !crate::ui::prompt::confirm(&ctx.printer, &question, args.yes)? {
         ctx.printer.info("nothing done");
         return Ok(ExitCode::from(1));
     }
     kube.server_version().await?;
     let timeout = ctx.global.timeout;
-    let spinner = ctx.printer.spinner("removing the ClusterManager and the hub components");
+    let spinner = ctx
+        .printer
+        .spinner("removing the ClusterManager and the hub components");
     let result = remove_cluster_manager(&kube.client, timeout).await;
     spinner.finish_and_clear();
     result?;
 
     // Everything init applies, for either credential kind, minus what --purge-operator keeps.
     let mut objects = Vec::new();
-    for credential in [Credential::ServiceAccount, Credential::BootstrapToken { secret: String::new() }] {
+    for credential in [
+        Credential::ServiceAccount,
+        Credential::BootstrapToken {
+            secret: String::new(),
+        },
+    ] {
         let opts = InitOptions {
             registry: hub::DEFAULT_REGISTRY.into(),
             tag: "unused".into(),
@@ -61,58 +72,103 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         objects.extend(hub::plan(&opts)?);
     }
     objects.retain(|o| {
-        let kind = o.types.as_ref().map(|t| t.kind.as_str()).unwrap_or_default();
+        let kind = o
+            .types
+            .as_ref()
+            .map(|t| t.kind.as_str())
+            .unwrap_or_default();
         kind != "ClusterManager" && (args.purge_operator || !is_operator_object(o))
     });
     objects.dedup_by(|a, b| crate::apply::ObjectRef::of(a) == crate::apply::ObjectRef::of(b));
     let resolver = Resolver::new(kube.client.clone());
-    let deleted = delete::delete_all(&resolver, &objects, timeout).await.map_err(|failures| {
-        let list: Vec<String> = failures.iter().map(ToString::to_string).collect();
-        anyhow::anyhow!("some objects could not be removed (re-run `clusteradm clean -y` to retry):\n  {}", list.join("\n  "))
-    })?;
-    let removed = deleted.iter().filter(|(_, d)| *d == delete::Deleted::Removed).count();
+    let deleted = delete::delete_all(&resolver, &objects, timeout)
+        .await
+        .map_err(|failures| {
+            let list: Vec<String> = failures.iter().map(ToString::to_string).collect();
+            anyhow::anyhow!(
+                "some objects could not be removed (re-run `clusteradm clean -y` to retry):\n  {}",
+                list.join("\n  ")
+            )
+        })?;
+    let removed = deleted
+        .iter()
+        .filter(|(_, d)| *d == delete::Deleted::Removed)
+        .count();
     if removed == 0 {
-        ctx.printer.done("nothing to clean: OCM is not installed on this hub");
+        ctx.printer
+            .done("nothing to clean: OCM is not installed on this hub");
     } else {
-        ctx.printer.done(format!("removed {removed} objects; the hub is clean"));
+        ctx.printer
+            .done(format!("removed {removed} objects; the hub is clean"));
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// The operator's own objects (kept with `--purge-operator=false`).
 fn is_operator_object(o: &kube::api::DynamicObject) -> bool {
-    let kind = o.types.as_ref().map(|t| t.kind.as_str()).unwrap_or_default();
+    let kind = o
+        .types
+        .as_ref()
+        .map(|t| t.kind.as_str())
+        .unwrap_or_default();
     let name = o.metadata.name.as_deref().unwrap_or_default();
-    matches!(kind, "Deployment" | "ServiceAccount" | "ClusterRole" | "ClusterRoleBinding") && name == "cluster-manager"
+    matches!(
+        kind,
+        "Deployment" | "ServiceAccount" | "ClusterRole" | "ClusterRoleBinding"
+    ) && name == "cluster-manager"
         || kind == "CustomResourceDefinition"
         || kind == "Namespace"
         || name == "open-cluster-management-image-pull-credentials"
 }
 
-async fn remove_cluster_manager(client: &kube::Client, timeout: std::time::Duration) -> anyhow::Result<()> {
+async fn remove_cluster_manager(
+    client: &kube::Client,
+    timeout: std::time::Duration,
+) -> anyhow::Result<()> {
     let api: Api<ClusterManager> = match crate::apply::Resolver::new(client.clone())
-        .resolve(&kube::api::GroupVersionKind::gvk("operator.open-cluster-management.io", "v1", "ClusterManager"))
+        .resolve(&kube::api::GroupVersionKind::gvk(
+            "operator.open-cluster-management.io",
+            "v1",
+            "ClusterManager",
+        ))
         .await
     {
         Ok(_) => Api::all(client.clone()),
         Err(_) => return Ok(()), // no CRD: no ClusterManager
     };
-    let Some(cm) = api.get_opt(CLUSTER_MANAGER_NAME).await.context("reading the ClusterManager")? else {
+    let Some(cm) = api
+        .get_opt(CLUSTER_MANAGER_NAME)
+        .await
+        .context("reading the ClusterManager")?
+    else {
         return Ok(());
     };
     let uid = cm.metadata.uid.clone().unwrap_or_default();
     if !operator::is_running(client).await? {
         // Nobody will act on the finalizer: do the operator's cleanup here.
-        operator::cleanup(client, timeout).await.context("cleaning up the hub components")?;
-        let _ = api.delete(CLUSTER_MANAGER_NAME, &DeleteParams::default()).await;
+        operator::cleanup(client, timeout)
+            .await
+            .context("cleaning up the hub components")?;
+        let _ = api
+            .delete(CLUSTER_MANAGER_NAME, &DeleteParams::default())
+            .await;
         let strip = serde_json::json!({"metadata": {"finalizers": null}});
-        match api.patch(CLUSTER_MANAGER_NAME, &PatchParams::default(), &Patch::Merge(&strip)).await {
+        match api
+            .patch(
+                CLUSTER_MANAGER_NAME,
+                &PatchParams::default(),
+                &Patch::Merge(&strip),
+            )
+            .await
+        {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.code == 404 => {}
             Err(e) => return Err(e).context("removing the ClusterManager's finalizer"),
         }
     } else {
-        api.delete(CLUSTER_MANAGER_NAME, &DeleteParams::default()).await.context("deleting the ClusterManager")?;
+        api.delete(CLUSTER_MANAGER_NAME, &DeleteParams::default())
+            .await
+            .context("deleting the ClusterManager")?;
     }
     tokio::time::timeout(timeout, await_condition(api, CLUSTER_MANAGER_NAME, conditions::is_deleted(&uid)))
         .await

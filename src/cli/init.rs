@@ -218,10 +218,10 @@ async fn preflight(kube: &Kube, ctx: &Ctx, advertised: &str, explicit: bool) -> 
 }
 
 fn print_join(join: &JoinCommand, args: &Args, ctx: &Ctx) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
     if let Some(path) = &args.output_join_command_file {
         crate::kubeconfig::write_private(path, join.script().as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
-        use std::os::unix::fs::PermissionsExt as _;
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))?;
         ctx.printer.done(format!(
             "join command written to {} (run: sh {} <cluster-name>)",

@@ -1,10 +1,17 @@
 //! The command-line surface: one module per command, each an `Args` struct and an async `run`.
 //! Glue only: the work is done by the library modules.
+pub mod accept;
 pub mod args;
+pub mod clean;
 pub mod completion;
+pub mod create;
+pub mod delete;
 pub mod generate;
 pub mod get;
 pub mod init;
+pub mod join;
+pub mod operator;
+pub mod unjoin;
 pub mod version;
 
 use std::process::ExitCode;
@@ -40,8 +47,22 @@ pub struct Cli {
 pub enum Command {
     /// Make the current cluster an OCM hub and print the command that joins clusters to it
     Init(init::Args),
-    /// Show hub state: the join token
+    /// Remove OCM from the hub: the ClusterManager, hub components, operator and bootstrap credentials
+    Clean(clean::Args),
+    /// Join the current cluster to a hub as a managed cluster
+    Join(join::Args),
+    /// Remove the current cluster's klusterlet (and operator) so it leaves its hub
+    Unjoin(unjoin::Args),
+    /// Accept managed clusters: approve their agents' CSRs and set hubAcceptsClient
+    Accept(accept::Args),
+    /// Show hub state: the join token, ManifestWorks
     Get(get::Args),
+    /// Create objects on the hub: a ManifestWork
+    Create(create::Args),
+    /// Delete objects from the hub: a ManifestWork
+    Delete(delete::Args),
+    /// Run an operator loop in the foreground (hub: the ClusterManager operator)
+    Operator(operator::Args),
     /// Print the client version and the API server's version
     Version(version::Args),
     /// Print a shell completion script (bash, zsh, fish)
@@ -114,7 +135,14 @@ pub async fn run(cli: Cli, printer: Printer) -> anyhow::Result<ExitCode> {
     };
     match cli.command {
         Command::Init(args) => init::run(args, &ctx).await,
+        Command::Clean(args) => clean::run(args, &ctx).await,
+        Command::Join(args) => join::run(args, &ctx).await,
+        Command::Unjoin(args) => unjoin::run(args, &ctx).await,
+        Command::Accept(args) => accept::run(args, &ctx).await,
         Command::Get(args) => get::run(args, &ctx).await,
+        Command::Create(args) => create::run(args, &ctx).await,
+        Command::Delete(args) => delete::run(args, &ctx).await,
+        Command::Operator(args) => operator::run(args, &ctx).await,
         Command::Version(args) => version::run(args, &ctx).await,
         Command::Completion(args) => completion::run(&args),
         Command::Generate(args) => generate::run(&args, &ctx),

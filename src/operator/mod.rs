@@ -1,3 +1,4 @@
 //! The operators' reconcile loops, runnable as `clusteradm operator hub|klusterlet` or inside
 //! `init`/`join --in-process`.
 pub mod cluster_manager;
+pub mod klusterlet;

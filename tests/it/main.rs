@@ -3,7 +3,10 @@
 //! HUB_KUBECONFIG and MANAGED_KUBECONFIG at any two real clusters.
 mod common;
 
+mod accept;
 mod apply;
 mod bad_input;
 mod control_plane;
 mod init;
+mod registration;
+mod work;

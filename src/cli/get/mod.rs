@@ -1,5 +1,7 @@
 //! `clusteradm get <noun>`: read-only views of hub state.
+pub mod clusters;
 pub mod token;
+pub mod works;
 
 use std::process::ExitCode;
 
@@ -16,13 +18,19 @@ pub struct Args {
 /// The nouns of `get`.
 #[derive(Debug, clap::Subcommand)]
 pub enum What {
+    /// List managed clusters: accepted, joined, available, Kubernetes version
+    Clusters(clusters::Args),
     /// Print the join command with a bootstrap token (a fresh one when the old has expired)
     Token(token::Args),
+    /// List ManifestWorks and their status, per cluster
+    Works(works::Args),
 }
 
 /// Runs `get`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     match args.what {
+        What::Clusters(a) => clusters::run(a, ctx).await,
         What::Token(a) => token::run(a, ctx).await,
+        What::Works(a) => works::run(a, ctx).await,
     }
 }

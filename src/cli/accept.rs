@@ -1,0 +1,293 @@
+//! `clusteradm accept --clusters a,b`: approve the named clusters' bootstrap CSRs and set
+//! `hubAcceptsClient: true`. Every CSR is checked before approval: a bootstrap requester (unless
+//! `--skip-approve-check`) asking for exactly that cluster's identity; anything else is refused
+//! with a warning. Idempotent: an accepted cluster with nothing pending is reported and left
+//! alone (upstream loops forever there, clusteradm#395). `--wait` watches for the CSR.
+use std::collections::BTreeMap;
+use std::pin::pin;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use futures::StreamExt as _;
+use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+use kube::api::{Api, ListParams, Patch, PatchParams};
+use kube::runtime::wait::{await_condition, conditions};
+use kube::runtime::{WatchStreamExt as _, watcher};
+use serde_json::json;
+
+use super::Ctx;
+use crate::api::cluster::{CLUSTER_NAME_LABEL, ManagedCluster};
+use crate::error::UserError;
+use crate::registration::approval::{self, APPROVE_MESSAGE, APPROVE_REASON, Blocked, Plan};
+use crate::registration::identity::CsrFacts;
+
+/// Flags of `accept`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Clusters to accept, comma-separated [default: choose among pending clusters on a terminal]
+    #[arg(
+        short = 'c',
+        long,
+        visible_alias = "cluster",
+        value_delimiter = ',',
+        value_name = "NAMES"
+    )]
+    pub clusters: Vec<String>,
+    /// Wait (up to --timeout) for the clusters' CSRs to appear
+    #[arg(long)]
+    pub wait: bool,
+    /// Approve CSRs from any requester, not only bootstrap identities (subjects are still checked)
+    #[arg(long)]
+    pub skip_approve_check: bool,
+    /// Approve only CSRs of these agents (subject common names), comma-separated
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    pub requesters: Vec<String>,
+}
+
+/// Runs `accept`.
+pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let kube = ctx.kube().await?;
+    let clusters_api: Api<ManagedCluster> = Api::all(kube.client.clone());
+    let names = if args.clusters.is_empty() {
+        match choose(&clusters_api, ctx).await? {
+            Some(names) => names,
+            None => return Ok(ExitCode::SUCCESS),
+        }
+    } else {
+        args.clusters.clone()
+    };
+    // Every cluster must exist before anything changes (with --wait: until it does).
+    let mut clusters = Vec::new();
+    for name in &names {
+        let found = clusters_api
+            .get_opt(name)
+            .await
+            .with_context(|| format!("reading ManagedCluster {name} on the hub"))?;
+        let found = match found {
+            None if args.wait => wait_for_cluster(&clusters_api, name, ctx).await?,
+            other => other,
+        };
+        let mc = found.ok_or_else(|| {
+            UserError::new(
+                format!("managed cluster {name} not found on the hub"),
+                "the agent creates it when the cluster joins (`clusteradm join`); `clusteradm get clusters` lists the known clusters",
+            )
+        })?;
+        clusters.push(mc);
+    }
+    for mc in clusters {
+        let name = mc.metadata.name.clone().unwrap_or_default();
+        let plan = plan_for(&kube.client, &name, &mc, &args, ctx).await?;
+        execute(&kube.client, &plan, ctx).await?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Watches for the ManagedCluster to appear, up to `--timeout` (`None` when it did not).
+async fn wait_for_cluster(
+    api: &Api<ManagedCluster>,
+    name: &str,
+    ctx: &Ctx,
+) -> anyhow::Result<Option<ManagedCluster>> {
+    let spinner = ctx
+        .printer
+        .spinner(format!("waiting for managed cluster {name} to register"));
+    let found = tokio::time::timeout(
+        ctx.global.timeout,
+        await_condition(api.clone(), name, conditions::is_created()),
+    )
+    .await;
+    spinner.finish_and_clear();
+    match found {
+        Ok(result) => Ok(result.with_context(|| format!("watching ManagedCluster {name}"))?),
+        Err(_) => Ok(None),
+    }
+}
+
+/// On a terminal, lets the user pick among the clusters not accepted yet.
+async fn choose(api: &Api<ManagedCluster>, ctx: &Ctx) -> anyhow::Result<Option<Vec<String>>> {
+    if !ctx.printer.interactive() {
+        return Err(UserError::new(
+            "no clusters given",
+            "pass --clusters <name>[,<name>...]; `clusteradm get clusters` lists them",
+        )
+        .into());
+    }
+    let mut pending: Vec<String> = api
+        .list(&ListParams::default())
+        .await
+        .context("listing ManagedClusters on the hub")?
+        .items
+        .into_iter()
+        .filter(|mc| !mc.spec.hub_accepts_client)
+        .filter_map(|mc| mc.metadata.name)
+        .collect();
+    pending.sort();
+    if pending.is_empty() {
+        ctx.printer
+            .info("no managed cluster is waiting to be accepted");
+        return Ok(None);
+    }
+    let picked = dialoguer::MultiSelect::new()
+        .with_prompt("Clusters to accept (space to select, enter to confirm)")
+        .items(&pending)
+        .interact()?;
+    if picked.is_empty() {
+        ctx.printer.info("nothing selected");
+        return Ok(None);
+    }
+    Ok(Some(
+        picked.into_iter().map(|i| pending[i].clone()).collect(),
+    ))
+}
+
+/// The plan for one cluster, waiting for its CSR with `--wait`.
+async fn plan_for(
+    client: &kube::Client,
+    name: &str,
+    mc: &ManagedCluster,
+    args: &Args,
+    ctx: &Ctx,
+) -> anyhow::Result<Plan> {
+    let api: Api<CertificateSigningRequest> = Api::all(client.clone());
+    let selector = format!("{CLUSTER_NAME_LABEL}={name}");
+    let csrs: Vec<CsrFacts> = api
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .context("listing CertificateSigningRequests on the hub")?
+        .items
+        .iter()
+        .map(CsrFacts::of)
+        .collect();
+    let decide = |csrs: &[CsrFacts]| {
+        approval::plan(name, mc, csrs, args.skip_approve_check, &args.requesters)
+    };
+    match decide(&csrs) {
+        Ok(plan) => Ok(plan),
+        Err(Blocked::NoCsr { refused }) if args.wait && !ctx.global.dry_run => {
+            warn_refused(name, &refused, ctx);
+            let spinner = ctx
+                .printer
+                .spinner(format!("waiting for a CSR from cluster {name}'s agent"));
+            let waited =
+                tokio::time::timeout(ctx.global.timeout, wait_for_plan(api, &selector, decide))
+                    .await;
+            spinner.finish_and_clear();
+            match waited {
+                Ok(result) => result.map_err(|b| blocked(name, b, ctx)),
+                Err(_) => Err(UserError::new(
+                    format!("no CSR from cluster {name}'s agent appeared within {:?}", ctx.global.timeout),
+                    format!("is the agent running (`clusteradm join`)? see `kubectl get csr -l {selector}`"),
+                )
+                .into()),
+            }
+        }
+        Err(b) => Err(blocked(name, b, ctx)),
+    }
+}
+
+/// Watches the cluster's CSRs until the plan is no longer blocked on a missing CSR.
+async fn wait_for_plan(
+    api: Api<CertificateSigningRequest>,
+    selector: &str,
+    decide: impl Fn(&[CsrFacts]) -> Result<Plan, Blocked>,
+) -> Result<Plan, Blocked> {
+    let mut seen: BTreeMap<String, CsrFacts> = BTreeMap::new();
+    let mut events =
+        pin!(watcher(api, watcher::Config::default().labels(selector)).default_backoff());
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(watcher::Event::Apply(csr) | watcher::Event::InitApply(csr)) => {
+                let facts = CsrFacts::of(&csr);
+                seen.insert(facts.name.clone(), facts);
+            }
+            Ok(watcher::Event::Delete(csr)) => {
+                seen.remove(&csr.metadata.name.unwrap_or_default());
+            }
+            Ok(watcher::Event::Init) => seen.clear(),
+            Ok(watcher::Event::InitDone) | Err(_) => {}
+        }
+        let all: Vec<CsrFacts> = seen.values().cloned().collect();
+        match decide(&all) {
+            Err(Blocked::NoCsr { .. }) => {}
+            other => return other,
+        }
+    }
+    Err(Blocked::NoCsr { refused: vec![] })
+}
+
+fn blocked(name: &str, b: Blocked, ctx: &Ctx) -> anyhow::Error {
+    match b {
+        Blocked::NoCsr { refused } => {
+            warn_refused(name, &refused, ctx);
+            UserError::new(
+                format!("no CSR to approve for cluster {name}"),
+                "is the agent running (`clusteradm join`)? re-run with --wait to wait for its CSR",
+            )
+            .into()
+        }
+        Blocked::SeveralAgents(agents) => UserError::new(
+            format!(
+                "cluster {name} has CSRs from several agents: {}",
+                agents.join(", ")
+            ),
+            "pass --requesters <agent common name> to approve only the one you expect",
+        )
+        .into(),
+    }
+}
+
+fn warn_refused(name: &str, refused: &[(String, String)], ctx: &Ctx) {
+    for (csr, why) in refused {
+        ctx.printer
+            .warn(format!("not approving CSR {csr} for cluster {name}: {why}"));
+    }
+}
+
+/// Approves, then accepts; `--dry-run` only says what it would do.
+async fn execute(client: &kube::Client, plan: &Plan, ctx: &Ctx) -> anyhow::Result<()> {
+    let name = &plan.cluster;
+    warn_refused(name, &plan.refused, ctx);
+    if plan.is_noop() {
+        ctx.printer.done(format!(
+            "cluster {name} is already accepted; nothing to approve"
+        ));
+        return Ok(());
+    }
+    let dry = ctx.global.dry_run;
+    for csr in &plan.approve {
+        if dry {
+            ctx.printer.info(format!(
+                "would approve CSR {csr} for cluster {name} (dry run)"
+            ));
+            continue;
+        }
+        crate::registration::approve_csr(client, csr, APPROVE_REASON, APPROVE_MESSAGE)
+            .await
+            .with_context(|| format!("approving CSR {csr} for cluster {name}"))?;
+        ctx.printer
+            .done(format!("approved CSR {csr} for cluster {name}"));
+    }
+    if !plan.set_accepted {
+        ctx.printer
+            .done(format!("cluster {name} is already accepted"));
+        return Ok(());
+    }
+    if dry {
+        ctx.printer.info(format!(
+            "would set hubAcceptsClient to true on cluster {name} (dry run)"
+        ));
+        return Ok(());
+    }
+    let api: Api<ManagedCluster> = Api::all(client.clone());
+    api.patch(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"hubAcceptsClient": true}})),
+    )
+    .await
+    .with_context(|| format!("setting hubAcceptsClient on ManagedCluster {name}"))?;
+    ctx.printer
+        .done(format!("cluster {name} accepted (hubAcceptsClient: true)"));
+    Ok(())
+}

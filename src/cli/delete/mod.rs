@@ -1,0 +1,28 @@
+//! `clusteradm delete <noun>`: remove objects from the hub.
+pub mod work;
+
+use std::process::ExitCode;
+
+use super::Ctx;
+
+/// `delete` subcommands.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What to delete.
+    #[command(subcommand)]
+    pub what: What,
+}
+
+/// The nouns of `delete`.
+#[derive(Debug, clap::Subcommand)]
+pub enum What {
+    /// Delete a ManifestWork from clusters and wait until its resources are removed
+    Work(work::Args),
+}
+
+/// Runs `delete`.
+pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    match args.what {
+        What::Work(a) => work::run(a, ctx).await,
+    }
+}

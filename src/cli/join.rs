@@ -1,0 +1,311 @@
+//! `clusteradm join`: make the current cluster (or, `--mode hosted`, the cluster of
+//! `--managed-cluster-kubeconfig`) a managed cluster of a hub.
+//!
+//! Order: check the flags (no request) → find and verify the hub CA ([`klusterlet::discovery`])
+//! → preflight against the hub with the bootstrap token ([`klusterlet::hub::preflight`]) → only
+//! then touch the managed cluster: apply the plan ([`klusterlet::plan`]) → `--in-process` /
+//! `--wait` → the `accept` hint. `--dry-run` prints the plan (token redacted) and changes nothing.
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+
+use super::Ctx;
+use crate::api::operator::KLUSTERLET_NAME;
+use crate::apply::{self, Applier};
+use crate::error::UserError;
+use crate::klusterlet::bootstrap::{Bootstrap, client_from_kubeconfig};
+use crate::klusterlet::{self, JoinOptions};
+use crate::operator::klusterlet::{self as operator, InProcess, agents};
+
+/// Flags of `join`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The bootstrap token (`clusteradm init` or `clusteradm get token` on the hub prints it)
+    #[arg(long, value_name = "TOKEN")]
+    pub hub_token: String,
+    /// The hub API server URL (https)
+    #[arg(long, value_name = "URL")]
+    pub hub_apiserver: String,
+    /// The name this cluster registers under (a DNS-1123 label)
+    #[arg(long, value_name = "NAME")]
+    pub cluster_name: String,
+    /// The hub's CA certificate (PEM); by default it is discovered and verified
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Option<PathBuf>,
+    /// Pin of the hub CA's public key, as `clusteradm init` prints it
+    #[arg(long, value_name = "sha256:HEX")]
+    pub ca_cert_hash: Option<String>,
+    /// Where the agents run: on this cluster, or (hosted) on this management cluster for the
+    /// cluster of --managed-cluster-kubeconfig
+    #[arg(long, value_enum, default_value_t = Mode::Default)]
+    pub mode: Mode,
+    /// The managed cluster's kubeconfig (--mode hosted)
+    #[arg(long, value_name = "FILE")]
+    pub managed_cluster_kubeconfig: Option<PathBuf>,
+    /// Run one combined agent instead of the registration and work agents
+    #[arg(long)]
+    pub singleton: bool,
+    /// Wait until the Klusterlet is applied (and the cluster has registered with the hub)
+    #[arg(long)]
+    pub wait: bool,
+    /// Registry of the OCM images
+    #[arg(long, default_value = crate::hub::DEFAULT_REGISTRY, value_name = "REGISTRY")]
+    pub image_registry: String,
+    /// OCM release of the images: default, latest, or a version such as 1.3.1
+    #[arg(long, default_value = "default", value_name = "VERSION")]
+    pub bundle_version: String,
+    /// Agent feature gates, e.g. `ClusterClaim=true,AddonManagement=true`
+    #[arg(long, default_value = "", value_name = "GATES")]
+    pub feature_gates: String,
+    /// A proxy between the agents and the hub (http or https URL)
+    #[arg(long, value_name = "URL")]
+    pub proxy_url: Option<String>,
+    /// The CA of an https proxy (PEM), trusted beside the hub CA
+    #[arg(long, value_name = "FILE")]
+    pub proxy_ca_file: Option<PathBuf>,
+    /// An annotation for the ManagedCluster, key=value (repeatable; prefixed with
+    /// agent.open-cluster-management.io/)
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub klusterlet_annotation: Vec<String>,
+    /// Use the hub URL recorded in the hub's kube-public/cluster-info instead of --hub-apiserver
+    #[arg(long)]
+    pub force_internal_endpoint_lookup: bool,
+    /// Run the klusterlet operator (and the agents) in this process instead of deploying the
+    /// operator image; runs in the foreground until Ctrl-C or SIGTERM
+    #[arg(long)]
+    pub in_process: bool,
+}
+
+/// `--mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// Agents on the managed cluster.
+    Default,
+    /// Agents on this (management) cluster, for the cluster of --managed-cluster-kubeconfig.
+    Hosted,
+}
+
+fn read(path: Option<&std::path::Path>, what: &str) -> anyhow::Result<Option<String>> {
+    let Some(path) = path else { return Ok(None) };
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        UserError::new(
+            format!("cannot read {what} {}: {e}", path.display()),
+            format!("check {what}"),
+        )
+    })?;
+    Ok(Some(text))
+}
+
+/// Checks every flag before any request is sent.
+fn check(args: &Args) -> anyhow::Result<()> {
+    klusterlet::validate_cluster_name(&args.cluster_name)
+        .map_err(|e| UserError::new(e, "e.g. --cluster-name cluster1"))?;
+    super::init::validate_url(&args.hub_apiserver)?;
+    if let Some(pin) = &args.ca_cert_hash {
+        klusterlet::validate_pin(pin)
+            .map_err(|e| UserError::new(e, "use the value `clusteradm init` prints"))?;
+    }
+    if args.mode == Mode::Hosted && args.managed_cluster_kubeconfig.is_none() {
+        let hint = "pass the kubeconfig of the cluster to join";
+        return Err(
+            UserError::new("--mode hosted needs --managed-cluster-kubeconfig", hint).into(),
+        );
+    }
+    if let Some(url) = &args.proxy_url {
+        klusterlet::validate_proxy_url(url)
+            .map_err(|e| UserError::new(e, "e.g. http://proxy:3128"))?;
+    }
+    Ok(())
+}
+
+/// Runs `join`.
+pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    check(&args)?;
+    let tag = crate::hub::image_tag(&args.bundle_version)
+        .map_err(|e| UserError::new(e, "see --help for --bundle-version"))?;
+    let feature_gates = crate::hub::parse_feature_gates(&args.feature_gates)
+        .map_err(|e| UserError::new(e, "e.g. --feature-gates ClusterClaim=true"))?;
+    let annotations = klusterlet::parse_annotations(&args.klusterlet_annotation)
+        .map_err(|e| UserError::new(e, "e.g. --klusterlet-annotation owner=team-a"))?;
+    let ca_file = read(args.ca_file.as_deref(), "--ca-file")?;
+    let proxy_ca = read(args.proxy_ca_file.as_deref(), "--proxy-ca-file")?;
+    let external = read(
+        args.managed_cluster_kubeconfig.as_deref(),
+        "--managed-cluster-kubeconfig",
+    )?;
+    let kube = ctx.kube().await?;
+
+    let connect = klusterlet::hub::connect(klusterlet::hub::Connect {
+        server: &args.hub_apiserver,
+        token: &args.hub_token,
+        ca_file: ca_file.as_deref(),
+        pin: args.ca_cert_hash.as_deref(),
+        proxy_url: args.proxy_url.as_deref(),
+        proxy_ca: proxy_ca.as_deref(),
+        internal_endpoint: args.force_internal_endpoint_lookup,
+    });
+    let spinner = ctx.printer.spinner("verifying the hub");
+    let hub = tokio::time::timeout(ctx.global.timeout, connect).await;
+    spinner.finish_and_clear();
+    let bootstrap = hub.map_err(|_| {
+        let msg = format!(
+            "the hub {} did not answer within {:?}",
+            args.hub_apiserver, ctx.global.timeout
+        );
+        UserError::new(msg, "check --hub-apiserver, or raise --timeout")
+    })??;
+
+    let managed = match &external {
+        Some(text) => client_from_kubeconfig(text, ctx.global.timeout)
+            .await
+            .context("--managed-cluster-kubeconfig")?,
+        None => kube.client.clone(),
+    };
+    let external_server_urls: Vec<String> = crate::hub::cluster_info::server(&managed)
+        .await?
+        .into_iter()
+        .collect();
+    if external_server_urls.is_empty() {
+        ctx.printer.warn("the managed cluster has no kube-public/cluster-info: the hub will not learn its API server URL (externalServerURLs is empty)");
+    }
+    let hosted = args.mode == Mode::Hosted;
+    let mut opts = JoinOptions {
+        cluster_name: args.cluster_name.clone(),
+        klusterlet_name: if hosted {
+            klusterlet::hosted_name()
+        } else {
+            KLUSTERLET_NAME.into()
+        },
+        hosted,
+        singleton: args.singleton,
+        registry: args.image_registry.clone(),
+        tag,
+        bootstrap_kubeconfig: bootstrap.redacted().kubeconfig(),
+        external_managed_kubeconfig: external.map(String::into_bytes),
+        external_server_urls,
+        feature_gates,
+        annotations,
+        deploy_operator: !args.in_process,
+    };
+    if ctx.global.dry_run {
+        print!("{}", apply::to_yaml(&klusterlet::plan(&opts)?)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    opts.bootstrap_kubeconfig = bootstrap.kubeconfig();
+    let spinner = ctx.printer.spinner("applying the klusterlet");
+    let report = Applier::new(kube.client.clone(), ctx.global.timeout)
+        .apply(klusterlet::plan(&opts)?)
+        .await;
+    spinner.finish_and_clear();
+    let report = report.context("applying the klusterlet failed; re-run `clusteradm join` to retry (it is idempotent), or `clusteradm unjoin` to remove what was applied")?;
+    if report.unchanged() {
+        ctx.printer.done(format!(
+            "already joined: nothing changed ({} objects unchanged)",
+            report.applied.len()
+        ));
+    } else {
+        ctx.printer.done(format!(
+            "klusterlet {} applied for cluster {}: {}",
+            opts.klusterlet_name,
+            opts.cluster_name,
+            report.summary()
+        ));
+    }
+    finish(&args, ctx, &kube.client, &opts, &bootstrap).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// After applying: run in process, wait, and print what to do on the hub.
+async fn finish(
+    args: &Args,
+    ctx: &Ctx,
+    client: &kube::Client,
+    opts: &JoinOptions,
+    bootstrap: &Bootstrap,
+) -> anyhow::Result<()> {
+    let hint = || {
+        ctx.printer.info(format!(
+            "Then, on the hub, accept the cluster:\n    clusteradm accept --clusters {}",
+            opts.cluster_name
+        ));
+    };
+    if !args.in_process {
+        if args.wait {
+            wait(ctx, client, opts, bootstrap, true).await?;
+        }
+        hint();
+        return Ok(());
+    }
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        crate::shutdown::signal().await;
+        let _ = stop_tx.send(true);
+    });
+    let config = agents::AgentsConfig {
+        managed: client.clone(),
+        klusterlet_name: opts.klusterlet_name.clone(),
+        cluster_name: opts.cluster_name.clone(),
+        agent_namespace: opts.agent_namespace(),
+    };
+    let want = InProcess {
+        registration: true,
+        work: true,
+    };
+    let started = agents::start_in_process(&config, want, &stop_rx);
+    if started != want {
+        ctx.printer.warn("the in-process registration and work agents are not available yet: this cluster will not register with the hub until they are");
+    }
+    let mut stop = stop_rx.clone();
+    let loop_opts = operator::Options {
+        in_process: want,
+        cleanup_timeout: ctx.global.timeout,
+    };
+    let looping = tokio::spawn(operator::run(client.clone(), loop_opts, async move {
+        let _ = stop.wait_for(|s| *s).await;
+    }));
+    ctx.printer
+        .info("running the klusterlet operator in this process (Ctrl-C to stop)");
+    if args.wait {
+        wait(ctx, client, opts, bootstrap, started.registration).await?;
+    }
+    hint();
+    looping
+        .await
+        .context("the klusterlet operator stopped unexpectedly")?
+}
+
+async fn wait(
+    ctx: &Ctx,
+    client: &kube::Client,
+    opts: &JoinOptions,
+    bootstrap: &Bootstrap,
+    registers: bool,
+) -> anyhow::Result<()> {
+    let spinner = ctx
+        .printer
+        .spinner("waiting for the Klusterlet to be Applied");
+    let result =
+        operator::wait_applied(client.clone(), &opts.klusterlet_name, ctx.global.timeout).await;
+    spinner.finish_and_clear();
+    result?;
+    ctx.printer
+        .done(format!("Klusterlet {} is Applied", opts.klusterlet_name));
+    if registers {
+        let what = format!(
+            "waiting for ManagedCluster {} on the hub",
+            opts.cluster_name
+        );
+        let spinner = ctx.printer.spinner(what);
+        let seen =
+            klusterlet::hub::wait_registered(bootstrap, &opts.cluster_name, ctx.global.timeout)
+                .await;
+        spinner.finish_and_clear();
+        seen?;
+        ctx.printer.done(format!(
+            "cluster {} registered with the hub",
+            opts.cluster_name
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,212 @@
+//! `clusteradm unjoin`: remove a cluster's klusterlet — the Klusterlet (its agents, their RBAC,
+//! the agent namespace with the bootstrap secret) and, with `--purge-operator` (the default),
+//! the klusterlet operator and the Klusterlet CRD.
+//!
+//! Upstream's unjoin can wait for many minutes on a finalizer nobody removes (its issues #130,
+//! #169). Here every wait is bounded by `--timeout`, and when no klusterlet operator is running
+//! the cleanup the operator would do runs here, directly — the loop is a library.
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DeleteParams, ListParams};
+use kube::runtime::wait::{await_condition, conditions};
+use kube::{Client, ResourceExt as _};
+
+use super::Ctx;
+use crate::api::operator::{KLUSTERLET_NAME, Klusterlet};
+use crate::apply::{Resolver, delete};
+use crate::error::UserError;
+use crate::klusterlet;
+use crate::operator::klusterlet as operator;
+
+/// Flags of `unjoin`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The name the cluster joined under
+    #[arg(long, value_name = "NAME")]
+    pub cluster_name: String,
+    /// Also remove the klusterlet operator and the Klusterlet CRD (`--purge-operator=false` keeps them)
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub purge_operator: bool,
+    /// Do not ask for confirmation
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+}
+
+/// Runs `unjoin`.
+pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    klusterlet::validate_cluster_name(&args.cluster_name)
+        .map_err(|e| UserError::new(e, "pass the --cluster-name the cluster joined with"))?;
+    let kube = ctx.kube().await?;
+    let client = kube.client.clone();
+    let all = match Api::<Klusterlet>::all(client.clone())
+        .list(&ListParams::default())
+        .await
+    {
+        Ok(list) => list.items,
+        Err(kube::Error::Api(s)) if s.code == 404 => vec![], // no Klusterlet CRD
+        Err(e) => return Err(e).context(format!("listing Klusterlets on {}", kube.url())),
+    };
+    let (mine, others): (Vec<Klusterlet>, Vec<Klusterlet>) = all
+        .into_iter()
+        .partition(|k| k.spec.cluster_name.as_deref() == Some(args.cluster_name.as_str()));
+    if mine.is_empty() && !others.is_empty() {
+        let found: Vec<String> = others
+            .iter()
+            .map(|k| {
+                format!(
+                    "{} (cluster {})",
+                    k.name_any(),
+                    k.spec.cluster_name.as_deref().unwrap_or("?")
+                )
+            })
+            .collect();
+        return Err(UserError::new(
+            format!(
+                "no Klusterlet for cluster {} on {} (found: {})",
+                args.cluster_name,
+                kube.url(),
+                found.join(", ")
+            ),
+            "check --cluster-name and --context",
+        )
+        .into());
+    }
+    let names: Vec<String> = if mine.is_empty() {
+        vec![KLUSTERLET_NAME.to_string()]
+    } else {
+        mine.iter().map(kube::ResourceExt::name_any).collect()
+    };
+    if ctx.global.dry_run {
+        ctx.printer.info(format!(
+            "would delete Klusterlet {} with its agents and agent namespace{}",
+            names.join(", "),
+            if args.purge_operator {
+                ", the klusterlet operator and the Klusterlet CRD"
+            } else {
+                ""
+            }
+        ));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let question = format!(
+        "Remove cluster {} from its hub (context {}, {})?",
+        args.cluster_name,
+        kube.loaded.context,
+        kube.url()
+    );
+    if !crate::ui::prompt::confirm(&ctx.printer, &question, args.yes)? {
+        ctx.printer.info("nothing done");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if mine.is_empty() {
+        ctx.printer.info(format!(
+            "no Klusterlet for cluster {} here: removing what is left",
+            args.cluster_name
+        ));
+    }
+    for name in &names {
+        remove_klusterlet(&client, name, ctx).await?;
+    }
+    if args.purge_operator {
+        purge_operator(&client, ctx, others.is_empty()).await?;
+    }
+    ctx.printer.done(format!(
+        "cluster {} unjoined; to forget it on the hub too, delete its ManagedCluster there",
+        args.cluster_name
+    ));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Deletes the Klusterlet and waits until it is gone, running the cleanup here when no operator
+/// will (or when the operator did not finish within the timeout).
+async fn remove_klusterlet(client: &Client, name: &str, ctx: &Ctx) -> anyhow::Result<()> {
+    let timeout = ctx.global.timeout;
+    let api: Api<Klusterlet> = Api::all(client.clone());
+    let running = operator::is_running(client).await.unwrap_or(false);
+    let spinner = ctx.printer.spinner(format!("removing Klusterlet {name}"));
+    let uid = match api.delete(name, &DeleteParams::background()).await {
+        Ok(either) => either.left().and_then(|k| k.uid()),
+        Err(kube::Error::Api(s)) if s.code == 404 => None,
+        Err(e) => {
+            spinner.finish_and_clear();
+            return Err(e).with_context(|| format!("deleting Klusterlet {name}"));
+        }
+    };
+    let gone = |uid: &Option<String>, wait: Duration| {
+        let api = api.clone();
+        let uid = uid.clone();
+        async move {
+            let Some(uid) = uid else { return true };
+            tokio::time::timeout(
+                wait,
+                await_condition(api, name, conditions::is_deleted(&uid)),
+            )
+            .await
+            .is_ok_and(|r| r.is_ok())
+        }
+    };
+    let handled = running && gone(&uid, timeout).await;
+    if !handled {
+        if running {
+            ctx.printer.warn(format!("the klusterlet operator did not remove Klusterlet {name} within {timeout:?}: cleaning up here"));
+        }
+        // Cleans up the agents, namespaces and secrets, then drops the finalizer.
+        let result = operator::cleanup(client, name, timeout).await;
+        if result.is_err() {
+            spinner.finish_and_clear();
+        }
+        result?;
+        if !gone(&uid, timeout).await {
+            spinner.finish_and_clear();
+            return Err(UserError::new(
+                format!("Klusterlet {name} is still there after {timeout:?}"),
+                "another finalizer holds it: see `kubectl get klusterlet -o yaml`",
+            )
+            .into());
+        }
+    }
+    spinner.finish_and_clear();
+    ctx.printer.done(format!(
+        "removed Klusterlet {name}, its agents and the agent namespace"
+    ));
+    Ok(())
+}
+
+/// Removes the operator and the Klusterlet CRD; keeps the CRD while other Klusterlets remain, and
+/// the operator namespace on a cluster that is also a hub.
+async fn purge_operator(
+    client: &Client,
+    ctx: &Ctx,
+    no_other_klusterlets: bool,
+) -> anyhow::Result<()> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let is_hub = crds
+        .get_opt("clustermanagers.operator.open-cluster-management.io")
+        .await?
+        .is_some();
+    let mut objects = klusterlet::operator_objects("unused")?;
+    objects.retain(|o| {
+        let kind = o.types.as_ref().map_or("", |t| t.kind.as_str());
+        match kind {
+            "CustomResourceDefinition" => no_other_klusterlets,
+            "Namespace" => !is_hub && no_other_klusterlets,
+            _ => true,
+        }
+    });
+    let spinner = ctx.printer.spinner("removing the klusterlet operator");
+    let result =
+        delete::delete_all(&Resolver::new(client.clone()), &objects, ctx.global.timeout).await;
+    spinner.finish_and_clear();
+    result.map_err(|failures| {
+        let list: Vec<String> = failures.iter().map(ToString::to_string).collect();
+        anyhow::anyhow!(
+            "removing the klusterlet operator failed: {}",
+            list.join("; ")
+        )
+    })?;
+    ctx.printer.done("removed the klusterlet operator");
+    Ok(())
+}

@@ -1,0 +1,67 @@
+//! The apply step: hands [`Desired`] to the shared apply engine (server-side apply, CRDs waited
+//! on until Established, every failure collected) and keeps, typed, what the status step reads
+//! from the result: the Deployments as the server returned them. Status is derived only from
+//! what was applied, never from what was merely wanted.
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::Deployment;
+
+use super::build::Desired;
+use crate::apply::{Applier, Change, Report};
+
+/// Why applying failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The apply engine reported failures.
+    #[error(transparent)]
+    Apply(#[from] crate::apply::Error),
+    /// The server's answer for a Deployment did not parse.
+    #[error("the server returned an unreadable Deployment {name}")]
+    Decode {
+        /// Deployment name.
+        name: String,
+        /// Cause.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// The outcome of a successful apply.
+#[derive(Debug, Clone, Default)]
+pub struct Applied {
+    /// Deployments by name, as returned by the server (with their status).
+    pub deployments: BTreeMap<String, Deployment>,
+    /// How many objects were created or changed.
+    pub changed: usize,
+}
+
+/// Applies every object of `desired`.
+pub async fn apply(applier: &Applier, desired: &Desired) -> Result<Applied, Error> {
+    let report: Report = applier.apply(desired.objects()).await?;
+    let mut deployments = BTreeMap::new();
+    for a in report
+        .applied
+        .iter()
+        .filter(|a| a.object.kind == "Deployment")
+    {
+        let name = a.object.name.clone();
+        let value = serde_json::to_value(&a.result).map_err(|source| Error::Decode {
+            name: name.clone(),
+            source,
+        })?;
+        let deployment = serde_json::from_value(value).map_err(|source| Error::Decode {
+            name: name.clone(),
+            source,
+        })?;
+        deployments.insert(name, deployment);
+    }
+    let changed = report
+        .applied
+        .iter()
+        .filter(|a| a.change != Change::Unchanged)
+        .count();
+    Ok(Applied {
+        deployments,
+        changed,
+    })
+}

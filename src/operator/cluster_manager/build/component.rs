@@ -1,0 +1,119 @@
+//! The hub components the operator can deploy, and the names each one uses (upstream's names, so
+//! tooling written for upstream hubs finds them).
+use super::super::InProcess;
+use super::super::validate::Validated;
+use crate::api::operator::HUB_NAMESPACE;
+
+/// One hub component.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Component {
+    /// Accepts clusters, creates their namespaces and RBAC, tracks their leases.
+    RegistrationController,
+    /// Admission webhook for ManagedClusters and ManagedClusterSetBindings.
+    RegistrationWebhook,
+    /// Admission webhook for ManifestWorks.
+    WorkWebhook,
+    /// Schedules Placements into PlacementDecisions.
+    PlacementController,
+}
+
+impl Component {
+    /// Every component, in apply order.
+    pub const ALL: [Self; 4] = [
+        Self::RegistrationController,
+        Self::RegistrationWebhook,
+        Self::WorkWebhook,
+        Self::PlacementController,
+    ];
+
+    /// Whether the operator deploys this component (rather than nobody or this process running it).
+    #[must_use]
+    pub fn deployed(self, in_process: InProcess) -> bool {
+        match self {
+            Self::RegistrationController => !in_process.registration,
+            Self::RegistrationWebhook | Self::WorkWebhook => !in_process.webhooks,
+            Self::PlacementController => true,
+        }
+    }
+
+    /// Deployment name, also its `app` label.
+    #[must_use]
+    pub fn deployment(self) -> &'static str {
+        match self {
+            Self::RegistrationController => "cluster-manager-registration-controller",
+            Self::RegistrationWebhook => "cluster-manager-registration-webhook",
+            Self::WorkWebhook => "cluster-manager-work-webhook",
+            Self::PlacementController => "cluster-manager-placement-controller",
+        }
+    }
+
+    /// The `app` label of the pods (and the Deployment's selector).
+    #[must_use]
+    pub fn pod_label(self) -> &'static str {
+        match self {
+            Self::RegistrationController => "clustermanager-registration-controller",
+            Self::PlacementController => "clustermanager-placement-controller",
+            Self::RegistrationWebhook | Self::WorkWebhook => self.deployment(),
+        }
+    }
+
+    /// Service account in the hub namespace.
+    #[must_use]
+    pub fn service_account(self) -> &'static str {
+        match self {
+            Self::RegistrationController => "registration-controller-sa",
+            Self::RegistrationWebhook => "registration-webhook-sa",
+            Self::WorkWebhook => "work-webhook-sa",
+            Self::PlacementController => "placement-controller-sa",
+        }
+    }
+
+    /// ClusterRole and ClusterRoleBinding name.
+    #[must_use]
+    pub fn cluster_role(self) -> &'static str {
+        match self {
+            Self::RegistrationController => {
+                "open-cluster-management:cluster-manager-registration:controller"
+            }
+            Self::RegistrationWebhook => {
+                "open-cluster-management:cluster-manager-registration:webhook"
+            }
+            Self::WorkWebhook => "open-cluster-management:cluster-manager-work:webhook",
+            Self::PlacementController => {
+                "open-cluster-management:cluster-manager-placement:controller"
+            }
+        }
+    }
+
+    /// Whether this is an admission webhook (has a Service and a serving certificate).
+    #[must_use]
+    pub fn is_webhook(self) -> bool {
+        matches!(self, Self::RegistrationWebhook | Self::WorkWebhook)
+    }
+
+    /// The Secret holding the webhook's serving certificate.
+    #[must_use]
+    pub fn serving_secret(self) -> Option<&'static str> {
+        match self {
+            Self::RegistrationWebhook => Some("registration-webhook-serving-cert"),
+            Self::WorkWebhook => Some("work-webhook-serving-cert"),
+            _ => None,
+        }
+    }
+
+    /// The DNS name the apiserver calls the webhook's Service by.
+    #[must_use]
+    pub fn service_dns(self) -> String {
+        format!("{}.{HUB_NAMESPACE}.svc", self.deployment())
+    }
+
+    /// The component's image.
+    #[must_use]
+    pub fn image(self, v: &Validated) -> &str {
+        match self {
+            Self::RegistrationController | Self::RegistrationWebhook => &v.registration_image,
+            Self::WorkWebhook => &v.work_image,
+            Self::PlacementController => &v.placement_image,
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! Identity and rights of each deployed component: a ServiceAccount in the hub namespace, a
+//! ClusterRole with only what the component does, and a ClusterRoleBinding between them.
+use k8s_openapi::api::core::v1::ServiceAccount;
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, RoleRef, Subject};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use super::Component;
+use crate::api::operator::HUB_NAMESPACE;
+
+const READ: &[&str] = &["get", "list", "watch"];
+const MANAGE: &[&str] = &[
+    "get", "list", "watch", "create", "update", "patch", "delete",
+];
+const STATUS: &[&str] = &["update", "patch"];
+const EVENTS: &[&str] = &["create", "patch", "update"];
+
+fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> PolicyRule {
+    let owned = |v: &[&str]| v.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
+    PolicyRule {
+        api_groups: Some(owned(groups)),
+        resources: Some(owned(resources)),
+        verbs: owned(verbs),
+        ..Default::default()
+    }
+}
+
+const CLUSTER: &str = "cluster.open-cluster-management.io";
+const WORK: &str = "work.open-cluster-management.io";
+const RBAC: &str = "rbac.authorization.k8s.io";
+
+/// The rules of one component. Each block says why the component needs it.
+#[must_use]
+pub fn rules(c: Component) -> Vec<PolicyRule> {
+    match c {
+        Component::RegistrationController => registration_controller(),
+        Component::RegistrationWebhook | Component::WorkWebhook => webhook(),
+        Component::PlacementController => placement_controller(),
+    }
+}
+
+fn registration_controller() -> Vec<PolicyRule> {
+    vec![
+        // Approves and watches the agents' client-certificate CSRs (kube-controller-manager signs).
+        rule(
+            &["certificates.k8s.io"],
+            &["certificatesigningrequests"],
+            &["get", "list", "watch", "create"],
+        ),
+        rule(
+            &["certificates.k8s.io"],
+            &[
+                "certificatesigningrequests/approval",
+                "certificatesigningrequests/status",
+            ],
+            &["update"],
+        ),
+        PolicyRule {
+            resource_names: Some(vec!["kubernetes.io/kube-apiserver-client".into()]),
+            ..rule(&["certificates.k8s.io"], &["signers"], &["approve"])
+        },
+        // Creates and removes each accepted cluster's namespace; configmaps for leader election.
+        rule(
+            &[""],
+            &["namespaces", "configmaps"],
+            &["get", "list", "watch", "create", "update", "delete"],
+        ),
+        rule(&["", "events.k8s.io"], &["events"], EVENTS),
+        // Per-cluster RBAC for the agents. RBAC forbids granting what one does not hold, so the
+        // rules below also cover everything those roles grant (leases, works, addons, CSRs).
+        rule(
+            &[RBAC],
+            &[
+                "clusterroles",
+                "clusterrolebindings",
+                "roles",
+                "rolebindings",
+            ],
+            MANAGE,
+        ),
+        // Agents' heartbeat leases in the cluster namespaces, and leader election.
+        rule(&["coordination.k8s.io"], &["leases"], MANAGE),
+        rule(
+            &[CLUSTER],
+            &["managedclusters"],
+            &["get", "list", "watch", "update", "patch"],
+        ),
+        rule(
+            &[CLUSTER],
+            &[
+                "managedclusters/status",
+                "managedclustersets/status",
+                "managedclustersetbindings/status",
+            ],
+            STATUS,
+        ),
+        // Maintains the default and global cluster sets.
+        rule(&[CLUSTER], &["managedclustersets"], MANAGE),
+        rule(&[CLUSTER], &["managedclustersetbindings"], READ),
+        // Removes a deleted cluster's works; grants agents work access (see above).
+        rule(
+            &[WORK],
+            &["manifestworks"],
+            &[
+                "get",
+                "list",
+                "watch",
+                "create",
+                "update",
+                "patch",
+                "delete",
+                "deletecollection",
+            ],
+        ),
+        rule(&[WORK], &["manifestworks/status"], STATUS),
+        rule(
+            &["addon.open-cluster-management.io"],
+            &["managedclusteraddons"],
+            &["get", "list", "watch", "delete"],
+        ),
+        rule(
+            &["addon.open-cluster-management.io"],
+            &["managedclusteraddons/status"],
+            STATUS,
+        ),
+        // Renewal and accept permission checks, and authn/authz of its metrics endpoint.
+        rule(
+            &["authorization.k8s.io"],
+            &["subjectaccessreviews"],
+            &["create"],
+        ),
+        rule(&["authentication.k8s.io"], &["tokenreviews"], &["create"]),
+        rule(
+            &["register.open-cluster-management.io"],
+            &["managedclusters/clientcertificates"],
+            &["renew"],
+        ),
+        rule(
+            &["register.open-cluster-management.io"],
+            &["managedclusters/accept"],
+            &["update"],
+        ),
+    ]
+}
+
+fn webhook() -> Vec<PolicyRule> {
+    vec![
+        // Delegated authentication reads kube-system/extension-apiserver-authentication.
+        rule(&[""], &["configmaps"], READ),
+        // Checks whether the requester may accept a cluster / join a set / execute as a user.
+        rule(
+            &["authorization.k8s.io"],
+            &["subjectaccessreviews"],
+            &["create"],
+        ),
+        // API priority and fairness of the embedded server.
+        rule(
+            &["flowcontrol.apiserver.k8s.io"],
+            &["prioritylevelconfigurations", "flowschemas"],
+            READ,
+        ),
+    ]
+}
+
+fn placement_controller() -> Vec<PolicyRule> {
+    vec![
+        // Leader election (configmaps and leases) and events.
+        rule(
+            &[""],
+            &["configmaps"],
+            &["get", "list", "watch", "create", "update", "delete"],
+        ),
+        rule(
+            &["coordination.k8s.io"],
+            &["leases"],
+            &["get", "create", "update"],
+        ),
+        rule(&["", "events.k8s.io"], &["events"], EVENTS),
+        // Reads what it schedules over; writes only decisions and placement status.
+        rule(
+            &[CLUSTER],
+            &[
+                "managedclusters",
+                "managedclustersets",
+                "managedclustersetbindings",
+                "addonplacementscores",
+                "placements",
+            ],
+            READ,
+        ),
+        rule(&[CLUSTER], &["placementdecisions"], MANAGE),
+        rule(
+            &[CLUSTER],
+            &["placements/status", "placementdecisions/status"],
+            STATUS,
+        ),
+        rule(&[CLUSTER], &["placements/finalizers"], &["update"]),
+    ]
+}
+
+/// The component's ServiceAccount.
+#[must_use]
+pub fn service_account(c: Component) -> ServiceAccount {
+    ServiceAccount {
+        metadata: ObjectMeta {
+            name: Some(c.service_account().into()),
+            namespace: Some(HUB_NAMESPACE.into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// The component's ClusterRole.
+#[must_use]
+pub fn cluster_role(c: Component) -> ClusterRole {
+    ClusterRole {
+        metadata: ObjectMeta {
+            name: Some(c.cluster_role().into()),
+            ..Default::default()
+        },
+        rules: Some(rules(c)),
+        ..Default::default()
+    }
+}
+
+/// Binds the component's ClusterRole to its ServiceAccount.
+#[must_use]
+pub fn cluster_role_binding(c: Component) -> ClusterRoleBinding {
+    ClusterRoleBinding {
+        metadata: ObjectMeta {
+            name: Some(c.cluster_role().into()),
+            ..Default::default()
+        },
+        role_ref: RoleRef {
+            api_group: Some(RBAC.into()),
+            kind: "ClusterRole".into(),
+            name: c.cluster_role().into(),
+        },
+        subjects: Some(vec![Subject {
+            kind: "ServiceAccount".into(),
+            name: c.service_account().into(),
+            namespace: Some(HUB_NAMESPACE.into()),
+            ..Default::default()
+        }]),
+    }
+}

@@ -1,0 +1,249 @@
+//! Unit tests of the build step from minimal ClusterManager fixtures.
+use super::*;
+use crate::operator::cluster_manager::test_support::{certs, cluster_manager};
+use crate::operator::cluster_manager::validate::validate;
+
+fn desired(yaml: &str, in_process: InProcess) -> (Desired, Certs) {
+    let certs = certs();
+    (
+        build(
+            &validate(&cluster_manager(yaml)).unwrap(),
+            &certs,
+            in_process,
+        ),
+        certs,
+    )
+}
+
+fn names<K: Resource>(list: &[K]) -> Vec<&str> {
+    list.iter()
+        .map(|o| o.meta().name.as_deref().unwrap())
+        .collect()
+}
+
+const IMAGES: &str = "spec:
+  registrationImagePullSpec: example.com/registration:v9
+  workImagePullSpec: example.com/work:v9
+  placementImagePullSpec: example.com/placement:v9";
+
+#[test]
+fn default_mode_deploys_every_component_with_the_images_of_the_spec() {
+    let (d, certs) = desired(IMAGES, InProcess::NOTHING);
+    assert_eq!(
+        names(&d.deployments),
+        [
+            "cluster-manager-registration-controller",
+            "cluster-manager-registration-webhook",
+            "cluster-manager-work-webhook",
+            "cluster-manager-placement-controller"
+        ]
+    );
+    let image = |name: &str| {
+        let d = d
+            .deployments
+            .iter()
+            .find(|x| x.metadata.name.as_deref() == Some(name))
+            .unwrap();
+        d.spec
+            .as_ref()
+            .unwrap()
+            .template
+            .spec
+            .as_ref()
+            .unwrap()
+            .containers[0]
+            .image
+            .clone()
+            .unwrap()
+    };
+    assert_eq!(
+        image("cluster-manager-registration-controller"),
+        "example.com/registration:v9"
+    );
+    assert_eq!(
+        image("cluster-manager-registration-webhook"),
+        "example.com/registration:v9"
+    );
+    assert_eq!(image("cluster-manager-work-webhook"), "example.com/work:v9");
+    assert_eq!(
+        image("cluster-manager-placement-controller"),
+        "example.com/placement:v9"
+    );
+    assert_eq!(
+        names(&d.services),
+        [
+            "cluster-manager-registration-webhook",
+            "cluster-manager-work-webhook"
+        ]
+    );
+    assert_eq!(
+        names(&d.validating_webhooks),
+        [
+            MANAGED_CLUSTER_VALIDATOR,
+            CLUSTER_SET_BINDING_VALIDATOR,
+            MANIFEST_WORK_VALIDATOR
+        ]
+    );
+    assert_eq!(names(&d.mutating_webhooks), [MANAGED_CLUSTER_MUTATOR]);
+    for hook in d
+        .validating_webhooks
+        .iter()
+        .flat_map(|c| c.webhooks.clone().unwrap())
+    {
+        assert_eq!(
+            hook.client_config.ca_bundle.unwrap().0,
+            certs.ca_bundle.as_bytes()
+        );
+        let svc = hook.client_config.service.unwrap();
+        assert!(
+            d.services
+                .iter()
+                .any(|s| s.metadata.name.as_deref() == Some(svc.name.as_str()))
+        );
+        assert_eq!(hook.failure_policy.as_deref(), Some("Fail"));
+    }
+    assert_eq!(d.service_accounts.len(), 4);
+    assert_eq!(d.cluster_role_bindings.len(), 4);
+}
+
+#[test]
+fn in_process_leaves_out_registration_and_everything_webhook_but_keeps_placement_and_certs() {
+    let (d, _) = desired(IMAGES, InProcess::HUB_CONTROLLERS);
+    assert_eq!(
+        names(&d.deployments),
+        ["cluster-manager-placement-controller"]
+    );
+    assert!(
+        d.services.is_empty() && d.validating_webhooks.is_empty() && d.mutating_webhooks.is_empty()
+    );
+    assert_eq!(names(&d.service_accounts), ["placement-controller-sa"]);
+    assert_eq!(
+        names(&d.cluster_roles),
+        ["open-cluster-management:cluster-manager-placement:controller"]
+    );
+    assert_eq!(
+        names(&d.secrets),
+        [
+            SIGNER_SECRET,
+            "registration-webhook-serving-cert",
+            "work-webhook-serving-cert"
+        ]
+    );
+    assert_eq!(d.crds.len(), crate::api::hub_crds().len());
+}
+
+#[test]
+fn every_namespaced_object_is_in_the_hub_namespace_and_cluster_scoped_ones_have_none() {
+    let (d, _) = desired("spec: {}", InProcess::NOTHING);
+    let namespaced = [
+        "ServiceAccount",
+        "Secret",
+        "ConfigMap",
+        "Service",
+        "Deployment",
+    ];
+    for o in d.objects() {
+        let kind = o.types.as_ref().unwrap().kind.clone();
+        let want = namespaced.contains(&kind.as_str()).then_some(HUB_NAMESPACE);
+        assert_eq!(
+            o.metadata.namespace.as_deref(),
+            want,
+            "{kind} {:?}",
+            o.metadata.name
+        );
+    }
+    assert_eq!(d.related().len(), d.objects().len());
+    assert!(
+        d.related()
+            .iter()
+            .any(|r| r.resource == "deployments" && r.group == "apps")
+    );
+}
+
+#[test]
+fn deployments_carry_upstream_labels_args_and_gates() {
+    let (d, _) = desired(
+        "spec:
+  registrationConfiguration:
+    featureGates: [{feature: ManagedClusterAutoApproval, mode: Enable}]
+    autoApproveUsers: ['system:serviceaccount:ns:sa']
+    registrationDrivers: [{authType: csr}]",
+        InProcess::NOTHING,
+    );
+    let reg = &d.deployments[0];
+    assert_eq!(
+        reg.metadata.labels.as_ref().unwrap()["app"],
+        "cluster-manager-registration-controller"
+    );
+    let spec = reg.spec.as_ref().unwrap();
+    assert_eq!(
+        spec.selector.match_labels.as_ref().unwrap()["app"],
+        "clustermanager-registration-controller"
+    );
+    let pod = spec.template.spec.as_ref().unwrap();
+    assert_eq!(
+        pod.service_account_name.as_deref(),
+        Some("registration-controller-sa")
+    );
+    assert_eq!(
+        pod.containers[0].args.as_ref().unwrap(),
+        &[
+            "/registration",
+            "controller",
+            "--feature-gates=ManagedClusterAutoApproval=true",
+            "--cluster-auto-approval-users=system:serviceaccount:ns:sa",
+            "--enabled-registration-drivers=csr"
+        ]
+    );
+    let webhook = &d.deployments[1];
+    let pod = webhook
+        .spec
+        .as_ref()
+        .unwrap()
+        .template
+        .spec
+        .as_ref()
+        .unwrap();
+    assert_eq!(
+        pod.volumes.as_ref().unwrap()[0]
+            .secret
+            .as_ref()
+            .unwrap()
+            .secret_name
+            .as_deref(),
+        Some("registration-webhook-serving-cert")
+    );
+    assert_eq!(
+        &pod.containers[0].args.as_ref().unwrap()[..3],
+        ["/registration", "webhook-server", "--port=9443"]
+    );
+}
+
+#[test]
+fn each_binding_grants_its_role_to_its_service_account_only() {
+    let (d, _) = desired("spec: {}", InProcess::NOTHING);
+    for (crb, sa) in d.cluster_role_bindings.iter().zip(&d.service_accounts) {
+        assert_eq!(crb.role_ref.name, crb.metadata.name.clone().unwrap());
+        let subjects = crb.subjects.as_ref().unwrap();
+        assert_eq!(subjects.len(), 1);
+        assert_eq!(Some(&subjects[0].name), sa.metadata.name.as_ref());
+    }
+    // Webhooks only review access; they cannot write anything.
+    let writes = ["create", "update", "patch", "delete"];
+    for rule in rules(Component::WorkWebhook) {
+        let only_sar = rule.resources.as_deref() == Some(&["subjectaccessreviews".to_string()][..]);
+        assert!(
+            only_sar || !rule.verbs.iter().any(|v| writes.contains(&v.as_str())),
+            "{rule:?}"
+        );
+    }
+    // Nothing is granted on everything.
+    for c in Component::ALL {
+        for rule in rules(c) {
+            assert!(
+                !rule.verbs.contains(&"*".to_string())
+                    && !rule.resources.unwrap().contains(&"*".to_string())
+            );
+        }
+    }
+}

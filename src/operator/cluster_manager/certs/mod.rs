@@ -1,0 +1,299 @@
+//! The webhook certificates: a signer CA the operator owns (`signer-secret`, one year), the CA
+//! bundle published for clients (`ca-bundle-configmap`), and one serving certificate per webhook
+//! service (30 days), signed by the signer.
+//!
+//! [`plan`] keeps what is still good and re-issues what is not: a certificate is replaced when it
+//! is missing or unreadable, its key does not match, less than a fifth of its lifetime remains,
+//! or (serving certificates) it was not issued by the current signer or lacks a wanted DNS name.
+//! The CA bundle keeps still-valid earlier signers, so a webhook still serving a certificate of
+//! the previous signer stays trusted until it picks up its new one.
+use std::collections::BTreeMap;
+
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose,
+};
+use time::OffsetDateTime;
+
+/// Secret holding the signer CA (`tls.crt`, `tls.key`).
+pub const SIGNER_SECRET: &str = "signer-secret";
+/// ConfigMap publishing the CA bundle.
+pub const CA_BUNDLE_CONFIGMAP: &str = "ca-bundle-configmap";
+/// Key of the CA bundle in [`CA_BUNDLE_CONFIGMAP`].
+pub const CA_BUNDLE_KEY: &str = "ca-bundle.crt";
+/// Lifetime of the signer, in seconds (one year).
+pub const SIGNER_LIFETIME_SECS: i64 = 365 * 24 * 3600;
+/// Lifetime of a serving certificate, in seconds (30 days).
+pub const SERVING_LIFETIME_SECS: i64 = 30 * 24 * 3600;
+/// At most this many earlier signers stay in the bundle beside the current one.
+const MAX_PREVIOUS_SIGNERS: usize = 2;
+
+/// Why certificates could not be issued.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// rcgen refused the parameters or the key.
+    #[error("issuing the {what} certificate failed")]
+    Issue {
+        /// Which certificate.
+        what: String,
+        /// Cause.
+        #[source]
+        source: rcgen::Error,
+    },
+    /// A time outside what X.509 can encode.
+    #[error("time {0} is out of range")]
+    Time(i64),
+}
+
+/// A certificate and its private key, both PEM.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CertKey {
+    /// `tls.crt`.
+    pub cert: String,
+    /// `tls.key`.
+    pub key: String,
+}
+
+/// A serving certificate the hub needs: its Secret and its DNS names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServingSpec {
+    /// Secret name, e.g. `registration-webhook-serving-cert`.
+    pub secret: &'static str,
+    /// DNS names, e.g. `cluster-manager-registration-webhook.open-cluster-management-hub.svc`.
+    pub dns_names: Vec<String>,
+}
+
+/// What exists on the cluster now.
+#[derive(Debug, Clone, Default)]
+pub struct Existing {
+    /// The signer, if its Secret has both keys.
+    pub signer: Option<CertKey>,
+    /// The published bundle.
+    pub ca_bundle: Option<String>,
+    /// Serving certificates by Secret name.
+    pub serving: BTreeMap<String, CertKey>,
+}
+
+/// The certificates to write.
+#[derive(Debug, Clone)]
+pub struct Certs {
+    /// The signer.
+    pub signer: CertKey,
+    /// The CA bundle (current signer first).
+    pub ca_bundle: String,
+    /// Serving certificates by Secret name.
+    pub serving: BTreeMap<&'static str, CertKey>,
+    /// What this plan (re-)issued, for logs.
+    pub issued: Vec<String>,
+    /// Unix time at which the next certificate enters its renewal window.
+    pub next_renewal: i64,
+}
+
+/// Facts read from one certificate.
+#[derive(Debug, Clone)]
+pub struct Info {
+    /// Start of validity (unix seconds).
+    pub not_before: i64,
+    /// End of validity (unix seconds).
+    pub not_after: i64,
+    subject: Vec<u8>,
+    issuer: Vec<u8>,
+    public_key: Vec<u8>,
+    is_ca: bool,
+    dns_names: Vec<String>,
+}
+
+impl Info {
+    /// When the certificate should be replaced: once less than 20% of its lifetime remains.
+    #[must_use]
+    pub fn renew_at(&self) -> i64 {
+        self.not_before + (self.not_after - self.not_before) * 4 / 5
+    }
+}
+
+/// Reads the first certificate of a PEM text; `None` when there is none or it is not X.509.
+#[must_use]
+pub fn info(pem: &str) -> Option<Info> {
+    let der = crate::pki::certificates_der(pem.as_bytes()).ok()?.remove(0);
+    let (_, cert) = x509_parser::parse_x509_certificate(&der).ok()?;
+    let dns_names = cert
+        .subject_alternative_name()
+        .ok()
+        .flatten()
+        .map(|san| {
+            san.value
+                .general_names
+                .iter()
+                .filter_map(|n| match n {
+                    x509_parser::extensions::GeneralName::DNSName(d) => Some((*d).to_string()),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(Info {
+        not_before: cert.validity().not_before.timestamp(),
+        not_after: cert.validity().not_after.timestamp(),
+        subject: cert.subject().as_raw().to_vec(),
+        issuer: cert.issuer().as_raw().to_vec(),
+        public_key: cert.public_key().subject_public_key.data.to_vec(),
+        is_ca: cert.is_ca(),
+        dns_names,
+    })
+}
+
+/// The certificate's facts when `pair` is usable at `now`: readable, key matching, not due.
+fn usable(pair: &CertKey, now: i64) -> Option<Info> {
+    let info = info(&pair.cert)?;
+    let key = KeyPair::from_pem(&pair.key).ok()?;
+    (key.public_key_raw() == info.public_key.as_slice() && now < info.renew_at()).then_some(info)
+}
+
+/// Keeps or re-issues the signer and every wanted serving certificate at unix time `now`.
+pub fn plan(existing: &Existing, wanted: &[ServingSpec], now: i64) -> Result<Certs, Error> {
+    let mut issued = Vec::new();
+    let kept_signer = existing
+        .signer
+        .as_ref()
+        .and_then(|s| usable(s, now).filter(|i| i.is_ca).map(|i| (s.clone(), i)));
+    let (signer, signer_info) = if let Some(kept) = kept_signer {
+        kept
+    } else {
+        issued.push(SIGNER_SECRET.to_string());
+        let fresh = issue_signer(now)?;
+        let info = info(&fresh.cert).expect("a certificate rcgen just issued parses");
+        (fresh, info)
+    };
+    let signing = issuer(&signer)?;
+    let mut next_renewal = signer_info.renew_at();
+    let mut serving = BTreeMap::new();
+    for spec in wanted {
+        let kept = existing.serving.get(spec.secret).and_then(|pair| {
+            let info = usable(pair, now)?;
+            let good = info.issuer == signer_info.subject
+                && spec.dns_names.iter().all(|d| info.dns_names.contains(d));
+            good.then(|| (pair.clone(), info))
+        });
+        let (pair, info) = if let Some(kept) = kept {
+            kept
+        } else {
+            issued.push(spec.secret.to_string());
+            let fresh = issue_serving(&signing, &spec.dns_names, now)?;
+            let info = info(&fresh.cert).expect("a certificate rcgen just issued parses");
+            (fresh, info)
+        };
+        next_renewal = next_renewal.min(info.renew_at());
+        serving.insert(spec.secret, pair);
+    }
+    Ok(Certs {
+        ca_bundle: bundle(&signer.cert, existing.ca_bundle.as_deref(), now),
+        signer,
+        serving,
+        issued,
+        next_renewal,
+    })
+}
+
+/// The current signer followed by the still-valid earlier signers of `previous`, normalised PEM.
+fn bundle(current: &str, previous: Option<&str>, now: i64) -> String {
+    let current_der = crate::pki::certificates_der(current.as_bytes()).unwrap_or_default();
+    let mut ders = current_der.clone();
+    let older = previous
+        .and_then(|p| crate::pki::certificates_der(p.as_bytes()).ok())
+        .unwrap_or_default();
+    for der in older {
+        let valid = x509_parser::parse_x509_certificate(&der)
+            .is_ok_and(|(_, c)| c.validity().not_after.timestamp() > now);
+        if valid && !ders.contains(&der) && ders.len() <= MAX_PREVIOUS_SIGNERS {
+            ders.push(der);
+        }
+    }
+    crate::pki::der_to_pem(&ders)
+}
+
+fn at(unix: i64) -> Result<OffsetDateTime, Error> {
+    OffsetDateTime::from_unix_timestamp(unix).map_err(|_| Error::Time(unix))
+}
+
+/// A fresh signer CA valid from `now` for [`SIGNER_LIFETIME_SECS`].
+pub fn issue_signer(now: i64) -> Result<CertKey, Error> {
+    let err = |source| Error::Issue {
+        what: SIGNER_SECRET.into(),
+        source,
+    };
+    let key = KeyPair::generate().map_err(err)?;
+    let mut params = CertificateParams::default();
+    // A unique name per issue, so a serving certificate names the exact signer that issued it.
+    params
+        .distinguished_name
+        .push(DnType::CommonName, format!("cluster-manager-webhook@{now}"));
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    params.not_before = at(now)?;
+    params.not_after = at(now + SIGNER_LIFETIME_SECS)?;
+    let cert = params.self_signed(&key).map_err(err)?;
+    Ok(CertKey {
+        cert: cert.pem(),
+        key: key.serialize_pem(),
+    })
+}
+
+/// A serving certificate for `dns_names`, signed by `issuer`, valid from `now` for
+/// [`SERVING_LIFETIME_SECS`].
+pub fn issue_serving(
+    issuer: &Issuer<'_, KeyPair>,
+    dns_names: &[String],
+    now: i64,
+) -> Result<CertKey, Error> {
+    issue_serving_window(issuer, dns_names, now, now + SERVING_LIFETIME_SECS)
+}
+
+/// A serving certificate valid from `not_before` to `not_after` (tests use short windows).
+pub fn issue_serving_window(
+    issuer: &Issuer<'_, KeyPair>,
+    dns_names: &[String],
+    not_before: i64,
+    not_after: i64,
+) -> Result<CertKey, Error> {
+    let what = dns_names.first().cloned().unwrap_or_default();
+    let err = |source| Error::Issue {
+        what: what.clone(),
+        source,
+    };
+    let key = KeyPair::generate().map_err(err)?;
+    let mut params = CertificateParams::new(dns_names.to_vec()).map_err(err)?;
+    params.distinguished_name = rcgen::DistinguishedName::new();
+    params
+        .distinguished_name
+        .push(DnType::CommonName, what.clone());
+    params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    params.use_authority_key_identifier_extension = true;
+    params.not_before = at(not_before)?;
+    params.not_after = at(not_after)?;
+    let cert = params.signed_by(&key, issuer).map_err(err)?;
+    Ok(CertKey {
+        cert: cert.pem(),
+        key: key.serialize_pem(),
+    })
+}
+
+/// An issuer for a signer pair, to sign serving certificates with.
+pub fn issuer(signer: &CertKey) -> Result<Issuer<'static, KeyPair>, Error> {
+    let err = |source| Error::Issue {
+        what: SIGNER_SECRET.into(),
+        source,
+    };
+    let key = KeyPair::from_pem(&signer.key).map_err(err)?;
+    Issuer::from_ca_cert_pem(&signer.cert, key).map_err(err)
+}
+
+#[cfg(test)]
+mod tests;

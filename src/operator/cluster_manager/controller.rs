@@ -1,0 +1,268 @@
+//! The reconcile loop: a kube-runtime Controller over the ClusterManager `cluster-manager`, also
+//! woken by changes to the hub Deployments and Secrets it manages. Each reconcile runs the
+//! pipeline of the module docs under the finalizer; `error_policy` waits for a spec change when
+//! the spec is invalid and backs off exponentially on anything else.
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use futures::{FutureExt as _, StreamExt as _};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::jiff::Timestamp;
+use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::finalizer::{Event, finalizer};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
+use kube::{Api, Client};
+
+use super::status::{self, Outcome};
+use super::{InProcess, apply, build, certs, cleanup, lease, observe, validate};
+use crate::api::operator::{
+    CLUSTER_MANAGER_FINALIZER, CLUSTER_MANAGER_NAME, ClusterManager, HUB_NAMESPACE,
+};
+use crate::apply::{Applier, MANAGED_BY_LABEL};
+use crate::error::UserError;
+
+/// Longest time between two reconciles (drift is repaired at least this often).
+const RESYNC: Duration = Duration::from_secs(300);
+/// How long a shutdown waits for running reconciles before cutting them short.
+const GRACE: Duration = Duration::from_secs(20);
+/// Longest wait for one object during cleanup.
+const CLEANUP_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Why a reconcile failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reading the cluster failed.
+    #[error(transparent)]
+    Observe(#[from] observe::Error),
+    /// The spec is unusable; nothing changes until it does.
+    #[error("invalid ClusterManager: {0}")]
+    Validate(#[from] validate::Error),
+    /// Issuing certificates failed.
+    #[error(transparent)]
+    Certs(#[from] certs::Error),
+    /// Applying the hub failed.
+    #[error("applying the hub failed")]
+    Apply(#[from] apply::Error),
+    /// Writing the status failed.
+    #[error(transparent)]
+    Status(#[from] status::Error),
+    /// Removing the hub failed.
+    #[error(transparent)]
+    Cleanup(#[from] cleanup::Error),
+    /// Adding or removing the finalizer failed (or a step under it).
+    #[error(transparent)]
+    Finalizer(Box<kube::runtime::finalizer::Error<Error>>),
+}
+
+impl Error {
+    /// Whether only a spec change can fix this.
+    fn is_invalid_spec(&self) -> bool {
+        use kube::runtime::finalizer::Error as F;
+        match self {
+            Self::Validate(_) => true,
+            Self::Finalizer(f) => {
+                matches!(&**f, F::ApplyFailed(e) | F::CleanupFailed(e) if e.is_invalid_spec())
+            }
+            _ => false,
+        }
+    }
+}
+
+/// What every reconcile shares.
+struct Context {
+    client: Client,
+    applier: Applier,
+    in_process: InProcess,
+    failures: AtomicU32,
+}
+
+/// Runs the controller until `shutdown` completes, holding the liveness Lease meanwhile.
+pub async fn run(
+    client: Client,
+    in_process: InProcess,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    require_crd(&client).await?;
+    // The controller wants a `Sync` shutdown future; a oneshot receiver is one. The second
+    // receiver starts the grace period after which a stuck shutdown is cut short.
+    let (stop_tx, stop_rx) = futures::channel::oneshot::channel::<()>();
+    let (grace_tx, grace_rx) = tokio::sync::oneshot::channel::<()>();
+    let trigger = tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop_tx.send(());
+        let _ = grace_tx.send(());
+    });
+    let (lease_tx, lease_rx) = tokio::sync::oneshot::channel();
+    let holder = lease::identity();
+    let lease = tokio::spawn(lease::hold(client.clone(), holder.clone(), lease_rx));
+    tracing::info!(holder, ?in_process, "ClusterManager operator starting");
+
+    let ctx = Arc::new(Context {
+        applier: Applier::new(client.clone(), Duration::from_secs(60)),
+        client: client.clone(),
+        in_process,
+        failures: AtomicU32::new(0),
+    });
+    let managed =
+        watcher::Config::default().labels(&format!("{MANAGED_BY_LABEL}={}", crate::FIELD_MANAGER));
+    let controller = Controller::new(
+        Api::<ClusterManager>::all(client.clone()),
+        watcher::Config::default().fields(&format!("metadata.name={CLUSTER_MANAGER_NAME}")),
+    )
+    .watches(
+        Api::<Deployment>::namespaced(client.clone(), HUB_NAMESPACE),
+        managed.clone(),
+        the_cm,
+    )
+    .watches(
+        Api::<Secret>::namespaced(client, HUB_NAMESPACE),
+        managed,
+        the_cm,
+    )
+    .with_config(controller::Config::default().debounce(Duration::from_millis(200)))
+    .graceful_shutdown_on(stop_rx.map(|_| ()))
+    .run(reconcile, error_policy, ctx)
+    .for_each(|result| async move {
+        match result {
+            Ok((obj, _)) => tracing::debug!(name = obj.name, "reconciled"),
+            Err(controller::Error::ReconcilerFailed(e, obj)) => {
+                tracing::warn!(name = obj.name, "reconcile failed: {}", chain(&e));
+            }
+            // A Deployment or Secret event after the ClusterManager is gone: nothing to do.
+            Err(controller::Error::ObjectNotFound(obj)) => {
+                tracing::debug!(name = obj.name, "ClusterManager gone");
+            }
+            Err(e) => tracing::warn!("ClusterManager controller: {}", chain(&e)),
+        }
+    });
+    let grace = async {
+        match grace_rx.await {
+            Ok(()) => tokio::time::sleep(GRACE).await,
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        () = controller => {}
+        () = grace => tracing::warn!("reconciles did not finish within {GRACE:?} of shutdown; stopping anyway"),
+    }
+    trigger.abort();
+    let _ = lease_tx.send(());
+    lease.await?;
+    tracing::info!("ClusterManager operator stopped");
+    Ok(())
+}
+
+/// Fails (rather than watching a kind nobody serves) when the ClusterManager CRD is missing.
+async fn require_crd(client: &Client) -> anyhow::Result<()> {
+    let name = crate::api::operator_crd_cluster_manager()
+        .metadata
+        .name
+        .unwrap_or_default();
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    if crds.get_opt(&name).await?.is_none() {
+        return Err(UserError::new(
+            format!("the CRD {name} is not installed on this cluster"),
+            "run `clusteradm init` first: it installs the CRD and the ClusterManager",
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// Every watched object maps to the one ClusterManager.
+fn the_cm<T>(_: T) -> std::iter::Once<ObjectRef<ClusterManager>> {
+    std::iter::once(ObjectRef::new(CLUSTER_MANAGER_NAME))
+}
+
+/// An error and its causes on one line.
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        // kube's errors repeat their cause in their own text.
+        let text = c.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cause = c.source();
+    }
+    out
+}
+
+async fn reconcile(cm: Arc<ClusterManager>, ctx: Arc<Context>) -> Result<Action, Error> {
+    let api: Api<ClusterManager> = Api::all(ctx.client.clone());
+    let action = finalizer(&api, CLUSTER_MANAGER_FINALIZER, cm, |event| async {
+        match event {
+            Event::Apply(cm) => reconcile_hub(&cm, &ctx).await,
+            Event::Cleanup(_) => {
+                tracing::info!("ClusterManager deleted: removing the hub");
+                cleanup::run(&ctx.client, CLEANUP_TIMEOUT).await?;
+                Ok(Action::await_change())
+            }
+        }
+    })
+    .await
+    .map_err(|e| Error::Finalizer(Box::new(e)))?;
+    ctx.failures.store(0, Ordering::Relaxed);
+    Ok(action)
+}
+
+/// observe → validate → certs → build → apply → status.
+async fn reconcile_hub(cm: &ClusterManager, ctx: &Context) -> Result<Action, Error> {
+    let now = Timestamp::now();
+    let validated = match validate::validate(cm) {
+        Ok(v) => v,
+        Err(e) => {
+            let st = status::compute(cm, &Outcome::Invalid(&e), ctx.in_process, now);
+            status::write(&ctx.client, CLUSTER_MANAGER_NAME, &st).await?;
+            return Err(e.into());
+        }
+    };
+    let observed = observe::observe(&ctx.client).await?;
+    let certs = certs::plan(&observed.certs, &build::serving_specs(), now.as_second())?;
+    if !certs.issued.is_empty() {
+        tracing::info!(issued = ?certs.issued, "issued webhook certificates");
+    }
+    let desired = build::build(&validated, &certs, ctx.in_process);
+    let applied = match apply::apply(&ctx.applier, &desired).await {
+        Ok(a) => a,
+        Err(e) => {
+            let outcome = Outcome::ApplyFailed(&validated, chain(&e));
+            status::write(
+                &ctx.client,
+                CLUSTER_MANAGER_NAME,
+                &status::compute(cm, &outcome, ctx.in_process, now),
+            )
+            .await?;
+            return Err(e.into());
+        }
+    };
+    if applied.changed > 0 {
+        tracing::info!(changed = applied.changed, "hub applied");
+    }
+    let outcome = Outcome::Applied(&validated, &applied, desired.related());
+    let st = status::compute(cm, &outcome, ctx.in_process, now);
+    if cm.status.as_ref() != Some(&st) {
+        status::write(&ctx.client, CLUSTER_MANAGER_NAME, &st).await?;
+    }
+    // Come back when the first certificate enters its renewal window, or to resync.
+    let until_renewal = u64::try_from(certs.next_renewal - now.as_second()).unwrap_or(0);
+    Ok(Action::requeue(
+        Duration::from_secs(until_renewal.max(1)).min(RESYNC),
+    ))
+}
+
+#[allow(clippy::needless_pass_by_value)] // the signature kube-runtime calls
+fn error_policy(_cm: Arc<ClusterManager>, error: &Error, ctx: Arc<Context>) -> Action {
+    if error.is_invalid_spec() {
+        return Action::await_change();
+    }
+    let n = ctx.failures.fetch_add(1, Ordering::Relaxed).min(6);
+    Action::requeue(Duration::from_secs(1 << n)) // 1 s, 2 s, ... 64 s
+}

@@ -1,0 +1,77 @@
+//! The observe step: reads what the pure steps cannot know — the certificates already on the
+//! cluster (signer, CA bundle, serving certificates). A missing object (or namespace) is `None`.
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::{Api, Client};
+
+use super::build::serving_specs;
+use super::certs::{CA_BUNDLE_CONFIGMAP, CA_BUNDLE_KEY, CertKey, Existing, SIGNER_SECRET};
+use crate::api::operator::HUB_NAMESPACE;
+
+/// Why the cluster could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reading one object failed.
+    #[error("reading {kind} {HUB_NAMESPACE}/{name} failed")]
+    Read {
+        /// Kind.
+        kind: &'static str,
+        /// Name.
+        name: String,
+        /// Cause.
+        #[source]
+        source: kube::Error,
+    },
+}
+
+/// What the cluster holds now.
+#[derive(Debug, Clone, Default)]
+pub struct Observed {
+    /// The certificates.
+    pub certs: Existing,
+}
+
+/// Reads the certificate Secrets and the CA bundle of the hub namespace.
+pub async fn observe(client: &Client) -> Result<Observed, Error> {
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), HUB_NAMESPACE);
+    let read = |name: String| {
+        let secrets = secrets.clone();
+        async move {
+            let secret = secrets.get_opt(&name).await.map_err(|source| Error::Read {
+                kind: "Secret",
+                name: name.clone(),
+                source,
+            })?;
+            Ok::<_, Error>(secret.and_then(|s| pair(&s)))
+        }
+    };
+    let mut certs = Existing {
+        signer: read(SIGNER_SECRET.into()).await?,
+        ..Existing::default()
+    };
+    for spec in serving_specs() {
+        if let Some(p) = read(spec.secret.into()).await? {
+            certs.serving.insert(spec.secret.into(), p);
+        }
+    }
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), HUB_NAMESPACE);
+    certs.ca_bundle = config_maps
+        .get_opt(CA_BUNDLE_CONFIGMAP)
+        .await
+        .map_err(|source| Error::Read {
+            kind: "ConfigMap",
+            name: CA_BUNDLE_CONFIGMAP.into(),
+            source,
+        })?
+        .and_then(|cm| cm.data?.remove(CA_BUNDLE_KEY));
+    Ok(Observed { certs })
+}
+
+/// `tls.crt` and `tls.key` of a Secret, when both are there and are text.
+fn pair(secret: &Secret) -> Option<CertKey> {
+    let data = secret.data.as_ref()?;
+    let text = |k: &str| String::from_utf8(data.get(k)?.0.clone()).ok();
+    Some(CertKey {
+        cert: text("tls.crt")?,
+        key: text("tls.key")?,
+    })
+}

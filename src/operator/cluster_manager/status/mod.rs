@@ -1,0 +1,229 @@
+//! The status step: conditions computed purely from the outcome of a reconcile ([`compute`]),
+//! then written with server-side apply on the status subresource ([`write`]).
+//!
+//! Conditions (each with `observedGeneration`): `Applied`, `Progressing`,
+//! `HubRegistrationDegraded`, `HubPlacementDegraded`, `ValidFeatureGates`. A component running in
+//! this process is healthy while the process runs; a deployed one is healthy when its Deployment
+//! has an available replica.
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Patch, PatchParams};
+use kube::{Api, Client};
+
+use super::InProcess;
+use super::apply::Applied;
+use super::build::Component;
+use super::validate::{self, Validated};
+use crate::api::conditions::{self, APPLIED, Condition, FALSE, PROGRESSING, TRUE};
+use crate::api::operator::{
+    ClusterManager, HUB_NAMESPACE, HUB_PLACEMENT_DEGRADED, HUB_REGISTRATION_DEGRADED,
+    OperatorStatus, RelatedResourceMeta, VALID_FEATURE_GATES,
+};
+
+/// Why the status could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("writing the status of ClusterManager {name} failed")]
+pub struct Error {
+    /// The ClusterManager.
+    pub name: String,
+    /// Cause.
+    #[source]
+    pub source: kube::Error,
+}
+
+/// How a reconcile ended.
+#[derive(Debug)]
+pub enum Outcome<'a> {
+    /// The spec is unusable.
+    Invalid(&'a validate::Error),
+    /// The spec was fine but applying failed.
+    ApplyFailed(&'a Validated, String),
+    /// Everything was applied.
+    Applied(&'a Validated, &'a Applied, Vec<RelatedResourceMeta>),
+}
+
+/// The status after `outcome`, starting from the current one (transition times are kept for
+/// conditions whose status did not change).
+#[must_use]
+pub fn compute(
+    cm: &ClusterManager,
+    outcome: &Outcome<'_>,
+    in_process: InProcess,
+    now: Timestamp,
+) -> OperatorStatus {
+    let mut status = cm.status.clone().unwrap_or_default();
+    let generation = cm.metadata.generation;
+    status.observed_generation = generation;
+    let mut set = |type_: &str, ok: bool, reason: &str, message: String| {
+        conditions::set(
+            &mut status.conditions,
+            Condition {
+                type_: type_.into(),
+                status: if ok { TRUE } else { FALSE }.into(),
+                reason: reason.into(),
+                message,
+                last_transition_time: Time(now),
+                observed_generation: generation,
+            },
+        );
+    };
+    let validated = match outcome {
+        Outcome::Invalid(e) => {
+            set(APPLIED, false, e.reason(), e.to_string());
+            None
+        }
+        Outcome::ApplyFailed(v, message) => {
+            set(APPLIED, false, "ClusterManagerApplyFailed", message.clone());
+            Some(*v)
+        }
+        Outcome::Applied(v, applied, _) => {
+            set(
+                APPLIED,
+                true,
+                "ClusterManagerApplied",
+                "Components of cluster manager are applied".into(),
+            );
+            let rolling: Vec<&str> = applied
+                .deployments
+                .iter()
+                .filter(|(_, d)| rolling(d))
+                .map(|(n, _)| n.as_str())
+                .collect();
+            if rolling.is_empty() {
+                set(
+                    PROGRESSING,
+                    false,
+                    "ClusterManagerUpToDate",
+                    "Components of cluster manager are up to date".into(),
+                );
+            } else {
+                set(
+                    PROGRESSING,
+                    true,
+                    "ClusterManagerDeploymentRolling",
+                    format!("Deployments rolling out: {}", rolling.join(", ")),
+                );
+            }
+            for (type_, component, name) in [
+                (
+                    HUB_REGISTRATION_DEGRADED,
+                    Component::RegistrationController,
+                    "Registration",
+                ),
+                (
+                    HUB_PLACEMENT_DEGRADED,
+                    Component::PlacementController,
+                    "Placement",
+                ),
+            ] {
+                let (degraded, reason, message) = health(component, name, applied, in_process);
+                set(type_, degraded, &reason, message);
+            }
+            Some(*v)
+        }
+    };
+    if let Some(v) = validated {
+        if v.invalid_gates.is_empty() {
+            set(
+                VALID_FEATURE_GATES,
+                true,
+                "FeatureGatesAllValid",
+                "Feature gates are all valid".into(),
+            );
+        } else {
+            set(
+                VALID_FEATURE_GATES,
+                false,
+                "InvalidFeatureGatesExisting",
+                format!("Unknown feature gates: {}", v.invalid_gates.join(", ")),
+            );
+        }
+    }
+    if let Outcome::Applied(_, _, related) = outcome {
+        status.related_resources.clone_from(related);
+    }
+    status
+}
+
+/// Whether a Deployment has not finished rolling out its current spec.
+fn rolling(d: &Deployment) -> bool {
+    let Some(s) = &d.status else { return true };
+    let wanted = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+    s.observed_generation < d.metadata.generation || s.updated_replicas.unwrap_or(0) < wanted
+}
+
+/// `(degraded, reason, message)` of a component.
+fn health(
+    c: Component,
+    name: &str,
+    applied: &Applied,
+    in_process: InProcess,
+) -> (bool, String, String) {
+    if !c.deployed(in_process) {
+        return (
+            false,
+            format!("{name}InProcess"),
+            format!(
+                "The {} runs in the operator process",
+                c.deployment().trim_start_matches("cluster-manager-")
+            ),
+        );
+    }
+    let Some(d) = applied.deployments.get(c.deployment()) else {
+        return (
+            true,
+            format!("Get{name}DeploymentFailed"),
+            format!("Deployment {HUB_NAMESPACE}/{} is missing", c.deployment()),
+        );
+    };
+    let available = d
+        .status
+        .as_ref()
+        .and_then(|s| s.available_replicas)
+        .unwrap_or(0);
+    let wanted = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+    if available > 0 {
+        (
+            false,
+            format!("{name}Functional"),
+            format!(
+                "{available} of {wanted} pods of Deployment {HUB_NAMESPACE}/{} are available",
+                c.deployment()
+            ),
+        )
+    } else {
+        (
+            true,
+            format!("Unavailable{name}Pod"),
+            format!(
+                "0 of {wanted} pods of Deployment {HUB_NAMESPACE}/{} are available",
+                c.deployment()
+            ),
+        )
+    }
+}
+
+/// Writes `status` to the ClusterManager `name` (server-side apply on the status subresource).
+pub async fn write(client: &Client, name: &str, status: &OperatorStatus) -> Result<(), Error> {
+    let api: Api<ClusterManager> = Api::all(client.clone());
+    let body = serde_json::json!({
+        "apiVersion": "operator.open-cluster-management.io/v1",
+        "kind": "ClusterManager",
+        "status": status,
+    });
+    api.patch_status(
+        name,
+        &PatchParams::apply(crate::FIELD_MANAGER).force(),
+        &Patch::Apply(&body),
+    )
+    .await
+    .map(|_| ())
+    .map_err(|source| Error {
+        name: name.into(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,22 @@
+//! Fixtures for the unit tests: a ClusterManager from a YAML snippet, fresh certificates.
+use crate::api::operator::ClusterManager;
+
+use super::build::serving_specs;
+use super::certs::{self, Certs, Existing};
+
+/// Unix time the fixtures are issued at.
+pub const NOW: i64 = 1_800_000_000;
+
+/// A ClusterManager `cluster-manager` (generation 3) with the spec of `yaml` (`spec: {...}`).
+pub fn cluster_manager(yaml: &str) -> ClusterManager {
+    let mut doc: serde_json::Value = crate::yaml::from_str(yaml).expect("fixture YAML");
+    doc["apiVersion"] = "operator.open-cluster-management.io/v1".into();
+    doc["kind"] = "ClusterManager".into();
+    doc["metadata"] = serde_json::json!({"name": "cluster-manager", "generation": 3});
+    serde_json::from_value(doc).expect("a ClusterManager")
+}
+
+/// Certificates for a fresh hub.
+pub fn certs() -> Certs {
+    certs::plan(&Existing::default(), &serving_specs(), NOW).expect("certificates")
+}

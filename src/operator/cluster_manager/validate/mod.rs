@@ -1,0 +1,263 @@
+//! Checks a ClusterManager and resolves its spec into the plain values the build step needs
+//! (pure). Hard errors make the spec unusable until it changes; unknown feature gates do not:
+//! they are dropped and reported through the `ValidFeatureGates` condition, as upstream does.
+use k8s_openapi::api::core::v1::ResourceRequirements;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+
+use crate::api::operator::{
+    BindConfiguration, ClusterManager, FeatureGate, FeatureGateMode, HubInstallMode, NodePlacement,
+    RegistrationAuthType, ResourceQosClass,
+};
+
+/// Image of the registration controller and webhook when the spec names none.
+pub const DEFAULT_REGISTRATION_IMAGE: &str = "quay.io/open-cluster-management/registration";
+/// Image of the work webhook when the spec names none.
+pub const DEFAULT_WORK_IMAGE: &str = "quay.io/open-cluster-management/work";
+/// Image of the placement controller when the spec names none.
+pub const DEFAULT_PLACEMENT_IMAGE: &str = "quay.io/open-cluster-management/placement";
+
+/// Gates the hub registration controller and webhook know (upstream `DefaultHubRegistrationFeatureGates`).
+pub const REGISTRATION_GATES: &[&str] = &[
+    "DefaultClusterSet",
+    "V1beta1CSRAPICompatibility",
+    "ManagedClusterAutoApproval",
+    "ResourceCleanup",
+    "ClusterProfile",
+    "ClusterImporter",
+];
+/// Gates the hub work webhook knows (upstream `DefaultHubWorkFeatureGates`).
+pub const WORK_GATES: &[&str] = &[
+    "NilExecutorValidating",
+    "ManifestWorkReplicaSet",
+    "CloudEventsDrivers",
+    "CleanUpCompletedManifestWork",
+];
+/// Gates the add-on manager knows (upstream `DefaultHubAddonManagerFeatureGates`).
+pub const ADDON_GATES: &[&str] = &["AddonManagement"];
+/// Upstream defines no placement gates.
+pub const PLACEMENT_GATES: &[&str] = &[];
+
+/// Why a spec cannot be acted on.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Hosted mode runs the hub components on another cluster; this operator does not.
+    #[error(
+        "spec.deployOption.mode Hosted is not supported: this operator runs the hub components on the hub itself (use mode Default)"
+    )]
+    HostedUnsupported,
+    /// An image field is set to the empty string.
+    #[error("spec.{field} is empty")]
+    EmptyImage {
+        /// The spec field.
+        field: &'static str,
+    },
+    /// QoS type ResourceRequirement without the requirements.
+    #[error(
+        "spec.resourceRequirement.type is ResourceRequirement but spec.resourceRequirement.resourceRequirements is missing"
+    )]
+    MissingResourceRequirements,
+}
+
+impl Error {
+    /// The condition reason reporting this error.
+    #[must_use]
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::HostedUnsupported => "UnsupportedDeployMode",
+            Self::EmptyImage { .. } | Self::MissingResourceRequirements => "InvalidSpec",
+        }
+    }
+}
+
+/// Ports a webhook pod binds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WebhookPorts {
+    /// The HTTPS port the apiserver calls (and the Service exposes).
+    pub port: i32,
+    /// Health probes.
+    pub health_probe_port: i32,
+    /// Metrics.
+    pub metrics_port: i32,
+}
+
+impl WebhookPorts {
+    fn from(bind: Option<&BindConfiguration>) -> Self {
+        Self {
+            port: bind.and_then(|b| b.port).unwrap_or(9443),
+            health_probe_port: bind.and_then(|b| b.health_probe_port).unwrap_or(8000),
+            metrics_port: bind.and_then(|b| b.metrics_port).unwrap_or(8080),
+        }
+    }
+}
+
+/// A usable spec, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Validated {
+    /// `metadata.generation`.
+    pub generation: Option<i64>,
+    /// Registration image.
+    pub registration_image: String,
+    /// Work image.
+    pub work_image: String,
+    /// Placement image.
+    pub placement_image: String,
+    /// `--feature-gates=...` flags of the registration controller and webhook.
+    pub registration_gates: Vec<String>,
+    /// `--feature-gates=...` flags of the work webhook.
+    pub work_gates: Vec<String>,
+    /// `--feature-gates=...` flags of the placement controller.
+    pub placement_gates: Vec<String>,
+    /// Users whose registrations are approved automatically.
+    pub auto_approve_users: Vec<String>,
+    /// Enabled registration drivers (`csr`, `awsirsa`, `grpc`).
+    pub registration_drivers: Vec<String>,
+    /// Gates named in the spec that their component does not know, as `component: Gate`.
+    pub invalid_gates: Vec<String>,
+    /// Node selector and tolerations of the hub pods.
+    pub node_placement: NodePlacement,
+    /// Container resources; `None` for BestEffort.
+    pub resources: Option<ResourceRequirements>,
+    /// Registration webhook ports.
+    pub registration_webhook: WebhookPorts,
+    /// Work webhook ports.
+    pub work_webhook: WebhookPorts,
+}
+
+/// Checks `cm` and resolves its spec.
+pub fn validate(cm: &ClusterManager) -> Result<Validated, Error> {
+    let spec = &cm.spec;
+    let deploy = spec.deploy_option.clone().unwrap_or_default();
+    if deploy.mode == HubInstallMode::Hosted {
+        return Err(Error::HostedUnsupported);
+    }
+    let image = |value: &Option<String>, field: &'static str, default: &str| match value {
+        Some(v) if v.trim().is_empty() => Err(Error::EmptyImage { field }),
+        Some(v) => Ok(v.clone()),
+        None => Ok(default.to_string()),
+    };
+    let mut invalid_gates = Vec::new();
+    let registration = spec.registration_configuration.clone().unwrap_or_default();
+    let work_config = spec.work_configuration.clone().unwrap_or_default();
+    let placement_config = spec.placement_configuration.clone().unwrap_or_default();
+    let addon_config = spec
+        .add_on_manager_configuration
+        .clone()
+        .unwrap_or_default();
+    let registration_gates = gate_flags(
+        "registration",
+        &registration.feature_gates,
+        REGISTRATION_GATES,
+        &mut invalid_gates,
+    );
+    let work_gates = gate_flags(
+        "work",
+        &work_config.feature_gates,
+        WORK_GATES,
+        &mut invalid_gates,
+    );
+    let placement_gates = gate_flags(
+        "placement",
+        &placement_config.feature_gates,
+        PLACEMENT_GATES,
+        &mut invalid_gates,
+    );
+    // The add-on manager is not deployed yet, but a wrong gate is still worth reporting.
+    gate_flags(
+        "addOnManager",
+        &addon_config.feature_gates,
+        ADDON_GATES,
+        &mut invalid_gates,
+    );
+    let default_webhooks = deploy.default.unwrap_or_default();
+    Ok(Validated {
+        generation: cm.metadata.generation,
+        registration_image: image(
+            &spec.registration_image_pull_spec,
+            "registrationImagePullSpec",
+            DEFAULT_REGISTRATION_IMAGE,
+        )?,
+        work_image: image(
+            &spec.work_image_pull_spec,
+            "workImagePullSpec",
+            DEFAULT_WORK_IMAGE,
+        )?,
+        placement_image: image(
+            &spec.placement_image_pull_spec,
+            "placementImagePullSpec",
+            DEFAULT_PLACEMENT_IMAGE,
+        )?,
+        registration_gates,
+        work_gates,
+        placement_gates,
+        auto_approve_users: registration.auto_approve_users.clone(),
+        registration_drivers: registration
+            .registration_drivers
+            .iter()
+            .map(|d| match d.auth_type {
+                RegistrationAuthType::Csr => "csr".to_string(),
+                RegistrationAuthType::Awsirsa => "awsirsa".to_string(),
+                RegistrationAuthType::Grpc => "grpc".to_string(),
+            })
+            .collect(),
+        invalid_gates,
+        node_placement: spec.node_placement.clone().unwrap_or_default(),
+        resources: resources(spec.resource_requirement.as_ref())?,
+        registration_webhook: WebhookPorts::from(
+            default_webhooks
+                .registration_webhook_configuration
+                .as_ref()
+                .and_then(|w| w.bind_configuration.as_ref()),
+        ),
+        work_webhook: WebhookPorts::from(
+            default_webhooks
+                .work_webhook_configuration
+                .as_ref()
+                .and_then(|w| w.bind_configuration.as_ref()),
+        ),
+    })
+}
+
+/// `--feature-gates=Name=true|false` for each known gate; unknown ones go to `invalid`.
+fn gate_flags(
+    component: &str,
+    gates: &[FeatureGate],
+    known: &[&str],
+    invalid: &mut Vec<String>,
+) -> Vec<String> {
+    let mut flags = Vec::new();
+    for gate in gates {
+        if known.contains(&gate.feature.as_str()) {
+            let on = gate.mode.unwrap_or_default() == FeatureGateMode::Enable;
+            flags.push(format!("--feature-gates={}={on}", gate.feature));
+        } else {
+            invalid.push(format!("{component}: {}", gate.feature));
+        }
+    }
+    flags
+}
+
+/// Requests of the Default QoS class, as upstream.
+fn resources(
+    req: Option<&crate::api::operator::ResourceRequirement>,
+) -> Result<Option<ResourceRequirements>, Error> {
+    match req.and_then(|r| r.type_).unwrap_or_default() {
+        ResourceQosClass::Default => Ok(Some(ResourceRequirements {
+            requests: Some(
+                [
+                    ("cpu".to_string(), Quantity("2m".into())),
+                    ("memory".to_string(), Quantity("16Mi".into())),
+                ]
+                .into(),
+            ),
+            ..Default::default()
+        })),
+        ResourceQosClass::BestEffort => Ok(None),
+        ResourceQosClass::ResourceRequirement => req
+            .and_then(|r| r.resource_requirements.clone())
+            .map(Some)
+            .ok_or(Error::MissingResourceRequirements),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,142 @@
+//! The agents' Deployments, with upstream's names, images, arguments and volumes:
+//! `<k>-registration-agent` (`/registration agent`), `<k>-work-agent` (`/work agent`), or in
+//! Singleton modes `<k>-agent` (`/registration-operator agent`).
+use k8s_openapi::api::apps::v1::Deployment;
+use serde_json::{Value, json};
+
+use super::service_account::{Workload, name as sa_name};
+use super::{Agent, KLUSTERLET_LABEL, deployment_name};
+use crate::klusterlet::{BOOTSTRAP_SECRET, EXTERNAL_MANAGED_SECRET, HUB_KUBECONFIG_SECRET};
+use crate::operator::klusterlet::validate::Validated;
+
+const BOOTSTRAP_DIR: &str = "/spoke/bootstrap";
+const HUB_DIR: &str = "/spoke/hub-kubeconfig";
+const SPOKE_DIR: &str = "/spoke/config";
+
+/// Deployments of the deployed workloads.
+pub(super) fn agents(v: &Validated, deployed: &[Workload]) -> Vec<Deployment> {
+    deployed.iter().map(|w| agent(v, *w)).collect()
+}
+
+/// The command-line arguments of a workload.
+pub(super) fn args(v: &Validated, w: Workload) -> Vec<String> {
+    let mut args: Vec<String> = match w {
+        Workload::Registration => vec!["/registration".into(), "agent".into()],
+        Workload::Work => vec!["/work".into(), "agent".into()],
+        Workload::Singleton => vec!["/registration-operator".into(), "agent".into()],
+    };
+    args.push(format!("--spoke-cluster-name={}", v.cluster_name));
+    let registers = w != Workload::Work;
+    if registers {
+        args.push(format!("--bootstrap-kubeconfig={BOOTSTRAP_DIR}/kubeconfig"));
+    } else {
+        args.push(format!("--hub-kubeconfig={HUB_DIR}/kubeconfig"));
+    }
+    let gates = match w {
+        Workload::Registration => v.registration_gates.clone(),
+        Workload::Work => v.work_gates.clone(),
+        Workload::Singleton => [v.registration_gates.clone(), v.work_gates.clone()].concat(),
+    };
+    if !gates.is_empty() {
+        args.push(format!("--feature-gates={}", gates.join(",")));
+    }
+    if registers {
+        if !v.external_server_urls.is_empty() {
+            args.push(format!(
+                "--spoke-external-server-urls={}",
+                v.external_server_urls.join(",")
+            ));
+        }
+        if !v.cluster_annotations.is_empty() {
+            let pairs: Vec<String> = v
+                .cluster_annotations
+                .iter()
+                .map(|(k, val)| format!("{k}={val}"))
+                .collect();
+            args.push(format!("--cluster-annotations={}", pairs.join(",")));
+        }
+        if let Some(secs) = v.client_cert_expiration_seconds {
+            args.push(format!("--client-cert-expiration-seconds={secs}"));
+        }
+    }
+    args.push("--disable-leader-election".into());
+    if v.hosted {
+        args.push(format!("--spoke-kubeconfig={SPOKE_DIR}/kubeconfig"));
+        args.push(format!("--terminate-on-files={SPOKE_DIR}/kubeconfig"));
+    }
+    args.push(format!("--terminate-on-files={HUB_DIR}/kubeconfig"));
+    args
+}
+
+fn agent(v: &Validated, w: Workload) -> Deployment {
+    let (name, image, app) = match w {
+        Workload::Registration => (
+            deployment_name(v, Agent::Registration),
+            &v.registration_image,
+            "klusterlet-registration-agent",
+        ),
+        Workload::Work => (
+            deployment_name(v, Agent::Work),
+            &v.work_image,
+            "klusterlet-manifestwork-agent",
+        ),
+        Workload::Singleton => (
+            deployment_name(v, Agent::Registration),
+            &v.agent_image,
+            "klusterlet-agent",
+        ),
+    };
+    let mut mounts = Vec::new();
+    let mut volumes = Vec::new();
+    if w == Workload::Work {
+        mounts
+            .push(json!({"name": "hub-kubeconfig-secret", "mountPath": HUB_DIR, "readOnly": true}));
+        volumes.push(json!({"name": "hub-kubeconfig-secret", "secret": {"secretName": HUB_KUBECONFIG_SECRET}}));
+    } else {
+        mounts.push(
+            json!({"name": "bootstrap-secret", "mountPath": BOOTSTRAP_DIR, "readOnly": true}),
+        );
+        mounts.push(json!({"name": "hub-kubeconfig", "mountPath": HUB_DIR}));
+        volumes
+            .push(json!({"name": "bootstrap-secret", "secret": {"secretName": BOOTSTRAP_SECRET}}));
+        volumes.push(json!({"name": "hub-kubeconfig", "emptyDir": {"medium": "Memory"}}));
+    }
+    if v.hosted {
+        mounts.push(
+            json!({"name": "spoke-kubeconfig-secret", "mountPath": SPOKE_DIR, "readOnly": true}),
+        );
+        volumes.push(json!({"name": "spoke-kubeconfig-secret", "secret": {"secretName": EXTERNAL_MANAGED_SECRET}}));
+    }
+    let labels = json!({"app": app, KLUSTERLET_LABEL: v.name});
+    let container = json!({
+        "name": app,
+        "image": image,
+        "args": args(v, w),
+        "volumeMounts": mounts,
+        "securityContext": {
+            "allowPrivilegeEscalation": false,
+            "capabilities": {"drop": ["ALL"]},
+            "readOnlyRootFilesystem": true,
+            "runAsNonRoot": true,
+        },
+        "resources": {"requests": {"cpu": "2m", "memory": "16Mi"}},
+    });
+    let value: Value = json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": v.agent_namespace, "labels": labels},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": app}},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "serviceAccountName": sa_name(v, w),
+                    "containers": [container],
+                    "volumes": volumes,
+                },
+            },
+        },
+    });
+    serde_json::from_value(value).expect("a well-formed Deployment (checked by the unit tests)")
+}

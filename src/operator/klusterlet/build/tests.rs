@@ -1,0 +1,245 @@
+//! Unit tests of the build step: the objects of each mode, from minimal Klusterlet fixtures.
+use super::*;
+use crate::operator::klusterlet::validate::{test_support::klusterlet, validate};
+
+fn built(spec: &str, in_process: InProcess) -> Desired {
+    build(&validate(&klusterlet(spec)).unwrap(), in_process)
+}
+
+fn names<T: kube::Resource>(list: &[T]) -> Vec<String> {
+    list.iter()
+        .map(|o| {
+            format!(
+                "{}/{}",
+                o.meta().namespace.as_deref().unwrap_or(""),
+                o.meta().name.as_deref().unwrap()
+            )
+        })
+        .collect()
+}
+
+fn args(d: &Deployment) -> Vec<String> {
+    d.spec
+        .as_ref()
+        .unwrap()
+        .template
+        .spec
+        .as_ref()
+        .unwrap()
+        .containers[0]
+        .args
+        .clone()
+        .unwrap()
+}
+
+#[test]
+fn default_mode_deploys_both_agents_with_upstream_names() {
+    let d = built(
+        "{clusterName: c1, externalServerURLs: [{url: 'https://m:6443'}]}",
+        InProcess::default(),
+    );
+    assert_eq!(
+        names(&d.management.namespaces),
+        ["/open-cluster-management-agent"]
+    );
+    assert_eq!(
+        names(&d.management.deployments),
+        [
+            "open-cluster-management-agent/klusterlet-registration-agent",
+            "open-cluster-management-agent/klusterlet-work-agent"
+        ]
+    );
+    assert_eq!(
+        names(&d.management.service_accounts),
+        [
+            "open-cluster-management-agent/klusterlet-registration-sa",
+            "open-cluster-management-agent/klusterlet-work-sa"
+        ]
+    );
+    assert_eq!(
+        names(&d.managed.cluster_roles),
+        [
+            "/open-cluster-management:klusterlet-registration:agent",
+            "/open-cluster-management:klusterlet-work:agent",
+            "/open-cluster-management:klusterlet-work:execution",
+        ]
+    );
+    assert!(
+        names(&d.managed.cluster_role_bindings)
+            .contains(&"/open-cluster-management:klusterlet-work:execution-admin".to_string())
+    );
+    assert_eq!(
+        names(&d.managed.crds),
+        ["/appliedmanifestworks.work.open-cluster-management.io"]
+    );
+    assert!(
+        d.managed.namespaces.is_empty(),
+        "the agent namespace is the managed namespace"
+    );
+    let reg = args(&d.management.deployments[0]);
+    assert_eq!(
+        reg,
+        [
+            "/registration",
+            "agent",
+            "--spoke-cluster-name=c1",
+            "--bootstrap-kubeconfig=/spoke/bootstrap/kubeconfig",
+            "--spoke-external-server-urls=https://m:6443",
+            "--disable-leader-election",
+            "--terminate-on-files=/spoke/hub-kubeconfig/kubeconfig",
+        ]
+    );
+    let work = args(&d.management.deployments[1]);
+    assert_eq!(
+        &work[..4],
+        [
+            "/work",
+            "agent",
+            "--spoke-cluster-name=c1",
+            "--hub-kubeconfig=/spoke/hub-kubeconfig/kubeconfig"
+        ]
+    );
+    let image = d.management.deployments[1]
+        .spec
+        .as_ref()
+        .unwrap()
+        .template
+        .spec
+        .as_ref()
+        .unwrap()
+        .containers[0]
+        .image
+        .clone();
+    assert_eq!(
+        image.as_deref(),
+        Some("quay.io/open-cluster-management/work:v1.3.1")
+    );
+}
+
+#[test]
+fn in_process_agents_get_no_deployment_or_service_account() {
+    let d = built(
+        "clusterName: c1",
+        InProcess {
+            registration: true,
+            work: false,
+        },
+    );
+    assert_eq!(
+        names(&d.management.deployments),
+        ["open-cluster-management-agent/klusterlet-work-agent"]
+    );
+    assert_eq!(
+        names(&d.management.service_accounts),
+        ["open-cluster-management-agent/klusterlet-work-sa"]
+    );
+    let d = built(
+        "clusterName: c1",
+        InProcess {
+            registration: true,
+            work: true,
+        },
+    );
+    assert!(d.management.deployments.is_empty() && d.management.service_accounts.is_empty());
+    assert_eq!(
+        d.managed.cluster_roles.len(),
+        3,
+        "RBAC stays: it costs nothing and allows switching back"
+    );
+}
+
+#[test]
+fn singleton_mode_deploys_one_agent() {
+    let d = built(
+        "{clusterName: c1, deployOption: {mode: Singleton}}",
+        InProcess::default(),
+    );
+    assert_eq!(
+        names(&d.management.deployments),
+        ["open-cluster-management-agent/klusterlet-agent"]
+    );
+    assert_eq!(
+        &args(&d.management.deployments[0])[..2],
+        ["/registration-operator", "agent"]
+    );
+    let subjects: Vec<String> = d
+        .managed
+        .cluster_role_bindings
+        .iter()
+        .map(|b| b.subjects.as_ref().unwrap()[0].name.clone())
+        .collect();
+    assert!(
+        subjects.iter().all(|s| s == "klusterlet-agent-sa"),
+        "{subjects:?}"
+    );
+}
+
+#[test]
+fn hosted_mode_splits_the_clusters() {
+    let d = built(
+        "{clusterName: c1, namespace: open-cluster-management-x, deployOption: {mode: Hosted}}",
+        InProcess::default(),
+    );
+    assert_eq!(names(&d.management.namespaces), ["/klusterlet"]);
+    assert_eq!(names(&d.managed.namespaces), ["/open-cluster-management-x"]);
+    assert!(
+        d.management
+            .deployments
+            .iter()
+            .all(|dep| dep.metadata.namespace.as_deref() == Some("klusterlet"))
+    );
+    let reg = args(&d.management.deployments[0]);
+    assert!(
+        reg.contains(&"--spoke-kubeconfig=/spoke/config/kubeconfig".to_string()),
+        "{reg:?}"
+    );
+    assert!(d.management.cluster_roles.is_empty() && d.management.crds.is_empty());
+    let subject = &d.managed.cluster_role_bindings[0]
+        .subjects
+        .as_ref()
+        .unwrap()[0];
+    assert_eq!(
+        subject.namespace.as_deref(),
+        Some("open-cluster-management-x")
+    );
+}
+
+#[test]
+fn every_object_is_labelled_and_converts() {
+    let d = built("clusterName: c1", InProcess::default());
+    for obj in d
+        .managed
+        .to_dynamic()
+        .iter()
+        .chain(d.management.to_dynamic().iter())
+    {
+        if obj.types.as_ref().unwrap().kind == "CustomResourceDefinition" {
+            continue;
+        }
+        assert_eq!(
+            obj.metadata.labels.as_ref().unwrap()[KLUSTERLET_LABEL],
+            "klusterlet",
+            "{:?}",
+            obj.metadata.name
+        );
+    }
+}
+
+#[test]
+fn every_rule_is_least_privilege() {
+    for rule in registration_cluster_role()
+        .iter()
+        .chain(work_cluster_role().iter())
+    {
+        assert!(!rule.verbs.contains(&"*".to_string()));
+        assert!(!rule.resources.as_ref().unwrap().contains(&"*".to_string()));
+        assert!(
+            !rule
+                .resources
+                .as_ref()
+                .unwrap()
+                .contains(&"secrets".to_string()),
+            "no cluster-wide secrets"
+        );
+    }
+}

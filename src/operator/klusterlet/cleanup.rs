@@ -1,0 +1,153 @@
+//! Cleanup when a Klusterlet goes: every object its build step can produce (agents, RBAC,
+//! namespaces with the bootstrap and hub kubeconfig secrets, managed CRDs), each deletion waited
+//! on and bounded. Run by the loop behind the Klusterlet's finalizer, and by `unjoin` directly
+//! ([`cleanup`]) when no operator is running to do it.
+use std::time::Duration;
+
+use anyhow::Context as _;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, ListParams, Patch, PatchParams};
+use kube::{Client, ResourceExt as _};
+
+use super::InProcess;
+use super::build::build;
+use super::observe::external_managed_client;
+use super::validate::{self, Validated};
+use crate::api::operator::{
+    KLUSTERLET_FINALIZER, KLUSTERLET_HOSTED_FINALIZER, Klusterlet, KlusterletSpec,
+};
+use crate::api::work::AppliedManifestWork;
+use crate::apply::{Resolver, delete};
+
+/// What cleanup needs to know of a Klusterlet; defaults when it is gone or unreadable.
+fn settings(name: &str, k: Option<&Klusterlet>) -> Validated {
+    let fallback = || {
+        let mut blank = Klusterlet::new(name, KlusterletSpec::default());
+        blank.metadata.generation = None;
+        validate::lenient(&blank).expect("the default Klusterlet is valid")
+    };
+    k.and_then(|k| validate::lenient(k).ok())
+        .unwrap_or_else(fallback)
+}
+
+/// Removes what a Klusterlet produced (not the Klusterlet itself, nor its finalizer).
+pub async fn remove_objects(
+    client: &Client,
+    name: &str,
+    k: Option<&Klusterlet>,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let v = settings(name, k);
+    let desired = build(&v, InProcess::default());
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &v.agent_namespace);
+    let managed = if v.hosted {
+        match external_managed_client(&secrets).await {
+            Ok(c) => Some(c),
+            Err(e) => {
+                tracing::warn!(
+                    "Klusterlet {name}: cannot reach the managed cluster ({e}); leaving its objects"
+                );
+                None
+            }
+        }
+    } else {
+        Some(client.clone())
+    };
+    if let Some(managed) = managed {
+        let mut objects = desired.managed.to_dynamic();
+        // The CRDs are shared by every Klusterlet of a management cluster outside Hosted modes.
+        if !v.hosted && others_exist(client, name).await {
+            objects.retain(|o| {
+                o.types
+                    .as_ref()
+                    .is_none_or(|t| t.kind != "CustomResourceDefinition")
+            });
+        } else {
+            release_applied_works(&managed).await?;
+        }
+        delete::delete_all(&Resolver::new(managed), &objects, timeout)
+            .await
+            .map_err(|failures| anyhow::anyhow!(list(&failures)))
+            .with_context(|| {
+                format!("removing the agents of Klusterlet {name} from the managed cluster")
+            })?;
+    }
+    delete::delete_all(
+        &Resolver::new(client.clone()),
+        &desired.management.to_dynamic(),
+        timeout,
+    )
+    .await
+    .map_err(|failures| anyhow::anyhow!(list(&failures)))
+    .with_context(|| format!("removing the agents of Klusterlet {name}"))?;
+    Ok(())
+}
+
+fn list(failures: &[crate::apply::ObjectError]) -> String {
+    failures
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+async fn others_exist(client: &Client, name: &str) -> bool {
+    Api::<Klusterlet>::all(client.clone())
+        .list(&ListParams::default())
+        .await
+        .is_ok_and(|l| l.items.iter().any(|k| k.name_any() != name))
+}
+
+/// With no work agent left to release them, AppliedManifestWorks would hold their CRD's deletion
+/// forever: drop their finalizers (what they applied stays, as when upstream's agent is removed).
+async fn release_applied_works(client: &Client) -> anyhow::Result<()> {
+    let api: Api<AppliedManifestWork> = Api::all(client.clone());
+    let list = match api.list(&ListParams::default()).await {
+        Ok(list) => list,
+        Err(kube::Error::Api(s)) if s.code == 404 => return Ok(()),
+        Err(e) => return Err(e).context("listing AppliedManifestWorks"),
+    };
+    for work in list.items.iter().filter(|w| !w.finalizers().is_empty()) {
+        let patch = serde_json::json!({"metadata": {"finalizers": null}});
+        api.patch(
+            &work.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+        .with_context(|| format!("releasing AppliedManifestWork {}", work.name_any()))?;
+    }
+    Ok(())
+}
+
+/// Cleans up after the Klusterlet `name` without an operator: removes what it produced, then its
+/// finalizer, so its deletion can complete. Bounded by `timeout` per deletion.
+pub async fn cleanup(client: &Client, name: &str, timeout: Duration) -> anyhow::Result<()> {
+    let api: Api<Klusterlet> = Api::all(client.clone());
+    let k = match api.get_opt(name).await {
+        Ok(k) => k,
+        Err(kube::Error::Api(s)) if s.code == 404 => None, // the CRD is gone
+        Err(e) => return Err(e).with_context(|| format!("reading Klusterlet {name}")),
+    };
+    remove_objects(client, name, k.as_ref(), timeout).await?;
+    if let Some(k) = k.filter(|k| !k.finalizers().is_empty()) {
+        let keep: Vec<&String> = k
+            .finalizers()
+            .iter()
+            .filter(|f| *f != KLUSTERLET_FINALIZER && *f != KLUSTERLET_HOSTED_FINALIZER)
+            .collect();
+        let patch = serde_json::json!({"metadata": {"finalizers": keep, "resourceVersion": k.resource_version()}});
+        match api
+            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("removing the finalizer of Klusterlet {name}"));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,212 @@
+//! Validate (pure): a Klusterlet's spec turned into the settings the build step needs, with
+//! upstream's defaults filled in, or the reason it cannot be acted on.
+use std::collections::BTreeMap;
+
+use kube::ResourceExt as _;
+
+use crate::api::operator::{
+    FeatureGateMode, KLUSTERLET_DEFAULT_NAMESPACE, Klusterlet, MODE_DEFAULT, MODE_HOSTED,
+    MODE_SINGLETON, MODE_SINGLETON_HOSTED,
+};
+use crate::hub::{DEFAULT_BUNDLE_VERSION, DEFAULT_REGISTRY};
+
+/// Why a Klusterlet cannot be reconciled; fixing it needs a spec change.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// `spec.clusterName` is empty.
+    #[error("spec.clusterName is empty")]
+    NoClusterName,
+    /// `spec.clusterName` is not a DNS-1123 label.
+    #[error("{0}")]
+    InvalidClusterName(String),
+    /// `spec.deployOption.mode` is not one of upstream's modes.
+    #[error(
+        "unknown spec.deployOption.mode {0:?} (expected Default, Singleton, Hosted or SingletonHosted)"
+    )]
+    UnknownMode(String),
+}
+
+/// A Klusterlet's settings, validated and defaulted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Validated {
+    /// The Klusterlet's name (prefix of every agent object's name).
+    pub name: String,
+    /// `metadata.generation`, for conditions' observedGeneration.
+    pub generation: Option<i64>,
+    /// The cluster name the agents register under.
+    pub cluster_name: String,
+    /// Agents run on a management cluster; managed-side objects go through its kubeconfig.
+    pub hosted: bool,
+    /// One combined agent instead of registration + work.
+    pub singleton: bool,
+    /// Where the agents run (on the management cluster when hosted).
+    pub agent_namespace: String,
+    /// The agents' namespace on the managed cluster (`spec.namespace`).
+    pub managed_namespace: String,
+    /// Registration agent image.
+    pub registration_image: String,
+    /// Work agent image.
+    pub work_image: String,
+    /// Combined agent image (Singleton modes).
+    pub agent_image: String,
+    /// `Name=true|false` feature gates of the registration agent.
+    pub registration_gates: Vec<String>,
+    /// `Name=true|false` feature gates of the work agent.
+    pub work_gates: Vec<String>,
+    /// Annotations the registration agent puts on the ManagedCluster.
+    pub cluster_annotations: BTreeMap<String, String>,
+    /// This cluster's API server URLs, reported to the hub.
+    pub external_server_urls: Vec<String>,
+    /// Requested client certificate lifetime.
+    pub client_cert_expiration_seconds: Option<i32>,
+}
+
+fn default_image(component: &str) -> String {
+    format!("{DEFAULT_REGISTRY}/{component}:v{DEFAULT_BUNDLE_VERSION}")
+}
+
+fn gates(list: &[crate::api::operator::FeatureGate]) -> Vec<String> {
+    list.iter()
+        .map(|g| format!("{}={}", g.feature, g.mode == Some(FeatureGateMode::Enable)))
+        .collect()
+}
+
+/// Validates a Klusterlet.
+pub fn validate(k: &Klusterlet) -> Result<Validated, Error> {
+    let v = lenient(k)?;
+    if v.cluster_name.is_empty() {
+        return Err(Error::NoClusterName);
+    }
+    crate::klusterlet::validate_cluster_name(&v.cluster_name).map_err(Error::InvalidClusterName)?;
+    Ok(v)
+}
+
+/// Like [`validate`] but accepts a missing or invalid cluster name: enough to find every object
+/// a Klusterlet may have produced, for cleanup.
+pub fn lenient(k: &Klusterlet) -> Result<Validated, Error> {
+    let spec = &k.spec;
+    let mode = spec
+        .deploy_option
+        .as_ref()
+        .and_then(|d| d.mode.clone())
+        .unwrap_or_else(|| MODE_DEFAULT.into());
+    let (hosted, singleton) = match mode.as_str() {
+        "" | MODE_DEFAULT => (false, false),
+        MODE_SINGLETON => (false, true),
+        MODE_HOSTED => (true, false),
+        MODE_SINGLETON_HOSTED => (true, true),
+        other => return Err(Error::UnknownMode(other.into())),
+    };
+    let name = k.name_any();
+    let managed_namespace = spec
+        .namespace
+        .clone()
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| KLUSTERLET_DEFAULT_NAMESPACE.into());
+    let reg = spec.registration_configuration.clone().unwrap_or_default();
+    let work = spec.work_configuration.clone().unwrap_or_default();
+    let image = |given: &Option<String>, component: &str| {
+        given
+            .clone()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| default_image(component))
+    };
+    Ok(Validated {
+        agent_namespace: crate::klusterlet::agent_namespace(
+            &name,
+            Some(&managed_namespace),
+            hosted,
+        ),
+        name,
+        generation: k.metadata.generation,
+        cluster_name: spec.cluster_name.clone().unwrap_or_default(),
+        hosted,
+        singleton,
+        managed_namespace,
+        registration_image: image(&spec.registration_image_pull_spec, "registration"),
+        work_image: image(&spec.work_image_pull_spec, "work"),
+        agent_image: image(&spec.image_pull_spec, "registration-operator"),
+        registration_gates: gates(&reg.feature_gates),
+        work_gates: gates(&work.feature_gates),
+        cluster_annotations: reg.cluster_annotations,
+        external_server_urls: spec
+            .external_server_urls
+            .iter()
+            .map(|u| u.url.clone())
+            .collect(),
+        client_cert_expiration_seconds: reg.client_cert_expiration_seconds,
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    //! Minimal Klusterlets from YAML, as the build and status tests need them.
+    use crate::api::operator::Klusterlet;
+
+    /// A Klusterlet from a YAML fixture (name `klusterlet`, generation 2, unless the YAML says otherwise).
+    pub fn klusterlet(spec_yaml: &str) -> Klusterlet {
+        let spec: serde_json::Value = crate::yaml::from_str(spec_yaml).unwrap();
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "operator.open-cluster-management.io/v1", "kind": "Klusterlet",
+            "metadata": {"name": "klusterlet", "generation": 2},
+            "spec": spec,
+        }))
+        .unwrap()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::klusterlet;
+    use super::*;
+
+    #[test]
+    fn defaults_are_upstreams() {
+        let v = validate(&klusterlet("clusterName: c1")).unwrap();
+        assert_eq!(v.agent_namespace, "open-cluster-management-agent");
+        assert_eq!(v.managed_namespace, "open-cluster-management-agent");
+        assert!(!v.hosted && !v.singleton);
+        assert_eq!(
+            v.registration_image,
+            "quay.io/open-cluster-management/registration:v1.3.1"
+        );
+        assert_eq!(v.generation, Some(2));
+    }
+
+    #[test]
+    fn hosted_agents_run_in_the_klusterlet_namespace() {
+        let v = validate(&klusterlet(
+            "{clusterName: c1, namespace: open-cluster-management-x, deployOption: {mode: SingletonHosted}}",
+        ))
+        .unwrap();
+        assert!(v.hosted && v.singleton);
+        assert_eq!(v.agent_namespace, "klusterlet");
+        assert_eq!(v.managed_namespace, "open-cluster-management-x");
+    }
+
+    #[test]
+    fn invalid_specs_are_named() {
+        assert_eq!(validate(&klusterlet("{}")), Err(Error::NoClusterName));
+        assert!(matches!(
+            validate(&klusterlet("clusterName: Bad_Name")),
+            Err(Error::InvalidClusterName(_))
+        ));
+        assert_eq!(
+            validate(&klusterlet(
+                "{clusterName: c1, deployOption: {mode: Weird}}"
+            )),
+            Err(Error::UnknownMode("Weird".into()))
+        );
+        assert!(lenient(&klusterlet("{}")).is_ok());
+    }
+
+    #[test]
+    fn feature_gates_become_flags() {
+        let v = validate(&klusterlet(
+            "{clusterName: c1, registrationConfiguration: {featureGates: [{feature: A, mode: Enable}, {feature: B}]}}",
+        ))
+        .unwrap();
+        assert_eq!(v.registration_gates, ["A=true", "B=false"]);
+        assert!(v.work_gates.is_empty());
+    }
+}

@@ -1,0 +1,227 @@
+//! Applying one manifest of a work onto the managed cluster, by its update strategy:
+//!
+//! - `Update` (default): server-side apply as `work-agent`, forced — the work is the source of
+//!   truth, so a hand edit of a field it sets is reverted on the next pass;
+//! - `ServerSideApply`: server-side apply with the configured field manager and `force`, so a
+//!   conflict with another manager is reported rather than overwritten;
+//! - `CreateOnly`: created when absent, never updated;
+//! - `ReadOnly`: only read; reported, never written, never deleted.
+//!
+//! Written objects get an ownerReference to the AppliedManifestWork, so that even if the agent is
+//! gone, deleting that record lets the garbage collector remove them. A failure is reported in
+//! the manifest's conditions and never stops the other manifests.
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::Resource as _;
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use serde_json::Value;
+
+use super::build::{self, Key};
+use super::discovery::Discovery;
+use super::status::{Availability, ManifestResult};
+use crate::api::work::{
+    AppliedManifestResourceMeta, AppliedManifestWork, ManifestConfigOption, UpdateStrategy,
+    UpdateStrategyType, WORK_AGENT_FIELD_MANAGER,
+};
+
+/// The AppliedManifestWork applied objects are owned by.
+#[derive(Debug, Clone)]
+pub struct Owner {
+    /// Its name.
+    pub name: String,
+    /// Its UID.
+    pub uid: String,
+}
+
+impl Owner {
+    /// The ownerReference objects carry.
+    #[must_use]
+    pub fn reference(&self) -> OwnerReference {
+        OwnerReference {
+            api_version: AppliedManifestWork::api_version(&()).into_owned(),
+            kind: AppliedManifestWork::kind(&()).into_owned(),
+            name: self.name.clone(),
+            uid: self.uid.clone(),
+            controller: None,
+            block_owner_deletion: None,
+        }
+    }
+}
+
+/// What processing one manifest did.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// For the work's status.
+    pub result: ManifestResult,
+    /// For the AppliedManifestWork, when the agent wrote (or created) the object.
+    pub record: Option<AppliedManifestResourceMeta>,
+    /// The resource the manifest names, when it could be resolved.
+    pub key: Option<Key>,
+}
+
+/// The message of a Kubernetes error, without the debug dump.
+#[must_use]
+pub fn describe(err: &kube::Error) -> String {
+    match err {
+        kube::Error::Api(s) => format!("{} ({})", s.message, s.reason),
+        other => other.to_string(),
+    }
+}
+
+/// Applies manifest number `ordinal` of a work.
+pub async fn apply_manifest(
+    discovery: &Discovery,
+    ordinal: usize,
+    manifest: &Value,
+    configs: &[ManifestConfigOption],
+    owner: &Owner,
+) -> Outcome {
+    let mut meta = build::raw_meta(ordinal, manifest);
+    let failed = |meta, message: String| Outcome {
+        result: ManifestResult {
+            meta,
+            applied: Err(message),
+            available: Availability::Incomplete,
+        },
+        record: None,
+        key: None,
+    };
+    let parsed = match build::parse(manifest) {
+        Ok(p) => p,
+        Err(e) => return failed(meta, e),
+    };
+    let (resource, namespaced) = match discovery.resolve(&parsed.gvk).await {
+        Ok(r) => r,
+        Err(e) => return failed(meta, format!("on the managed cluster: {e}")),
+    };
+    meta.resource = Some(resource.plural.clone());
+    let namespace = if namespaced {
+        match parsed
+            .object
+            .metadata
+            .namespace
+            .clone()
+            .filter(|n| !n.is_empty())
+        {
+            Some(ns) => Some(ns),
+            None => return failed(meta, "namespaced object has no metadata.namespace".into()),
+        }
+    } else {
+        None
+    };
+    meta.namespace.clone_from(&namespace);
+    let key = Key {
+        group: parsed.gvk.group.clone(),
+        resource: resource.plural.clone(),
+        namespace: namespace.clone().unwrap_or_default(),
+        name: parsed.name.clone(),
+    };
+    let strategy = build::strategy_for(configs, &meta);
+    let api = discovery.api(&resource, namespaced, namespace.as_deref());
+    if strategy.type_ == UpdateStrategyType::ReadOnly {
+        return Outcome {
+            result: ManifestResult {
+                meta,
+                applied: Ok(()),
+                available: availability(&api, &parsed.name).await,
+            },
+            record: None,
+            key: Some(key),
+        };
+    }
+    let mut body = parsed.object.clone();
+    body.metadata.namespace.clone_from(&namespace);
+    body.metadata.managed_fields = None;
+    body.metadata.resource_version = None;
+    let refs = body.metadata.owner_references.get_or_insert_default();
+    if !refs.iter().any(|r| r.uid == owner.uid) {
+        refs.push(owner.reference());
+    }
+    match write(&api, &parsed.name, &body, strategy).await {
+        Ok(obj) => {
+            if parsed.gvk.group == "apiextensions.k8s.io"
+                && parsed.gvk.kind == "CustomResourceDefinition"
+            {
+                discovery.learn_crd(&obj);
+            }
+            let record = AppliedManifestResourceMeta {
+                group: Some(key.group.clone()).filter(|g| !g.is_empty()),
+                version: parsed.gvk.version.clone(),
+                resource: key.resource.clone(),
+                namespace: namespace.clone(),
+                name: parsed.name.clone(),
+                uid: obj.metadata.uid.clone(),
+            };
+            Outcome {
+                result: ManifestResult {
+                    meta,
+                    applied: Ok(()),
+                    available: Availability::Available,
+                },
+                record: Some(record),
+                key: Some(key),
+            }
+        }
+        Err(e) => Outcome {
+            result: ManifestResult {
+                meta,
+                applied: Err(describe(&e)),
+                available: availability(&api, &parsed.name).await,
+            },
+            record: None,
+            key: Some(key),
+        },
+    }
+}
+
+/// Writes the object by its (writing) strategy; returns the object as the server holds it.
+async fn write(
+    api: &Api<DynamicObject>,
+    name: &str,
+    body: &DynamicObject,
+    strategy: UpdateStrategy,
+) -> Result<DynamicObject, kube::Error> {
+    let (manager, force) = match strategy.type_ {
+        UpdateStrategyType::CreateOnly => return create_only(api, name, body).await,
+        UpdateStrategyType::ServerSideApply => {
+            let ssa = strategy.server_side_apply.unwrap_or_default();
+            let manager = ssa
+                .field_manager
+                .unwrap_or_else(|| WORK_AGENT_FIELD_MANAGER.into());
+            (manager, ssa.force.unwrap_or(false))
+        }
+        UpdateStrategyType::Update | UpdateStrategyType::ReadOnly => {
+            (WORK_AGENT_FIELD_MANAGER.into(), true)
+        }
+    };
+    let mut params = PatchParams::apply(&manager);
+    params.force = force;
+    api.patch(name, &params, &Patch::Apply(body)).await
+}
+
+/// Creates the object unless it exists; returns what is there.
+async fn create_only(
+    api: &Api<DynamicObject>,
+    name: &str,
+    body: &DynamicObject,
+) -> Result<DynamicObject, kube::Error> {
+    if let Some(existing) = api.get_opt(name).await? {
+        return Ok(existing);
+    }
+    let params = PostParams {
+        field_manager: Some(WORK_AGENT_FIELD_MANAGER.into()),
+        ..Default::default()
+    };
+    match api.create(&params, body).await {
+        Err(kube::Error::Api(s)) if s.is_already_exists() => api.get(name).await,
+        other => other,
+    }
+}
+
+/// Whether the object exists.
+async fn availability(api: &Api<DynamicObject>, name: &str) -> Availability {
+    match api.get_metadata_opt(name).await {
+        Ok(Some(_)) => Availability::Available,
+        Ok(None) => Availability::NotAvailable,
+        Err(e) => Availability::FetchFailed(describe(&e)),
+    }
+}

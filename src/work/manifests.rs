@@ -1,0 +1,251 @@
+//! The input of `clusteradm create work`: files, directories (`*.yaml`, `*.yml`, `*.json`,
+//! recursively with `-R`) and stdin (`-`), split into documents, `kind: List` expanded, and every
+//! manifest validated before anything is sent — errors name the file and the document, so a typo
+//! in the fifth file never leaves four works half-created.
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::api::work::{ManifestWork, ManifestWorkSpec, ManifestsTemplate};
+
+/// The most manifest bytes a ManifestWork may hold (upstream's webhook limit).
+pub const MAX_BYTES: usize = 500 * 1024;
+
+/// Why the input cannot become a work.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file or directory could not be read.
+    #[error("cannot read {path}")]
+    Read {
+        /// The path.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A directory held no manifest files.
+    #[error("{path} holds no *.yaml, *.yml or *.json files{}", if *.recursive { "" } else { " (use -R for subdirectories)" })]
+    EmptyDir {
+        /// The directory.
+        path: String,
+        /// Whether subdirectories were searched.
+        recursive: bool,
+    },
+    /// A document is not valid YAML.
+    #[error("{source_name}: document {document} (line {line}) is not valid YAML: {message}")]
+    Yaml {
+        /// File name (or `<stdin>`).
+        source_name: String,
+        /// 1-based document index within the file.
+        document: usize,
+        /// Line where the document starts.
+        line: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// A manifest lacks something it needs.
+    #[error("{source_name}: document {document}{}: {problem}", .item.map(|i| format!(", list item {i}")).unwrap_or_default())]
+    Invalid {
+        /// File name (or `<stdin>`).
+        source_name: String,
+        /// 1-based document index within the file.
+        document: usize,
+        /// 1-based item index within a `kind: List`.
+        item: Option<usize>,
+        /// What is wrong.
+        problem: String,
+    },
+    /// No manifest at all.
+    #[error("no manifests in {0}")]
+    Empty(String),
+    /// Over the size limit.
+    #[error("the manifests take {} KiB, over the {} KiB a ManifestWork may hold", .0.div_ceil(1024), MAX_BYTES / 1024)]
+    TooLarge(usize),
+}
+
+/// Expands the `-f` arguments into files, directories in sorted order; `-` is stdin.
+pub fn files(paths: &[PathBuf], recursive: bool) -> Result<Vec<PathBuf>, Error> {
+    let mut out = Vec::new();
+    for path in paths {
+        if path.as_os_str() == "-" || !path.is_dir() {
+            out.push(path.clone());
+            continue;
+        }
+        let before = out.len();
+        walk(path, recursive, &mut out)?;
+        if out.len() == before {
+            return Err(Error::EmptyDir {
+                path: path.display().to_string(),
+                recursive,
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) -> Result<(), Error> {
+    let read_err = |source| Error::Read {
+        path: dir.display().to_string(),
+        source,
+    };
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(read_err)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .map_err(read_err)?;
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            if recursive {
+                walk(&path, recursive, out)?;
+            }
+        } else if matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml" | "json")
+        ) {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Reads one input (`-` is stdin).
+pub fn read(path: &Path) -> Result<(String, String), Error> {
+    let read_err = |source| Error::Read {
+        path: path.display().to_string(),
+        source,
+    };
+    if path.as_os_str() == "-" {
+        let text = std::io::read_to_string(std::io::stdin()).map_err(read_err)?;
+        return Ok(("<stdin>".into(), text));
+    }
+    let text = std::fs::read_to_string(path).map_err(read_err)?;
+    Ok((path.display().to_string(), text))
+}
+
+/// Splits a YAML stream at `---` lines; returns each non-empty document with its first line.
+fn documents(text: &str) -> Vec<(usize, String)> {
+    let mut docs = Vec::new();
+    let mut current = String::new();
+    let mut start = 1;
+    for (i, line) in text.lines().enumerate() {
+        let separator = line == "---" || line.starts_with("--- ") || line.starts_with("---\t");
+        if separator {
+            docs.push((start, std::mem::take(&mut current)));
+            start = i + 2;
+        } else {
+            current.push_str(line);
+            current.push('\n');
+        }
+    }
+    docs.push((start, current));
+    docs.retain(|(_, d)| {
+        d.lines()
+            .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+    });
+    docs
+}
+
+/// Parses and validates the manifests of one file.
+pub fn parse(source_name: &str, text: &str) -> Result<Vec<Value>, Error> {
+    let mut out = Vec::new();
+    for (index, (line, doc)) in documents(text).into_iter().enumerate() {
+        let document = index + 1;
+        let value: Value = crate::yaml::from_str(&doc).map_err(|e| Error::Yaml {
+            source_name: source_name.into(),
+            document,
+            line,
+            message: e.to_string(),
+        })?;
+        let invalid = |item, problem| Error::Invalid {
+            source_name: source_name.into(),
+            document,
+            item,
+            problem,
+        };
+        if value.is_null() {
+            continue;
+        }
+        validate(&value).map_err(|p| invalid(None, p))?;
+        if value["kind"] == "List" {
+            let items = value["items"]
+                .as_array()
+                .ok_or_else(|| invalid(None, "a List without items".into()))?;
+            for (i, item) in items.iter().enumerate() {
+                validate(item).map_err(|p| invalid(Some(i + 1), p))?;
+                if item["kind"] == "List" {
+                    return Err(invalid(
+                        Some(i + 1),
+                        "a List inside a List is not supported".into(),
+                    ));
+                }
+                out.push(item.clone());
+            }
+        } else {
+            out.push(value);
+        }
+    }
+    Ok(out)
+}
+
+/// What a manifest must have: apiVersion (`[group/]version`), kind and metadata.name (Lists
+/// need no name).
+pub fn validate(manifest: &Value) -> Result<(), String> {
+    if !manifest.is_object() {
+        return Err(
+            "not a Kubernetes object (a mapping with apiVersion, kind and metadata)".into(),
+        );
+    }
+    let field = |name: &str| manifest[name].as_str().filter(|s| !s.trim().is_empty());
+    let api_version = field("apiVersion").ok_or("the manifest has no apiVersion")?;
+    let parts: Vec<&str> = api_version.split('/').collect();
+    if parts.len() > 2 || parts.iter().any(|p| p.is_empty()) {
+        return Err(format!(
+            "apiVersion {api_version:?} is not of the form [group/]version"
+        ));
+    }
+    let kind = field("kind").ok_or("the manifest has no kind")?;
+    if kind == "List" {
+        return Ok(());
+    }
+    let name = manifest["metadata"]["name"]
+        .as_str()
+        .filter(|s| !s.is_empty());
+    if name.is_none() {
+        return Err(if manifest["metadata"]["generateName"].is_string() {
+            format!(
+                "{kind} uses metadata.generateName, which a ManifestWork cannot apply; set metadata.name"
+            )
+        } else {
+            format!("{kind} has no metadata.name")
+        });
+    }
+    Ok(())
+}
+
+/// Total size of the manifests as JSON; over [`MAX_BYTES`] is an error.
+pub fn check_size(manifests: &[Value]) -> Result<usize, Error> {
+    let size = manifests.iter().map(|m| m.to_string().len()).sum();
+    if size > MAX_BYTES {
+        return Err(Error::TooLarge(size));
+    }
+    Ok(size)
+}
+
+/// The ManifestWork `name` for cluster (namespace) `cluster`.
+#[must_use]
+pub fn work(name: &str, cluster: &str, manifests: Vec<Value>) -> ManifestWork {
+    let mut work = ManifestWork::new(
+        name,
+        ManifestWorkSpec {
+            workload: ManifestsTemplate { manifests },
+            ..Default::default()
+        },
+    );
+    work.metadata.namespace = Some(cluster.into());
+    work
+}
+
+#[cfg(test)]
+#[path = "manifests_tests.rs"]
+mod tests;

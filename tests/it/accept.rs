@@ -1,0 +1,152 @@
+//! `clusteradm accept` on the real hub: CSR checks (a forged subject is refused), idempotence,
+//! and its errors.
+use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+use kube::api::{Api, DeleteParams, PostParams};
+
+use clusteradm::api::cluster::ManagedCluster;
+use clusteradm::registration::agent::csr;
+
+use crate::common;
+use crate::registration::fixture;
+
+fn accept(args: &[&str]) -> assert_cmd::Command {
+    let mut cmd = common::clusteradm();
+    cmd.arg("accept")
+        .args(args)
+        .arg("--kubeconfig")
+        .arg(common::env().hub);
+    cmd
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A ManagedCluster as the agent creates it, and a CSR sent with the bootstrap token asking for
+/// `subject_cluster`'s identity, labelled `cluster`.
+async fn registration(token: &str, cluster: &str, subject_cluster: &str) -> String {
+    let agent = common::hub_client_with_token(token).await;
+    let mc: ManagedCluster = serde_json::from_value(serde_json::json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+        "metadata": {"name": cluster}, "spec": {"hubAcceptsClient": false}
+    }))
+    .unwrap();
+    let clusters: Api<ManagedCluster> = Api::all(agent.clone());
+    if clusters.get_opt(cluster).await.unwrap().is_none() {
+        clusters.create(&PostParams::default(), &mc).await.unwrap();
+    }
+    let key = rcgen::KeyPair::generate().unwrap();
+    let pem = csr::request_pem(subject_cluster, "abcde", &key).unwrap();
+    let api: Api<CertificateSigningRequest> = Api::all(agent);
+    let created = api
+        .create(
+            &PostParams::default(),
+            &csr::object(cluster, &pem, Some(600)),
+        )
+        .await
+        .unwrap();
+    created.metadata.name.unwrap()
+}
+
+async fn remove(cluster: &str) {
+    let api: Api<ManagedCluster> = Api::all(common::hub().await);
+    if let Ok(deleted) = api.delete(cluster, &DeleteParams::default()).await {
+        let uid = deleted
+            .left()
+            .and_then(|m| m.metadata.uid)
+            .unwrap_or_default();
+        fixture::wait_deleted(api, cluster, &uid).await;
+    }
+}
+
+async fn approved(name: &str) -> Option<(String, String)> {
+    let api: Api<CertificateSigningRequest> = Api::all(common::hub().await);
+    let csr = api.get(name).await.unwrap();
+    let c = csr
+        .status?
+        .conditions?
+        .into_iter()
+        .find(|c| c.type_ == "Approved")?;
+    Some((c.reason.unwrap_or_default(), c.message.unwrap_or_default()))
+}
+
+#[tokio::test]
+async fn an_unknown_cluster_is_named_and_nothing_changes() {
+    let out = fixture::run(accept(&["--clusters", "it-no-such-cluster"])).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("managed cluster it-no-such-cluster not found"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(text(&out.stderr).contains("hint:"));
+}
+
+#[tokio::test]
+async fn without_clusters_and_without_a_terminal_it_asks_for_them() {
+    let out = fixture::run(accept(&[])).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("--clusters"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_csr_claiming_another_clusters_identity_is_not_approved() {
+    let token = fixture::hub().await;
+    let c = common::unique("it-forge");
+    let forged = registration(&token, &c, "some-other-cluster").await;
+    let out = fixture::run(accept(&["--clusters", &c])).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("not approving CSR {forged}")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("not an agent of cluster {c}")),
+        "{stderr}"
+    );
+    assert_eq!(approved(&forged).await, None, "the forged CSR was approved");
+    let mc = Api::<ManagedCluster>::all(common::hub().await)
+        .get(&c)
+        .await
+        .unwrap();
+    assert!(!mc.spec.hub_accepts_client);
+    remove(&c).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accept_approves_then_says_already_accepted_and_changes_nothing() {
+    let token = fixture::hub().await;
+    let c = common::unique("it-acc");
+    let name = registration(&token, &c, &c).await;
+
+    let out = fixture::run(accept(&["--clusters", &c])).await;
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains(&format!("approved CSR {name}")), "{stderr}");
+    assert_eq!(
+        approved(&name).await,
+        Some((
+            "clusteradm Approve".into(),
+            "This CSR was approved by clusteradm certificate approve.".into()
+        ))
+    );
+    let api: Api<ManagedCluster> = Api::all(common::hub().await);
+    assert!(api.get(&c).await.unwrap().spec.hub_accepts_client);
+
+    for _ in 0..2 {
+        let out = fixture::run(accept(&["--clusters", &c, "--wait"])).await;
+        let stderr = text(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(
+            stderr.contains(&format!("cluster {c} is already accepted")),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("approved CSR"), "{stderr}");
+    }
+    remove(&c).await;
+}

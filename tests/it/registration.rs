@@ -1,0 +1,310 @@
+//! The registration agent and the hub registration controller on the real control plane: CSR,
+//! accept, signing by the real kube-controller-manager, the hub kubeconfig, heartbeats, RBAC,
+//! rotation, deny, the lease monitor and a hub outage.
+pub mod fixture;
+mod outage;
+
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleBinding};
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+
+use clusteradm::api::cluster::{CLUSTER_CLEANUP_FINALIZER, CLUSTER_LEASE_NAME, ManagedCluster};
+use clusteradm::api::work::ManifestWork;
+
+use crate::common;
+use fixture::{cert_client, condition, wait, wait_condition};
+
+#[allow(clippy::needless_pass_by_value)] // takes the request's result as it comes
+fn is_forbidden<T: std::fmt::Debug>(result: Result<T, kube::Error>) -> bool {
+    matches!(result, Err(kube::Error::Api(ref s)) if s.code == 403)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_joins_after_accept_and_the_hub_grants_its_namespace() {
+    let agent = fixture::joined(fixture::options(common::managed().await, "it-reg")).await;
+    let c = agent.cluster().to_string();
+    let hub = common::hub().await;
+
+    let mc = Api::<ManagedCluster>::all(hub.clone())
+        .get(&c)
+        .await
+        .unwrap();
+    assert_eq!(
+        condition(Some(&mc), "HubAcceptedManagedCluster").as_deref(),
+        Some("True")
+    );
+    assert!(
+        mc.metadata
+            .finalizers
+            .unwrap()
+            .contains(&CLUSTER_CLEANUP_FINALIZER.to_string())
+    );
+    let status = mc.status.unwrap();
+    assert!(
+        status
+            .version
+            .unwrap()
+            .kubernetes
+            .unwrap()
+            .starts_with("v1.")
+    );
+    assert_eq!(mc.spec.managed_cluster_client_configs.len(), 1);
+
+    let secret = agent.hub_secret().await;
+    let data = secret.data.clone().unwrap();
+    for key in [
+        "kubeconfig",
+        "tls.crt",
+        "tls.key",
+        "cluster-name",
+        "agent-name",
+    ] {
+        assert!(data.contains_key(key), "hub-kubeconfig-secret lacks {key}");
+    }
+    let agent_name = String::from_utf8(data["agent-name"].0.clone()).unwrap();
+    let kubeconfig = String::from_utf8(data["kubeconfig"].0.clone()).unwrap();
+    assert!(kubeconfig.contains("default-auth"), "{kubeconfig}");
+    let me = cert_client(&secret).await;
+    assert_eq!(
+        common::whoami(&me).await.unwrap(),
+        format!("system:open-cluster-management:{c}:{agent_name}")
+    );
+    // The kubeconfig itself works, as upstream agents would use it.
+    let from_kubeconfig = common::client_from_yaml(&kubeconfig).await;
+    Api::<ManagedCluster>::all(from_kubeconfig)
+        .get(&c)
+        .await
+        .unwrap();
+
+    // The hub made the namespace and the RBAC.
+    let ns = Api::<Namespace>::all(hub.clone()).get(&c).await.unwrap();
+    assert_eq!(
+        ns.metadata.labels.unwrap()["open-cluster-management.io/cluster-name"],
+        c
+    );
+    let name = format!("open-cluster-management:managedcluster:{c}");
+    Api::<ClusterRole>::all(hub.clone())
+        .get(&name)
+        .await
+        .unwrap();
+    Api::<ClusterRoleBinding>::all(hub.clone())
+        .get(&name)
+        .await
+        .unwrap();
+    let bindings = Api::<RoleBinding>::namespaced(hub.clone(), &c);
+    bindings.get(&format!("{name}:registration")).await.unwrap();
+    bindings.get(&format!("{name}:work")).await.unwrap();
+    let lease = Api::<Lease>::namespaced(me.clone(), &c)
+        .get(CLUSTER_LEASE_NAME)
+        .await
+        .unwrap();
+    assert!(lease.spec.unwrap().renew_time.is_some());
+
+    // A second accept changes nothing and says so.
+    let out = fixture::accept(&c).await;
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already accepted"));
+
+    // Deleting the cluster removes its namespace and RBAC before the finalizer goes.
+    agent.remove().await;
+    assert!(
+        Api::<ClusterRole>::all(hub.clone())
+            .get_opt(&name)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let ns = Api::<Namespace>::all(hub).get_opt(&c).await.unwrap();
+    assert!(
+        ns.is_none_or(|n| n.metadata.deletion_timestamp.is_some()),
+        "namespace {c} remains"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_certificate_is_confined_to_its_own_cluster() {
+    let agent = fixture::joined(fixture::options(common::managed().await, "it-rbac")).await;
+    let c = agent.cluster().to_string();
+    let me = cert_client(&agent.hub_secret().await).await;
+
+    // Its own lease and works: readable.
+    Api::<Lease>::namespaced(me.clone(), &c)
+        .get(CLUSTER_LEASE_NAME)
+        .await
+        .unwrap();
+    Api::<ManifestWork>::namespaced(me.clone(), &c)
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    // Another namespace's leases and works, any secret, other clusters: forbidden.
+    for other in ["default", "kube-system", "open-cluster-management"] {
+        assert!(
+            is_forbidden(
+                Api::<Lease>::namespaced(me.clone(), other)
+                    .list(&ListParams::default())
+                    .await
+            ),
+            "leases in {other}"
+        );
+        assert!(
+            is_forbidden(
+                Api::<ManifestWork>::namespaced(me.clone(), other)
+                    .list(&ListParams::default())
+                    .await
+            ),
+            "works in {other}"
+        );
+        assert!(
+            is_forbidden(
+                Api::<Secret>::namespaced(me.clone(), other)
+                    .list(&ListParams::default())
+                    .await
+            ),
+            "secrets in {other}"
+        );
+    }
+    assert!(
+        is_forbidden(
+            Api::<Secret>::namespaced(me.clone(), &c)
+                .list(&ListParams::default())
+                .await
+        ),
+        "secrets in own namespace"
+    );
+    assert!(is_forbidden(
+        Api::<Secret>::all(me.clone())
+            .list(&ListParams::default())
+            .await
+    ));
+    assert!(
+        is_forbidden(
+            Api::<ManagedCluster>::all(me.clone())
+                .list(&ListParams::default())
+                .await
+        ),
+        "list all clusters"
+    );
+    assert!(is_forbidden(
+        Api::<ManagedCluster>::all(me.clone())
+            .get("some-other-cluster")
+            .await
+    ));
+    // The agent may not create (or delete) works, even in its own namespace.
+    let work: ManifestWork = serde_json::from_value(serde_json::json!({
+        "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+        "metadata": {"name": "sneaky", "namespace": c}, "spec": {"workload": {"manifests": []}}
+    }))
+    .unwrap();
+    let works = Api::<ManifestWork>::namespaced(me.clone(), &c);
+    assert!(
+        is_forbidden(works.create(&PostParams::default(), &work).await),
+        "create a work"
+    );
+    // Nor accept itself.
+    let patch = Patch::Merge(serde_json::json!({"spec": {"hubAcceptsClient": false}}));
+    assert!(is_forbidden(
+        Api::<ManagedCluster>::all(me)
+            .patch(&c, &PatchParams::default(), &patch)
+            .await
+    ));
+    agent.remove().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_certificate_rotates_without_user_action() {
+    let mut opts = fixture::options(common::managed().await, "it-rot");
+    // 600 s is the API's minimum lifetime: rotate when less than 99 % of it remains instead.
+    opts.cert_expiration_seconds = Some(600);
+    opts.rotation_threshold = 0.99;
+    let agent = fixture::joined(opts).await;
+    let first = agent.hub_secret().await;
+    let first_cert = first.data.as_ref().unwrap()["tls.crt"].clone();
+    let secrets: Api<Secret> = Api::namespaced(agent.opts.managed.clone(), &agent.opts.namespace);
+    let rotated = wait(
+        secrets,
+        &agent.opts.hub_secret,
+        "a rotated certificate",
+        move |s: Option<&Secret>| {
+            s.and_then(|s| s.data.as_ref())
+                .is_some_and(|d| d.get("tls.crt") != Some(&first_cert))
+        },
+    )
+    .await;
+    // Same identity, new certificate, and it works.
+    assert_eq!(
+        rotated.data.as_ref().unwrap()["agent-name"],
+        first.data.as_ref().unwrap()["agent-name"]
+    );
+    let me = cert_client(&rotated).await;
+    assert_eq!(
+        common::whoami(&me).await.unwrap(),
+        common::whoami(&cert_client(&first).await).await.unwrap()
+    );
+    agent.remove().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn denying_revokes_the_agents_access() {
+    let agent = fixture::joined(fixture::options(common::managed().await, "it-deny")).await;
+    let c = agent.cluster().to_string();
+    let me = cert_client(&agent.hub_secret().await).await;
+    let leases = Api::<Lease>::namespaced(me.clone(), &c);
+    leases.get(CLUSTER_LEASE_NAME).await.unwrap();
+
+    let hub = common::hub().await;
+    let patch = Patch::Merge(serde_json::json!({"spec": {"hubAcceptsClient": false}}));
+    Api::<ManagedCluster>::all(hub.clone())
+        .patch(&c, &PatchParams::default(), &patch)
+        .await
+        .unwrap();
+    let mc = wait_condition(&c, "HubAcceptedManagedCluster", "False").await;
+    assert_eq!(
+        condition(Some(&mc), "HubDeniedManagedCluster").as_deref(),
+        Some("True")
+    );
+    assert!(
+        is_forbidden(leases.get(CLUSTER_LEASE_NAME).await),
+        "the lease is still readable after deny"
+    );
+    assert!(is_forbidden(Api::<ManagedCluster>::all(me).get(&c).await));
+    agent.remove().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_cluster_becomes_unknown_after_five_lease_durations() {
+    let mut agent = fixture::joined(fixture::options(common::managed().await, "it-lease")).await;
+    let c = agent.cluster().to_string();
+    agent.stop().await;
+    let stopped = Instant::now();
+    let api: Api<ManagedCluster> = Api::all(common::hub().await);
+    let mc = fixture::wait_for(
+        api,
+        &c,
+        "Available=Unknown",
+        |mc: Option<&ManagedCluster>| {
+            condition(mc, "ManagedClusterConditionAvailable").as_deref() == Some("Unknown")
+        },
+        Duration::from_secs(90),
+    )
+    .await;
+    // 5 × 5 s after the last renewal, which was at most one lease duration before the stop.
+    assert!(
+        stopped.elapsed() >= Duration::from_secs(19),
+        "marked after {:?}",
+        stopped.elapsed()
+    );
+    let available = mc
+        .status
+        .unwrap()
+        .conditions
+        .into_iter()
+        .find(|c| c.type_ == "ManagedClusterConditionAvailable")
+        .unwrap();
+    assert_eq!(available.reason, "ManagedClusterLeaseUpdateStopped");
+    // Back: the agent's next heartbeat makes it available again, with no new accept.
+    agent.resume();
+    wait_condition(&c, "ManagedClusterConditionAvailable", "True").await;
+    agent.remove().await;
+}

@@ -1,0 +1,234 @@
+//! What goes wrong: a manifest the managed cluster cannot take is reported on that manifest
+//! alone; bad input to `create work` is refused before anything reaches the hub, with the file,
+//! document and flag to fix; `--dry-run` and `--placement` send nothing that mutates.
+use std::time::Duration;
+
+use clusteradm::api::cluster::{
+    PLACEMENT_LABEL, Placement, PlacementDecision, PlacementDecisionSpec,
+};
+use clusteradm::api::work::{ManifestWork, ManifestWorkSpec, ManifestsTemplate};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use predicates::prelude::*;
+
+use super::{TestCluster, create_namespace, hub_cli, wait_work};
+use crate::common;
+
+// Multi-threaded: the in-process agent must run while the test blocks on the CLI.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_kind_fails_only_its_manifest() {
+    let _hub = super::hub_lock().await;
+    let c = TestCluster::new("it-work-unknown").await;
+    let ns = c.managed_namespace().await;
+    let _agent = c.agent(Duration::from_secs(60));
+    let cm = |name: &str| serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns}});
+    let gizmo = serde_json::json!({"apiVersion": "it.example.com/v1", "kind": "Gizmo", "metadata": {"name": "g", "namespace": ns}});
+    let name = common::unique("w");
+    let mut work = ManifestWork::new(
+        &name,
+        ManifestWorkSpec {
+            workload: ManifestsTemplate {
+                manifests: vec![cm("first"), gizmo, cm("last")],
+            },
+            ..Default::default()
+        },
+    );
+    work.metadata.namespace = Some(c.name.clone());
+    c.works()
+        .create(&PostParams::default(), &work)
+        .await
+        .unwrap();
+
+    let w = wait_work(&c.works(), &name, "reported", |w| {
+        w.status.as_ref().is_some_and(|s| !s.conditions.is_empty())
+    })
+    .await;
+    let status = w.status.unwrap();
+    let applied = clusteradm::api::conditions::find(&status.conditions, "Applied").unwrap();
+    assert_eq!(
+        (applied.status.as_str(), applied.reason.as_str()),
+        ("False", "AppliedManifestWorkFailed")
+    );
+    let manifests = status.resource_status.unwrap().manifests;
+    let reason = |i: usize, t: &str| {
+        clusteradm::api::conditions::find(&manifests[i].conditions, t)
+            .map(|c| (c.status.clone(), c.reason.clone(), c.message.clone()))
+            .unwrap()
+    };
+    assert_eq!(reason(0, "Applied").0, "True");
+    assert_eq!(reason(2, "Applied").0, "True");
+    let (status1, reason1, message1) = reason(1, "Applied");
+    assert_eq!(
+        (status1.as_str(), reason1.as_str()),
+        ("False", "AppliedManifestFailed")
+    );
+    assert!(message1.contains("Gizmo"), "{message1}");
+    assert_eq!(reason(1, "Available").1, "IncompleteResourceMeta");
+    let config_maps: Api<ConfigMap> = Api::namespaced(c.managed.clone(), &ns);
+    for n in ["first", "last"] {
+        config_maps
+            .get(n)
+            .await
+            .unwrap_or_else(|e| panic!("{n} not applied: {e}"));
+    }
+    let shown = hub_cli(&["get", "works", &name, "-c", &c.name])
+        .assert()
+        .success();
+    let out = String::from_utf8(shown.get_output().stdout.clone()).unwrap();
+    assert!(
+        out.contains("AppliedManifestFailed") && out.contains("Gizmo"),
+        "{out}"
+    );
+}
+
+const GOOD: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok, namespace: default}\n";
+
+// Multi-threaded: the in-process agent must run while the test blocks on the CLI.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_is_refused_before_anything_is_sent() {
+    let _hub = super::hub_lock().await;
+    let c = TestCluster::new("it-work-bad").await;
+    let name = common::unique("w");
+    let create = |file: &std::path::Path, cluster: &str| {
+        hub_cli(&[
+            "create",
+            "work",
+            &name,
+            "-f",
+            file.to_str().unwrap(),
+            "--clusters",
+            cluster,
+        ])
+        .assert()
+    };
+
+    let malformed = common::temp_file("malformed.yaml", &format!("{GOOD}---\nkind: [unclosed\n"));
+    create(&malformed, &c.name).code(1).stderr(
+        predicate::str::contains("malformed.yaml: document 2 (line 5) is not valid YAML")
+            .and(predicate::str::contains("hint:")),
+    );
+    let no_kind = common::temp_file(
+        "no-kind.yaml",
+        &format!("{GOOD}---\napiVersion: v1\nmetadata: {{name: x}}\n"),
+    );
+    create(&no_kind, &c.name)
+        .code(1)
+        .stderr(predicate::str::contains(
+            "no-kind.yaml: document 2: the manifest has no kind",
+        ));
+    let big = format!("{GOOD}data:\n  blob: {}\n", "x".repeat(600 * 1024));
+    create(&common::temp_file("big.yaml", &big), &c.name)
+        .code(1)
+        .stderr(predicate::str::contains(
+            "over the 500 KiB a ManifestWork may hold",
+        ));
+    let good = common::temp_file("good.yaml", GOOD);
+    let unknown = common::unique("no-such-cluster");
+    create(&good, &format!("{},{unknown}", c.name))
+        .code(1)
+        .stderr(
+            predicate::str::contains(format!("unknown cluster: {unknown}"))
+                .and(predicate::str::contains("hint:")),
+        );
+    assert!(
+        c.works().get_opt(&name).await.unwrap().is_none(),
+        "nothing may be created"
+    );
+
+    hub_cli(&[
+        "create",
+        "work",
+        "Bad_Name",
+        "-f",
+        good.to_str().unwrap(),
+        "--clusters",
+        &c.name,
+    ])
+    .assert()
+    .code(1)
+    .stderr(predicate::str::contains("invalid work name"));
+    hub_cli(&["create", "work", &name, "-f", good.to_str().unwrap()])
+        .assert()
+        .code(2);
+}
+
+/// A Placement `p` in `ns` whose decision chose `cluster` (as the placement controller would).
+async fn placement_choosing(hub: &kube::Client, ns: &str, cluster: &str) {
+    let placement = serde_json::json!({"apiVersion": "cluster.open-cluster-management.io/v1beta1",
+        "kind": "Placement", "metadata": {"name": "p", "namespace": ns}, "spec": {}});
+    Api::<Placement>::namespaced(hub.clone(), ns)
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(placement).unwrap(),
+        )
+        .await
+        .unwrap();
+    let decisions: Api<PlacementDecision> = Api::namespaced(hub.clone(), ns);
+    let mut decision = PlacementDecision::new("p-decision-1", PlacementDecisionSpec::default());
+    let label = (PLACEMENT_LABEL.to_string(), "p".to_string());
+    decision.metadata.labels = Some([label].into());
+    decisions
+        .create(&PostParams::default(), &decision)
+        .await
+        .unwrap();
+    let status =
+        serde_json::json!({"status": {"decisions": [{"clusterName": cluster, "reason": ""}]}});
+    let merge = Patch::Merge(&status);
+    decisions
+        .patch_status("p-decision-1", &PatchParams::default(), &merge)
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn placement_picks_the_clusters_and_dry_run_sends_nothing() {
+    let _hub = super::hub_lock().await;
+    let c = TestCluster::new("it-work-place").await;
+    let ns = common::unique("it-place");
+    create_namespace(&c.hub, &ns).await;
+    placement_choosing(&c.hub, &ns, &c.name).await;
+    let name = common::unique("w");
+    let good = common::temp_file("good.yaml", GOOD);
+    let create = |placement: &str, extra: &[&str]| {
+        let mut args = vec!["create", "work", &name, "-f", good.to_str().unwrap()];
+        args.extend(["--placement", placement]);
+        args.extend(extra);
+        hub_cli(&args).assert()
+    };
+    let out = create(&format!("{ns}/p"), &["--dry-run"])
+        .success()
+        .stderr(predicate::str::contains("dry run"));
+    let yaml = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        yaml.contains("kind: ManifestWork") && yaml.contains(&format!("namespace: {}", c.name)),
+        "{yaml}"
+    );
+    assert!(
+        c.works().get_opt(&name).await.unwrap().is_none(),
+        "a dry run creates nothing"
+    );
+
+    let created = format!("created in cluster {}", c.name);
+    create(&format!("{ns}/p"), &[])
+        .success()
+        .stderr(predicate::str::contains(created));
+    let missing = format!("placement {ns}/nope not found");
+    create(&format!("{ns}/nope"), &[])
+        .code(1)
+        .stderr(predicate::str::contains(missing));
+    hub_cli(&[
+        "delete",
+        "work",
+        &name,
+        "--clusters",
+        &c.name,
+        "-y",
+        "--force",
+    ])
+    .assert()
+    .success()
+    .stderr(predicate::str::contains("may be left"));
+    let _ = Api::<Namespace>::all(c.hub.clone())
+        .delete(&ns, &DeleteParams::default())
+        .await;
+}

@@ -1,0 +1,111 @@
+//! `clusteradm clean`: confirmation, and a hub left with no OCM object.
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::Api;
+use predicates::prelude::*;
+
+use crate::common;
+
+#[test]
+fn clean_without_a_terminal_and_without_yes_refuses() {
+    common::clusteradm()
+        .args(["clean", "--kubeconfig"])
+        .arg(common::env().hub)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "refusing to proceed without confirmation",
+        ))
+        .stderr(predicate::str::contains("--yes"));
+}
+
+#[tokio::test]
+async fn clean_leaves_no_ocm_object_behind_and_is_idempotent() {
+    let _crds = common::HUB_CRDS.write().await;
+    let _hub = common::HUB_SINGLETON.lock().await;
+    let hub = common::hub().await;
+    common::clusteradm()
+        .args(["init", "--use-bootstrap-token", "--kubeconfig"])
+        .arg(common::env().hub)
+        .assert()
+        .success();
+    common::clusteradm()
+        .args(["init", "--kubeconfig"])
+        .arg(common::env().hub)
+        .assert()
+        .success();
+
+    // No operator runs (no pods here): clean must do the operator's cleanup itself, within the timeout.
+    let started = std::time::Instant::now();
+    common::clusteradm()
+        .args(["clean", "-y", "--timeout", "120", "--kubeconfig"])
+        .arg(common::env().hub)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("the hub is clean"));
+    assert!(started.elapsed() < Duration::from_secs(120));
+
+    let crds: Api<CustomResourceDefinition> = Api::all(hub.clone());
+    let left: Vec<String> = crds
+        .list(&kube::api::ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|c| c.metadata.name)
+        .filter(|n| n.ends_with(".open-cluster-management.io"))
+        .collect();
+    assert!(left.is_empty(), "OCM CRDs left behind: {left:?}");
+    let namespaces: Api<Namespace> = Api::all(hub.clone());
+    for ns in ["open-cluster-management", "open-cluster-management-hub"] {
+        assert!(
+            namespaces.get_opt(ns).await.unwrap().is_none(),
+            "namespace {ns} left behind"
+        );
+    }
+    let roles: Api<ClusterRole> = Api::all(hub.clone());
+    for name in ["cluster-manager", "open-cluster-management:bootstrap"] {
+        assert!(
+            roles.get_opt(name).await.unwrap().is_none(),
+            "ClusterRole {name} left behind"
+        );
+    }
+    let bindings: Api<ClusterRoleBinding> = Api::all(hub.clone());
+    for name in [
+        "cluster-manager",
+        "open-cluster-management:bootstrap:agent-registration",
+        "open-cluster-management:bootstrap:managedcluster",
+    ] {
+        assert!(
+            bindings.get_opt(name).await.unwrap().is_none(),
+            "ClusterRoleBinding {name} left behind"
+        );
+    }
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+        Api::namespaced(hub.clone(), "kube-system");
+    assert!(
+        secrets
+            .get_opt("bootstrap-token-ocmhub")
+            .await
+            .unwrap()
+            .is_none(),
+        "bootstrap token left behind"
+    );
+
+    common::clusteradm()
+        .args(["clean", "-y", "--kubeconfig"])
+        .arg(common::env().hub)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("nothing to clean"));
+
+    // Leave the hub initialised for the tests that follow.
+    common::clusteradm()
+        .args(["init", "--kubeconfig"])
+        .arg(common::env().hub)
+        .assert()
+        .success();
+}

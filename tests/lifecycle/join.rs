@@ -1,0 +1,401 @@
+//! `clusteradm join` / `unjoin` and the Klusterlet operator loop, on the real hub and managed
+//! apiservers. The managed cluster's klusterlet is a singleton: every test here holds
+//! [`MANAGED_SINGLETON`] and starts from a managed cluster without any klusterlet.
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use clusteradm::api::operator::Klusterlet;
+use clusteradm::operator::klusterlet as operator;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DeleteParams, DynamicObject, GroupVersionKind, ListParams};
+use kube::{Client, ResourceExt as _};
+use predicates::prelude::*;
+
+use crate::common;
+
+/// Serialises the tests that join, unjoin or run the klusterlet loop on the managed cluster.
+pub(crate) static MANAGED_SINGLETON: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+const KLUSTERLET_CRD: &str = "klusterlets.operator.open-cluster-management.io";
+const AGENT_NS: &str = "open-cluster-management-agent";
+
+/// Every object a default join applies, as (apiVersion, kind, namespace, name).
+const JOIN_OBJECTS: &[(&str, &str, Option<&str>, &str)] = &[
+    (
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        None,
+        KLUSTERLET_CRD,
+    ),
+    ("v1", "Namespace", None, "open-cluster-management"),
+    (
+        "v1",
+        "ServiceAccount",
+        Some("open-cluster-management"),
+        "klusterlet",
+    ),
+    (
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRole",
+        None,
+        "klusterlet",
+    ),
+    (
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRoleBinding",
+        None,
+        "klusterlet",
+    ),
+    (
+        "apps/v1",
+        "Deployment",
+        Some("open-cluster-management"),
+        "klusterlet",
+    ),
+    ("v1", "Namespace", None, AGENT_NS),
+    ("v1", "Secret", Some(AGENT_NS), "bootstrap-hub-kubeconfig"),
+    (
+        "operator.open-cluster-management.io/v1",
+        "Klusterlet",
+        None,
+        "klusterlet",
+    ),
+];
+
+/// What `init -o json` prints.
+pub(crate) struct Hub {
+    pub token: String,
+    pub server: String,
+    pub hash: String,
+}
+
+/// Makes the hub ready for joins: `init` (holding the hub lock only for it) and the hub CRDs the
+/// operator would install.
+pub(crate) async fn hub(bootstrap_token: bool) -> Hub {
+    let out = {
+        let _hub = common::HUB_SINGLETON.lock().await;
+        let mut cmd = common::clusteradm();
+        cmd.args(["init", "-o", "json", "--kubeconfig"])
+            .arg(common::env().hub);
+        if bootstrap_token {
+            cmd.arg("--use-bootstrap-token");
+        }
+        cmd.assert().success().get_output().stdout.clone()
+    };
+    let crds = clusteradm::api::hub_crds()
+        .iter()
+        .map(clusteradm::hub::to_dynamic)
+        .collect();
+    clusteradm::apply::Applier::new(common::hub().await, Duration::from_secs(60))
+        .apply(crds)
+        .await
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let field = |k: &str| json[k].as_str().unwrap().to_string();
+    Hub {
+        token: field("hub-token"),
+        server: field("hub-apiserver"),
+        hash: field("ca-cert-hash"),
+    }
+}
+
+fn join(hub: &Hub, cluster: &str, extra: &[&str]) -> assert_cmd::Command {
+    let mut cmd = common::clusteradm();
+    cmd.args([
+        "join",
+        "--hub-token",
+        &hub.token,
+        "--hub-apiserver",
+        &hub.server,
+        "--cluster-name",
+        cluster,
+        "--kubeconfig",
+    ])
+    .arg(common::env().managed)
+    .args(extra);
+    cmd
+}
+
+/// Removes every klusterlet, the operator and the Klusterlet CRD from a cluster.
+pub(crate) async fn reset(client: &Client) {
+    let api: Api<Klusterlet> = Api::all(client.clone());
+    let names: Vec<String> = api
+        .list(&ListParams::default())
+        .await
+        .map(|l| l.items.iter().map(kube::ResourceExt::name_any).collect())
+        .unwrap_or_default();
+    for name in names.iter().map(String::as_str).chain(["klusterlet"]) {
+        let _ = api.delete(name, &DeleteParams::default()).await;
+        operator::cleanup(client, name, Duration::from_secs(60))
+            .await
+            .unwrap();
+    }
+    let mut objects = clusteradm::klusterlet::operator_objects("x").unwrap();
+    let is_hub = Api::<CustomResourceDefinition>::all(client.clone())
+        .get_opt("clustermanagers.operator.open-cluster-management.io")
+        .await
+        .unwrap()
+        .is_some();
+    objects.retain(|o| !(is_hub && o.types.as_ref().unwrap().kind == "Namespace"));
+    clusteradm::apply::delete::delete_all(
+        &clusteradm::apply::Resolver::new(client.clone()),
+        &objects,
+        Duration::from_secs(60),
+    )
+    .await
+    .unwrap();
+}
+
+async fn get_dynamic(
+    client: &Client,
+    api_version: &str,
+    kind: &str,
+    ns: Option<&str>,
+    name: &str,
+) -> Option<DynamicObject> {
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let resolver = clusteradm::apply::Resolver::new(client.clone());
+    let api: Api<DynamicObject> = resolver
+        .api_for(&GroupVersionKind::gvk(group, version, kind), ns)
+        .await
+        .ok()?;
+    api.get_opt(name).await.unwrap()
+}
+
+async fn resource_versions(client: &Client) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (api_version, kind, ns, name) in JOIN_OBJECTS {
+        let obj = get_dynamic(client, api_version, kind, *ns, name)
+            .await
+            .unwrap_or_else(|| panic!("{kind} {name} missing after join"));
+        out.insert(format!("{kind}/{name}"), obj.resource_version().unwrap());
+    }
+    out
+}
+
+/// Asserts the managed cluster holds nothing a join creates.
+async fn assert_nothing_joined(client: &Client) {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    assert!(
+        crds.get_opt(KLUSTERLET_CRD).await.unwrap().is_none(),
+        "the Klusterlet CRD was created"
+    );
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    assert!(
+        namespaces.get_opt(AGENT_NS).await.unwrap().is_none(),
+        "the agent namespace was created"
+    );
+    assert!(
+        namespaces
+            .get_opt("open-cluster-management")
+            .await
+            .unwrap()
+            .is_none(),
+        "the operator namespace was created"
+    );
+}
+
+fn stderr_of(out: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8_lossy(&out.get_output().stderr).into_owned()
+}
+
+#[tokio::test]
+async fn join_applies_every_object_and_a_second_join_changes_nothing() {
+    let _m = MANAGED_SINGLETON.lock().await;
+    let managed = common::managed().await;
+    reset(&managed).await;
+    let hub = hub(false).await;
+    let out = join(&hub, "it-join", &["--ca-cert-hash", &hub.hash])
+        .assert()
+        .success();
+    assert!(
+        stderr_of(&out).contains("clusteradm accept --clusters it-join"),
+        "{}",
+        stderr_of(&out)
+    );
+    let first = resource_versions(&managed).await;
+    assert_eq!(first.len(), JOIN_OBJECTS.len());
+
+    // The bootstrap kubeconfig trusts the hub CA and never skips verification.
+    let secret = Api::<Secret>::namespaced(managed.clone(), AGENT_NS)
+        .get("bootstrap-hub-kubeconfig")
+        .await
+        .unwrap();
+    let text = String::from_utf8(secret.data.unwrap()["kubeconfig"].0.clone()).unwrap();
+    assert!(!text.contains("insecure-skip-tls-verify"), "{text}");
+    let kc = kube::config::Kubeconfig::from_yaml(&text).unwrap();
+    let cluster = kc.clusters[0].cluster.clone().unwrap();
+    assert_eq!(
+        cluster.certificate_authority_data,
+        Some(common::server_and_ca(&common::env().hub).1)
+    );
+    assert_eq!(cluster.server.as_deref(), Some(hub.server.as_str()));
+    assert!(text.contains(&hub.token));
+    let k = Api::<Klusterlet>::all(managed.clone())
+        .get("klusterlet")
+        .await
+        .unwrap();
+    assert_eq!(k.spec.cluster_name.as_deref(), Some("it-join"));
+    assert_eq!(
+        k.spec.deploy_option.unwrap().mode.as_deref(),
+        Some("Default")
+    );
+
+    join(&hub, "it-join", &["--ca-cert-hash", &hub.hash])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("nothing changed"));
+    assert_eq!(
+        first,
+        resource_versions(&managed).await,
+        "a second join changed resourceVersions"
+    );
+    reset(&managed).await;
+}
+
+#[tokio::test]
+async fn dry_run_creates_nothing_and_shows_no_token() {
+    let _m = MANAGED_SINGLETON.lock().await;
+    let managed = common::managed().await;
+    reset(&managed).await;
+    let hub = hub(false).await;
+    let out = join(&hub, "it-dry", &["--ca-cert-hash", &hub.hash, "--dry-run"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    for (_, kind, _, name) in JOIN_OBJECTS {
+        assert!(
+            stdout.contains(&format!("kind: {kind}")) && stdout.contains(&format!("name: {name}")),
+            "{kind} {name} missing"
+        );
+    }
+    assert!(
+        !stdout.contains(&hub.token) && !stderr_of(&out).contains(&hub.token),
+        "the token was shown"
+    );
+    assert_nothing_joined(&managed).await;
+}
+
+#[tokio::test]
+async fn a_bad_token_or_a_wrong_pin_fails_and_creates_nothing() {
+    let _m = MANAGED_SINGLETON.lock().await;
+    let managed = common::managed().await;
+    reset(&managed).await;
+    let hub = hub(false).await;
+    let bad = Hub {
+        token: "abcdef.0123456789abcdef".into(),
+        server: hub.server.clone(),
+        hash: hub.hash.clone(),
+    };
+    join(&bad, "it-bad", &["--ca-cert-hash", &hub.hash])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("token invalid or expired"))
+        .stderr(predicate::str::contains("clusteradm get token"));
+    let wrong = format!("sha256:{}", "0".repeat(64));
+    join(&hub, "it-bad", &["--ca-cert-hash", &wrong])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("does not match --ca-cert-hash"));
+    // A service-account token cannot sign cluster-info: without a pin the hub cannot be verified.
+    join(&hub, "it-bad", &[])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("--ca-cert-hash"));
+    assert_nothing_joined(&managed).await;
+}
+
+#[tokio::test]
+async fn a_bootstrap_token_verifies_cluster_info_by_its_signature() {
+    let _m = MANAGED_SINGLETON.lock().await;
+    let managed = common::managed().await;
+    reset(&managed).await;
+    let hub = hub(true).await;
+    assert!(hub.token.starts_with("ocmhub."), "{}", hub.token);
+    let cms: Api<ConfigMap> = Api::namespaced(common::hub().await, "kube-public");
+    common::eventually(
+        "the bootstrap-signer to sign cluster-info",
+        Duration::from_secs(60),
+        || async {
+            cms.get("cluster-info")
+                .await
+                .ok()?
+                .data?
+                .get("jws-kubeconfig-ocmhub")
+                .map(|_| ())
+        },
+    )
+    .await;
+    join(&hub, "it-jws", &[]).assert().success();
+    assert!(
+        Api::<Klusterlet>::all(managed.clone())
+            .get_opt("klusterlet")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    reset(&managed).await;
+}
+
+#[test]
+fn an_invalid_cluster_name_is_rejected_before_any_request() {
+    common::clusteradm()
+        .args([
+            "join",
+            "--kubeconfig",
+            "/nonexistent",
+            "--hub-token",
+            "a.b",
+            "--hub-apiserver",
+            "https://127.0.0.1:1",
+            "--cluster-name",
+            "Bad_Name",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("invalid cluster name"))
+        .stderr(predicate::str::contains("kubeconfig").not());
+}
+
+#[test]
+fn an_unreachable_hub_is_a_clear_error() {
+    let start = Instant::now();
+    common::clusteradm()
+        .args([
+            "join",
+            "--hub-token",
+            "abcdef.0123456789abcdef",
+            "--hub-apiserver",
+            "https://127.0.0.1:1",
+            "--cluster-name",
+            "c1",
+            "--timeout",
+            "30s",
+            "--kubeconfig",
+        ])
+        .arg(common::env().managed)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "cannot reach the hub https://127.0.0.1:1",
+        ));
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        start.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn unjoin_without_a_terminal_needs_yes() {
+    let _m = MANAGED_SINGLETON.lock().await;
+    common::clusteradm()
+        .args(["unjoin", "--cluster-name", "it-any", "--kubeconfig"])
+        .arg(common::env().managed)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("--yes"));
+}
+
+mod operator_loop;

@@ -1,0 +1,395 @@
+//! The ClusterManager operator loop on the real hub apiserver, run in-process (no pod can run on
+//! the test control plane): it installs the hub and reports it, follows spec edits, re-issues a
+//! serving certificate near expiry, removes everything when the ClusterManager is deleted, and
+//! holds its liveness Lease only while it runs. Each test leaves the hub without a
+//! ClusterManager (deleted through the loop's own cleanup).
+use std::time::Duration;
+
+use clusteradm::api::conditions::{self, APPLIED, FALSE, TRUE};
+use clusteradm::api::operator::{
+    CLUSTER_MANAGER_FINALIZER, CLUSTER_MANAGER_NAME, ClusterManager, HUB_NAMESPACE,
+    HUB_PLACEMENT_DEGRADED, HUB_REGISTRATION_DEGRADED, VALID_FEATURE_GATES,
+};
+use clusteradm::operator::cluster_manager::{self as operator, build, certs, validate};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::runtime::wait::{await_condition, conditions::is_deleted};
+use kube::{Client, Resource as _};
+
+use clusteradm::apply::{ObjectRef, Resolver, gvk_of};
+
+use crate::common;
+
+/// The lock every test that touches the hub singletons (the ClusterManager, the operator
+/// namespace, the hub CRDs) holds; the same lock as `common::HUB_SINGLETON`.
+pub(crate) use crate::common::HUB_SINGLETON;
+
+const WAIT: Duration = Duration::from_secs(90);
+const PLACEMENT: &str = "cluster-manager-placement-controller";
+
+/// The operator running in a task of this test, until [`Operator::stop`].
+struct Operator {
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+impl Operator {
+    fn start(client: &Client) -> Self {
+        let (stop, rx) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(operator::run_in_process(client.clone(), async move {
+            let _ = rx.await;
+        }));
+        Self { stop, task }
+    }
+
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        tokio::time::timeout(WAIT, self.task)
+            .await
+            .expect("the operator stops on shutdown")
+            .unwrap()
+            .unwrap();
+    }
+}
+
+/// What `init --in-process` applies: the ClusterManager CRD, the operator namespace, the CR.
+async fn install(client: &Client) {
+    let opts = clusteradm::hub::InitOptions {
+        registry: clusteradm::hub::DEFAULT_REGISTRY.into(),
+        tag: "v1.3.1".into(),
+        credential: clusteradm::hub::Credential::ServiceAccount,
+        deploy_operator: false,
+        image_pull_credential: None,
+        feature_gates: vec![],
+    };
+    let objects = clusteradm::hub::plan(&opts)
+        .unwrap()
+        .into_iter()
+        .filter(|o| {
+            let kind = &o.types.as_ref().unwrap().kind;
+            ["CustomResourceDefinition", "Namespace", "ClusterManager"].contains(&kind.as_str())
+        })
+        .collect();
+    clusteradm::apply::Applier::new(client.clone(), WAIT)
+        .apply(objects)
+        .await
+        .unwrap();
+}
+
+/// A hub with the operator running on it: first finishes the cleanup of a ClusterManager that an
+/// earlier failed run left terminating (as `clusteradm clean` would), then applies what
+/// `init --in-process` applies and starts the loop.
+async fn setup() -> (Client, Operator) {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter("clusteradm=info")
+        .with_test_writer()
+        .try_init();
+    let client = common::hub().await;
+    if let Some(cm) = cms(&client).get_opt(CLUSTER_MANAGER_NAME).await.unwrap()
+        && cm.metadata.deletion_timestamp.is_some()
+    {
+        operator::cleanup(&client, WAIT).await.unwrap();
+        let strip = serde_json::json!({"metadata": {"finalizers": null}});
+        let params = PatchParams::default();
+        cms(&client)
+            .patch(CLUSTER_MANAGER_NAME, &params, &Patch::Merge(&strip))
+            .await
+            .unwrap();
+        gone(&client, &cm).await;
+    }
+    install(&client).await;
+    let op = Operator::start(&client);
+    (client, op)
+}
+
+fn cms(client: &Client) -> Api<ClusterManager> {
+    Api::all(client.clone())
+}
+
+/// Waits until the ClusterManager reports Applied=True for its current generation.
+async fn wait_applied(client: &Client) -> ClusterManager {
+    let applied = |cm: Option<&ClusterManager>| {
+        cm.is_some_and(|cm| {
+            let list = cm
+                .status
+                .as_ref()
+                .map(|s| s.conditions.as_slice())
+                .unwrap_or_default();
+            conditions::find(list, APPLIED).is_some_and(|c| {
+                c.status == TRUE && c.observed_generation == cm.metadata.generation
+            })
+        })
+    };
+    let wait = await_condition(cms(client), CLUSTER_MANAGER_NAME, applied);
+    let Ok(cm) = tokio::time::timeout(WAIT, wait).await else {
+        let cm = cms(client).get_opt(CLUSTER_MANAGER_NAME).await.unwrap();
+        panic!("ClusterManager not Applied for its generation within {WAIT:?}: {cm:#?}")
+    };
+    cm.unwrap().unwrap()
+}
+
+/// Waits until `cm` is gone from the server.
+async fn gone(client: &Client, cm: &ClusterManager) {
+    let uid = cm.meta().uid.clone().unwrap();
+    let deleted = await_condition(cms(client), CLUSTER_MANAGER_NAME, is_deleted(&uid));
+    tokio::time::timeout(Duration::from_secs(180), deleted)
+        .await
+        .expect("the ClusterManager is removed after cleanup")
+        .unwrap();
+}
+
+/// Deletes the ClusterManager and waits until the loop's cleanup lets it go, then stops the loop.
+async fn teardown(client: &Client, op: Operator) {
+    if let Some(cm) = cms(client).get_opt(CLUSTER_MANAGER_NAME).await.unwrap() {
+        cms(client)
+            .delete(CLUSTER_MANAGER_NAME, &DeleteParams::default())
+            .await
+            .unwrap();
+        gone(client, &cm).await;
+    }
+    op.stop().await;
+}
+
+fn condition<'a>(cm: &'a ClusterManager, type_: &str) -> &'a conditions::Condition {
+    conditions::find(&cm.status.as_ref().unwrap().conditions, type_)
+        .unwrap_or_else(|| panic!("condition {type_} missing"))
+}
+
+/// The objects a hub built from `cm` in `mode` consists of (with throwaway certificates).
+fn objects(cm: &ClusterManager, mode: operator::InProcess) -> Vec<kube::api::DynamicObject> {
+    let v = validate::validate(cm).unwrap();
+    let specs = build::serving_specs();
+    let issued = certs::plan(&certs::Existing::default(), &specs, 1_800_000_000).unwrap();
+    build::build(&v, &issued, mode).objects()
+}
+
+/// Whether `obj` exists on the hub (a kind nobody serves any more counts as absent).
+async fn exists(resolver: &Resolver, obj: &kube::api::DynamicObject) -> bool {
+    let gvk = gvk_of(obj).unwrap();
+    let Ok(api) = resolver
+        .api_for(&gvk, obj.metadata.namespace.as_deref())
+        .await
+    else {
+        return false;
+    };
+    api.get_opt(obj.metadata.name.as_deref().unwrap())
+        .await
+        .unwrap()
+        .is_some()
+}
+
+#[tokio::test]
+async fn the_loop_installs_the_hub_and_reports_it() {
+    let _hub = HUB_SINGLETON.lock().await;
+    let (client, op) = setup().await;
+    let cm = wait_applied(&client).await;
+
+    assert!(
+        cm.meta()
+            .finalizers
+            .as_ref()
+            .unwrap()
+            .contains(&CLUSTER_MANAGER_FINALIZER.into())
+    );
+    let status = cm.status.as_ref().unwrap();
+    assert_eq!(status.observed_generation, cm.metadata.generation);
+    assert!(!status.related_resources.is_empty());
+    assert_eq!(condition(&cm, VALID_FEATURE_GATES).status, TRUE);
+    let registration = condition(&cm, HUB_REGISTRATION_DEGRADED);
+    assert_eq!(
+        (registration.status.as_str(), registration.reason.as_str()),
+        (FALSE, "RegistrationInProcess")
+    );
+    // No kubelet on the test control plane: the placement pod never becomes available.
+    assert_eq!(condition(&cm, HUB_PLACEMENT_DEGRADED).status, TRUE);
+
+    // Everything of in-process mode is there; what only Default mode has is not.
+    let resolver = Resolver::new(client.clone());
+    let in_process = objects(&cm, operator::InProcess::HUB_CONTROLLERS);
+    for obj in &in_process {
+        assert!(
+            exists(&resolver, obj).await,
+            "{} missing",
+            ObjectRef::of(obj)
+        );
+    }
+    let default = objects(&cm, operator::InProcess::NOTHING);
+    let only_default: Vec<_> = default
+        .iter()
+        .filter(|o| {
+            !in_process
+                .iter()
+                .any(|i| ObjectRef::of(i) == ObjectRef::of(o))
+        })
+        .collect();
+    assert_eq!(
+        only_default.len(),
+        3 + 3 * 3 + 2 + 4,
+        "3 Deployments, their RBAC, 2 Services, 4 webhook configs"
+    );
+    for obj in &only_default {
+        assert!(
+            !exists(&resolver, obj).await,
+            "{} must not exist in-process",
+            ObjectRef::of(obj)
+        );
+    }
+    let bundle = Api::<ConfigMap>::namespaced(client.clone(), HUB_NAMESPACE)
+        .get(certs::CA_BUNDLE_CONFIGMAP)
+        .await
+        .unwrap();
+    assert!(bundle.data.unwrap()[certs::CA_BUNDLE_KEY].contains("BEGIN CERTIFICATE"));
+
+    // The Default-mode objects (webhook configurations, Deployments, Services) are valid for the
+    // server: a server-side dry run accepts each, without changing the shared hub.
+    for obj in &default {
+        let gvk = gvk_of(obj).unwrap();
+        let api = resolver
+            .api_for(&gvk, obj.metadata.namespace.as_deref())
+            .await
+            .unwrap();
+        let name = obj.metadata.name.clone().unwrap();
+        api.patch(
+            &name,
+            &PatchParams::apply("clusteradm-it").dry_run().force(),
+            &Patch::Apply(obj),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{} {name} rejected: {e}", gvk.kind));
+    }
+
+    teardown(&client, op).await;
+}
+
+#[tokio::test]
+async fn an_image_edit_rolls_out_to_the_placement_deployment() {
+    let _hub = HUB_SINGLETON.lock().await;
+    let (client, op) = setup().await;
+    let before = wait_applied(&client).await;
+
+    let image = format!("example.com/{}:v1", common::unique("placement"));
+    let patch = serde_json::json!({"spec": {
+        "placementImagePullSpec": image,
+        "registrationImagePullSpec": "example.com/registration:v1",
+    }});
+    cms(&client)
+        .patch(
+            CLUSTER_MANAGER_NAME,
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+        .unwrap();
+    let after = wait_applied(&client).await;
+    assert!(after.metadata.generation > before.metadata.generation);
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), HUB_NAMESPACE);
+    let placement = deployments.get(PLACEMENT).await.unwrap();
+    let containers = placement.spec.unwrap().template.spec.unwrap().containers;
+    assert_eq!(containers[0].image.as_deref(), Some(image.as_str()));
+
+    teardown(&client, op).await;
+}
+
+#[tokio::test]
+async fn a_serving_cert_near_expiry_is_reissued() {
+    let _hub = HUB_SINGLETON.lock().await;
+    let (client, op) = setup().await;
+    wait_applied(&client).await;
+
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), HUB_NAMESPACE);
+    let text =
+        |s: &Secret, k: &str| String::from_utf8(s.data.as_ref().unwrap()[k].0.clone()).unwrap();
+    let signer = secrets.get(certs::SIGNER_SECRET).await.unwrap();
+    let signer = certs::CertKey {
+        cert: text(&signer, "tls.crt"),
+        key: text(&signer, "tls.key"),
+    };
+    // Signed by the real signer, 9 of its 10 days gone: only its age should get it replaced.
+    let now = k8s_openapi::jiff::Timestamp::now().as_second();
+    let day = 24 * 3600;
+    let dns = vec![format!(
+        "cluster-manager-registration-webhook.{HUB_NAMESPACE}.svc"
+    )];
+    let old = certs::issue_serving_window(
+        &certs::issuer(&signer).unwrap(),
+        &dns,
+        now - 9 * day,
+        now + day,
+    )
+    .unwrap();
+    let b64 = |s: &str| {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(s)
+    };
+    let patch = serde_json::json!({"data": {"tls.crt": b64(&old.cert), "tls.key": b64(&old.key)}});
+    secrets
+        .patch(
+            "registration-webhook-serving-cert",
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+        .unwrap();
+
+    let fresh = common::eventually("the serving certificate to be re-issued", WAIT, || {
+        let secrets = secrets.clone();
+        async move {
+            let s = secrets
+                .get("registration-webhook-serving-cert")
+                .await
+                .ok()?;
+            let info = certs::info(&text(&s, "tls.crt"))?;
+            (info.not_after > now + 29 * day).then_some(info)
+        }
+    })
+    .await;
+    assert_eq!(
+        fresh.not_after - fresh.not_before,
+        certs::SERVING_LIFETIME_SECS
+    );
+
+    teardown(&client, op).await;
+}
+
+#[tokio::test]
+async fn deleting_the_cluster_manager_removes_the_hub() {
+    let _hub = HUB_SINGLETON.lock().await;
+    let (client, op) = setup().await;
+    let cm = wait_applied(&client).await;
+    teardown(&client, op).await;
+
+    assert!(
+        cms(&client)
+            .get_opt(CLUSTER_MANAGER_NAME)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // Every object, namespace, CRD and RBAC of either mode is gone.
+    let resolver = Resolver::new(client.clone());
+    for obj in objects(&cm, operator::InProcess::NOTHING) {
+        assert!(
+            !exists(&resolver, &obj).await,
+            "{} left behind",
+            ObjectRef::of(&obj)
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_lease_says_whether_the_loop_runs() {
+    let _hub = HUB_SINGLETON.lock().await;
+    let (client, op) = setup().await;
+    common::eventually("the operator Lease", WAIT, || {
+        let client = client.clone();
+        async move { operator::is_running(&client).await.unwrap().then_some(()) }
+    })
+    .await;
+    wait_applied(&client).await;
+    teardown(&client, op).await;
+    assert!(
+        !operator::is_running(&client).await.unwrap(),
+        "the Lease is released on shutdown"
+    );
+}
