@@ -32,6 +32,20 @@ impl UserError {
     }
 }
 
+/// Turns "the server does not serve this resource at all" (a 404 without a Status body: the CRD is
+/// missing) into a user error saying the cluster is not an OCM hub yet; other errors pass through.
+#[must_use]
+pub fn ocm_api_missing(err: kube::Error) -> anyhow::Error {
+    match &err {
+        kube::Error::Api(s) if s.code == 404 && s.reason != "NotFound" => UserError::new(
+            "the cluster does not serve the OCM APIs: it is not an OCM hub (yet)",
+            "run `clusteradm init` on it, and wait for the hub to be ready (`init --wait`)",
+        )
+        .into(),
+        _ => err.into(),
+    }
+}
+
 /// Prints the error and picks the exit code. Errors print even with `-q`.
 #[must_use]
 pub fn report(err: &anyhow::Error, printer: &Printer) -> ExitCode {

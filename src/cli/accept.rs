@@ -62,6 +62,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         let found = clusters_api
             .get_opt(name)
             .await
+            .map_err(crate::error::ocm_api_missing)
             .with_context(|| format!("reading ManagedCluster {name} on the hub"))?;
         let found = match found {
             None if args.wait => wait_for_cluster(&clusters_api, name, ctx).await?,

@@ -144,7 +144,11 @@ async fn remove_cluster_manager(
         return Ok(());
     };
     let uid = cm.metadata.uid.clone().unwrap_or_default();
-    if !operator::is_running(client).await? {
+    if operator::is_running(client).await? {
+        api.delete(CLUSTER_MANAGER_NAME, &DeleteParams::default())
+            .await
+            .context("deleting the ClusterManager")?;
+    } else {
         // Nobody will act on the finalizer: do the operator's cleanup here.
         operator::cleanup(client, timeout)
             .await
@@ -165,10 +169,6 @@ async fn remove_cluster_manager(
             Err(kube::Error::Api(s)) if s.code == 404 => {}
             Err(e) => return Err(e).context("removing the ClusterManager's finalizer"),
         }
-    } else {
-        api.delete(CLUSTER_MANAGER_NAME, &DeleteParams::default())
-            .await
-            .context("deleting the ClusterManager")?;
     }
     tokio::time::timeout(timeout, await_condition(api, CLUSTER_MANAGER_NAME, conditions::is_deleted(&uid)))
         .await

@@ -24,7 +24,6 @@ fn clean_without_a_terminal_and_without_yes_refuses() {
 
 #[tokio::test]
 async fn clean_leaves_no_ocm_object_behind_and_is_idempotent() {
-    let _crds = common::HUB_CRDS.write().await;
     let _hub = common::HUB_SINGLETON.lock().await;
     let hub = common::hub().await;
     common::clusteradm()

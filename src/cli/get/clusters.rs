@@ -33,6 +33,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let mut clusters = api
         .list(&ListParams::default())
         .await
+        .map_err(crate::error::ocm_api_missing)
         .context("listing ManagedClusters on the hub")?
         .items;
     if !args.names.is_empty() {

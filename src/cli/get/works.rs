@@ -46,6 +46,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         api.list(&params)
             .await
             .map(|l| l.items)
+            .map_err(crate::error::ocm_api_missing)
             .context("listing ManifestWorks on the hub")?
     } else {
         let lists = try_join_all(args.clusters.iter().map(|c| {

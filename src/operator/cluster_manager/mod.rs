@@ -102,10 +102,10 @@ pub async fn run_in_process(
     let trigger = async move {
         tokio::select! {
             () = shutdown => { let _ = stop_tx.send(true); }
-            _ = stop_tx.closed() => {}
+            () = stop_tx.closed() => {}
         }
     };
-    let (_, registration, operator) = tokio::join!(trigger, registration, operator);
+    let ((), registration, operator) = tokio::join!(trigger, registration, operator);
     registration.map_err(|e| e.context("the hub registration controller stopped"))?;
     operator
 }

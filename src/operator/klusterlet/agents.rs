@@ -60,6 +60,11 @@ fn stopped(stop: &watch::Receiver<bool>) -> impl std::future::Future<Output = ()
 }
 
 fn start_work_agent(config: &AgentsConfig, stop: &watch::Receiver<bool>) -> bool {
-    let _ = (config, stop);
-    false
+    tokio::spawn(super::work_supervisor::run(
+        config.managed.clone(),
+        config.agent_namespace.clone(),
+        config.cluster_name.clone(),
+        stop.clone(),
+    ));
+    true
 }

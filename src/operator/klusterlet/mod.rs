@@ -15,6 +15,7 @@ pub mod lease;
 pub mod observe;
 pub mod status;
 pub mod validate;
+mod work_supervisor;
 
 use std::future::Future;
 use std::sync::Arc;

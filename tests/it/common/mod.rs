@@ -190,9 +190,3 @@ pub fn hub_kubeconfig_with_token(token: &str) -> String {
          users: [{{name: u, user: {{token: '{token}'}}}}]\ncontexts: [{{name: hub, context: {{cluster: hub, user: u}}}}]\ncurrent-context: hub\n"
     )
 }
-
-/// Held shared by every test that needs the hub's OCM CRDs and namespaces to stay, and
-/// exclusively by the tests that remove them (`clean`, the operator's cleanup): removing a CRD
-/// deletes every object of its kind, including other tests' objects.
-/// Order: take this before [`HUB_SINGLETON`], and after any managed-cluster lock.
-pub static HUB_CRDS: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
