@@ -149,7 +149,8 @@ async fn remove_cluster_manager(
             .await
             .context("deleting the ClusterManager")?;
     } else {
-        // Nobody will act on the finalizer: do the operator's cleanup here.
+        // Nobody will act on the finalizers: do the hub controllers' and the operator's cleanup here.
+        release_registrations(client).await?;
         operator::cleanup(client, timeout)
             .await
             .context("cleaning up the hub components")?;
@@ -174,5 +175,50 @@ async fn remove_cluster_manager(
         .await
         .map_err(|_| anyhow::anyhow!("the ClusterManager was not removed within {timeout:?}: is the operator stuck? see its logs, then re-run `clusteradm clean -y`"))?
         .context("watching the ClusterManager's deletion")?;
+    Ok(())
+}
+
+/// With no hub controller running, ManagedClusters and ManifestWorks keep finalizers nobody
+/// removes, and their CRDs could never go. Does what the registration controller does for a
+/// deleted cluster (namespace and RBAC removed, finalizer dropped), and releases the works:
+/// what they applied stays on the managed clusters, whose agents are no longer answerable here.
+async fn release_registrations(client: &kube::Client) -> anyhow::Result<()> {
+    use crate::api::cluster::ManagedCluster;
+    use crate::api::work::ManifestWork;
+    use crate::registration::hub::{index::Action, writer::Writer};
+    let strip = serde_json::json!({"metadata": {"finalizers": null}});
+    let works: Api<ManifestWork> = Api::all(client.clone());
+    if let Ok(list) = works.list(&kube::api::ListParams::default()).await {
+        for work in list.items.iter().filter(|w| {
+            w.metadata
+                .finalizers
+                .as_ref()
+                .is_some_and(|f| !f.is_empty())
+        }) {
+            let ns = work.metadata.namespace.clone().unwrap_or_default();
+            let name = work.metadata.name.clone().unwrap_or_default();
+            Api::<ManifestWork>::namespaced(client.clone(), &ns)
+                .patch(&name, &PatchParams::default(), &Patch::Merge(&strip))
+                .await
+                .with_context(|| format!("releasing ManifestWork {ns}/{name}"))?;
+        }
+    }
+    let clusters: Api<ManagedCluster> = Api::all(client.clone());
+    let Ok(list) = clusters.list(&kube::api::ListParams::default()).await else {
+        return Ok(());
+    };
+    let writer = Writer::new(client.clone());
+    for mc in list.items {
+        let name = mc.metadata.name.clone().unwrap_or_default();
+        let _ = clusters.delete(&name, &DeleteParams::default()).await;
+        writer
+            .apply(&Action::Cleanup(name.clone()))
+            .await
+            .or_else(|e| match e {
+                kube::Error::Api(s) if s.code == 404 => Ok(()),
+                e => Err(e),
+            })
+            .with_context(|| format!("removing managed cluster {name}"))?;
+    }
     Ok(())
 }

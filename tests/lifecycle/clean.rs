@@ -37,6 +37,33 @@ async fn clean_leaves_no_ocm_object_behind_and_is_idempotent() {
         .assert()
         .success();
 
+    // A registered cluster and a work whose controllers are gone: their finalizers would hold the
+    // CRDs forever unless clean releases them.
+    let crds = clusteradm::api::hub_crds()
+        .iter()
+        .map(clusteradm::hub::to_dynamic)
+        .collect();
+    clusteradm::apply::Applier::new(hub.clone(), Duration::from_secs(30))
+        .apply(crds)
+        .await
+        .unwrap();
+    let cluster = common::unique("it-clean");
+    let leftovers = clusteradm::apply::parse_objects(
+        &format!(
+            "apiVersion: cluster.open-cluster-management.io/v1\nkind: ManagedCluster\nmetadata:\n  name: {cluster}\n  \
+             finalizers: [cluster.open-cluster-management.io/api-resource-cleanup]\nspec:\n  hubAcceptsClient: true\n---\n\
+             apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {cluster}\n---\n\
+             apiVersion: work.open-cluster-management.io/v1\nkind: ManifestWork\nmetadata:\n  name: w\n  namespace: {cluster}\n  \
+             finalizers: [cluster.open-cluster-management.io/manifest-work-cleanup]\nspec:\n  workload:\n    manifests: []\n"
+        ),
+        "leftovers",
+    )
+    .unwrap();
+    clusteradm::apply::Applier::new(hub.clone(), Duration::from_secs(30))
+        .apply(leftovers)
+        .await
+        .unwrap();
+
     // No operator runs (no pods here): clean must do the operator's cleanup itself, within the timeout.
     let started = std::time::Instant::now();
     common::clusteradm()
@@ -59,7 +86,11 @@ async fn clean_leaves_no_ocm_object_behind_and_is_idempotent() {
         .collect();
     assert!(left.is_empty(), "OCM CRDs left behind: {left:?}");
     let namespaces: Api<Namespace> = Api::all(hub.clone());
-    for ns in ["open-cluster-management", "open-cluster-management-hub"] {
+    for ns in [
+        "open-cluster-management",
+        "open-cluster-management-hub",
+        cluster.as_str(),
+    ] {
         assert!(
             namespaces.get_opt(ns).await.unwrap().is_none(),
             "namespace {ns} left behind"
