@@ -23,6 +23,7 @@ fn clean_without_a_terminal_and_without_yes_refuses() {
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // one scenario: set up leftovers, clean, check every kind is gone
 async fn clean_leaves_no_ocm_object_behind_and_is_idempotent() {
     let _hub = common::HUB_SINGLETON.lock().await;
     let hub = common::hub().await;

@@ -7,6 +7,11 @@
 #[path = "../it/common/mod.rs"]
 mod common;
 
+#[path = "../it/registration/fixture.rs"]
+#[allow(dead_code)] // shared with tests/it, which uses all of it
+mod registration_fixture;
+
 mod clean;
+mod hub_restart;
 mod join;
 mod operator_hub;

@@ -305,3 +305,15 @@ pub async fn joined(opts: AgentOptions) -> Agent {
     wait_condition(agent.cluster(), "ManagedClusterConditionAvailable", "True").await;
     agent
 }
+
+/// How many CSRs cluster `cluster`'s agents have sent.
+pub async fn csr_count(cluster: &str) -> usize {
+    let api: Api<k8s_openapi::api::certificates::v1::CertificateSigningRequest> =
+        Api::all(common::hub().await);
+    let selector = format!("open-cluster-management.io/cluster-name={cluster}");
+    api.list(&kube::api::ListParams::default().labels(&selector))
+        .await
+        .unwrap()
+        .items
+        .len()
+}

@@ -3,17 +3,16 @@
 //!
 //! The default test cuts the agent off through a TCP proxy of its own (TLS passes through
 //! untouched: the hub's certificate names 127.0.0.1), so the shared hub apiserver stays up for
-//! the tests running beside it. The test that stops the real hub apiserver is ignored by default.
+//! the tests running beside it. The test that stops the real hub apiserver is in the serial
+//! `lifecycle` test binary (tests/lifecycle/hub_restart.rs).
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
-use k8s_openapi::api::coordination::v1::Lease;
-use kube::api::{Api, ListParams};
+use kube::api::Api;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
 
-use clusteradm::api::cluster::{CLUSTER_LEASE_NAME, ManagedCluster};
+use clusteradm::api::cluster::ManagedCluster;
 
 use super::fixture::{self, condition, wait_condition};
 use crate::common;
@@ -64,16 +63,6 @@ async fn serve(listener: TcpListener, upstream: SocketAddr) {
     }
 }
 
-async fn csr_count(cluster: &str) -> usize {
-    let api: Api<CertificateSigningRequest> = Api::all(common::hub().await);
-    let selector = format!("open-cluster-management.io/cluster-name={cluster}");
-    api.list(&ListParams::default().labels(&selector))
-        .await
-        .unwrap()
-        .items
-        .len()
-}
-
 fn hub_addr() -> (String, SocketAddr) {
     let (server, ca) = common::server_and_ca(&common::env().hub);
     let authority = server.trim_start_matches("https://").trim_end_matches('/');
@@ -104,7 +93,7 @@ async fn the_agent_rides_out_a_hub_outage() {
     fixture::accept(&c).await;
     wait_condition(&c, "ManagedClusterConditionAvailable", "True").await;
     let cert = agent.hub_secret().await.data.unwrap()["tls.crt"].clone();
-    let csrs = csr_count(&c).await;
+    let csrs = fixture::csr_count(&c).await;
 
     proxy.down();
     // Longer than five heartbeats: the hub notices the silence.
@@ -128,54 +117,9 @@ async fn the_agent_rides_out_a_hub_outage() {
         "the certificate changed"
     );
     assert_eq!(
-        csr_count(&c).await,
+        fixture::csr_count(&c).await,
         csrs,
         "the agent asked for a new certificate"
     );
-    agent.remove().await;
-}
-
-fn control_plane(verb: &str) {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/control-plane");
-    let status = std::process::Command::new(script)
-        .arg(verb)
-        .status()
-        .unwrap();
-    assert!(status.success(), "scripts/control-plane {verb} failed");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "stops the shared hub apiserver; run with --ignored"]
-async fn the_agent_rides_out_a_hub_apiserver_restart() {
-    let agent = fixture::joined(fixture::options(common::managed().await, "it-restart")).await;
-    let c = agent.cluster().to_string();
-    let cert = agent.hub_secret().await.data.unwrap()["tls.crt"].clone();
-    let csrs = csr_count(&c).await;
-    {
-        let _hub = common::HUB_SINGLETON.lock().await;
-        tokio::task::spawn_blocking(|| control_plane("stop-hub-apiserver"))
-            .await
-            .unwrap();
-        // The outage itself (two heartbeats long) is what is simulated here.
-        tokio::time::sleep(Duration::from_secs(12)).await;
-        tokio::task::spawn_blocking(|| control_plane("start-hub-apiserver"))
-            .await
-            .unwrap();
-    }
-    let back = k8s_openapi::jiff::Timestamp::now();
-    let leases: Api<Lease> = Api::namespaced(common::hub().await, &c);
-    fixture::wait(
-        leases,
-        CLUSTER_LEASE_NAME,
-        "a heartbeat after the restart",
-        move |l: Option<&Lease>| {
-            l.and_then(|l| l.spec.as_ref()?.renew_time.clone())
-                .is_some_and(|t| t.0 > back)
-        },
-    )
-    .await;
-    wait_condition(&c, "ManagedClusterConditionAvailable", "True").await;
-    assert_eq!(agent.hub_secret().await.data.unwrap()["tls.crt"], cert);
-    assert_eq!(csr_count(&c).await, csrs);
     agent.remove().await;
 }
