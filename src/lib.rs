@@ -17,6 +17,7 @@ pub mod pki;
 pub mod preflight;
 pub mod registration;
 pub mod render;
+pub mod secrets;
 pub mod shutdown;
 pub mod ui;
 pub mod work;

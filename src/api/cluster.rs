@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 
 use super::conditions::Condition;
 
+mod claim;
 mod placement;
+pub use claim::*;
 pub use placement::*;
 
 /// Label naming the managed cluster an object belongs to (CSRs, leases, add-on objects).

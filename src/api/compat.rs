@@ -339,10 +339,10 @@ fn install_order_and_groups() {
         crds.into_iter().filter_map(|c| c.metadata.name).collect()
     };
     let all = names(super::all_crds());
-    assert_eq!(all.len(), 11);
+    assert_eq!(all.len(), 12);
     assert_eq!(
         all.iter().collect::<BTreeSet<_>>().len(),
-        11,
+        12,
         "duplicate CRDs: {all:?}"
     );
     assert!(
@@ -352,7 +352,10 @@ fn install_order_and_groups() {
     );
     assert_eq!(
         names(super::managed_crds()),
-        ["appliedmanifestworks.work.open-cluster-management.io"]
+        [
+            "appliedmanifestworks.work.open-cluster-management.io",
+            "clusterclaims.cluster.open-cluster-management.io"
+        ]
     );
 }
 

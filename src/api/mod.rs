@@ -66,7 +66,10 @@ pub fn hub_crds() -> Vec<CustomResourceDefinition> {
 /// The CRDs a managed cluster serves for the agents.
 #[must_use]
 pub fn managed_crds() -> Vec<CustomResourceDefinition> {
-    vec![finish(work::AppliedManifestWork::crd(), false, &[])]
+    vec![
+        finish(work::AppliedManifestWork::crd(), false, &[]),
+        finish(cluster::ClusterClaim::crd(), false, &[]),
+    ]
 }
 
 /// Completes a derived CRD like upstream's: declares the implicit `apiVersion`, `kind` and

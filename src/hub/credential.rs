@@ -30,15 +30,12 @@ pub fn bootstrap_token_secret_name() -> String {
 /// The secret half of the existing `ocmhub` bootstrap token, if there is one (so re-running
 /// init keeps the token users already hold).
 pub async fn existing_bootstrap_token_secret(client: &Client) -> anyhow::Result<Option<String>> {
-    let secrets: Api<Secret> = Api::namespaced(client.clone(), "kube-system");
-    let Some(secret) = secrets
-        .get_opt(&bootstrap_token_secret_name())
-        .await
-        .context("reading the bootstrap token")?
-    else {
-        return Ok(None);
-    };
-    Ok(secret_field(&secret, "token-secret"))
+    let token = read_bootstrap_token(client).await?;
+    Ok(token.and_then(|t| {
+        t.value
+            .split_once('.')
+            .map(|(_, secret)| secret.to_string())
+    }))
 }
 
 /// Issues a fresh service-account token valid for `lifetime` (at least 10 minutes, the API's minimum).
@@ -85,25 +82,11 @@ pub async fn read_bootstrap_token(client: &Client) -> anyhow::Result<Option<Toke
     else {
         return Ok(None);
     };
-    let Some(value) = secret_field(&secret, "token-secret") else {
+    let Some(value) = crate::secrets::field(&secret, "token-secret") else {
         return Ok(None);
     };
     Ok(Some(Token {
         value: format!("{BOOTSTRAP_TOKEN_ID}.{value}"),
-        expires: secret_field(&secret, "expiration"),
+        expires: crate::secrets::field(&secret, "expiration"),
     }))
-}
-
-fn secret_field(secret: &Secret, key: &str) -> Option<String> {
-    secret
-        .data
-        .as_ref()
-        .and_then(|d| d.get(key))
-        .map(|b| String::from_utf8_lossy(&b.0).into_owned())
-        .or_else(|| {
-            secret
-                .string_data
-                .as_ref()
-                .and_then(|d| d.get(key).cloned())
-        })
 }

@@ -72,6 +72,7 @@ async fn approved(name: &str) -> Option<(String, String)> {
 
 #[tokio::test]
 async fn an_unknown_cluster_is_named_and_nothing_changes() {
+    fixture::hub().await; // an OCM hub, so the error is about the cluster, not the hub
     let out = fixture::run(accept(&["--clusters", "it-no-such-cluster"])).await;
     assert_eq!(out.status.code(), Some(1));
     assert!(

@@ -3,12 +3,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use k8s_openapi::ByteString;
-use k8s_openapi::api::certificates::v1::{
-    CertificateSigningRequest, CertificateSigningRequestSpec,
-};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, PostParams};
 use kube::runtime::wait::{await_condition, conditions};
 
 use crate::common;
@@ -64,65 +60,12 @@ async fn bootstrap_token_authenticates() {
 
 #[tokio::test]
 async fn approved_client_csr_is_signed_and_authenticates() {
+    // common::certificate_client creates a kube-apiserver-client CSR, approves it, waits for the
+    // controller-manager's signature and builds a client from the signed certificate.
     let hub = common::hub().await;
-    let name = common::unique("it-csr");
-    let user = format!("it-user-{name}");
-    let key = rcgen::KeyPair::generate().unwrap();
-    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    params.distinguished_name = rcgen::DistinguishedName::new();
-    params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, user.clone());
-    params
-        .distinguished_name
-        .push(rcgen::DnType::OrganizationName, "it-group");
-    let request = params.serialize_request(&key).unwrap().pem().unwrap();
-
-    let csrs: Api<CertificateSigningRequest> = Api::all(hub.clone());
-    let csr = CertificateSigningRequest {
-        metadata: kube::api::ObjectMeta {
-            name: Some(name.clone()),
-            ..Default::default()
-        },
-        spec: CertificateSigningRequestSpec {
-            request: ByteString(request.into_bytes()),
-            signer_name: "kubernetes.io/kube-apiserver-client".into(),
-            usages: Some(vec!["client auth".into(), "digital signature".into()]),
-            expiration_seconds: Some(600),
-            ..Default::default()
-        },
-        status: None,
-    };
-    csrs.create(&PostParams::default(), &csr).await.unwrap();
-    let approval = serde_json::json!({"status": {"conditions": [{
-        "type": "Approved", "status": "True", "reason": "ITApprove", "message": "approved by the test"
-    }]}});
-    csrs.patch_approval(&name, &PatchParams::default(), &Patch::Merge(&approval))
-        .await
-        .unwrap();
-
-    let signed = tokio::time::timeout(
-        Duration::from_secs(30),
-        await_condition(
-            csrs.clone(),
-            &name,
-            |c: Option<&CertificateSigningRequest>| {
-                c.and_then(|c| c.status.as_ref())
-                    .and_then(|s| s.certificate.as_ref())
-                    .is_some()
-            },
-        ),
-    )
-    .await
-    .expect("the controller-manager signs within 30 s")
-    .unwrap()
-    .unwrap();
-    let cert = String::from_utf8(signed.status.unwrap().certificate.unwrap().0).unwrap();
-    assert!(cert.contains("BEGIN CERTIFICATE"));
-
-    let client = common::hub_client_with_cert(&cert, &key.serialize_pem()).await;
+    let user = format!("it-user-{}", common::unique("csr"));
+    let client = common::certificate_client(&hub, &user, "it-group").await;
     assert_eq!(common::whoami(&client).await.unwrap(), user);
-    csrs.delete(&name, &DeleteParams::default()).await.unwrap();
 }
 
 #[tokio::test]

@@ -92,22 +92,7 @@ impl HubCredential {
     }
 }
 
-/// A secret field as text (`data`, else `stringData`).
-#[must_use]
-pub fn field(secret: &Secret, key: &str) -> Option<String> {
-    secret
-        .data
-        .as_ref()
-        .and_then(|d| d.get(key))
-        .map(|b| String::from_utf8_lossy(&b.0).into_owned())
-        .or_else(|| {
-            secret
-                .string_data
-                .as_ref()
-                .and_then(|d| d.get(key).cloned())
-        })
-        .filter(|s| !s.is_empty())
-}
+pub use crate::secrets::field;
 
 fn api(opts: &AgentOptions) -> Api<Secret> {
     Api::namespaced(opts.managed.clone(), &opts.namespace)

@@ -190,3 +190,67 @@ pub fn hub_kubeconfig_with_token(token: &str) -> String {
          users: [{{name: u, user: {{token: '{token}'}}}}]\ncontexts: [{{name: hub, context: {{cluster: hub, user: u}}}}]\ncurrent-context: hub\n"
     )
 }
+
+/// A hub client authenticated as `user` in `group`, by a certificate the hub's signer issued.
+pub async fn certificate_client(hub: &Client, user: &str, group: &str) -> Client {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.distinguished_name = rcgen::DistinguishedName::new();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, user);
+    params
+        .distinguished_name
+        .push(rcgen::DnType::OrganizationName, group);
+    let request = params.serialize_request(&key).unwrap().pem().unwrap();
+    let csrs: kube::Api<k8s_openapi::api::certificates::v1::CertificateSigningRequest> =
+        kube::Api::all(hub.clone());
+    let name = unique("it-work-csr");
+    let csr = k8s_openapi::api::certificates::v1::CertificateSigningRequest {
+        metadata: kube::api::ObjectMeta {
+            name: Some(name.clone()),
+            ..Default::default()
+        },
+        spec: k8s_openapi::api::certificates::v1::CertificateSigningRequestSpec {
+            request: k8s_openapi::ByteString(request.into_bytes()),
+            signer_name: "kubernetes.io/kube-apiserver-client".into(),
+            usages: Some(vec!["client auth".into(), "digital signature".into()]),
+            expiration_seconds: Some(3600),
+            ..Default::default()
+        },
+        status: None,
+    };
+    csrs.create(&kube::api::PostParams::default(), &csr)
+        .await
+        .unwrap();
+    let approval = serde_json::json!({"status": {"conditions": [{
+        "type": "Approved", "status": "True", "reason": "ITApprove", "message": "approved by the work test"}]}});
+    csrs.patch_approval(
+        &name,
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(&approval),
+    )
+    .await
+    .unwrap();
+    let signed = tokio::time::timeout(
+        Duration::from_secs(30),
+        kube::runtime::wait::await_condition(
+            csrs.clone(),
+            &name,
+            |c: Option<&k8s_openapi::api::certificates::v1::CertificateSigningRequest>| {
+                c.and_then(|c| c.status.as_ref())
+                    .and_then(|s| s.certificate.as_ref())
+                    .is_some()
+            },
+        ),
+    )
+    .await
+    .expect("the controller-manager signs within 30 s")
+    .unwrap()
+    .unwrap();
+    csrs.delete(&name, &kube::api::DeleteParams::default())
+        .await
+        .unwrap();
+    let cert = String::from_utf8(signed.status.unwrap().certificate.unwrap().0).unwrap();
+    hub_client_with_cert(&cert, &key.serialize_pem()).await
+}

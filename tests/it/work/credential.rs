@@ -4,73 +4,13 @@
 //! clusters' works (real requests, answered 403).
 use std::time::Duration;
 
-use k8s_openapi::ByteString;
-use k8s_openapi::api::certificates::v1::{
-    CertificateSigningRequest, CertificateSigningRequestSpec,
-};
 use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
 use kube::Client;
-use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
-use kube::runtime::wait::await_condition;
+use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, PostParams};
 
 use super::{Agent, TestCluster, applied_and_available, wait_work};
 use crate::common;
 use clusteradm::api::work::{ManifestWork, ManifestWorkSpec, ManifestsTemplate};
-
-/// A hub client authenticated as `user` in `group`, by a certificate the hub's signer issued.
-async fn certificate_client(hub: &Client, user: &str, group: &str) -> Client {
-    let key = rcgen::KeyPair::generate().unwrap();
-    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    params.distinguished_name = rcgen::DistinguishedName::new();
-    params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, user);
-    params
-        .distinguished_name
-        .push(rcgen::DnType::OrganizationName, group);
-    let request = params.serialize_request(&key).unwrap().pem().unwrap();
-    let csrs: Api<CertificateSigningRequest> = Api::all(hub.clone());
-    let name = common::unique("it-work-csr");
-    let csr = CertificateSigningRequest {
-        metadata: ObjectMeta {
-            name: Some(name.clone()),
-            ..Default::default()
-        },
-        spec: CertificateSigningRequestSpec {
-            request: ByteString(request.into_bytes()),
-            signer_name: "kubernetes.io/kube-apiserver-client".into(),
-            usages: Some(vec!["client auth".into(), "digital signature".into()]),
-            expiration_seconds: Some(3600),
-            ..Default::default()
-        },
-        status: None,
-    };
-    csrs.create(&PostParams::default(), &csr).await.unwrap();
-    let approval = serde_json::json!({"status": {"conditions": [{
-        "type": "Approved", "status": "True", "reason": "ITApprove", "message": "approved by the work test"}]}});
-    csrs.patch_approval(&name, &PatchParams::default(), &Patch::Merge(&approval))
-        .await
-        .unwrap();
-    let signed = tokio::time::timeout(
-        Duration::from_secs(30),
-        await_condition(
-            csrs.clone(),
-            &name,
-            |c: Option<&CertificateSigningRequest>| {
-                c.and_then(|c| c.status.as_ref())
-                    .and_then(|s| s.certificate.as_ref())
-                    .is_some()
-            },
-        ),
-    )
-    .await
-    .expect("the controller-manager signs within 30 s")
-    .unwrap()
-    .unwrap();
-    csrs.delete(&name, &DeleteParams::default()).await.unwrap();
-    let cert = String::from_utf8(signed.status.unwrap().certificate.unwrap().0).unwrap();
-    common::hub_client_with_cert(&cert, &key.serialize_pem()).await
-}
 
 /// The Role and RoleBinding the hub gives an accepted cluster's work agent, in its namespace.
 async fn grant_work_agent_rights(hub: &Client, cluster: &str, group: &str) {
@@ -133,7 +73,7 @@ async fn the_agent_works_with_namespace_rights_only_and_they_allow_nothing_else(
     let c = TestCluster::new("it-work-cred").await;
     let group = format!("system:open-cluster-management:{}", c.name);
     grant_work_agent_rights(&c.hub, &c.name, &group).await;
-    let agent_hub = certificate_client(&c.hub, &format!("{group}:agent"), &group).await;
+    let agent_hub = common::certificate_client(&c.hub, &format!("{group}:agent"), &group).await;
     let _agent = Agent::start(
         agent_hub.clone(),
         c.managed.clone(),

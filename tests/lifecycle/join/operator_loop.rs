@@ -80,6 +80,12 @@ fn unjoin(kubeconfig: &std::path::Path, cluster: &str) -> assert_cmd::Command {
     cmd
 }
 
+/// The CRDs the klusterlet installs on the managed cluster.
+const MANAGED_CRDS: [&str; 2] = [
+    "appliedmanifestworks.work.open-cluster-management.io",
+    "clusterclaims.cluster.open-cluster-management.io",
+];
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_loop_installs_the_agents_and_unjoin_removes_everything() {
     let _m = MANAGED_SINGLETON.lock().await;
@@ -119,13 +125,9 @@ async fn the_loop_installs_the_agents_and_unjoin_removes_everything() {
         );
     }
     let crds: Api<CustomResourceDefinition> = Api::all(managed.clone());
-    assert!(
-        exists(
-            &crds,
-            "appliedmanifestworks.work.open-cluster-management.io"
-        )
-        .await
-    );
+    for crd in MANAGED_CRDS {
+        assert!(exists(&crds, crd).await, "{crd} missing");
+    }
     assert!(
         k.finalizers()
             .contains(&"operator.open-cluster-management.io/klusterlet-cleanup".to_string())
@@ -156,13 +158,9 @@ async fn the_loop_installs_the_agents_and_unjoin_removes_everything() {
         .success();
     assert!(start.elapsed() < Duration::from_secs(120));
     assert!(!exists(&crds, KLUSTERLET_CRD).await);
-    assert!(
-        !exists(
-            &crds,
-            "appliedmanifestworks.work.open-cluster-management.io"
-        )
-        .await
-    );
+    for crd in MANAGED_CRDS {
+        assert!(!exists(&crds, crd).await, "{crd} left behind");
+    }
     assert!(
         !exists(
             &roles,

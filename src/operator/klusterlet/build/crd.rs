@@ -1,5 +1,5 @@
 //! The CRDs the agents need on the managed cluster: AppliedManifestWork (the work agent's record
-//! of what it applied). ClusterClaim joins them once `crate::api` has the kind.
+//! of what it applied) and ClusterClaim (facts the cluster states about itself).
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 /// The managed-cluster CRDs.

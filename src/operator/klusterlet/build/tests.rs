@@ -70,7 +70,10 @@ fn default_mode_deploys_both_agents_with_upstream_names() {
     );
     assert_eq!(
         names(&d.managed.crds),
-        ["/appliedmanifestworks.work.open-cluster-management.io"]
+        [
+            "/appliedmanifestworks.work.open-cluster-management.io",
+            "/clusterclaims.cluster.open-cluster-management.io"
+        ]
     );
     assert!(
         d.managed.namespaces.is_empty(),
