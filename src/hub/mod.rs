@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use crate::api::operator::{
     CLUSTER_MANAGER_NAME, ClusterManager, ClusterManagerDeployOption, ClusterManagerSpec,
-    FeatureGate, FeatureGateMode, HubInstallMode, RegistrationAuthType, RegistrationDriverHub,
-    RegistrationHubConfiguration,
+    FeatureGate, FeatureGateMode, FeatureGatesConfiguration, HubInstallMode, HubWorkConfiguration,
+    RegistrationAuthType, RegistrationDriverHub, RegistrationHubConfiguration,
 };
 use crate::render;
 
@@ -185,17 +185,28 @@ pub fn plan(opts: &InitOptions) -> Result<Vec<DynamicObject>, render::Error> {
 /// `DefaultClusterSet` on (as upstream) plus `--feature-gates`.
 #[must_use]
 pub fn cluster_manager(opts: &InitOptions) -> ClusterManager {
-    let mut gates = vec![FeatureGate {
+    use crate::operator::cluster_manager::validate::{ADDON_GATES, WORK_GATES};
+    // Each gate goes to the component that knows it; an unknown one goes to registration, where
+    // the operator reports it (ValidFeatureGates=False) rather than dropping it silently.
+    let mut registration = vec![FeatureGate {
         feature: "DefaultClusterSet".into(),
         mode: Some(FeatureGateMode::Enable),
     }];
+    let (mut work, mut addon) = (Vec::new(), Vec::new());
     for (name, on) in &opts.feature_gates {
-        gates.retain(|g| &g.feature != name);
         let mode = if *on {
             FeatureGateMode::Enable
         } else {
             FeatureGateMode::Disable
         };
+        let gates = if WORK_GATES.contains(&name.as_str()) {
+            &mut work
+        } else if ADDON_GATES.contains(&name.as_str()) {
+            &mut addon
+        } else {
+            &mut registration
+        };
+        gates.retain(|g: &FeatureGate| &g.feature != name);
         gates.push(FeatureGate {
             feature: name.clone(),
             mode: Some(mode),
@@ -213,12 +224,19 @@ pub fn cluster_manager(opts: &InitOptions) -> ClusterManager {
                 ..Default::default()
             }),
             registration_configuration: Some(RegistrationHubConfiguration {
-                feature_gates: gates,
+                feature_gates: registration,
                 registration_drivers: vec![RegistrationDriverHub {
                     auth_type: RegistrationAuthType::Csr,
                     ..Default::default()
                 }],
                 ..Default::default()
+            }),
+            work_configuration: (!work.is_empty()).then(|| HubWorkConfiguration {
+                feature_gates: work,
+                ..Default::default()
+            }),
+            add_on_manager_configuration: (!addon.is_empty()).then(|| FeatureGatesConfiguration {
+                feature_gates: addon,
             }),
             ..Default::default()
         },
@@ -349,6 +367,30 @@ mod tests {
             })
             .unwrap();
         assert_eq!(binding.data["subjects"][0]["name"], BOOTSTRAP_GROUP);
+    }
+
+    #[test]
+    fn feature_gates_go_to_the_component_that_knows_them() {
+        let mut o = opts(Credential::ServiceAccount, true);
+        o.feature_gates = vec![
+            ("ManifestWorkReplicaSet".into(), true),
+            ("AddonManagement".into(), false),
+            ("ManagedClusterAutoApproval".into(), true),
+        ];
+        let spec = cluster_manager(&o).spec;
+        let names = |g: &[FeatureGate]| g.iter().map(|g| g.feature.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            names(&spec.work_configuration.unwrap().feature_gates),
+            ["ManifestWorkReplicaSet"]
+        );
+        assert_eq!(
+            names(&spec.add_on_manager_configuration.unwrap().feature_gates),
+            ["AddonManagement"]
+        );
+        assert_eq!(
+            names(&spec.registration_configuration.unwrap().feature_gates),
+            ["DefaultClusterSet", "ManagedClusterAutoApproval"]
+        );
     }
 
     #[test]

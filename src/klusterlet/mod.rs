@@ -27,10 +27,8 @@ use crate::render;
 pub const OPERATOR_NAMESPACE: &str = "open-cluster-management";
 /// Name of the operator's Deployment, ServiceAccount, ClusterRole and ClusterRoleBinding.
 pub const OPERATOR_NAME: &str = "klusterlet";
-/// The secret holding the bootstrap kubeconfig, in the agent namespace.
-pub const BOOTSTRAP_SECRET: &str = "bootstrap-hub-kubeconfig";
-/// The secret the registration agent writes once its certificate is signed.
-pub const HUB_KUBECONFIG_SECRET: &str = "hub-kubeconfig-secret";
+/// The agent-namespace secrets join writes (bootstrap) and the registration agent writes (hub).
+pub use crate::registration::{BOOTSTRAP_SECRET, HUB_KUBECONFIG_SECRET};
 /// Hosted mode: the secret with the managed cluster's kubeconfig, in the agent namespace.
 pub const EXTERNAL_MANAGED_SECRET: &str = "external-managed-kubeconfig";
 /// Prefix of ManagedCluster annotations set through the Klusterlet (as upstream).
