@@ -235,9 +235,11 @@ pub fn cluster_manager(opts: &InitOptions) -> ClusterManager {
                 feature_gates: work,
                 ..Default::default()
             }),
-            add_on_manager_configuration: (!addon.is_empty()).then(|| FeatureGatesConfiguration {
-                feature_gates: addon,
-            }),
+            add_on_manager_configuration: (!addon.is_empty()).then_some(
+                FeatureGatesConfiguration {
+                    feature_gates: addon,
+                },
+            ),
             ..Default::default()
         },
     )
