@@ -4,8 +4,6 @@ use std::process::ExitCode;
 
 use console::Style;
 
-use crate::ui::Printer;
-
 /// Marks an error as a defect of this tool rather than of its input (exit code 2).
 #[derive(Debug, thiserror::Error)]
 #[error("internal error (please report it): {0}")]
@@ -48,11 +46,10 @@ pub fn ocm_api_missing(err: kube::Error) -> anyhow::Error {
 
 /// Prints the error and picks the exit code. Errors print even with `-q`.
 #[must_use]
-pub fn report(err: &anyhow::Error, printer: &Printer) -> ExitCode {
+pub fn report(err: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(err) {
         return ExitCode::SUCCESS; // `clusteradm get works | head` is not an error
     }
-    let _ = printer;
     let red = Style::new().red().bold().for_stderr();
     let mut chain = err.chain();
     if let Some(top) = chain.next() {

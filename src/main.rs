@@ -15,14 +15,11 @@ fn main() -> ExitCode {
     {
         Ok(rt) => rt,
         Err(err) => {
-            return error::report(
-                &anyhow::Error::new(err).context("starting the async runtime"),
-                &printer,
-            );
+            return error::report(&anyhow::Error::new(err).context("starting the async runtime"));
         }
     };
-    match runtime.block_on(clusteradm::cli::run(cli, printer.clone())) {
+    match runtime.block_on(clusteradm::cli::run(cli, printer)) {
         Ok(code) => code,
-        Err(err) => error::report(&err, &printer),
+        Err(err) => error::report(&err),
     }
 }

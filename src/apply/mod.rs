@@ -136,9 +136,6 @@ pub enum ObjectErrorKind {
 /// A bundle apply that did not fully succeed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// Discovery of the server's resources failed, so nothing was applied.
-    #[error("discovering the server's API resources failed")]
-    Discovery(#[source] kube::Error),
     /// Some objects failed; the others were applied.
     #[error("{} of {} objects failed to apply:\n{}", .failures.len(), .failures.len() + .applied.len(), list(.failures))]
     Objects {

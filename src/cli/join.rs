@@ -254,7 +254,7 @@ async fn finish(
     };
     let started = agents::start_in_process(&config, want, &stop_rx);
     if started != want {
-        ctx.printer.warn("the in-process registration and work agents are not available yet: this cluster will not register with the hub until they are");
+        ctx.printer.warn("not every in-process agent started: this cluster may not register with the hub or apply works");
     }
     let mut stop = stop_rx.clone();
     let loop_opts = operator::Options {

@@ -163,9 +163,7 @@ metadata:
         message.contains(&format!("ConfigMap {ns}/Bad_Name")),
         "{message}"
     );
-    let clusteradm::apply::Error::Objects { applied, .. } = err else {
-        panic!("not an object error")
-    };
+    let clusteradm::apply::Error::Objects { applied, .. } = err;
     assert!(
         applied.iter().any(|a| a.object.name == "good"),
         "the valid objects are still applied"
