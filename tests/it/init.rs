@@ -432,3 +432,16 @@ fn get_token_prints_a_working_join_command() {
         .stdout(predicate::str::starts_with("clusteradm join --hub-token "))
         .stdout(predicate::str::contains("--ca-cert-hash sha256:"));
 }
+
+#[test]
+fn wait_is_bounded_and_names_the_unmet_condition() {
+    let _hub = common::HUB_SINGLETON.blocking_lock();
+    // No operator runs in this test binary and no pod can start here: the hub never gets ready.
+    let started = std::time::Instant::now();
+    init(&["--wait", "--timeout", "3s"])
+        .code(1)
+        .stderr(predicate::str::contains("the hub was not ready within 3s"))
+        .stderr(predicate::str::contains("condition"))
+        .stderr(predicate::str::contains("--in-process"));
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+}
