@@ -77,7 +77,10 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             .as_ref()
             .map(|t| t.kind.as_str())
             .unwrap_or_default();
-        kind != "ClusterManager" && (args.purge_operator || !is_operator_object(o))
+        // cluster-info and its read access are kubeadm's convention (a kubeadm cluster has them
+        // without OCM): they stay.
+        let kubeadm = o.metadata.namespace.as_deref() == Some("kube-public");
+        kind != "ClusterManager" && !kubeadm && (args.purge_operator || !is_operator_object(o))
     });
     objects.dedup_by(|a, b| crate::apply::ObjectRef::of(a) == crate::apply::ObjectRef::of(b));
     let resolver = Resolver::new(kube.client.clone());

@@ -298,6 +298,8 @@ mod tests {
                 "ClusterRole/open-cluster-management:bootstrap",
                 "ServiceAccount/agent-registration-bootstrap",
                 "ClusterRoleBinding/open-cluster-management:bootstrap:agent-registration",
+                "Role/kubeadm:bootstrap-signer-clusterinfo",
+                "RoleBinding/kubeadm:bootstrap-signer-clusterinfo",
                 "ClusterManager/cluster-manager",
             ]
         );

@@ -14,6 +14,7 @@ pub static TEMPLATES: &[(&str, &str)] = templates![
     "cluster-manager-operator/20-deployment.yaml.j2",
     "hub-bootstrap/00-clusterrole.yaml.j2",
     "hub-bootstrap/10-identity.yaml.j2",
+    "hub-bootstrap/20-cluster-info-rbac.yaml.j2",
     "klusterlet-operator/00-namespace.yaml.j2",
     "klusterlet-operator/10-rbac.yaml.j2",
     "klusterlet-operator/20-deployment.yaml.j2",

@@ -445,3 +445,27 @@ fn wait_is_bounded_and_names_the_unmet_condition() {
         .stderr(predicate::str::contains("--in-process"));
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
 }
+
+#[tokio::test]
+async fn anyone_may_read_cluster_info_and_nothing_else() {
+    {
+        let _hub = common::HUB_SINGLETON.lock().await;
+        init(&[]).success();
+    }
+    // No credentials at all: join reads cluster-info like this before it trusts the hub.
+    let (server, ca) = common::server_and_ca(&common::env().hub);
+    let anonymous = common::client_from_yaml(&format!(
+        "apiVersion: v1\nkind: Config\nclusters: [{{name: c, cluster: {{server: '{server}', certificate-authority-data: {ca}}}}}]\n\
+         users: [{{name: u, user: {{}}}}]\ncontexts: [{{name: c, context: {{cluster: c, user: u}}}}]\ncurrent-context: c\n"
+    ))
+    .await;
+    let public: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(anonymous, "kube-public");
+    let info = public.get("cluster-info").await.unwrap();
+    assert!(info.data.unwrap()["kubeconfig"].contains("certificate-authority-data"));
+    let err = public.get("kube-root-ca.crt").await.unwrap_err();
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 403),
+        "{err:?}"
+    );
+}
