@@ -1,14 +1,13 @@
 //! Deleting a bundle: the reverse of apply. Custom resources and workloads go first, CRDs and
 //! namespaces last; objects already gone count as deleted; each deletion is waited on (bounded)
 //! so "done" means gone, not "asked to go".
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures::future::join_all;
 use kube::api::{DeleteParams, DynamicObject, PropagationPolicy};
 use kube::runtime::wait::{await_condition, conditions};
 
-use super::{ObjectError, ObjectErrorKind, ObjectRef, Resolver, gvk_of, order};
+use super::{ObjectError, ObjectErrorKind, ObjectRef, Resolver, order};
 
 /// What deleting one object did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,14 +25,9 @@ pub async fn delete_all(
     objects: &[DynamicObject],
     timeout: Duration,
 ) -> Result<Vec<(ObjectRef, Deleted)>, Vec<ObjectError>> {
-    let mut tiers: BTreeMap<std::cmp::Reverse<u8>, Vec<&DynamicObject>> = BTreeMap::new();
-    for obj in objects {
-        let t = gvk_of(obj).map_or(u8::MAX, |g| order::tier(&g));
-        tiers.entry(std::cmp::Reverse(t)).or_default().push(obj);
-    }
     let mut done = Vec::new();
     let mut failures = Vec::new();
-    for (_, objs) in tiers {
+    for (_, objs) in order::by_tier(objects).into_iter().rev() {
         let results = join_all(objs.iter().map(|o| delete_one(resolver, o, timeout))).await;
         for (obj, result) in objs.iter().zip(results) {
             match result {
@@ -57,12 +51,7 @@ async fn delete_one(
     obj: &DynamicObject,
     timeout: Duration,
 ) -> Result<Deleted, ObjectErrorKind> {
-    let gvk = gvk_of(obj).ok_or(ObjectErrorKind::Incomplete("apiVersion/kind"))?;
-    let name = obj
-        .metadata
-        .name
-        .clone()
-        .ok_or(ObjectErrorKind::Incomplete("metadata.name"))?;
+    let (gvk, name) = super::identify(obj)?;
     let api = match resolver
         .api_for(&gvk, obj.metadata.namespace.as_deref())
         .await

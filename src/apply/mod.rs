@@ -137,7 +137,7 @@ pub enum ObjectErrorKind {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Some objects failed; the others were applied.
-    #[error("{} of {} objects failed to apply:\n{}", .failures.len(), .failures.len() + .applied.len(), list(.failures))]
+    #[error("{} of {} objects failed to apply:\n{}", .failures.len(), .failures.len() + .applied.len(), list_failures(.failures))]
     Objects {
         /// What failed.
         failures: Vec<ObjectError>,
@@ -146,7 +146,9 @@ pub enum Error {
     },
 }
 
-fn list(failures: &[ObjectError]) -> String {
+/// Per-object failures as an indented list, one `  - Kind ns/name: cause` line each.
+#[must_use]
+pub fn list_failures(failures: &[ObjectError]) -> String {
     failures
         .iter()
         .map(|f| format!("  - {f}"))
@@ -217,14 +219,9 @@ impl Applier {
 
     /// Applies `objects` tier by tier; objects within a tier go concurrently.
     pub async fn apply(&self, objects: Vec<DynamicObject>) -> Result<Report, Error> {
-        let mut tiers: BTreeMap<u8, Vec<DynamicObject>> = BTreeMap::new();
-        for obj in objects {
-            let t = gvk_of(&obj).map_or(u8::MAX, |g| order::tier(&g));
-            tiers.entry(t).or_default().push(obj);
-        }
         let mut applied = Vec::new();
         let mut failures = Vec::new();
-        for (_, objs) in tiers {
+        for (_, objs) in order::by_tier(&objects) {
             let results = join_all(objs.iter().map(|o| self.apply_one(o))).await;
             let mut tier_applied = Vec::new();
             for (obj, result) in objs.iter().zip(results) {
@@ -260,12 +257,7 @@ impl Applier {
     }
 
     async fn apply_one(&self, obj: &DynamicObject) -> Result<Applied, ObjectErrorKind> {
-        let gvk = gvk_of(obj).ok_or(ObjectErrorKind::Incomplete("apiVersion/kind"))?;
-        let name = obj
-            .metadata
-            .name
-            .clone()
-            .ok_or(ObjectErrorKind::Incomplete("metadata.name"))?;
+        let (gvk, name) = identify(obj)?;
         let api = self
             .resolver
             .api_for(&gvk, obj.metadata.namespace.as_deref())
@@ -318,6 +310,17 @@ impl Applier {
             Err(_) => Err(ObjectErrorKind::NotEstablished(self.crd_timeout)),
         }
     }
+}
+
+/// The kind and name every apply or delete needs, or which of them is missing.
+fn identify(obj: &DynamicObject) -> Result<(GroupVersionKind, String), ObjectErrorKind> {
+    let gvk = gvk_of(obj).ok_or(ObjectErrorKind::Incomplete("apiVersion/kind"))?;
+    let name = obj
+        .metadata
+        .name
+        .clone()
+        .ok_or(ObjectErrorKind::Incomplete("metadata.name"))?;
+    Ok((gvk, name))
 }
 
 /// The group/version/kind of a dynamic object, when it has one.

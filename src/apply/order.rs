@@ -1,5 +1,7 @@
 //! The order a bundle is applied in: what others depend on goes first.
-use kube::api::GroupVersionKind;
+use std::collections::BTreeMap;
+
+use kube::api::{DynamicObject, GroupVersionKind};
 
 /// A tier number; lower tiers are applied (and waited for) before higher ones.
 ///
@@ -21,6 +23,17 @@ pub fn tier(gvk: &GroupVersionKind) -> u8 {
         (group, _) if is_builtin_group(group) => 5,
         _ => 8,
     }
+}
+
+/// Objects grouped by [`tier`], lowest tier first; objects without a kind go last.
+#[must_use]
+pub fn by_tier(objects: &[DynamicObject]) -> BTreeMap<u8, Vec<&DynamicObject>> {
+    let mut tiers: BTreeMap<u8, Vec<&DynamicObject>> = BTreeMap::new();
+    for obj in objects {
+        let t = super::gvk_of(obj).map_or(u8::MAX, |g| tier(&g));
+        tiers.entry(t).or_default().push(obj);
+    }
+    tiers
 }
 
 /// Groups served by kube-apiserver itself rather than by CRDs.

@@ -87,10 +87,9 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let deleted = delete::delete_all(&resolver, &objects, timeout)
         .await
         .map_err(|failures| {
-            let list: Vec<String> = failures.iter().map(ToString::to_string).collect();
             anyhow::anyhow!(
-                "some objects could not be removed (re-run `clusteradm clean -y` to retry):\n  {}",
-                list.join("\n  ")
+                "some objects could not be removed (re-run `clusteradm clean -y` to retry):\n{}",
+                crate::apply::list_failures(&failures)
             )
         })?;
     let removed = deleted

@@ -102,15 +102,17 @@ pub fn parse_feature_gates(text: &str) -> Result<Vec<(String, bool)>, String> {
         .collect()
 }
 
+/// `<registry>/<component>:<tag>`, the image of one OCM component.
+#[must_use]
+pub fn image_ref(registry: &str, component: &str, tag: &str) -> String {
+    format!("{}/{component}:{tag}", registry.trim_end_matches('/'))
+}
+
 impl InitOptions {
     /// `<registry>/<component>:<tag>`.
     #[must_use]
     pub fn image(&self, component: &str) -> String {
-        format!(
-            "{}/{component}:{}",
-            self.registry.trim_end_matches('/'),
-            self.tag
-        )
+        image_ref(&self.registry, component, &self.tag)
     }
 }
 

@@ -159,11 +159,7 @@ impl JoinOptions {
     /// `<registry>/<component>:<tag>`.
     #[must_use]
     pub fn image(&self, component: &str) -> String {
-        format!(
-            "{}/{component}:{}",
-            self.registry.trim_end_matches('/'),
-            self.tag
-        )
+        crate::hub::image_ref(&self.registry, component, &self.tag)
     }
 
     /// Where the bootstrap secret and the agents go.

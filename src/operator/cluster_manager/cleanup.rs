@@ -27,20 +27,12 @@ pub const CRDS_FIRST: [&str; 4] = [
 
 /// Some objects could not be removed.
 #[derive(Debug, thiserror::Error)]
-#[error("{} hub objects could not be removed:\n{}{}", .failures.len(), list(.failures), held(.held_by))]
+#[error("{} hub objects could not be removed:\n{}{}", .failures.len(), crate::apply::list_failures(.failures), held(.held_by))]
 pub struct Error {
     /// What failed.
     pub failures: Vec<ObjectError>,
     /// Custom resources whose finalizers keep a CRD from going (at most a few per CRD).
     pub held_by: Vec<String>,
-}
-
-fn list(failures: &[ObjectError]) -> String {
-    failures
-        .iter()
-        .map(|f| format!("  - {f}"))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn held(by: &[String]) -> String {

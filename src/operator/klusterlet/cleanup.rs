@@ -67,7 +67,12 @@ pub async fn remove_objects(
         }
         delete::delete_all(&Resolver::new(managed), &objects, timeout)
             .await
-            .map_err(|failures| anyhow::anyhow!(list(&failures)))
+            .map_err(|failures| {
+                anyhow::anyhow!(
+                    "objects not removed:\n{}",
+                    crate::apply::list_failures(&failures)
+                )
+            })
             .with_context(|| {
                 format!("removing the agents of Klusterlet {name} from the managed cluster")
             })?;
@@ -78,17 +83,14 @@ pub async fn remove_objects(
         timeout,
     )
     .await
-    .map_err(|failures| anyhow::anyhow!(list(&failures)))
+    .map_err(|failures| {
+        anyhow::anyhow!(
+            "objects not removed:\n{}",
+            crate::apply::list_failures(&failures)
+        )
+    })
     .with_context(|| format!("removing the agents of Klusterlet {name}"))?;
     Ok(())
-}
-
-fn list(failures: &[crate::apply::ObjectError]) -> String {
-    failures
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 async fn others_exist(client: &Client, name: &str) -> bool {
