@@ -14,10 +14,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
+use clusteradm::agent::work::WorkAgentOptions;
 use clusteradm::api::conditions::{self, APPLIED};
 use clusteradm::api::work::{ManifestWork, ManifestWorkSpec, ManifestsTemplate};
 use clusteradm::apply::Applier;
-use clusteradm::work::WorkAgentOptions;
 use futures::{StreamExt as _, TryStreamExt as _};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
@@ -245,10 +245,8 @@ async fn main() -> anyhow::Result<()> {
         format!("{cluster}-agent"),
     );
     opts.resync = Duration::from_secs(600);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let agent = tokio::spawn(clusteradm::work::run(opts, async move {
-        let _ = stopped.await;
-    }));
+    let stop = clusteradm::runtime::Shutdown::new();
+    let agent = tokio::spawn(clusteradm::agent::work::run(opts, stop.clone()));
     let works: Api<ManifestWork> = Api::namespaced(hub.clone(), &cluster);
     let counts = || {
         (
@@ -277,7 +275,7 @@ async fn main() -> anyhow::Result<()> {
         m2 - m1
     );
 
-    let _ = stop.send(());
+    stop.cancel();
     let _ = agent.await;
     Api::<Namespace>::all(hub)
         .delete(&cluster, &DeleteParams::default())

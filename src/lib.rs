@@ -1,24 +1,37 @@
 //! `clusteradm`: bootstrap and run Open Cluster Management (OCM).
 //!
-//! The binary is a thin clap layer ([`cli`]) over library modules that each own one job:
-//! the OCM API types ([`api`]), rendering embedded templates ([`render`]), applying a bundle of
-//! objects with server-side apply ([`apply`]), kubeconfig handling ([`kubeconfig`]) and terminal
-//! output ([`ui`]).
+//! The binary is a thin clap layer ([`cli`]) over library modules that each own one job, in
+//! layers (a module uses only those above it in this list):
+//!
+//! - foundations: the OCM API types and well-known names ([`api`]), YAML ([`yaml`]), PKI
+//!   ([`pki`]), Secret fields ([`secrets`]), user-facing errors ([`error`]);
+//! - machinery: rendering embedded templates ([`render`]), applying a bundle of objects with
+//!   server-side apply ([`apply`]), kubectl-style kubeconfig selection ([`kubeconfig`]), what
+//!   every loop needs ([`runtime`]), agent identities and CSR approval ([`identity`]);
+//! - what `init` and `join` install ([`install`]) and how `join` reaches a hub it does not trust
+//!   yet ([`join`]);
+//! - the loops: the operators ([`operator`]), the hub controllers ([`hub`]), the agents
+//!   ([`agent`]), and the composition root that runs them in this process ([`inprocess`]);
+//! - `create work`'s side of ManifestWorks ([`work`]), terminal output ([`ui`]), may-I checks
+//!   ([`preflight`]), and the commands ([`cli`]).
 
+pub mod agent;
 pub mod api;
 pub mod apply;
 pub mod cli;
 pub mod error;
 pub mod hub;
-pub mod klusterlet;
+pub mod identity;
+pub mod inprocess;
+pub mod install;
+pub mod join;
 pub mod kubeconfig;
 pub mod operator;
 pub mod pki;
 pub mod preflight;
-pub mod registration;
 pub mod render;
+pub mod runtime;
 pub mod secrets;
-pub mod shutdown;
 pub mod ui;
 pub mod work;
 pub mod yaml;

@@ -27,12 +27,6 @@ pub const KLUSTERLET_FINALIZER: &str = "operator.open-cluster-management.io/klus
 /// Finalizer the klusterlet operator puts on a Klusterlet in Hosted mode.
 pub const KLUSTERLET_HOSTED_FINALIZER: &str =
     "operator.open-cluster-management.io/klusterlet-hosted-cleanup";
-/// Namespace of the hub components (Default mode).
-pub const HUB_NAMESPACE: &str = "open-cluster-management-hub";
-/// Namespace of the agents when `spec.namespace` is empty.
-pub const KLUSTERLET_DEFAULT_NAMESPACE: &str = "open-cluster-management-agent";
-/// Namespace add-on agents are installed into by default.
-pub const ADDON_NAMESPACE: &str = "open-cluster-management-agent-addon";
 
 /// ClusterManager condition: the hub registration controller is unhealthy.
 pub const HUB_REGISTRATION_DEGRADED: &str = "HubRegistrationDegraded";

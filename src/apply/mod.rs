@@ -15,6 +15,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::Client;
 use kube::api::{Api, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::runtime::wait::{await_condition, conditions};
+use serde::Serialize;
 
 pub use resolve::Resolver;
 
@@ -359,4 +360,13 @@ pub fn parse_objects(text: &str, source: &str) -> anyhow::Result<Vec<DynamicObje
                 .with_context(|| format!("{source}: document {} is not a Kubernetes object", i + 1))
         })
         .collect()
+}
+
+/// Any serialisable Kubernetes object as a [`DynamicObject`], for the apply engine.
+///
+/// # Panics
+/// Only if `T`'s serialisation is not an object, which no Kubernetes type does.
+pub fn to_dynamic<T: Serialize>(obj: &T) -> DynamicObject {
+    serde_json::from_value(serde_json::to_value(obj).expect("serialisable"))
+        .expect("a Kubernetes object")
 }

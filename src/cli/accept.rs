@@ -18,8 +18,8 @@ use serde_json::json;
 use super::Ctx;
 use crate::api::cluster::{CLUSTER_NAME_LABEL, ManagedCluster};
 use crate::error::UserError;
-use crate::registration::approval::{self, APPROVE_MESSAGE, APPROVE_REASON, Blocked, Plan};
-use crate::registration::identity::CsrFacts;
+use crate::identity::CsrFacts;
+use crate::identity::approval::{self, APPROVE_MESSAGE, APPROVE_REASON, Blocked, Plan};
 
 /// Flags of `accept`.
 #[derive(Debug, clap::Args)]
@@ -263,7 +263,7 @@ async fn execute(client: &kube::Client, plan: &Plan, ctx: &Ctx) -> anyhow::Resul
             ));
             continue;
         }
-        crate::registration::approve_csr(client, csr, APPROVE_REASON, APPROVE_MESSAGE)
+        crate::identity::approval::approve_csr(client, csr, APPROVE_REASON, APPROVE_MESSAGE)
             .await
             .with_context(|| format!("approving CSR {csr} for cluster {name}"))?;
         ctx.printer

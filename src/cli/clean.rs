@@ -8,13 +8,11 @@
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use kube::api::{Api, DeleteParams, Patch, PatchParams};
-use kube::runtime::wait::{await_condition, conditions};
 
 use super::Ctx;
-use crate::api::operator::{CLUSTER_MANAGER_NAME, ClusterManager};
+use crate::api::names::OPERATOR_NAMESPACE;
 use crate::apply::{Resolver, delete};
-use crate::hub::{self, Credential, InitOptions};
+use crate::install::hub::{self, Credential, InitOptions};
 use crate::operator::cluster_manager as operator;
 
 /// Flags of `clean`.
@@ -62,7 +60,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         },
     ] {
         let opts = InitOptions {
-            registry: hub::DEFAULT_REGISTRY.into(),
+            registry: crate::api::names::DEFAULT_REGISTRY.into(),
             tag: "unused".into(),
             credential,
             deploy_operator: true,
@@ -127,100 +125,18 @@ async fn remove_cluster_manager(
     client: &kube::Client,
     timeout: std::time::Duration,
 ) -> anyhow::Result<()> {
-    let api: Api<ClusterManager> = match crate::apply::Resolver::new(client.clone())
-        .resolve(&kube::api::GroupVersionKind::gvk(
-            "operator.open-cluster-management.io",
-            "v1",
-            "ClusterManager",
-        ))
-        .await
-    {
-        Ok(_) => Api::all(client.clone()),
-        Err(_) => return Ok(()), // no CRD: no ClusterManager
-    };
-    let Some(cm) = api
-        .get_opt(CLUSTER_MANAGER_NAME)
-        .await
-        .context("reading the ClusterManager")?
-    else {
-        return Ok(());
-    };
-    let uid = cm.metadata.uid.clone().unwrap_or_default();
-    if operator::is_running(client).await? {
-        api.delete(CLUSTER_MANAGER_NAME, &DeleteParams::default())
-            .await
-            .context("deleting the ClusterManager")?;
-    } else {
-        // Nobody will act on the finalizers: do the hub controllers' and the operator's cleanup here.
-        release_registrations(client).await?;
-        operator::cleanup(client, timeout)
-            .await
-            .context("cleaning up the hub components")?;
-        let _ = api
-            .delete(CLUSTER_MANAGER_NAME, &DeleteParams::default())
-            .await;
-        let strip = serde_json::json!({"metadata": {"finalizers": null}});
-        match api
-            .patch(
-                CLUSTER_MANAGER_NAME,
-                &PatchParams::default(),
-                &Patch::Merge(&strip),
-            )
-            .await
-        {
-            Ok(_) => {}
-            Err(kube::Error::Api(s)) if s.code == 404 => {}
-            Err(e) => return Err(e).context("removing the ClusterManager's finalizer"),
-        }
+    let running = operator::is_running(client).await.with_context(|| {
+        format!(
+            "cannot tell whether a ClusterManager operator runs (reading Lease {OPERATOR_NAMESPACE}/{})",
+            operator::LEASE_NAME
+        )
+    })?;
+    if !running {
+        // Nobody will act on the finalizers of ManagedClusters and ManifestWorks either.
+        crate::hub::registration::release_all(client).await?;
     }
-    tokio::time::timeout(timeout, await_condition(api, CLUSTER_MANAGER_NAME, conditions::is_deleted(&uid)))
+    operator::uninstall(client, running, timeout)
         .await
-        .map_err(|_| anyhow::anyhow!("the ClusterManager was not removed within {timeout:?}: is the operator stuck? see its logs, then re-run `clusteradm clean -y`"))?
-        .context("watching the ClusterManager's deletion")?;
-    Ok(())
-}
-
-/// With no hub controller running, ManagedClusters and ManifestWorks keep finalizers nobody
-/// removes, and their CRDs could never go. Does what the registration controller does for a
-/// deleted cluster (namespace and RBAC removed, finalizer dropped), and releases the works:
-/// what they applied stays on the managed clusters, whose agents are no longer answerable here.
-async fn release_registrations(client: &kube::Client) -> anyhow::Result<()> {
-    use crate::api::cluster::ManagedCluster;
-    use crate::api::work::ManifestWork;
-    use crate::registration::hub::{index::Action, writer::Writer};
-    let strip = serde_json::json!({"metadata": {"finalizers": null}});
-    let works: Api<ManifestWork> = Api::all(client.clone());
-    if let Ok(list) = works.list(&kube::api::ListParams::default()).await {
-        for work in list.items.iter().filter(|w| {
-            w.metadata
-                .finalizers
-                .as_ref()
-                .is_some_and(|f| !f.is_empty())
-        }) {
-            let ns = work.metadata.namespace.clone().unwrap_or_default();
-            let name = work.metadata.name.clone().unwrap_or_default();
-            Api::<ManifestWork>::namespaced(client.clone(), &ns)
-                .patch(&name, &PatchParams::default(), &Patch::Merge(&strip))
-                .await
-                .with_context(|| format!("releasing ManifestWork {ns}/{name}"))?;
-        }
-    }
-    let clusters: Api<ManagedCluster> = Api::all(client.clone());
-    let Ok(list) = clusters.list(&kube::api::ListParams::default()).await else {
-        return Ok(());
-    };
-    let writer = Writer::new(client.clone());
-    for mc in list.items {
-        let name = mc.metadata.name.clone().unwrap_or_default();
-        let _ = clusters.delete(&name, &DeleteParams::default()).await;
-        writer
-            .apply(&Action::Cleanup(name.clone()))
-            .await
-            .or_else(|e| match e {
-                kube::Error::Api(s) if s.code == 404 => Ok(()),
-                e => Err(e),
-            })
-            .with_context(|| format!("removing managed cluster {name}"))?;
-    }
+        .context("removing the ClusterManager and the hub components")?;
     Ok(())
 }

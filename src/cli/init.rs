@@ -1,7 +1,7 @@
 //! `clusteradm init`: make the current cluster an OCM hub and print the join command.
 //!
 //! Order: preflight (skippable with `--force`) → cluster-info → apply the hub plan
-//! ([`crate::hub::plan`]) → issue the bootstrap token → print the join command → `--wait` /
+//! ([`crate::install::hub::plan`]) → issue the bootstrap token → print the join command → `--wait` /
 //! `--in-process`. `--dry-run` prints the plan and sends no request at all.
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,11 +10,11 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 
 use super::{Ctx, Kube};
+use crate::api::names::{DEFAULT_REGISTRY, OPERATOR_NAMESPACE};
 use crate::apply::{self, Applier};
 use crate::error::UserError;
-use crate::hub::{
-    self, Credential, InitOptions, cluster_info, credential, join_command::JoinCommand,
-};
+use crate::install::hub::{self, Credential, InitOptions};
+use crate::install::{cluster_info, credential, join_command::JoinCommand};
 use crate::preflight::{self, Permission};
 
 /// Flags of `init`.
@@ -45,7 +45,7 @@ pub struct Args {
     #[arg(long, default_value = "default", value_name = "VERSION")]
     pub bundle_version: String,
     /// Registry of the OCM images
-    #[arg(long, default_value = hub::DEFAULT_REGISTRY, value_name = "REGISTRY")]
+    #[arg(long, default_value = DEFAULT_REGISTRY, value_name = "REGISTRY")]
     pub image_registry: String,
     /// A docker config JSON with credentials for the image registry
     #[arg(long, value_name = "FILE")]
@@ -154,9 +154,14 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 
     if args.in_process {
         ctx.printer.info("running the ClusterManager operator and hub controllers in this process (Ctrl-C to stop)");
-        crate::operator::cluster_manager::run_in_process(
+        crate::inprocess::hub::run(
             kube.client.clone(),
-            crate::shutdown::signal(),
+            crate::runtime::shutdown::on_signal(),
+            |holder| {
+                ctx.printer.warn(format!(
+                    "another process ({holder}) runs this hub's operator: waiting for it to stop"
+                ))
+            },
         )
         .await?;
     } else if args.wait {
@@ -196,7 +201,7 @@ async fn preflight(kube: &Kube, ctx: &Ctx, advertised: &str, explicit: bool) -> 
             verb: "create",
             group: "",
             resource: "serviceaccounts/token",
-            namespace: Some(hub::OPERATOR_NAMESPACE),
+            namespace: Some(OPERATOR_NAMESPACE),
         },
     ];
     let missing = preflight::missing(&kube.client, &wanted).await?;

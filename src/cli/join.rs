@@ -2,7 +2,7 @@
 //! `--managed-cluster-kubeconfig`) a managed cluster of a hub.
 //!
 //! Order: check the flags (no request) → find and verify the hub CA ([`klusterlet::discovery`])
-//! → preflight against the hub with the bootstrap token ([`klusterlet::hub::preflight`]) → only
+//! → preflight against the hub with the bootstrap token ([`crate::join::hub::preflight`]) → only
 //! then touch the managed cluster: apply the plan ([`klusterlet::plan`]) → `--in-process` /
 //! `--wait` → the `accept` hint. `--dry-run` prints the plan (token redacted) and changes nothing.
 use std::path::PathBuf;
@@ -11,12 +11,14 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 
 use super::Ctx;
+use crate::api::names;
 use crate::api::operator::KLUSTERLET_NAME;
 use crate::apply::{self, Applier};
 use crate::error::UserError;
-use crate::klusterlet::bootstrap::{Bootstrap, client_from_kubeconfig};
-use crate::klusterlet::{self, JoinOptions};
-use crate::operator::klusterlet::{self as operator, InProcess, agents};
+use crate::install::klusterlet::{self, JoinOptions};
+use crate::join::bootstrap::Bootstrap;
+use crate::operator::klusterlet as operator;
+use crate::runtime::client::{self as kubeconfig_client, Origin, Timeouts};
 
 /// Flags of `join`.
 #[derive(Debug, clap::Args)]
@@ -50,7 +52,7 @@ pub struct Args {
     #[arg(long)]
     pub wait: bool,
     /// Registry of the OCM images
-    #[arg(long, default_value = crate::hub::DEFAULT_REGISTRY, value_name = "REGISTRY")]
+    #[arg(long, default_value = crate::api::names::DEFAULT_REGISTRY, value_name = "REGISTRY")]
     pub image_registry: String,
     /// OCM release of the images: default, latest, or a version such as 1.3.1
     #[arg(long, default_value = "default", value_name = "VERSION")]
@@ -99,7 +101,7 @@ fn read(path: Option<&std::path::Path>, what: &str) -> anyhow::Result<Option<Str
 
 /// Checks every flag before any request is sent.
 fn check(args: &Args) -> anyhow::Result<()> {
-    klusterlet::validate_cluster_name(&args.cluster_name)
+    names::validate_cluster_name(&args.cluster_name)
         .map_err(|e| UserError::new(e, "e.g. --cluster-name cluster1"))?;
     super::init::validate_url(&args.hub_apiserver)?;
     if let Some(pin) = &args.ca_cert_hash {
@@ -122,9 +124,9 @@ fn check(args: &Args) -> anyhow::Result<()> {
 /// Runs `join`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     check(&args)?;
-    let tag = crate::hub::image_tag(&args.bundle_version)
+    let tag = crate::install::hub::image_tag(&args.bundle_version)
         .map_err(|e| UserError::new(e, "see --help for --bundle-version"))?;
-    let feature_gates = crate::hub::parse_feature_gates(&args.feature_gates)
+    let feature_gates = crate::install::hub::parse_feature_gates(&args.feature_gates)
         .map_err(|e| UserError::new(e, "e.g. --feature-gates ClusterClaim=true"))?;
     let annotations = klusterlet::parse_annotations(&args.klusterlet_annotation)
         .map_err(|e| UserError::new(e, "e.g. --klusterlet-annotation owner=team-a"))?;
@@ -136,7 +138,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     )?;
     let kube = ctx.kube().await?;
 
-    let connect = klusterlet::hub::connect(klusterlet::hub::Connect {
+    let connect = crate::join::hub::connect(crate::join::hub::Connect {
         server: &args.hub_apiserver,
         token: &args.hub_token,
         ca_file: ca_file.as_deref(),
@@ -157,12 +159,17 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     })??;
 
     let managed = match &external {
-        Some(text) => client_from_kubeconfig(text, ctx.global.timeout)
-            .await
-            .context("--managed-cluster-kubeconfig")?,
+        Some(text) => kubeconfig_client::from_kubeconfig(
+            text,
+            Origin::User,
+            "--managed-cluster-kubeconfig",
+            Timeouts::command(ctx.global.timeout),
+        )
+        .await
+        .map_err(|e| UserError::new(e.to_string(), "pass a kubeconfig of the cluster to join"))?,
         None => kube.client.clone(),
     };
-    let external_server_urls: Vec<String> = crate::hub::cluster_info::server(&managed)
+    let external_server_urls: Vec<String> = crate::install::cluster_info::server(&managed)
         .await?
         .into_iter()
         .collect();
@@ -237,42 +244,42 @@ async fn finish(
         hint();
         return Ok(());
     }
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    tokio::spawn(async move {
-        crate::shutdown::signal().await;
-        let _ = stop_tx.send(true);
-    });
-    let config = agents::AgentsConfig {
+    let shutdown = crate::runtime::shutdown::on_signal();
+    let config = crate::inprocess::klusterlet::Config {
         managed: client.clone(),
-        klusterlet_name: opts.klusterlet_name.clone(),
         cluster_name: opts.cluster_name.clone(),
         agent_namespace: opts.agent_namespace(),
-    };
-    let want = InProcess {
-        registration: true,
-        work: true,
-    };
-    let started = agents::start_in_process(&config, want, &stop_rx);
-    if started != want {
-        ctx.printer.warn("not every in-process agent started: this cluster may not register with the hub or apply works");
-    }
-    let mut stop = stop_rx.clone();
-    let loop_opts = operator::Options {
-        in_process: want,
         cleanup_timeout: ctx.global.timeout,
     };
-    let looping = tokio::spawn(operator::run(client.clone(), loop_opts, async move {
-        let _ = stop.wait_for(|s| *s).await;
-    }));
+    let waiting = |holder: &str| {
+        ctx.printer.warn(format!(
+            "another process ({holder}) runs the klusterlet operator on this cluster: the agents run, the operator waits for it to stop"
+        ));
+    };
+    let running = Box::pin(crate::inprocess::klusterlet::run(
+        config,
+        shutdown.clone(),
+        waiting,
+    ));
     ctx.printer
-        .info("running the klusterlet operator in this process (Ctrl-C to stop)");
+        .info("running the klusterlet operator and agents in this process (Ctrl-C to stop)");
     if args.wait {
-        wait(ctx, client, opts, bootstrap, started.registration).await?;
+        // The loops run while we wait; a failed wait stops them.
+        let waited = async {
+            let result = wait(ctx, client, opts, bootstrap, true).await;
+            if result.is_ok() {
+                hint();
+            } else {
+                shutdown.cancel();
+            }
+            result
+        };
+        let (waited, running) = tokio::join!(waited, running);
+        waited?;
+        return running;
     }
     hint();
-    looping
-        .await
-        .context("the klusterlet operator stopped unexpectedly")?
+    running.await
 }
 
 async fn wait(
@@ -298,7 +305,7 @@ async fn wait(
         );
         let spinner = ctx.printer.spinner(what);
         let seen =
-            klusterlet::hub::wait_registered(bootstrap, &opts.cluster_name, ctx.global.timeout)
+            crate::join::hub::wait_registered(bootstrap, &opts.cluster_name, ctx.global.timeout)
                 .await;
         spinner.finish_and_clear();
         seen?;

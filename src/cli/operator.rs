@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use super::Ctx;
-use crate::operator::cluster_manager;
+use crate::inprocess;
 
 /// Flags of `operator`.
 #[derive(Debug, clap::Args)]
@@ -25,35 +25,34 @@ pub enum Which {
 
 /// Runs `operator`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let kube = ctx.kube().await?;
+    kube.server_version().await?;
+    let which = match args.which {
+        Which::Hub => "ClusterManager",
+        Which::Klusterlet => "Klusterlet",
+    };
+    ctx.printer.info(format!(
+        "running the {which} operator against {} (context {}); Ctrl-C to stop",
+        kube.url(),
+        kube.loaded.context
+    ));
+    let waiting = |holder: &str| {
+        ctx.printer.warn(format!(
+            "another process ({holder}) runs the {which} operator here: waiting for it to stop"
+        ));
+    };
+    let shutdown = crate::runtime::shutdown::on_signal();
     match args.which {
-        Which::Hub => {
-            let kube = ctx.kube().await?;
-            kube.server_version().await?;
-            ctx.printer.info(format!(
-                "running the ClusterManager operator against {} (context {}); Ctrl-C to stop",
-                kube.url(),
-                kube.loaded.context
-            ));
-            cluster_manager::run(kube.client.clone(), crate::shutdown::signal()).await?;
-            ctx.printer.done("ClusterManager operator stopped");
-            Ok(ExitCode::SUCCESS)
-        }
+        Which::Hub => inprocess::hub::run_operator(kube.client.clone(), shutdown, waiting).await?,
         Which::Klusterlet => {
-            let kube = ctx.kube().await?;
-            kube.server_version().await?;
-            ctx.printer.info(format!(
-                "running the Klusterlet operator against {} (context {}); Ctrl-C to stop",
-                kube.url(),
-                kube.loaded.context
-            ));
             let opts = crate::operator::klusterlet::Options {
                 cleanup_timeout: ctx.global.timeout,
                 ..Default::default()
             };
-            crate::operator::klusterlet::run(kube.client.clone(), opts, crate::shutdown::signal())
+            inprocess::klusterlet::run_operator(kube.client.clone(), opts, shutdown, waiting)
                 .await?;
-            ctx.printer.done("Klusterlet operator stopped");
-            Ok(ExitCode::SUCCESS)
         }
     }
+    ctx.printer.done(format!("{which} operator stopped"));
+    Ok(ExitCode::SUCCESS)
 }

@@ -6,20 +6,20 @@
 //! #169). Here every wait is bounded by `--timeout`, and when no klusterlet operator is running
 //! the cleanup the operator would do runs here, directly — the loop is a library.
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, DeleteParams, ListParams};
-use kube::runtime::wait::{await_condition, conditions};
+use kube::api::{Api, ListParams};
 use kube::{Client, ResourceExt as _};
 
 use super::Ctx;
+use crate::api::names::OPERATOR_NAMESPACE;
 use crate::api::operator::{KLUSTERLET_NAME, Klusterlet};
 use crate::apply::{Resolver, delete};
 use crate::error::UserError;
-use crate::klusterlet;
+use crate::install::klusterlet;
 use crate::operator::klusterlet as operator;
+use crate::runtime::uninstall::Outcome;
 
 /// Flags of `unjoin`.
 #[derive(Debug, clap::Args)]
@@ -37,7 +37,7 @@ pub struct Args {
 
 /// Runs `unjoin`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
-    klusterlet::validate_cluster_name(&args.cluster_name)
+    crate::api::names::validate_cluster_name(&args.cluster_name)
         .map_err(|e| UserError::new(e, "pass the --cluster-name the cluster joined with"))?;
     let kube = ctx.kube().await?;
     let client = kube.client.clone();
@@ -124,51 +124,20 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 /// will (or when the operator did not finish within the timeout).
 async fn remove_klusterlet(client: &Client, name: &str, ctx: &Ctx) -> anyhow::Result<()> {
     let timeout = ctx.global.timeout;
-    let api: Api<Klusterlet> = Api::all(client.clone());
-    let running = operator::is_running(client).await.unwrap_or(false);
+    let running = operator::is_running(client).await.with_context(|| {
+        format!("cannot tell whether a klusterlet operator runs (reading Lease {OPERATOR_NAMESPACE}/{})", operator::LEASE_NAME)
+    })?;
     let spinner = ctx.printer.spinner(format!("removing Klusterlet {name}"));
-    let uid = match api.delete(name, &DeleteParams::background()).await {
-        Ok(either) => either.left().and_then(|k| k.uid()),
-        Err(kube::Error::Api(s)) if s.code == 404 => None,
-        Err(e) => {
-            spinner.finish_and_clear();
-            return Err(e).with_context(|| format!("deleting Klusterlet {name}"));
-        }
-    };
-    let gone = |uid: &Option<String>, wait: Duration| {
-        let api = api.clone();
-        let uid = uid.clone();
-        async move {
-            let Some(uid) = uid else { return true };
-            tokio::time::timeout(
-                wait,
-                await_condition(api, name, conditions::is_deleted(&uid)),
-            )
-            .await
-            .is_ok_and(|r| r.is_ok())
-        }
-    };
-    let handled = running && gone(&uid, timeout).await;
-    if !handled {
-        if running {
-            ctx.printer.warn(format!("the klusterlet operator did not remove Klusterlet {name} within {timeout:?}: cleaning up here"));
-        }
-        // Cleans up the agents, namespaces and secrets, then drops the finalizer.
-        let result = operator::cleanup(client, name, timeout).await;
-        if result.is_err() {
-            spinner.finish_and_clear();
-        }
-        result?;
-        if !gone(&uid, timeout).await {
-            spinner.finish_and_clear();
-            return Err(UserError::new(
-                format!("Klusterlet {name} is still there after {timeout:?}"),
-                "another finalizer holds it: see `kubectl get klusterlet -o yaml`",
-            )
-            .into());
-        }
-    }
+    let outcome = operator::uninstall(client, name, running, timeout).await;
     spinner.finish_and_clear();
+    if let Outcome::Here {
+        operator_timed_out: true,
+    } = outcome?
+    {
+        ctx.printer.warn(format!(
+            "the klusterlet operator did not remove Klusterlet {name} within {timeout:?}: cleaned up here"
+        ));
+    }
     ctx.printer.done(format!(
         "removed Klusterlet {name}, its agents and the agent namespace"
     ));

@@ -3,8 +3,8 @@
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use kube::api::{Api, DeleteParams, PostParams};
 
+use clusteradm::agent::registration::csr;
 use clusteradm::api::cluster::ManagedCluster;
-use clusteradm::registration::agent::csr;
 
 use crate::common;
 use crate::registration::fixture;

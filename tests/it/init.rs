@@ -287,7 +287,7 @@ async fn bootstrap_credential_can_register_and_nothing_more() {
     // The ManagedCluster CRD comes from the operator; install the hub CRDs directly here.
     let crds = clusteradm::api::hub_crds()
         .iter()
-        .map(clusteradm::hub::to_dynamic)
+        .map(clusteradm::apply::to_dynamic)
         .collect();
     clusteradm::apply::Applier::new(hub.clone(), Duration::from_secs(30))
         .apply(crds)

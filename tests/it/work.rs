@@ -14,10 +14,10 @@ mod lifecycle;
 
 use std::time::Duration;
 
+use clusteradm::agent::work::WorkAgentOptions;
 use clusteradm::api::conditions::{self, APPLIED, AVAILABLE};
 use clusteradm::api::work::{AppliedManifestWork, ManifestWork};
 use clusteradm::apply::Applier;
-use clusteradm::work::WorkAgentOptions;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DynamicObject, ObjectMeta, PostParams};
 use kube::runtime::wait::await_condition;
@@ -188,7 +188,7 @@ pub async fn create_namespace(client: &Client, name: &str) {
 
 /// A work agent running in this process until stopped or dropped.
 pub struct Agent {
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    stop: Option<clusteradm::runtime::Shutdown>,
     task: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
 
@@ -199,10 +199,8 @@ impl Agent {
         let mut opts =
             WorkAgentOptions::new(hub, server, managed, cluster, format!("{cluster}-agent"));
         opts.resync = resync;
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(clusteradm::work::run(opts, async move {
-            let _ = stopped.await;
-        }));
+        let stop = clusteradm::runtime::Shutdown::new();
+        let task = tokio::spawn(clusteradm::agent::work::run(opts, stop.clone()));
         Self {
             stop: Some(stop),
             task,
@@ -213,7 +211,7 @@ impl Agent {
 impl Drop for Agent {
     fn drop(&mut self) {
         if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
+            stop.cancel();
         }
         self.task.abort();
     }

@@ -42,7 +42,7 @@ async fn clean_leaves_no_ocm_object_behind_and_is_idempotent() {
     // CRDs forever unless clean releases them.
     let crds = clusteradm::api::hub_crds()
         .iter()
-        .map(clusteradm::hub::to_dynamic)
+        .map(clusteradm::apply::to_dynamic)
         .collect();
     clusteradm::apply::Applier::new(hub.clone(), Duration::from_secs(30))
         .apply(crds)

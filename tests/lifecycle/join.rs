@@ -85,7 +85,7 @@ pub(crate) async fn hub(bootstrap_token: bool) -> Hub {
     };
     let crds = clusteradm::api::hub_crds()
         .iter()
-        .map(clusteradm::hub::to_dynamic)
+        .map(clusteradm::apply::to_dynamic)
         .collect();
     clusteradm::apply::Applier::new(common::hub().await, Duration::from_secs(60))
         .apply(crds)
@@ -131,7 +131,7 @@ pub(crate) async fn reset(client: &Client) {
             .await
             .unwrap();
     }
-    let mut objects = clusteradm::klusterlet::operator_objects("x").unwrap();
+    let mut objects = clusteradm::install::klusterlet::operator_objects("x").unwrap();
     let is_hub = Api::<CustomResourceDefinition>::all(client.clone())
         .get_opt("clustermanagers.operator.open-cluster-management.io")
         .await

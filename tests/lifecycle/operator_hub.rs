@@ -6,9 +6,10 @@
 use std::time::Duration;
 
 use clusteradm::api::conditions::{self, APPLIED, FALSE, TRUE};
+use clusteradm::api::names::HUB_NAMESPACE;
 use clusteradm::api::operator::{
-    CLUSTER_MANAGER_FINALIZER, CLUSTER_MANAGER_NAME, ClusterManager, HUB_NAMESPACE,
-    HUB_PLACEMENT_DEGRADED, HUB_REGISTRATION_DEGRADED, VALID_FEATURE_GATES,
+    CLUSTER_MANAGER_FINALIZER, CLUSTER_MANAGER_NAME, ClusterManager, HUB_PLACEMENT_DEGRADED,
+    HUB_REGISTRATION_DEGRADED, VALID_FEATURE_GATES,
 };
 use clusteradm::operator::cluster_manager::{self as operator, build, certs, validate};
 use k8s_openapi::api::apps::v1::Deployment;
@@ -30,21 +31,23 @@ const PLACEMENT: &str = "cluster-manager-placement-controller";
 
 /// The operator running in a task of this test, until [`Operator::stop`].
 struct Operator {
-    stop: tokio::sync::oneshot::Sender<()>,
+    stop: clusteradm::runtime::Shutdown,
     task: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
 
 impl Operator {
     fn start(client: &Client) -> Self {
-        let (stop, rx) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(operator::run_in_process(client.clone(), async move {
-            let _ = rx.await;
-        }));
+        let stop = clusteradm::runtime::Shutdown::new();
+        let task = tokio::spawn(clusteradm::inprocess::hub::run(
+            client.clone(),
+            stop.clone(),
+            |holder| panic!("another process ({holder}) holds the operator Lease"),
+        ));
         Self { stop, task }
     }
 
     async fn stop(self) {
-        let _ = self.stop.send(());
+        self.stop.cancel();
         tokio::time::timeout(WAIT, self.task)
             .await
             .expect("the operator stops on shutdown")
@@ -55,15 +58,15 @@ impl Operator {
 
 /// What `init --in-process` applies: the ClusterManager CRD, the operator namespace, the CR.
 async fn install(client: &Client) {
-    let opts = clusteradm::hub::InitOptions {
-        registry: clusteradm::hub::DEFAULT_REGISTRY.into(),
+    let opts = clusteradm::install::hub::InitOptions {
+        registry: clusteradm::api::names::DEFAULT_REGISTRY.into(),
         tag: "v1.3.1".into(),
-        credential: clusteradm::hub::Credential::ServiceAccount,
+        credential: clusteradm::install::hub::Credential::ServiceAccount,
         deploy_operator: false,
         image_pull_credential: None,
         feature_gates: vec![],
     };
-    let objects = clusteradm::hub::plan(&opts)
+    let objects = clusteradm::install::hub::plan(&opts)
         .unwrap()
         .into_iter()
         .filter(|o| {

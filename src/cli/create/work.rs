@@ -110,7 +110,7 @@ fn read_manifests(args: &Args) -> anyhow::Result<Vec<serde_json::Value>> {
                 "every manifest needs apiVersion, kind and metadata.name; fix the document named above"
             }
         };
-        anyhow::Error::new(UserError::new(crate::work::chain(&e), hint))
+        anyhow::Error::new(UserError::new(crate::runtime::report::chain(&e), hint))
     };
     let mut all = Vec::new();
     for path in manifests::files(&args.files, args.recursive).map_err(user)? {

@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use crate::cli::Ctx;
 use crate::cli::init::JoinOutput;
 use crate::error::UserError;
-use crate::hub::{cluster_info, credential, join_command::JoinCommand};
+use crate::install::{cluster_info, credential, join_command::JoinCommand};
 
 /// Flags of `get token`.
 #[derive(Debug, clap::Args)]

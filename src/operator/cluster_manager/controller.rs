@@ -2,12 +2,11 @@
 //! woken by changes to the hub Deployments and Secrets it manages. Each reconcile runs the
 //! pipeline of the module docs under the finalizer; `error_policy` waits for a spec change when
 //! the spec is invalid and backs off exponentially on anything else.
-use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use futures::{FutureExt as _, StreamExt as _};
+use futures::StreamExt as _;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -19,12 +18,13 @@ use kube::runtime::watcher;
 use kube::{Api, Client};
 
 use super::status::{self, Outcome};
-use super::{InProcess, apply, build, certs, cleanup, lease, observe, validate};
-use crate::api::operator::{
-    CLUSTER_MANAGER_FINALIZER, CLUSTER_MANAGER_NAME, ClusterManager, HUB_NAMESPACE,
-};
+use super::{InProcess, apply, build, certs, cleanup, observe, validate};
+use crate::api::names::HUB_NAMESPACE;
+use crate::api::operator::{CLUSTER_MANAGER_FINALIZER, CLUSTER_MANAGER_NAME, ClusterManager};
 use crate::apply::{Applier, MANAGED_BY_LABEL};
 use crate::error::UserError;
+use crate::runtime::report;
+use crate::runtime::shutdown::{self, Shutdown};
 
 /// Longest time between two reconciles (drift is repaired at least this often).
 const RESYNC: Duration = Duration::from_secs(300);
@@ -81,27 +81,11 @@ struct Context {
     failures: AtomicU32,
 }
 
-/// Runs the controller until `shutdown` completes, holding the liveness Lease meanwhile.
-pub async fn run(
-    client: Client,
-    in_process: InProcess,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> anyhow::Result<()> {
+/// Runs the controller until `shutdown` is cancelled. The caller holds the Lease
+/// ([`super::LEASE_NAME`]) meanwhile, so only one process reconciles the hub.
+pub async fn run(client: Client, in_process: InProcess, shutdown: Shutdown) -> anyhow::Result<()> {
     require_crd(&client).await?;
-    // The controller wants a `Sync` shutdown future; a oneshot receiver is one. The second
-    // receiver starts the grace period after which a stuck shutdown is cut short.
-    let (stop_tx, stop_rx) = futures::channel::oneshot::channel::<()>();
-    let (grace_tx, grace_rx) = tokio::sync::oneshot::channel::<()>();
-    let trigger = tokio::spawn(async move {
-        shutdown.await;
-        let _ = stop_tx.send(());
-        let _ = grace_tx.send(());
-    });
-    let (lease_tx, lease_rx) = tokio::sync::oneshot::channel();
-    let holder = lease::identity();
-    let lease = tokio::spawn(lease::hold(client.clone(), holder.clone(), lease_rx));
-    tracing::info!(holder, ?in_process, "ClusterManager operator starting");
-
+    tracing::info!(?in_process, "ClusterManager operator starting");
     let ctx = Arc::new(Context {
         applier: Applier::new(client.clone(), Duration::from_secs(60)),
         client: client.clone(),
@@ -125,34 +109,29 @@ pub async fn run(
         the_cm,
     )
     .with_config(controller::Config::default().debounce(Duration::from_millis(200)))
-    .graceful_shutdown_on(stop_rx.map(|_| ()))
+    .graceful_shutdown_on(shutdown::cancelled(&shutdown))
     .run(reconcile, error_policy, ctx)
     .for_each(|result| async move {
         match result {
             Ok((obj, _)) => tracing::debug!(name = obj.name, "reconciled"),
             Err(controller::Error::ReconcilerFailed(e, obj)) => {
-                tracing::warn!(name = obj.name, "reconcile failed: {}", chain(&e));
+                tracing::warn!(name = obj.name, "reconcile failed: {}", report::chain(&e));
             }
             // A Deployment or Secret event after the ClusterManager is gone: nothing to do.
             Err(controller::Error::ObjectNotFound(obj)) => {
                 tracing::debug!(name = obj.name, "ClusterManager gone");
             }
-            Err(e) => tracing::warn!("ClusterManager controller: {}", chain(&e)),
+            Err(e) => tracing::warn!("ClusterManager controller: {}", report::chain(&e)),
         }
     });
     let grace = async {
-        match grace_rx.await {
-            Ok(()) => tokio::time::sleep(GRACE).await,
-            Err(_) => std::future::pending().await,
-        }
+        shutdown.cancelled().await;
+        tokio::time::sleep(GRACE).await;
     };
     tokio::select! {
         () = controller => {}
         () = grace => tracing::warn!("reconciles did not finish within {GRACE:?} of shutdown; stopping anyway"),
     }
-    trigger.abort();
-    let _ = lease_tx.send(());
-    lease.await?;
     tracing::info!("ClusterManager operator stopped");
     Ok(())
 }
@@ -177,22 +156,6 @@ async fn require_crd(client: &Client) -> anyhow::Result<()> {
 /// Every watched object maps to the one ClusterManager.
 fn the_cm<T>(_: T) -> std::iter::Once<ObjectRef<ClusterManager>> {
     std::iter::once(ObjectRef::new(CLUSTER_MANAGER_NAME))
-}
-
-/// An error and its causes on one line.
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        // kube's errors repeat their cause in their own text.
-        let text = c.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        cause = c.source();
-    }
-    out
 }
 
 async fn reconcile(cm: Arc<ClusterManager>, ctx: Arc<Context>) -> Result<Action, Error> {
@@ -233,7 +196,7 @@ async fn reconcile_hub(cm: &ClusterManager, ctx: &Context) -> Result<Action, Err
     let applied = match apply::apply(&ctx.applier, &desired).await {
         Ok(a) => a,
         Err(e) => {
-            let outcome = Outcome::ApplyFailed(&validated, chain(&e));
+            let outcome = Outcome::ApplyFailed(&validated, report::chain(&e));
             status::write(
                 &ctx.client,
                 CLUSTER_MANAGER_NAME,

@@ -7,14 +7,13 @@
 //! [`observe`] (read what the certificates need) → [`validate`] (pure: spec → values) →
 //! [`certs`] (keep or re-issue) → [`build`] (pure: values → typed [`build::Desired`]) → `apply`
 //! (the shared apply engine, field manager `clusteradm`) → [`status`] (conditions, SSA
-//! `patch_status`). The loop also holds a Lease while it runs ([`is_running`]) so `clusteradm
-//! clean` knows whether anyone will act on the finalizer, and [`cleanup`] is a plain function
-//! that `clean` can call itself when nobody will.
+//! `patch_status`). Whoever runs the loop holds the Lease [`LEASE_NAME`] meanwhile (leader
+//! election, [`crate::runtime::lease`]), so `clusteradm clean` knows whether anyone will act on
+//! the finalizer ([`is_running`]); [`uninstall`] is what `clean` calls, and does the cleanup
+//! itself when nobody will.
 //!
-//! Ways to run it: [`run`] deploys every component (`clusteradm operator hub`);
-//! [`run_in_process`] leaves out what this process runs instead (`init --in-process`);
-//! [`run_with`] takes an explicit [`InProcess`]. All stop cleanly when their shutdown future
-//! completes, releasing the Lease.
+//! [`run`] runs the loop until its shutdown token is cancelled; [`InProcess`] says which hub
+//! components the caller runs itself and must therefore not be deployed.
 pub mod build;
 pub mod certs;
 pub mod observe;
@@ -24,27 +23,63 @@ pub mod validate;
 mod apply;
 mod cleanup;
 mod controller;
-mod lease;
 mod ready;
 #[cfg(test)]
 mod test_support;
 
-use std::future::Future;
+use std::time::Duration;
 
-use futures::FutureExt as _;
-
-use kube::Client;
+use kube::{Api, Client};
 
 pub use cleanup::cleanup;
-pub use controller::Error;
-pub use lease::{LEASE_NAME, is_running};
+pub use controller::{Error, run};
 pub use ready::wait_ready;
+
+use crate::api::names::OPERATOR_NAMESPACE;
+use crate::api::operator::{CLUSTER_MANAGER_FINALIZER, CLUSTER_MANAGER_NAME, ClusterManager};
+use crate::runtime::lease::{self, LeaseLock};
+use crate::runtime::uninstall::{self, Outcome, Removal};
+
+/// The Lease whoever runs the loop holds (leader election and liveness).
+pub const LEASE_NAME: &str = "cluster-manager-operator";
+
+/// The Lease of the ClusterManager operator on `client`'s cluster, held as this process.
+#[must_use]
+pub fn lease_lock(client: Client) -> LeaseLock {
+    LeaseLock::new(client, OPERATOR_NAMESPACE, LEASE_NAME)
+}
+
+/// Whether a ClusterManager operator runs against this hub (its Lease is fresh).
+pub async fn is_running(client: &Client) -> Result<bool, kube::Error> {
+    lease::is_held(client, OPERATOR_NAMESPACE, LEASE_NAME).await
+}
+
+/// Removes the ClusterManager: the operator's cleanup runs behind its finalizer when an operator
+/// is running, and here otherwise; waits, bounded by `timeout`, until it is gone.
+pub async fn uninstall(
+    client: &Client,
+    operator_running: bool,
+    timeout: Duration,
+) -> anyhow::Result<Outcome> {
+    let removal = Removal {
+        api: Api::<ClusterManager>::all(client.clone()),
+        name: CLUSTER_MANAGER_NAME,
+        operator_running,
+        finalizers: &[CLUSTER_MANAGER_FINALIZER],
+        timeout,
+    };
+    uninstall::remove(removal, |_| async {
+        cleanup(client, timeout).await?;
+        Ok(())
+    })
+    .await
+}
 
 /// Which hub components run inside this process rather than as Deployments. A component that
 /// runs here is not deployed: two controllers must never reconcile the same objects.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct InProcess {
-    /// The hub registration controller runs in this process (`src/registration/hub`), so no
+    /// The hub registration controller runs in this process (`crate::hub::registration`), so no
     /// registration-controller Deployment is made and its health is this process's.
     pub registration: bool,
     /// The admission webhooks are not deployed. Nothing serves them in-process yet, so their
@@ -60,61 +95,9 @@ impl InProcess {
         registration: false,
         webhooks: false,
     };
-    /// `init --in-process`: the registration controller here, no webhooks.
+    /// `init --in-process`: the hub controllers here, no webhooks.
     pub const HUB_CONTROLLERS: Self = Self {
         registration: true,
         webhooks: true,
     };
-}
-
-/// Runs the operator deploying every component, until `shutdown` completes.
-pub async fn run(
-    client: Client,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> anyhow::Result<()> {
-    controller::run(client, InProcess::NOTHING, shutdown).await
-}
-
-/// Runs the operator and the in-process hub controllers (the hub registration controller) until
-/// `shutdown` completes; `InProcess::HUB_CONTROLLERS` keeps the operator from also deploying them.
-pub async fn run_in_process(
-    client: Client,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> anyhow::Result<()> {
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let stop_tx = std::sync::Arc::new(stop_tx);
-    let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
-        let _ = rx.wait_for(|s| *s).await;
-    };
-    // Either loop failing stops the other: a hub half running is worse than one that says it stopped.
-    let stop_on_error = |tx: std::sync::Arc<tokio::sync::watch::Sender<bool>>| {
-        move |result: anyhow::Result<()>| {
-            if result.is_err() {
-                let _ = tx.send(true);
-            }
-            result
-        }
-    };
-    let registration = crate::registration::hub::run(client.clone(), stopped(stop_rx.clone()))
-        .map(stop_on_error(stop_tx.clone()));
-    let operator = controller::run(client, InProcess::HUB_CONTROLLERS, stopped(stop_rx))
-        .map(stop_on_error(stop_tx.clone()));
-    let trigger = async move {
-        tokio::select! {
-            () = shutdown => { let _ = stop_tx.send(true); }
-            () = stop_tx.closed() => {}
-        }
-    };
-    let ((), registration, operator) = tokio::join!(trigger, registration, operator);
-    registration.map_err(|e| e.context("the hub registration controller stopped"))?;
-    operator
-}
-
-/// Runs the operator with an explicit choice of in-process components.
-pub async fn run_with(
-    client: Client,
-    in_process: InProcess,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> anyhow::Result<()> {
-    controller::run(client, in_process, shutdown).await
 }

@@ -5,7 +5,7 @@ use kube::{Api, Client};
 
 use super::build::serving_specs;
 use super::certs::{CA_BUNDLE_CONFIGMAP, CA_BUNDLE_KEY, CertKey, Existing, SIGNER_SECRET};
-use crate::api::operator::HUB_NAMESPACE;
+use crate::api::names::HUB_NAMESPACE;
 
 /// Why the cluster could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -1,31 +1,28 @@
 //! Apply: the desired objects through the shared apply engine, to the managed cluster and to
 //! where the agents run (one cluster outside Hosted modes). Returns the Deployments as the server
 //! returned them, so status derives only from what was applied.
-use std::time::Duration;
-
 use k8s_openapi::api::apps::v1::Deployment;
-use kube::Client;
 
 use super::build::Desired;
 use crate::apply::{Applier, Report};
 
-/// How long a CRD may take to become Established.
-const CRD_TIMEOUT: Duration = Duration::from_secs(60);
+/// Where the objects go: the operator's cluster, and in Hosted modes the managed cluster.
+pub struct Targets<'a> {
+    /// The cluster the operator runs against (where the agents run).
+    pub management: &'a Applier,
+    /// The managed cluster, when it is another one (Hosted modes).
+    pub managed: Option<&'a Applier>,
+}
 
-/// Applies `desired`; `management` is the operator's cluster, `managed` the managed cluster (the
-/// same one outside Hosted modes). The error is a message for the Applied condition.
-pub async fn apply(
-    management: &Client,
-    managed: &Client,
-    hosted: bool,
-    desired: &Desired,
-) -> Result<Vec<Deployment>, String> {
-    let report = if hosted {
-        let managed_report = Applier::new(managed.clone(), CRD_TIMEOUT)
+/// Applies `desired`. The error is a message for the Applied condition.
+pub async fn apply(targets: &Targets<'_>, desired: &Desired) -> Result<Vec<Deployment>, String> {
+    let report = if let Some(managed) = targets.managed {
+        let managed_report = managed
             .apply(desired.managed.to_dynamic())
             .await
             .map_err(|e| format!("on the managed cluster: {e}"))?;
-        let mut report = Applier::new(management.clone(), CRD_TIMEOUT)
+        let mut report = targets
+            .management
             .apply(desired.management.to_dynamic())
             .await
             .map_err(|e| format!("on the management cluster: {e}"))?;
@@ -34,7 +31,8 @@ pub async fn apply(
     } else {
         let mut objects = desired.managed.to_dynamic();
         objects.extend(desired.management.to_dynamic());
-        Applier::new(management.clone(), CRD_TIMEOUT)
+        targets
+            .management
             .apply(objects)
             .await
             .map_err(|e| e.to_string())?

@@ -1,46 +1,85 @@
 //! The Klusterlet operator loop: installs and watches over the agents of a managed cluster.
 //!
-//! A kube-runtime Controller on Klusterlets runs the pipeline observe ([`observe`]) → validate
-//! ([`validate`], pure) → build ([`build`], pure, a typed `Desired`) → apply ([`apply`], the
-//! shared apply engine) → status ([`status`]: Applied, HubConnectionDegraded,
-//! RegistrationDesiredDegraded, WorkDesiredDegraded, Available, each with observedGeneration).
-//! A finalizer runs [`cleanup`] on deletion. While it runs, the loop renews a liveness lease
-//! ([`lease`]). It runs as `clusteradm operator klusterlet`, or inside `join --in-process`, where
-//! the agents themselves are started through the hook in [`agents`].
-pub mod agents;
+//! A kube-runtime Controller on Klusterlets ([`controller`]) runs the pipeline observe
+//! ([`observe`]) → validate ([`validate`], pure) → build ([`build`], pure, a typed `Desired`) →
+//! apply ([`apply`], the shared apply engine, one `Applier` per cluster kept across reconciles) →
+//! status ([`status`]: Applied, HubConnectionDegraded, RegistrationDesiredDegraded,
+//! WorkDesiredDegraded, Available, each with observedGeneration). A finalizer runs [`cleanup`] on
+//! deletion. Whoever runs the loop holds the Lease [`LEASE_NAME`] meanwhile (leader election), so
+//! `unjoin` knows whether anyone will act on the finalizer ([`is_running`]); [`uninstall`] is what
+//! `unjoin` calls. It runs as `clusteradm operator klusterlet`, or inside `join --in-process`
+//! beside the agents ([`crate::inprocess::klusterlet`]).
 pub mod apply;
 pub mod build;
 pub mod cleanup;
-pub mod lease;
+pub mod controller;
 pub mod observe;
 pub mod status;
 pub mod validate;
-mod work_supervisor;
 
-use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use futures::StreamExt as _;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Secret;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, ListParams};
-use kube::runtime::controller::{Action, Controller};
-use kube::runtime::finalizer::{Event, finalizer};
-use kube::runtime::reflector::ObjectRef;
+use kube::Client;
+use kube::api::Api;
 use kube::runtime::wait::await_condition;
-use kube::runtime::watcher;
-use kube::{Client, ResourceExt as _};
 
 pub use cleanup::cleanup;
-pub use lease::is_running;
+pub use controller::{Error, run};
 
 use crate::api::conditions::{self, APPLIED};
+use crate::api::names::{KLUSTERLET_OPERATOR, OPERATOR_NAMESPACE};
 use crate::api::operator::{KLUSTERLET_FINALIZER, KLUSTERLET_HOSTED_FINALIZER, Klusterlet};
-use build::KLUSTERLET_LABEL;
+use crate::runtime::lease::{self, LeaseLock};
+use crate::runtime::uninstall::{self, Outcome, Removal};
+
+/// The Lease whoever runs the loop holds (leader election and liveness).
+pub const LEASE_NAME: &str = "klusterlet-operator";
+
+/// The Lease of the klusterlet operator on `client`'s cluster, held as this process.
+#[must_use]
+pub fn lease_lock(client: Client) -> LeaseLock {
+    LeaseLock::new(client, OPERATOR_NAMESPACE, LEASE_NAME)
+}
+
+/// Whether a klusterlet operator runs against this cluster: its Lease is fresh, or the operator
+/// Deployment has an available pod (an upstream image does not hold our Lease). Errors are
+/// errors: a 403 must not read as "not running".
+pub async fn is_running(client: &Client) -> Result<bool, kube::Error> {
+    if lease::is_held(client, OPERATOR_NAMESPACE, LEASE_NAME).await? {
+        return Ok(true);
+    }
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), OPERATOR_NAMESPACE);
+    Ok(deployments
+        .get_opt(KLUSTERLET_OPERATOR)
+        .await?
+        .and_then(|d| d.status)
+        .and_then(|s| s.available_replicas)
+        .is_some_and(|n| n > 0))
+}
+
+/// Removes the Klusterlet `name`: the operator's cleanup runs behind its finalizer when an
+/// operator is running, and here otherwise (also when the Klusterlet is already gone, to remove
+/// what is left); waits, bounded by `timeout`, until it is gone.
+pub async fn uninstall(
+    client: &Client,
+    name: &str,
+    operator_running: bool,
+    timeout: Duration,
+) -> anyhow::Result<Outcome> {
+    let removal = Removal {
+        api: Api::<Klusterlet>::all(client.clone()),
+        name,
+        operator_running,
+        finalizers: &[KLUSTERLET_FINALIZER, KLUSTERLET_HOSTED_FINALIZER],
+        timeout,
+    };
+    uninstall::remove(removal, |k| async move {
+        cleanup::remove_objects(client, name, k.as_ref(), timeout).await
+    })
+    .await
+}
 
 /// Which agents run inside this process rather than as Deployments.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -67,180 +106,6 @@ impl Default for Options {
             cleanup_timeout: Duration::from_secs(120),
         }
     }
-}
-
-/// Why one reconcile failed (retried with a delay).
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// Writing the status failed.
-    #[error("updating the status of Klusterlet {name} failed")]
-    Status {
-        /// The Klusterlet.
-        name: String,
-        /// The API error.
-        #[source]
-        source: kube::Error,
-    },
-    /// Cleanup after deletion failed.
-    #[error("cleaning up after Klusterlet {name} failed: {message}")]
-    Cleanup {
-        /// The Klusterlet.
-        name: String,
-        /// What failed.
-        message: String,
-    },
-    /// Adding or removing the finalizer failed.
-    #[error(transparent)]
-    Finalizer(#[from] Box<kube::runtime::finalizer::Error<Error>>),
-}
-
-struct Context {
-    client: Client,
-    opts: Options,
-}
-
-/// How often a healthy Klusterlet is looked at again (hub checks, as upstream's 30 s).
-const RESYNC: Duration = Duration::from_secs(30);
-
-/// Runs the loop against `client` until `shutdown` completes.
-pub async fn run(
-    client: Client,
-    opts: Options,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> anyhow::Result<()> {
-    let klusterlets: Api<Klusterlet> = Api::all(client.clone());
-    klusterlets
-        .list(&ListParams::default().limit(1))
-        .await
-        .context("cannot list Klusterlets (is the Klusterlet CRD installed? `clusteradm join` installs it)")?;
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    tokio::spawn(async move {
-        shutdown.await;
-        let _ = stop_tx.send(true);
-    });
-    let lease = tokio::spawn(lease::hold(client.clone(), stop_rx.clone()));
-    let by_label = |meta: &kube::api::ObjectMeta| {
-        meta.labels
-            .as_ref()
-            .and_then(|l| l.get(KLUSTERLET_LABEL))
-            .map(|k| ObjectRef::<Klusterlet>::new(k))
-    };
-    let labelled = || watcher::Config::default().labels(KLUSTERLET_LABEL);
-    let mut stop = stop_rx.clone();
-    Controller::new(klusterlets, watcher::Config::default())
-        .watches(
-            Api::<Deployment>::all(client.clone()),
-            labelled(),
-            move |d| by_label(&d.metadata),
-        )
-        .watches(Api::<Secret>::all(client.clone()), labelled(), move |s| {
-            by_label(&s.metadata)
-        })
-        .graceful_shutdown_on(async move {
-            let _ = stop.wait_for(|s| *s).await;
-        })
-        .run(reconcile, error_policy, Arc::new(Context { client, opts }))
-        .for_each(|result| async move {
-            match result {
-                Ok((k, _)) => tracing::debug!("reconciled Klusterlet {}", k.name),
-                Err(e) => tracing::warn!("klusterlet operator: {e}"),
-            }
-        })
-        .await;
-    let _ = lease.await;
-    Ok(())
-}
-
-fn finalizer_of(k: &Klusterlet) -> &'static str {
-    match validate::lenient(k) {
-        Ok(v) if v.hosted => KLUSTERLET_HOSTED_FINALIZER,
-        _ => KLUSTERLET_FINALIZER,
-    }
-}
-
-async fn reconcile(k: Arc<Klusterlet>, ctx: Arc<Context>) -> Result<Action, Error> {
-    let api: Api<Klusterlet> = Api::all(ctx.client.clone());
-    let name = finalizer_of(&k);
-    finalizer(&api, name, k, |event| async {
-        match event {
-            Event::Apply(k) => reconcile_apply(&k, &ctx).await,
-            Event::Cleanup(k) => {
-                cleanup::remove_objects(
-                    &ctx.client,
-                    &k.name_any(),
-                    Some(&k),
-                    ctx.opts.cleanup_timeout,
-                )
-                .await
-                .map_err(|e| Error::Cleanup {
-                    name: k.name_any(),
-                    message: format!("{e:#}"),
-                })?;
-                Ok(Action::await_change())
-            }
-        }
-    })
-    .await
-    .map_err(|e| Error::Finalizer(Box::new(e)))
-}
-
-async fn reconcile_apply(k: &Klusterlet, ctx: &Context) -> Result<Action, Error> {
-    let api: Api<Klusterlet> = Api::all(ctx.client.clone());
-    let now = Time(Timestamp::now());
-    let status_err = |source| Error::Status {
-        name: k.name_any(),
-        source,
-    };
-    let v = match validate::validate(k) {
-        Ok(v) => v,
-        Err(e) => {
-            let conds = status::blocked(
-                "KlusterletInvalid",
-                e.to_string(),
-                k.metadata.generation,
-                &now,
-            );
-            status::update(&api, k, conds).await.map_err(status_err)?;
-            return Ok(Action::await_change());
-        }
-    };
-    let observed = observe::observe(&ctx.client, &v).await;
-    let managed = match &observed.managed {
-        Ok(c) => c.clone(),
-        Err(e) => {
-            let conds = status::blocked(
-                "ExternalManagedKubeConfigMissing",
-                e.clone(),
-                v.generation,
-                &now,
-            );
-            status::update(&api, k, conds).await.map_err(status_err)?;
-            return Ok(Action::requeue(RESYNC));
-        }
-    };
-    let desired = build::build(&v, ctx.opts.in_process);
-    let applied = apply::apply(&ctx.client, &managed, v.hosted, &desired).await;
-    let inputs = status::Inputs {
-        validated: &v,
-        applied: &applied,
-        bootstrap: &observed.bootstrap,
-        hub_kubeconfig: &observed.hub_kubeconfig,
-        in_process: ctx.opts.in_process,
-    };
-    status::update(&api, k, status::conditions(&inputs, &now))
-        .await
-        .map_err(status_err)?;
-    Ok(Action::requeue(if applied.is_ok() {
-        RESYNC
-    } else {
-        Duration::from_secs(5)
-    }))
-}
-
-#[allow(clippy::needless_pass_by_value)] // the signature kube-runtime asks for
-fn error_policy(k: Arc<Klusterlet>, err: &Error, _ctx: Arc<Context>) -> Action {
-    tracing::warn!("Klusterlet {}: {err}", k.name_any());
-    Action::requeue(Duration::from_secs(5))
 }
 
 /// Whether a Klusterlet reports Applied for its current generation.

@@ -10,8 +10,8 @@ use kube::Client;
 use kube::api::{Api, PostParams};
 
 use super::validate::Validated;
-use crate::klusterlet::bootstrap::client_from_kubeconfig;
-use crate::klusterlet::{BOOTSTRAP_SECRET, EXTERNAL_MANAGED_SECRET, HUB_KUBECONFIG_SECRET};
+use crate::api::names::{BOOTSTRAP_SECRET, EXTERNAL_MANAGED_SECRET, HUB_KUBECONFIG_SECRET};
+use crate::runtime::client::{self as kubeconfig_client, Origin, Timeouts};
 
 /// How long one hub check may take: a dead hub must not stall the loop.
 const HUB_CHECK_TIMEOUT: Duration = Duration::from_secs(5);
@@ -74,9 +74,14 @@ pub async fn external_managed_client(secrets: &Api<Secret>) -> Result<Client, St
         .ok_or_else(|| format!("secret {EXTERNAL_MANAGED_SECRET} is missing"))?;
     let text = field(&secret, "kubeconfig")
         .ok_or_else(|| format!("secret {EXTERNAL_MANAGED_SECRET} has no kubeconfig"))?;
-    client_from_kubeconfig(&String::from_utf8_lossy(&text), Duration::from_secs(30))
-        .await
-        .map_err(|e| format!("secret {EXTERNAL_MANAGED_SECRET}: {e:#}"))
+    kubeconfig_client::from_kubeconfig(
+        &String::from_utf8_lossy(&text),
+        Origin::Cluster,
+        &format!("secret {EXTERNAL_MANAGED_SECRET}"),
+        Timeouts::LOOP,
+    )
+    .await
+    .map_err(|e| e.to_string())
 }
 
 fn field(secret: &Secret, key: &str) -> Option<Vec<u8>> {
@@ -92,10 +97,13 @@ async fn check(secrets: &Api<Secret>, name: &str) -> SecretCheck {
     let Some(text) = kubeconfig_of(&secret) else {
         return SecretCheck::Error(format!("secret {name} has no usable kubeconfig"));
     };
-    let client = match client_from_kubeconfig(&text, HUB_CHECK_TIMEOUT).await {
-        Ok(c) => c,
-        Err(e) => return SecretCheck::Error(format!("secret {name}: {e:#}")),
-    };
+    let source = format!("secret {name}");
+    let timeouts = Timeouts::command(HUB_CHECK_TIMEOUT);
+    let client =
+        match kubeconfig_client::from_kubeconfig(&text, Origin::Cluster, &source, timeouts).await {
+            Ok(c) => c,
+            Err(e) => return SecretCheck::Error(e.to_string()),
+        };
     let reviews: Api<SelfSubjectReview> = Api::all(client);
     match tokio::time::timeout(
         HUB_CHECK_TIMEOUT,

@@ -4,11 +4,10 @@ use std::collections::BTreeMap;
 
 use kube::ResourceExt as _;
 
+use crate::api::names::{AGENT_NAMESPACE, DEFAULT_BUNDLE_VERSION, DEFAULT_REGISTRY};
 use crate::api::operator::{
-    FeatureGateMode, KLUSTERLET_DEFAULT_NAMESPACE, Klusterlet, MODE_DEFAULT, MODE_HOSTED,
-    MODE_SINGLETON, MODE_SINGLETON_HOSTED,
+    FeatureGateMode, Klusterlet, MODE_DEFAULT, MODE_HOSTED, MODE_SINGLETON, MODE_SINGLETON_HOSTED,
 };
-use crate::hub::{DEFAULT_BUNDLE_VERSION, DEFAULT_REGISTRY};
 
 /// Why a Klusterlet cannot be reconciled; fixing it needs a spec change.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -77,7 +76,7 @@ pub fn validate(k: &Klusterlet) -> Result<Validated, Error> {
     if v.cluster_name.is_empty() {
         return Err(Error::NoClusterName);
     }
-    crate::klusterlet::validate_cluster_name(&v.cluster_name).map_err(Error::InvalidClusterName)?;
+    crate::api::names::validate_cluster_name(&v.cluster_name).map_err(Error::InvalidClusterName)?;
     Ok(v)
 }
 
@@ -102,7 +101,7 @@ pub fn lenient(k: &Klusterlet) -> Result<Validated, Error> {
         .namespace
         .clone()
         .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| KLUSTERLET_DEFAULT_NAMESPACE.into());
+        .unwrap_or_else(|| AGENT_NAMESPACE.into());
     let reg = spec.registration_configuration.clone().unwrap_or_default();
     let work = spec.work_configuration.clone().unwrap_or_default();
     let image = |given: &Option<String>, component: &str| {
@@ -112,7 +111,7 @@ pub fn lenient(k: &Klusterlet) -> Result<Validated, Error> {
             .unwrap_or_else(|| default_image(component))
     };
     Ok(Validated {
-        agent_namespace: crate::klusterlet::agent_namespace(
+        agent_namespace: crate::api::names::agent_namespace(
             &name,
             Some(&managed_namespace),
             hosted,

@@ -11,11 +11,10 @@ use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
 use kube::runtime::wait::{await_condition, conditions};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
-use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+use clusteradm::agent::registration::{self as agent, AgentOptions};
 use clusteradm::api::cluster::{ClientConfig, ManagedCluster};
-use clusteradm::registration::agent::{self, AgentOptions};
 
 use crate::common;
 
@@ -37,7 +36,7 @@ pub async fn hub() -> String {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let crds = clusteradm::api::hub_crds()
         .iter()
-        .map(clusteradm::hub::to_dynamic)
+        .map(clusteradm::apply::to_dynamic)
         .collect();
     clusteradm::apply::Applier::new(common::hub().await, Duration::from_secs(60))
         .apply(crds)
@@ -67,7 +66,7 @@ fn start_hub_controller() {
                 .unwrap();
             rt.block_on(async {
                 let hub = common::hub().await;
-                clusteradm::registration::hub::run(hub, std::future::pending())
+                clusteradm::hub::registration::run(hub, clusteradm::runtime::Shutdown::new())
                     .await
                     .unwrap();
             });
@@ -98,7 +97,7 @@ pub fn options(managed: Client, prefix: &str) -> AgentOptions {
 pub struct Agent {
     /// Its options.
     pub opts: AgentOptions,
-    stop: Option<oneshot::Sender<()>>,
+    stop: Option<clusteradm::runtime::Shutdown>,
     task: Option<JoinHandle<anyhow::Result<()>>>,
 }
 
@@ -146,18 +145,16 @@ impl Agent {
 
     /// Starts (again) the agent loop.
     pub fn resume(&mut self) {
-        let (tx, rx) = oneshot::channel();
+        let token = clusteradm::runtime::Shutdown::new();
         let opts = self.opts.clone();
-        self.task = Some(tokio::spawn(agent::run(opts, async {
-            let _ = rx.await;
-        })));
-        self.stop = Some(tx);
+        self.task = Some(tokio::spawn(agent::run(opts, token.clone())));
+        self.stop = Some(token);
     }
 
     /// Stops the agent loop and waits for it to end.
     pub async fn stop(&mut self) {
-        if let Some(tx) = self.stop.take() {
-            let _ = tx.send(());
+        if let Some(token) = self.stop.take() {
+            token.cancel();
         }
         if let Some(task) = self.task.take() {
             tokio::time::timeout(Duration::from_secs(10), task)

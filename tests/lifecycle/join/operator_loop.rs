@@ -17,17 +17,20 @@ use crate::common;
 fn spawn_loop(
     client: Client,
 ) -> (
-    tokio::sync::oneshot::Sender<()>,
+    clusteradm::runtime::Shutdown,
     tokio::task::JoinHandle<anyhow::Result<()>>,
 ) {
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let tx = clusteradm::runtime::Shutdown::new();
     let opts = operator::Options {
         cleanup_timeout: Duration::from_secs(60),
         ..Default::default()
     };
-    let task = tokio::spawn(operator::run(client, opts, async move {
-        let _ = rx.await;
-    }));
+    let task = tokio::spawn(clusteradm::inprocess::klusterlet::run_operator(
+        client,
+        opts,
+        tx.clone(),
+        |holder| panic!("another process ({holder}) holds the operator Lease"),
+    ));
     (tx, task)
 }
 
@@ -171,7 +174,7 @@ async fn the_loop_installs_the_agents_and_unjoin_removes_everything() {
     let namespaces: Api<Namespace> = Api::all(managed.clone());
     assert!(!exists(&namespaces, AGENT_NS).await);
     assert!(!exists(&namespaces, "open-cluster-management").await);
-    drop(stop);
+    stop.cancel();
     task.await.unwrap().unwrap();
 }
 
@@ -187,7 +190,7 @@ async fn unjoin_without_an_operator_cleans_up_itself() {
     // The loop runs, puts its finalizer on, and stops: nobody will remove the finalizer now.
     let (stop, task) = spawn_loop(managed.clone());
     applied(&managed, "klusterlet").await;
-    stop.send(()).unwrap();
+    stop.cancel();
     task.await.unwrap().unwrap();
     assert!(
         !operator::is_running(&managed).await.unwrap(),
@@ -275,6 +278,6 @@ async fn hosted_mode_runs_the_agents_on_the_management_cluster() {
         "the hub's operator namespace must stay"
     );
     assert!(!exists(&managed_roles, &role).await);
-    drop(stop);
+    stop.cancel();
     task.await.unwrap().unwrap();
 }

@@ -2,7 +2,7 @@
 //! tooling written for upstream hubs finds them).
 use super::super::InProcess;
 use super::super::validate::Validated;
-use crate::api::operator::HUB_NAMESPACE;
+use crate::api::names::HUB_NAMESPACE;
 
 /// One hub component.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -2,7 +2,7 @@
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::api::operator::HUB_NAMESPACE;
+use crate::api::names::HUB_NAMESPACE;
 use crate::operator::cluster_manager::certs::{CA_BUNDLE_CONFIGMAP, CA_BUNDLE_KEY};
 
 /// The CA bundle ConfigMap.

@@ -4,7 +4,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use serde_json::{Value, json};
 
 use super::Component;
-use crate::api::operator::HUB_NAMESPACE;
+use crate::api::names::HUB_NAMESPACE;
 use crate::operator::cluster_manager::validate::Validated;
 
 /// The container arguments of a component.

@@ -31,8 +31,9 @@ pub use webhook::{
 use super::InProcess;
 use super::certs::{CertKey, Certs, SIGNER_SECRET, ServingSpec};
 use super::validate::Validated;
-use crate::api::operator::{HUB_NAMESPACE, RelatedResourceMeta};
-use crate::hub::to_dynamic;
+use crate::api::names::HUB_NAMESPACE;
+use crate::api::operator::RelatedResourceMeta;
+use crate::apply::to_dynamic;
 
 /// Everything the hub consists of, typed.
 #[derive(Debug, Clone, Default)]

@@ -5,7 +5,7 @@ use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Ro
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::Component;
-use crate::api::operator::HUB_NAMESPACE;
+use crate::api::names::HUB_NAMESPACE;
 
 const READ: &[&str] = &["get", "list", "watch"];
 const MANAGE: &[&str] = &[

@@ -3,7 +3,7 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::api::operator::HUB_NAMESPACE;
+use crate::api::names::HUB_NAMESPACE;
 use crate::operator::cluster_manager::certs::CertKey;
 
 /// A TLS Secret named `name` in the hub namespace holding `pair`.

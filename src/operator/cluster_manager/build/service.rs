@@ -3,7 +3,7 @@ use k8s_openapi::api::core::v1::Service;
 use serde_json::json;
 
 use super::Component;
-use crate::api::operator::HUB_NAMESPACE;
+use crate::api::names::HUB_NAMESPACE;
 
 /// The Service of webhook component `c`, listening on `port`.
 #[must_use]

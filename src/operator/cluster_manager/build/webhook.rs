@@ -8,7 +8,7 @@ use k8s_openapi::api::admissionregistration::v1::{
 use serde_json::{Value, json};
 
 use super::Component;
-use crate::api::operator::HUB_NAMESPACE;
+use crate::api::names::HUB_NAMESPACE;
 
 /// ManagedCluster validation.
 pub const MANAGED_CLUSTER_VALIDATOR: &str =

@@ -16,9 +16,10 @@ use super::apply::Applied;
 use super::build::Component;
 use super::validate::{self, Validated};
 use crate::api::conditions::{self, APPLIED, Condition, FALSE, PROGRESSING, TRUE};
+use crate::api::names::HUB_NAMESPACE;
 use crate::api::operator::{
-    ClusterManager, HUB_NAMESPACE, HUB_PLACEMENT_DEGRADED, HUB_REGISTRATION_DEGRADED,
-    OperatorStatus, RelatedResourceMeta, VALID_FEATURE_GATES,
+    ClusterManager, HUB_PLACEMENT_DEGRADED, HUB_REGISTRATION_DEGRADED, OperatorStatus,
+    RelatedResourceMeta, VALID_FEATURE_GATES,
 };
 
 /// Why the status could not be written.

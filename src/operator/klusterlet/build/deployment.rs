@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::service_account::{Workload, name as sa_name};
 use super::{Agent, KLUSTERLET_LABEL, deployment_name};
-use crate::klusterlet::{BOOTSTRAP_SECRET, EXTERNAL_MANAGED_SECRET, HUB_KUBECONFIG_SECRET};
+use crate::api::names::{BOOTSTRAP_SECRET, EXTERNAL_MANAGED_SECRET, HUB_KUBECONFIG_SECRET};
 use crate::operator::klusterlet::validate::Validated;
 
 const BOOTSTRAP_DIR: &str = "/spoke/bootstrap";

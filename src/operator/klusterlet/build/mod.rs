@@ -19,7 +19,7 @@ use kube::api::DynamicObject;
 
 use super::InProcess;
 use super::validate::Validated;
-use crate::hub::to_dynamic;
+use crate::apply::to_dynamic;
 
 pub use rbac::{registration_cluster_role, work_cluster_role, work_execution_cluster_role};
 

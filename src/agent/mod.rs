@@ -1,0 +1,11 @@
+//! The agents of a managed cluster: what upstream runs as the `registration` and `work` agent
+//! images, here library loops that run inside `join --in-process` (or any process).
+//!
+//! - [`registration`] turns the bootstrap credential into a hub-signed client certificate, keeps
+//!   the ManagedCluster's status and heartbeat lease current and rotates the certificate;
+//! - [`work`] applies the ManifestWorks of the cluster's namespace on the hub and reports back.
+//!
+//! Agents depend on [`crate::api`], [`crate::apply`], [`crate::identity`] and [`crate::runtime`]
+//! only; how they are started together is [`crate::inprocess`]'s business.
+pub mod registration;
+pub mod work;

@@ -1,0 +1,156 @@
+//! The joined phase: heartbeats every lease duration (lease, then status), certificate rotation
+//! in the background, and a watch on the bootstrap secret so a kubeconfig naming another hub
+//! sends the agent back to bootstrap. Rotation never blocks heartbeats, and each has its own
+//! backoff: a failing heartbeat does not hurry a denied renewal, nor the other way round.
+use std::pin::{Pin, pin};
+use std::time::Duration;
+
+use futures::{Future, StreamExt as _};
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::Api;
+use kube::runtime::{WatchStreamExt as _, watcher};
+use tokio::time::{Instant, sleep_until};
+
+use super::bootstrap::{Bootstrap, KUBECONFIG_KEY};
+use super::secret::{self, HubCredential};
+use super::{AgentOptions, Error, csr, lease, rotate, status};
+use crate::api::cluster::ManagedCluster;
+use crate::api::names::DEFAULT_LEASE_SECONDS;
+use crate::runtime::{Backoff, Shutdown};
+
+/// How the joined phase ended.
+#[derive(Debug)]
+pub enum Exit {
+    /// Asked to stop.
+    Shutdown,
+    /// Bootstrap again, for the given reason.
+    Rebootstrap(String),
+}
+
+/// Longest wait between two attempts to renew a refused or failed certificate rotation.
+const MAX_ROTATION_BACKOFF: Duration = Duration::from_secs(300);
+
+type Rotation = Pin<Box<dyn Future<Output = Result<HubCredential, Error>> + Send>>;
+
+/// Stays joined with `credential` until shutdown, a 401, or a reason to bootstrap again.
+pub async fn run(
+    opts: &AgentOptions,
+    mut credential: HubCredential,
+    cancel: &Shutdown,
+) -> Result<Exit, Error> {
+    let mut backoff = Backoff::capped(opts.max_backoff);
+    let mut rotation_backoff = Backoff::new(rotate::MIN_ROTATION_INTERVAL, MAX_ROTATION_BACKOFF);
+    let mut hub = credential.client().await?;
+    let secrets: Api<Secret> = Api::namespaced(opts.managed.clone(), &opts.namespace);
+    let bootstrap_events = watcher(
+        secrets,
+        watcher::Config::default().fields(&format!("metadata.name={}", opts.bootstrap_secret)),
+    )
+    .default_backoff()
+    .applied_objects();
+    let mut bootstrap_events = pin!(bootstrap_events);
+    let mut next_beat = Instant::now();
+    let mut rotate_at = rotation_instant(&credential, opts.rotation_threshold);
+    let mut rotation: Option<Rotation> = None;
+    tracing::info!(cluster = %opts.cluster_name, "joined the hub as {}", crate::identity::common_name(&opts.cluster_name, &credential.agent));
+    loop {
+        tokio::select! {
+            () = cancel.cancelled() => return Ok(Exit::Shutdown),
+            () = sleep_until(next_beat) => {
+                next_beat = match heartbeat(opts, &hub).await {
+                    Ok(period) => {
+                        backoff.reset();
+                        Instant::now() + period
+                    }
+                    Err(Error::Unauthorized) => return Err(Error::Unauthorized),
+                    Err(e @ Error::ClusterMissing { .. }) => return Ok(Exit::Rebootstrap(e.to_string())),
+                    Err(e) => {
+                        let delay = backoff.next_delay();
+                        tracing::warn!(cluster = %opts.cluster_name, "heartbeat failed: {:#}; retrying in {delay:?}", anyhow::Error::from(e));
+                        Instant::now() + delay
+                    }
+                };
+            }
+            () = sleep_until(rotate_at), if rotation.is_none() => {
+                tracing::info!(cluster = %opts.cluster_name, "rotating the hub client certificate");
+                rotation = Some(Box::pin(rotate(opts.clone(), hub.clone(), credential.clone(), cancel.clone())));
+            }
+            result = async { rotation.as_mut().expect("guarded").await }, if rotation.is_some() => {
+                rotation = None;
+                match result {
+                    Ok(new) => {
+                        secret::write(opts, &new).await?;
+                        hub = new.client().await?;
+                        credential = new;
+                        rotate_at = rotation_instant(&credential, opts.rotation_threshold);
+                        rotation_backoff.reset();
+                        tracing::info!(cluster = %opts.cluster_name, "hub client certificate rotated");
+                    }
+                    Err(Error::Unauthorized) => return Err(Error::Unauthorized),
+                    Err(e) => {
+                        tracing::warn!(cluster = %opts.cluster_name, "certificate rotation failed: {:#}", anyhow::Error::from(e));
+                        rotate_at = Instant::now() + rotation_backoff.next_delay();
+                    }
+                }
+            }
+            Some(event) = bootstrap_events.next() => {
+                if let Some(reason) = event.ok().and_then(|s| other_hub(&s, &credential)) {
+                    return Ok(Exit::Rebootstrap(reason));
+                }
+            }
+        }
+    }
+}
+
+/// Why a (changed) bootstrap secret means bootstrapping again: it names another hub.
+fn other_hub(bootstrap_secret: &Secret, credential: &HubCredential) -> Option<String> {
+    let boot = Bootstrap::parse(secret::field(bootstrap_secret, KUBECONFIG_KEY)?).ok()?;
+    (boot.server != credential.server || boot.ca_data != credential.ca_data)
+        .then(|| format!("the bootstrap kubeconfig now names hub {}", boot.server))
+}
+
+fn rotation_instant(credential: &HubCredential, threshold: f64) -> Instant {
+    match rotate::validity(credential.cert_pem.as_bytes()) {
+        Ok(v) => Instant::now() + rotate::rotation_delay(v, threshold, rotate::now_seconds()),
+        Err(e) => {
+            tracing::warn!("cannot read the hub client certificate ({e}); rotating it now");
+            Instant::now()
+        }
+    }
+}
+
+/// One beat: read the ManagedCluster, renew the lease, update the status. Returns the period.
+async fn heartbeat(opts: &AgentOptions, hub: &kube::Client) -> Result<Duration, Error> {
+    let api: Api<ManagedCluster> = Api::all(hub.clone());
+    let mc = api
+        .get_opt(&opts.cluster_name)
+        .await
+        .map_err(|e| Error::kube(format!("reading ManagedCluster {}", opts.cluster_name), e))?
+        .ok_or_else(|| Error::ClusterMissing {
+            name: opts.cluster_name.clone(),
+        })?;
+    let seconds = mc
+        .spec
+        .lease_duration_seconds
+        .filter(|s| *s > 0)
+        .unwrap_or(DEFAULT_LEASE_SECONDS);
+    lease::renew(hub, &opts.cluster_name, seconds).await?;
+    let observed = status::observe(&opts.managed).await;
+    status::update(hub, &mc, &observed).await?;
+    Ok(Duration::from_secs(u64::try_from(seconds).unwrap_or(60)))
+}
+
+/// A new certificate for the same identity, requested with the current one.
+async fn rotate(
+    opts: AgentOptions,
+    hub: kube::Client,
+    credential: HubCredential,
+    cancel: Shutdown,
+) -> Result<HubCredential, Error> {
+    let (cert_pem, key_pem) = csr::issue(&hub, &opts, &credential.agent, &cancel).await?;
+    Ok(HubCredential {
+        cert_pem,
+        key_pem,
+        ..credential
+    })
+}

@@ -1,0 +1,204 @@
+//! The registration agent: turns the bootstrap credential into a hub-signed client certificate
+//! and keeps the cluster registered.
+//!
+//! One loop of two phases. **Bootstrap** ([`bootstrap`], [`csr`]): read `bootstrap-hub-kubeconfig`,
+//! create the ManagedCluster if absent, send a CSR for `system:open-cluster-management:<c>:<agent>`,
+//! watch it until signed, write `hub-kubeconfig-secret` ([`secret`]). Skipped when that secret
+//! already holds a usable certificate for the same hub. **Joined** ([`joined`]): every lease
+//! duration renew the lease ([`lease`]) and the ManagedCluster status ([`status`]); rotate the
+//! certificate before it expires ([`rotate`]). The hub rejecting the certificate (401), the
+//! bootstrap kubeconfig naming another hub, or the ManagedCluster vanishing send the loop back to
+//! bootstrap; any other failure (hub down, 403 after a deny) is retried with a capped backoff.
+//! Nothing on the managed cluster is ever deleted.
+pub mod bootstrap;
+mod capacity;
+pub mod csr;
+mod joined;
+pub mod lease;
+pub mod rotate;
+pub mod secret;
+pub mod status;
+
+use std::time::Duration;
+
+use crate::api::cluster::ClientConfig;
+use crate::runtime::{Backoff, Shutdown};
+
+/// Field manager of everything the agent writes.
+pub const FIELD_MANAGER: &str = "clusteradm-registration-agent";
+
+/// How the agent runs.
+#[derive(Clone)]
+pub struct AgentOptions {
+    /// Admin (or agent) client of the managed cluster.
+    pub managed: kube::Client,
+    /// The cluster's name on the hub.
+    pub cluster_name: String,
+    /// Namespace of the agent's secrets on the managed cluster.
+    pub namespace: String,
+    /// Secret with the bootstrap kubeconfig (key `kubeconfig`).
+    pub bootstrap_secret: String,
+    /// Secret the agent writes its hub kubeconfig to.
+    pub hub_secret: String,
+    /// `spec.leaseDurationSeconds` of a ManagedCluster the agent creates (the hub default, 60 s,
+    /// when `None`). The heartbeat follows the ManagedCluster's value.
+    pub lease_duration_seconds: Option<i32>,
+    /// `expirationSeconds` of the CSRs (the signer's default when `None`; 600 is the minimum).
+    pub cert_expiration_seconds: Option<i32>,
+    /// Rotate when less than this fraction of the certificate's lifetime remains (0.2).
+    pub rotation_threshold: f64,
+    /// How the hub reaches this cluster's apiserver (`spec.managedClusterClientConfigs`).
+    pub client_config: Option<ClientConfig>,
+    /// Cap of the retry backoff while the hub is unreachable.
+    pub max_backoff: Duration,
+}
+
+impl AgentOptions {
+    /// Options with upstream's defaults for cluster `cluster_name`.
+    #[must_use]
+    pub fn new(managed: kube::Client, cluster_name: impl Into<String>) -> Self {
+        Self {
+            managed,
+            cluster_name: cluster_name.into(),
+            namespace: crate::api::names::AGENT_NAMESPACE.into(),
+            bootstrap_secret: crate::api::names::BOOTSTRAP_SECRET.into(),
+            hub_secret: crate::api::names::HUB_KUBECONFIG_SECRET.into(),
+            lease_duration_seconds: None,
+            cert_expiration_seconds: None,
+            rotation_threshold: rotate::DEFAULT_THRESHOLD,
+            client_config: None,
+            max_backoff: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Why a phase of the agent stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The bootstrap secret is missing or has no `kubeconfig`.
+    #[error("secret {namespace}/{name} has no bootstrap kubeconfig (run `clusteradm join`)")]
+    BootstrapMissing {
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+    },
+    /// A stored kubeconfig could not be used.
+    #[error("invalid kubeconfig in secret {secret}: {reason}")]
+    InvalidKubeconfig {
+        /// Which secret.
+        secret: String,
+        /// Why.
+        reason: String,
+    },
+    /// The hub rejected the credential (401): back to bootstrap.
+    #[error("the hub rejected the agent's credential (401 Unauthorized)")]
+    Unauthorized,
+    /// The CSR was denied or failed.
+    #[error("CSR {name} was {outcome} by the hub")]
+    CsrRefused {
+        /// CSR name.
+        name: String,
+        /// `denied` or `failed`.
+        outcome: &'static str,
+    },
+    /// An API call failed.
+    #[error("{action}")]
+    Kube {
+        /// What was being done.
+        action: String,
+        /// The failure.
+        #[source]
+        source: kube::Error,
+    },
+    /// The ManagedCluster is gone from the hub: register again.
+    #[error("ManagedCluster {name} no longer exists on the hub")]
+    ClusterMissing {
+        /// Cluster name.
+        name: String,
+    },
+    /// Something else (key generation, parsing a signed certificate).
+    #[error("{0}")]
+    Other(String),
+}
+
+impl Error {
+    /// Wraps a kube error, turning 401 into [`Error::Unauthorized`].
+    pub fn kube(action: impl Into<String>, source: kube::Error) -> Self {
+        if matches!(&source, kube::Error::Api(s) if s.code == 401) {
+            return Self::Unauthorized;
+        }
+        Self::Kube {
+            action: action.into(),
+            source,
+        }
+    }
+}
+
+/// Runs the registration agent until `shutdown` is cancelled. Errors are retried, never
+/// returned, except for options that can never work.
+pub async fn run(opts: AgentOptions, shutdown: Shutdown) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        opts.rotation_threshold > 0.0 && opts.rotation_threshold < 1.0,
+        "rotation threshold {} must be between 0 and 1",
+        opts.rotation_threshold
+    );
+    let mut backoff = Backoff::capped(opts.max_backoff);
+    let mut force_bootstrap = false;
+    loop {
+        let result = tokio::select! {
+            () = shutdown.cancelled() => break,
+            r = session(&opts, &mut force_bootstrap, &shutdown) => r,
+        };
+        let delay = match result {
+            Ok(joined::Exit::Shutdown) => break,
+            Ok(joined::Exit::Rebootstrap(why)) => {
+                tracing::info!(cluster = %opts.cluster_name, "bootstrapping again: {why}");
+                force_bootstrap = true;
+                backoff.reset();
+                Duration::ZERO
+            }
+            Err(Error::Unauthorized) => {
+                tracing::warn!(cluster = %opts.cluster_name, "the hub rejected the credential; bootstrapping again");
+                force_bootstrap = true;
+                backoff.next_delay()
+            }
+            Err(e) => {
+                let delay = backoff.next_delay();
+                tracing::warn!(cluster = %opts.cluster_name, "registration: {}; retrying in {delay:?}", crate::runtime::report::chain(&e));
+                delay
+            }
+        };
+        tokio::select! {
+            () = shutdown.cancelled() => break,
+            () = tokio::time::sleep(delay) => {}
+        }
+    }
+    Ok(())
+}
+
+/// One pass: get a credential (stored or bootstrapped), then stay joined with it.
+async fn session(
+    opts: &AgentOptions,
+    force_bootstrap: &mut bool,
+    shutdown: &Shutdown,
+) -> Result<joined::Exit, Error> {
+    let boot = bootstrap::read(opts).await?;
+    let stored = if *force_bootstrap {
+        None
+    } else {
+        secret::load(opts).await?.filter(|c| {
+            c.usable_with(boot.as_ref(), &opts.cluster_name, rotate::now_seconds())
+                .inspect_err(|why| tracing::info!("not reusing the stored hub credential: {why}"))
+                .is_ok()
+        })
+    };
+    let credential = if let Some(c) = stored {
+        c
+    } else {
+        let c = bootstrap::register(opts, boot.as_ref(), shutdown).await?;
+        *force_bootstrap = false;
+        c
+    };
+    joined::run(opts, credential, shutdown).await
+}

@@ -1,0 +1,113 @@
+//! Runs the in-process work agent with the credential the registration agent earns: waits for
+//! `hub-kubeconfig-secret`, starts the agent with a hub client built from it, and restarts the
+//! agent whenever the secret changes (certificate rotation, re-bootstrap), so the work agent
+//! never holds a stale certificate.
+use std::pin::pin;
+
+use anyhow::Context as _;
+use futures::StreamExt as _;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::Api;
+use kube::config::Kubeconfig;
+use kube::runtime::{WatchStreamExt as _, watcher};
+
+use crate::agent::registration::secret::AGENT_NAME_KEY;
+use crate::api::names::HUB_KUBECONFIG_SECRET;
+use crate::runtime::Shutdown;
+use crate::runtime::client::{self as kubeconfig_client, Origin, Timeouts};
+
+/// What the work agent needs from the hub kubeconfig secret.
+#[derive(Clone, PartialEq, Eq)]
+struct Credential {
+    kubeconfig: String,
+    agent_id: String,
+}
+
+/// Supervises the work agent of `cluster` until `shutdown` is cancelled.
+pub async fn run(managed: kube::Client, namespace: String, cluster: String, shutdown: Shutdown) {
+    let secrets: Api<Secret> = Api::namespaced(managed.clone(), &namespace);
+    let config =
+        watcher::Config::default().fields(&format!("metadata.name={HUB_KUBECONFIG_SECRET}"));
+    let mut events = pin!(watcher(secrets, config).default_backoff().applied_objects());
+    let mut current: Option<(Credential, Shutdown)> = None;
+    loop {
+        let secret = tokio::select! {
+            () = shutdown.cancelled() => break,
+            event = events.next() => match event {
+                Some(Ok(secret)) => secret,
+                Some(Err(err)) => { tracing::debug!(%cluster, "watching {HUB_KUBECONFIG_SECRET}: {err}"); continue }
+                None => break,
+            },
+        };
+        let Some(credential) = credential(&secret) else {
+            continue;
+        };
+        if current.as_ref().is_some_and(|(c, _)| *c == credential) {
+            continue;
+        }
+        if let Some((_, token)) = current.take() {
+            token.cancel(); // the old certificate is being replaced
+        }
+        let token = shutdown.child_token();
+        match start(&managed, &namespace, &cluster, &credential, token.clone()).await {
+            Ok(()) => current = Some((credential, token)),
+            Err(err) => tracing::error!(%cluster, "cannot start the work agent: {err:#}"),
+        }
+    }
+    if let Some((_, token)) = current {
+        token.cancel();
+    }
+}
+
+fn credential(secret: &Secret) -> Option<Credential> {
+    let field = |key: &str| {
+        secret
+            .data
+            .as_ref()?
+            .get(key)
+            .map(|b| String::from_utf8_lossy(&b.0).into_owned())
+    };
+    Some(Credential {
+        kubeconfig: field("kubeconfig")?,
+        agent_id: field(AGENT_NAME_KEY).unwrap_or_default(),
+    })
+}
+
+async fn start(
+    managed: &kube::Client,
+    namespace: &str,
+    cluster: &str,
+    credential: &Credential,
+    token: Shutdown,
+) -> anyhow::Result<()> {
+    let kubeconfig = Kubeconfig::from_yaml(&credential.kubeconfig)
+        .context("the hub kubeconfig secret is not a kubeconfig")?;
+    let hub_url = kubeconfig
+        .clusters
+        .iter()
+        .find_map(|c| c.cluster.as_ref().and_then(|c| c.server.clone()))
+        .context("the hub kubeconfig names no server")?;
+    let source = format!("secret {namespace}/{HUB_KUBECONFIG_SECRET}");
+    let hub = kubeconfig_client::from_kubeconfig(
+        &credential.kubeconfig,
+        Origin::Cluster,
+        &source,
+        Timeouts::LOOP,
+    )
+    .await?;
+    let opts = super::WorkAgentOptions::new(
+        hub,
+        hub_url,
+        managed.clone(),
+        cluster,
+        credential.agent_id.clone(),
+    );
+    let cluster = cluster.to_string();
+    tokio::spawn(async move {
+        if let Err(err) = super::run(opts, token).await {
+            tracing::error!(%cluster, "work agent stopped: {err:#}");
+        }
+    });
+    tracing::info!("work agent started with the hub credential");
+    Ok(())
+}

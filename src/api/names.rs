@@ -1,0 +1,113 @@
+//! Upstream's well-known names and defaults: namespaces, secrets, identities, images. They are a
+//! wire contract (upstream's agents and hubs look for exactly these), so they are defined once,
+//! here, and everything else refers to them.
+
+/// Namespace of the operators (cluster-manager on a hub, klusterlet on a managed cluster) and of
+/// the bootstrap service account.
+pub const OPERATOR_NAMESPACE: &str = "open-cluster-management";
+/// Namespace of the hub components (Default mode).
+pub const HUB_NAMESPACE: &str = "open-cluster-management-hub";
+/// Namespace of the agents on a managed cluster when the Klusterlet names none.
+pub const AGENT_NAMESPACE: &str = "open-cluster-management-agent";
+/// Namespace add-on agents are installed into by default.
+pub const ADDON_NAMESPACE: &str = "open-cluster-management-agent-addon";
+
+/// Name of the klusterlet operator's Deployment, ServiceAccount, ClusterRole and binding.
+pub const KLUSTERLET_OPERATOR: &str = "klusterlet";
+/// Secret holding the bootstrap kubeconfig (key `kubeconfig`), written by `join`.
+pub const BOOTSTRAP_SECRET: &str = "bootstrap-hub-kubeconfig";
+/// Secret the registration agent writes once it holds a hub-signed certificate.
+pub const HUB_KUBECONFIG_SECRET: &str = "hub-kubeconfig-secret";
+/// Hosted mode: the secret with the managed cluster's kubeconfig, in the agent namespace.
+pub const EXTERNAL_MANAGED_SECRET: &str = "external-managed-kubeconfig";
+/// Prefix of ManagedCluster annotations set through the Klusterlet.
+pub const ANNOTATION_PREFIX: &str = "agent.open-cluster-management.io/";
+
+/// The signer every registration CSR names.
+pub const CLIENT_SIGNER: &str = "kubernetes.io/kube-apiserver-client";
+/// Service account whose tokens are the default bootstrap credential.
+pub const BOOTSTRAP_SA: &str = "agent-registration-bootstrap";
+/// The bootstrap token id `--use-bootstrap-token` uses.
+pub const BOOTSTRAP_TOKEN_ID: &str = "ocmhub";
+/// Group bootstrap-token users get, bound to the bootstrap ClusterRole.
+pub const BOOTSTRAP_GROUP: &str = "system:bootstrappers:managedcluster";
+/// The ClusterRole every bootstrap identity is bound to.
+pub const BOOTSTRAP_CLUSTER_ROLE: &str = "open-cluster-management:bootstrap";
+
+/// `spec.leaseDurationSeconds` when a ManagedCluster names none (upstream's default).
+pub const DEFAULT_LEASE_SECONDS: i32 = 60;
+
+/// Default image registry.
+pub const DEFAULT_REGISTRY: &str = "quay.io/open-cluster-management";
+/// The OCM release whose images `--bundle-version default` means.
+pub const DEFAULT_BUNDLE_VERSION: &str = "1.3.1";
+
+/// `<registry>/<component>:<tag>`, the image of one OCM component.
+#[must_use]
+pub fn image_ref(registry: &str, component: &str, tag: &str) -> String {
+    format!("{}/{component}:{tag}", registry.trim_end_matches('/'))
+}
+
+/// The namespace the agents run in, on the cluster that runs them: `spec.namespace` (default
+/// `open-cluster-management-agent`), or in Hosted modes the Klusterlet's own name on the
+/// management cluster (as upstream).
+#[must_use]
+pub fn agent_namespace(
+    klusterlet_name: &str,
+    spec_namespace: Option<&str>,
+    hosted: bool,
+) -> String {
+    if hosted {
+        klusterlet_name.to_string()
+    } else {
+        spec_namespace
+            .filter(|n| !n.is_empty())
+            .unwrap_or(AGENT_NAMESPACE)
+            .to_string()
+    }
+}
+
+/// Checks a cluster name: a DNS-1123 label (`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`, at most 63).
+pub fn validate_cluster_name(name: &str) -> Result<(), String> {
+    if is_dns_label(name) {
+        Ok(())
+    } else {
+        Err(format!(
+            "invalid cluster name {name:?}: it must be a DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)"
+        ))
+    }
+}
+
+/// Whether `name` is a DNS-1123 label.
+#[must_use]
+pub fn is_dns_label(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    let ok_char = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    !bytes.is_empty()
+        && bytes.len() <= 63
+        && bytes.iter().all(|c| ok_char(c) || *c == b'-')
+        && bytes.first().is_some_and(ok_char)
+        && bytes.last().is_some_and(ok_char)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cluster_names_are_dns_labels() {
+        assert!(validate_cluster_name("cluster1").is_ok());
+        assert!(validate_cluster_name("a-b").is_ok());
+        for bad in ["", "-a", "a-", "A", "a_b", &"a".repeat(64)] {
+            assert!(validate_cluster_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn image_refs_ignore_a_trailing_slash() {
+        assert_eq!(
+            image_ref("quay.io/ocm/", "work", "v1"),
+            "quay.io/ocm/work:v1"
+        );
+    }
+}

@@ -1,0 +1,68 @@
+//! What `clean` does in place of the hub controllers when none runs: ManagedClusters and
+//! ManifestWorks keep finalizers nobody else would remove, and their CRDs could never go. Each
+//! cluster is cleaned up as the controller would on its deletion (RBAC removed, namespace removed
+//! when it is the cluster's own, finalizer dropped), and works are released: what they applied
+//! stays on the managed clusters, whose agents are no longer answerable here.
+use anyhow::Context as _;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::{Client, ResourceExt as _};
+
+use super::index::Action;
+use super::writer::Writer;
+use crate::api::cluster::ManagedCluster;
+use crate::api::work::ManifestWork;
+
+/// Releases every ManifestWork and removes every ManagedCluster (see the module docs). A missing
+/// CRD means there is nothing of that kind; any other failure is an error.
+pub async fn release_all(client: &Client) -> anyhow::Result<()> {
+    let strip = serde_json::json!({"metadata": {"finalizers": null}});
+    let works: Api<ManifestWork> = Api::all(client.clone());
+    for work in list_or_empty(&works)
+        .await
+        .context("listing ManifestWorks")?
+        .iter()
+        .filter(|w| !w.finalizers().is_empty())
+    {
+        let ns = work.namespace().unwrap_or_default();
+        let name = work.name_any();
+        match Api::<ManifestWork>::namespaced(client.clone(), &ns)
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&strip))
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(e).with_context(|| format!("releasing ManifestWork {ns}/{name}")),
+        }
+    }
+    let clusters: Api<ManagedCluster> = Api::all(client.clone());
+    let writer = Writer::new(client.clone());
+    for mc in list_or_empty(&clusters)
+        .await
+        .context("listing ManagedClusters")?
+    {
+        let name = mc.name_any();
+        match clusters.delete(&name, &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => continue,
+            Err(e) => return Err(e).with_context(|| format!("deleting ManagedCluster {name}")),
+        }
+        match writer.apply(&Action::Cleanup(name.clone())).await {
+            Ok(()) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(e).with_context(|| format!("removing managed cluster {name}")),
+        }
+    }
+    Ok(())
+}
+
+/// Lists every object of a kind; a kind the server does not serve (CRD missing) lists empty.
+async fn list_or_empty<K>(api: &Api<K>) -> Result<Vec<K>, kube::Error>
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned,
+{
+    match api.list(&ListParams::default()).await {
+        Ok(list) => Ok(list.items),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(vec![]),
+        Err(e) => Err(e),
+    }
+}

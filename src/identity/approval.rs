@@ -1,0 +1,240 @@
+//! What `clusteradm accept` does for one cluster, decided from what it observed (pure): which
+//! pending CSRs to approve, which to refuse and why, and whether to set `hubAcceptsClient`.
+use crate::api::cluster::{MANAGED_CLUSTER_JOINED, ManagedCluster};
+use crate::api::conditions;
+use crate::identity::CsrFacts;
+
+/// An annotation upstream uses for clusters registered through AWS IAM (no CSR involved).
+pub const AWS_ARN_ANNOTATION: &str = "agent.open-cluster-management.io/managed-cluster-arn";
+/// Condition reason of an approval by `accept` (upstream: `<argv0> Approve`).
+pub const APPROVE_REASON: &str = "clusteradm Approve";
+/// Condition message of an approval by `accept` (upstream's wording).
+pub const APPROVE_MESSAGE: &str = "This CSR was approved by clusteradm certificate approve.";
+
+/// What accept will do for one cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// Cluster name.
+    pub cluster: String,
+    /// Pending CSRs to approve.
+    pub approve: Vec<String>,
+    /// Pending CSRs refused, with the reason.
+    pub refused: Vec<(String, String)>,
+    /// Whether `spec.hubAcceptsClient` must be set.
+    pub set_accepted: bool,
+}
+
+/// Why accept cannot proceed for one cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Blocked {
+    /// Not accepted, no pending CSR to approve and no certificate yet: the agent has not asked.
+    NoCsr {
+        /// Refused CSRs, to explain what was seen.
+        refused: Vec<(String, String)>,
+    },
+    /// Several agent identities ask for this cluster; the admin must pick with `--requesters`.
+    SeveralAgents(Vec<String>),
+}
+
+/// Decides for `cluster` from its ManagedCluster and the CSRs labelled with its name.
+/// `requesters` (subject CNs) narrows the approval to those agents.
+pub fn plan(
+    cluster: &str,
+    mc: &ManagedCluster,
+    csrs: &[CsrFacts],
+    skip_approve_check: bool,
+    requesters: &[String],
+) -> Result<Plan, Blocked> {
+    let already = mc.spec.hub_accepts_client;
+    let mut approve = vec![];
+    let mut refused = vec![];
+    let mut agents: Vec<String> = vec![];
+    let mut ours = csrs
+        .iter()
+        .filter(|f| f.cluster.as_deref() == Some(cluster))
+        .collect::<Vec<_>>();
+    ours.sort_by(|a, b| a.name.cmp(&b.name));
+    let no_csr_needed = mc
+        .metadata
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(AWS_ARN_ANNOTATION));
+    for f in ours.iter().filter(|f| f.pending && !no_csr_needed) {
+        if let Err(why) = f.check_bootstrap(cluster, skip_approve_check) {
+            refused.push((f.name.clone(), why));
+            continue;
+        }
+        let cn = f
+            .subject
+            .as_ref()
+            .map(|s| s.common_name.clone())
+            .unwrap_or_default();
+        if !requesters.is_empty() && !requesters.contains(&cn) {
+            refused.push((
+                f.name.clone(),
+                format!("its agent {cn} is not in --requesters"),
+            ));
+            continue;
+        }
+        if !agents.contains(&cn) {
+            agents.push(cn);
+        }
+        approve.push(f.name.clone());
+    }
+    if agents.len() > 1 && requesters.is_empty() {
+        return Err(Blocked::SeveralAgents(agents));
+    }
+    // The agent may already hold a certificate (accepted before, then denied): no CSR needed.
+    let has_certificate = no_csr_needed
+        || mc
+            .status
+            .as_ref()
+            .is_some_and(|s| conditions::is_true(&s.conditions, MANAGED_CLUSTER_JOINED))
+        || ours
+            .iter()
+            .any(|f| f.approved && f.check_bootstrap(cluster, skip_approve_check).is_ok());
+    if approve.is_empty() && !already && !has_certificate {
+        return Err(Blocked::NoCsr { refused });
+    }
+    Ok(Plan {
+        cluster: cluster.to_string(),
+        approve,
+        refused,
+        set_accepted: !already,
+    })
+}
+
+impl Plan {
+    /// Nothing to do: accepted before, nothing pending.
+    #[must_use]
+    pub fn is_noop(&self) -> bool {
+        self.approve.is_empty() && !self.set_accepted
+    }
+}
+
+/// Approves a CSR (the `approval` subresource) with an `Approved=True` condition.
+pub async fn approve_csr(
+    client: &kube::Client,
+    name: &str,
+    reason: &str,
+    message: &str,
+) -> Result<(), kube::Error> {
+    use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+    let api: kube::Api<CertificateSigningRequest> = kube::Api::all(client.clone());
+    let now =
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now());
+    let patch = serde_json::json!({"status": {"conditions": [{
+        "type": "Approved", "status": "True", "reason": reason, "message": message,
+        "lastUpdateTime": now, "lastTransitionTime": now,
+    }]}});
+    api.patch_approval(
+        name,
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(patch),
+    )
+    .await
+    .map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::identity::{MANAGED_CLUSTERS_GROUP, Subject, common_name};
+
+    fn facts(name: &str, user: &str, subject_cluster: &str, agent: &str) -> CsrFacts {
+        CsrFacts {
+            name: name.into(),
+            cluster: Some("c1".into()),
+            username: user.into(),
+            groups: vec![],
+            signer: crate::api::names::CLIENT_SIGNER.into(),
+            usages: vec!["client auth".into()],
+            subject: Ok(Subject {
+                common_name: common_name(subject_cluster, agent),
+                organizations: vec![
+                    format!("system:open-cluster-management:{subject_cluster}"),
+                    MANAGED_CLUSTERS_GROUP.into(),
+                ],
+            }),
+            pending: true,
+            approved: false,
+        }
+    }
+
+    fn mc(accepted: bool) -> ManagedCluster {
+        let mut mc = ManagedCluster::new("c1", crate::api::cluster::ManagedClusterSpec::default());
+        mc.spec.hub_accepts_client = accepted;
+        mc
+    }
+
+    #[test]
+    fn approves_the_bootstrap_csr_and_accepts() {
+        let plan = plan(
+            "c1",
+            &mc(false),
+            &[facts("c1-a", "system:bootstrap:abc", "c1", "x")],
+            false,
+            &[],
+        )
+        .unwrap();
+        assert_eq!(plan.approve, ["c1-a"]);
+        assert!(plan.set_accepted && plan.refused.is_empty());
+    }
+
+    #[test]
+    fn a_forged_subject_is_refused_and_nothing_else_pending_blocks() {
+        let forged = facts("c1-f", "system:bootstrap:abc", "c2", "x");
+        let Err(Blocked::NoCsr { refused }) = plan("c1", &mc(false), &[forged], false, &[]) else {
+            panic!("a forged CSR must not count");
+        };
+        assert_eq!(refused[0].0, "c1-f");
+        assert!(
+            refused[0].1.contains("not an agent of cluster c1"),
+            "{}",
+            refused[0].1
+        );
+    }
+
+    #[test]
+    fn already_accepted_without_pending_csrs_is_a_noop() {
+        let mut done = facts("c1-a", "system:bootstrap:abc", "c1", "x");
+        done.pending = false;
+        done.approved = true;
+        let plan = plan("c1", &mc(true), &[done], false, &[]).unwrap();
+        assert!(plan.is_noop());
+    }
+
+    #[test]
+    fn denied_then_accepted_again_needs_no_csr() {
+        let mut done = facts("c1-a", "system:bootstrap:abc", "c1", "x");
+        done.pending = false;
+        done.approved = true;
+        let plan = plan("c1", &mc(false), &[done], false, &[]).unwrap();
+        assert!(plan.approve.is_empty() && plan.set_accepted);
+    }
+
+    #[test]
+    fn several_agents_need_requesters() {
+        let csrs = [
+            facts("c1-a", "system:bootstrap:a", "c1", "aaaaa"),
+            facts("c1-b", "system:bootstrap:a", "c1", "bbbbb"),
+        ];
+        assert!(
+            matches!(plan("c1", &mc(false), &csrs, false, &[]), Err(Blocked::SeveralAgents(a)) if a.len() == 2)
+        );
+        let pick = [common_name("c1", "bbbbb")];
+        let plan = plan("c1", &mc(false), &csrs, false, &pick).unwrap();
+        assert_eq!(plan.approve, ["c1-b"]);
+        assert_eq!(plan.refused.len(), 1);
+    }
+
+    #[test]
+    fn other_requesters_need_the_skip_flag() {
+        let csrs = [facts("c1-a", "alice", "c1", "x")];
+        assert!(plan("c1", &mc(false), &csrs, false, &[]).is_err());
+        assert_eq!(
+            plan("c1", &mc(false), &csrs, true, &[]).unwrap().approve,
+            ["c1-a"]
+        );
+    }
+}

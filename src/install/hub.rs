@@ -1,0 +1,391 @@
+//! What `init` installs on a hub, as a pure plan ([`plan`]) from typed options to the objects to
+//! apply: the ClusterManager CRD, the operator, the bootstrap credential's RBAC and the
+//! ClusterManager.
+
+use base64::Engine as _;
+use kube::api::DynamicObject;
+use serde::Serialize;
+
+use crate::api::names::{
+    BOOTSTRAP_TOKEN_ID, DEFAULT_BUNDLE_VERSION, OPERATOR_NAMESPACE, image_ref,
+};
+use crate::api::operator::{
+    CLUSTER_MANAGER_NAME, ClusterManager, ClusterManagerDeployOption, ClusterManagerSpec,
+    FeatureGate, FeatureGateMode, FeatureGatesConfiguration, HubInstallMode, HubWorkConfiguration,
+    RegistrationAuthType, RegistrationDriverHub, RegistrationHubConfiguration,
+};
+use crate::apply::to_dynamic;
+use crate::render;
+
+/// Which bootstrap credential managed clusters join with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential {
+    /// A token of service account `open-cluster-management/agent-registration-bootstrap`.
+    ServiceAccount,
+    /// The bootstrap token `ocmhub.<secret>` in kube-system.
+    BootstrapToken {
+        /// The 16-character secret half (kept across re-runs so re-running init changes nothing).
+        secret: String,
+    },
+}
+
+/// Everything `init` needs to know to describe the hub.
+#[derive(Debug, Clone)]
+pub struct InitOptions {
+    /// Image registry, e.g. `quay.io/open-cluster-management`.
+    pub registry: String,
+    /// Image tag, e.g. `v1.3.1`.
+    pub tag: String,
+    /// The bootstrap credential kind.
+    pub credential: Credential,
+    /// Deploy the operator as a Deployment (false when it runs in this process).
+    pub deploy_operator: bool,
+    /// Contents of `--image-pull-credential-file` (a docker config JSON), if any.
+    pub image_pull_credential: Option<Vec<u8>>,
+    /// Extra hub feature gates `Name=true|false`.
+    pub feature_gates: Vec<(String, bool)>,
+}
+
+/// Resolves `--bundle-version`: `default`, `latest`, or `x.y.z` (with or without `v`).
+pub fn image_tag(bundle_version: &str) -> Result<String, String> {
+    match bundle_version {
+        "default" | "" => Ok(format!("v{DEFAULT_BUNDLE_VERSION}")),
+        "latest" => Ok("latest".into()),
+        v => {
+            let bare = v.strip_prefix('v').unwrap_or(v);
+            let parts: Vec<&str> = bare.split('.').collect();
+            if parts.len() == 3
+                && parts
+                    .iter()
+                    .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+            {
+                Ok(format!("v{bare}"))
+            } else {
+                Err(format!(
+                    "invalid --bundle-version {v:?}: use default, latest or a version like 1.3.1"
+                ))
+            }
+        }
+    }
+}
+
+/// Parses `--feature-gates A=true,B=false`.
+pub fn parse_feature_gates(text: &str) -> Result<Vec<(String, bool)>, String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|kv| {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| format!("invalid feature gate {kv:?}: expected Name=true|false"))?;
+            let v = v
+                .parse::<bool>()
+                .map_err(|_| format!("invalid feature gate {kv:?}: value must be true or false"))?;
+            Ok((k.to_string(), v))
+        })
+        .collect()
+}
+
+impl InitOptions {
+    /// `<registry>/<component>:<tag>`.
+    #[must_use]
+    pub fn image(&self, component: &str) -> String {
+        image_ref(&self.registry, component, &self.tag)
+    }
+}
+
+#[derive(Serialize)]
+struct OperatorValues {
+    namespace: &'static str,
+    image: String,
+    replicas: u32,
+    docker_config_json_b64: String,
+}
+
+#[derive(Serialize)]
+struct BootstrapValues {
+    namespace: &'static str,
+    use_bootstrap_token: bool,
+    token_id: &'static str,
+    token_secret: String,
+}
+
+/// The objects that make a hub, in apply order: the ClusterManager CRD, the operator (unless it
+/// runs in-process), the bootstrap RBAC and credential, and the ClusterManager CR.
+pub fn plan(opts: &InitOptions) -> Result<Vec<DynamicObject>, render::Error> {
+    let mut objects = vec![to_dynamic(&crate::api::operator_crd_cluster_manager())];
+    if opts.deploy_operator {
+        let pull = opts
+            .image_pull_credential
+            .clone()
+            .unwrap_or_else(|| b"{}".to_vec());
+        objects.extend(render::render_bundle(
+            "cluster-manager-operator",
+            &OperatorValues {
+                namespace: OPERATOR_NAMESPACE,
+                image: opts.image("registration-operator"),
+                replicas: 1,
+                docker_config_json_b64: base64::engine::general_purpose::STANDARD.encode(pull),
+            },
+        )?);
+    } else {
+        // The bootstrap service account still needs its namespace.
+        objects.extend(
+            render::render_bundle(
+                "cluster-manager-operator",
+                &OperatorValues {
+                    namespace: OPERATOR_NAMESPACE,
+                    image: String::new(),
+                    replicas: 1,
+                    docker_config_json_b64: String::new(),
+                },
+            )?
+            .into_iter()
+            .filter(|o| o.types.as_ref().is_some_and(|t| t.kind == "Namespace")),
+        );
+    }
+    let (use_bootstrap_token, token_secret) = match &opts.credential {
+        Credential::ServiceAccount => (false, String::new()),
+        Credential::BootstrapToken { secret } => (true, secret.clone()),
+    };
+    objects.extend(render::render_bundle(
+        "hub-bootstrap",
+        &BootstrapValues {
+            namespace: OPERATOR_NAMESPACE,
+            use_bootstrap_token,
+            token_id: BOOTSTRAP_TOKEN_ID,
+            token_secret,
+        },
+    )?);
+    objects.push(to_dynamic(&cluster_manager(opts)));
+    Ok(objects)
+}
+
+/// The ClusterManager CR: images from the options, Default mode, the CSR registration driver,
+/// `DefaultClusterSet` on (as upstream) plus `--feature-gates`.
+#[must_use]
+pub fn cluster_manager(opts: &InitOptions) -> ClusterManager {
+    use crate::operator::cluster_manager::validate::{ADDON_GATES, WORK_GATES};
+    // Each gate goes to the component that knows it; an unknown one goes to registration, where
+    // the operator reports it (ValidFeatureGates=False) rather than dropping it silently.
+    let mut registration = vec![FeatureGate {
+        feature: "DefaultClusterSet".into(),
+        mode: Some(FeatureGateMode::Enable),
+    }];
+    let (mut work, mut addon) = (Vec::new(), Vec::new());
+    for (name, on) in &opts.feature_gates {
+        let mode = if *on {
+            FeatureGateMode::Enable
+        } else {
+            FeatureGateMode::Disable
+        };
+        let gates = if WORK_GATES.contains(&name.as_str()) {
+            &mut work
+        } else if ADDON_GATES.contains(&name.as_str()) {
+            &mut addon
+        } else {
+            &mut registration
+        };
+        gates.retain(|g: &FeatureGate| &g.feature != name);
+        gates.push(FeatureGate {
+            feature: name.clone(),
+            mode: Some(mode),
+        });
+    }
+    ClusterManager::new(
+        CLUSTER_MANAGER_NAME,
+        ClusterManagerSpec {
+            registration_image_pull_spec: Some(opts.image("registration")),
+            work_image_pull_spec: Some(opts.image("work")),
+            placement_image_pull_spec: Some(opts.image("placement")),
+            add_on_manager_image_pull_spec: Some(opts.image("addon-manager")),
+            deploy_option: Some(ClusterManagerDeployOption {
+                mode: HubInstallMode::Default,
+                ..Default::default()
+            }),
+            registration_configuration: Some(RegistrationHubConfiguration {
+                feature_gates: registration,
+                registration_drivers: vec![RegistrationDriverHub {
+                    auth_type: RegistrationAuthType::Csr,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+            work_configuration: (!work.is_empty()).then(|| HubWorkConfiguration {
+                feature_gates: work,
+                ..Default::default()
+            }),
+            add_on_manager_configuration: (!addon.is_empty()).then_some(
+                FeatureGatesConfiguration {
+                    feature_gates: addon,
+                },
+            ),
+            ..Default::default()
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::names::{BOOTSTRAP_CLUSTER_ROLE, BOOTSTRAP_GROUP, DEFAULT_REGISTRY};
+
+    fn opts(credential: Credential, deploy_operator: bool) -> InitOptions {
+        InitOptions {
+            registry: DEFAULT_REGISTRY.into(),
+            tag: "v1.3.1".into(),
+            credential,
+            deploy_operator,
+            image_pull_credential: None,
+            feature_gates: vec![],
+        }
+    }
+
+    fn names(objects: &[DynamicObject]) -> Vec<String> {
+        objects
+            .iter()
+            .map(|o| {
+                format!(
+                    "{}/{}",
+                    o.types.as_ref().unwrap().kind,
+                    o.metadata.name.as_deref().unwrap()
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn default_plan_deploys_the_operator_and_a_service_account_credential() {
+        let objects = plan(&opts(Credential::ServiceAccount, true)).unwrap();
+        assert_eq!(
+            names(&objects),
+            [
+                "CustomResourceDefinition/clustermanagers.operator.open-cluster-management.io",
+                "Namespace/open-cluster-management",
+                "ServiceAccount/cluster-manager",
+                "ClusterRole/cluster-manager",
+                "ClusterRoleBinding/cluster-manager",
+                "Secret/open-cluster-management-image-pull-credentials",
+                "Deployment/cluster-manager",
+                "ClusterRole/open-cluster-management:bootstrap",
+                "ServiceAccount/agent-registration-bootstrap",
+                "ClusterRoleBinding/open-cluster-management:bootstrap:agent-registration",
+                "Role/kubeadm:bootstrap-signer-clusterinfo",
+                "RoleBinding/kubeadm:bootstrap-signer-clusterinfo",
+                "ClusterManager/cluster-manager",
+            ]
+        );
+        let deployment = objects
+            .iter()
+            .find(|o| {
+                o.metadata.name.as_deref() == Some("cluster-manager")
+                    && o.types.as_ref().unwrap().kind == "Deployment"
+            })
+            .unwrap();
+        assert_eq!(
+            deployment.data["spec"]["template"]["spec"]["containers"][0]["image"],
+            "quay.io/open-cluster-management/registration-operator:v1.3.1"
+        );
+    }
+
+    #[test]
+    fn in_process_plan_has_no_operator_deployment() {
+        let n = names(&plan(&opts(Credential::ServiceAccount, false)).unwrap());
+        assert!(n.contains(&"Namespace/open-cluster-management".to_string()));
+        assert!(
+            !n.iter()
+                .any(|n| n.starts_with("Deployment/") || n == "ClusterRole/cluster-manager"),
+            "{n:?}"
+        );
+    }
+
+    #[test]
+    fn bootstrap_rules_are_exactly_upstreams() {
+        let objects = plan(&opts(Credential::ServiceAccount, false)).unwrap();
+        let role = objects
+            .iter()
+            .find(|o| o.metadata.name.as_deref() == Some(BOOTSTRAP_CLUSTER_ROLE))
+            .unwrap();
+        let rules = serde_json::to_string(&role.data["rules"]).unwrap();
+        assert_eq!(
+            rules,
+            r#"[{"apiGroups":[""],"resources":["configmaps"],"verbs":["get"]},{"apiGroups":["certificates.k8s.io"],"resources":["certificatesigningrequests"],"verbs":["create","get","list","watch"]},{"apiGroups":["cluster.open-cluster-management.io"],"resources":["managedclusters"],"verbs":["get","create","list","watch"]},{"apiGroups":["cluster.open-cluster-management.io"],"resources":["managedclustersets/join"],"verbs":["create"]}]"#
+        );
+    }
+
+    #[test]
+    fn bootstrap_token_plan_binds_the_group() {
+        let objects = plan(&opts(
+            Credential::BootstrapToken {
+                secret: "0123456789abcdef".into(),
+            },
+            true,
+        ))
+        .unwrap();
+        let secret = objects
+            .iter()
+            .find(|o| o.metadata.name.as_deref() == Some("bootstrap-token-ocmhub"))
+            .unwrap();
+        assert_eq!(secret.metadata.namespace.as_deref(), Some("kube-system"));
+        assert_eq!(
+            secret.data["stringData"]["auth-extra-groups"],
+            BOOTSTRAP_GROUP
+        );
+        assert_eq!(
+            secret.data["stringData"]["token-secret"],
+            "0123456789abcdef"
+        );
+        let binding = objects
+            .iter()
+            .find(|o| {
+                o.metadata.name.as_deref()
+                    == Some("open-cluster-management:bootstrap:managedcluster")
+            })
+            .unwrap();
+        assert_eq!(binding.data["subjects"][0]["name"], BOOTSTRAP_GROUP);
+    }
+
+    #[test]
+    fn feature_gates_go_to_the_component_that_knows_them() {
+        let mut o = opts(Credential::ServiceAccount, true);
+        o.feature_gates = vec![
+            ("ManifestWorkReplicaSet".into(), true),
+            ("AddonManagement".into(), false),
+            ("ManagedClusterAutoApproval".into(), true),
+        ];
+        let spec = cluster_manager(&o).spec;
+        let names = |g: &[FeatureGate]| g.iter().map(|g| g.feature.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            names(&spec.work_configuration.unwrap().feature_gates),
+            ["ManifestWorkReplicaSet"]
+        );
+        assert_eq!(
+            names(&spec.add_on_manager_configuration.unwrap().feature_gates),
+            ["AddonManagement"]
+        );
+        assert_eq!(
+            names(&spec.registration_configuration.unwrap().feature_gates),
+            ["DefaultClusterSet", "ManagedClusterAutoApproval"]
+        );
+    }
+
+    #[test]
+    fn bundle_versions() {
+        assert_eq!(image_tag("default").unwrap(), "v1.3.1");
+        assert_eq!(image_tag("1.2.0").unwrap(), "v1.2.0");
+        assert_eq!(image_tag("v1.2.0").unwrap(), "v1.2.0");
+        assert_eq!(image_tag("latest").unwrap(), "latest");
+        assert!(image_tag("1.2").is_err());
+        assert!(image_tag("banana").is_err());
+    }
+
+    #[test]
+    fn feature_gates() {
+        assert_eq!(
+            parse_feature_gates("A=true, B=false").unwrap(),
+            vec![("A".to_string(), true), ("B".to_string(), false)]
+        );
+        assert!(parse_feature_gates("A").is_err());
+        assert!(parse_feature_gates("A=yes").is_err());
+    }
+}

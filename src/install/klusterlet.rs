@@ -1,0 +1,255 @@
+//! What `join` installs on a managed cluster, as a pure plan ([`plan`]) from typed options to the
+//! objects to apply: the Klusterlet CRD, the klusterlet operator, the agent namespace, the
+//! bootstrap kubeconfig secret and the Klusterlet.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use kube::api::{DynamicObject, ObjectMeta};
+use serde::Serialize;
+
+use crate::api::names::{
+    AGENT_NAMESPACE, ANNOTATION_PREFIX, BOOTSTRAP_SECRET, EXTERNAL_MANAGED_SECRET,
+    KLUSTERLET_OPERATOR, OPERATOR_NAMESPACE,
+};
+use crate::api::operator::{
+    FeatureGate, FeatureGateMode, KLUSTERLET_NAME, Klusterlet, KlusterletDeployOption,
+    KlusterletRegistrationConfiguration, KlusterletSpec, KlusterletWorkConfiguration, MODE_DEFAULT,
+    MODE_HOSTED, MODE_SINGLETON, MODE_SINGLETON_HOSTED, ServerUrl,
+};
+use crate::apply::to_dynamic;
+use crate::render;
+
+/// Checks a `--ca-cert-hash`: `sha256:` and 64 hex digits.
+pub fn validate_pin(pin: &str) -> Result<(), String> {
+    let hex = pin.strip_prefix("sha256:").unwrap_or_default();
+    if hex.len() == 64 && hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        Ok(())
+    } else {
+        Err(format!(
+            "invalid --ca-cert-hash {pin:?}: expected sha256:<64 hex digits>"
+        ))
+    }
+}
+
+/// Checks a `--proxy-url`: an absolute http or https URL.
+pub fn validate_proxy_url(url: &str) -> Result<(), String> {
+    let ok = url
+        .parse::<http::Uri>()
+        .is_ok_and(|u| matches!(u.scheme_str(), Some("http" | "https")) && u.host().is_some());
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("invalid --proxy-url {url:?}: use an http(s) URL"))
+    }
+}
+
+/// Parses `--klusterlet-annotation k=v` flags; keys get [`ANNOTATION_PREFIX`] unless they have it.
+pub fn parse_annotations(flags: &[String]) -> Result<BTreeMap<String, String>, String> {
+    flags
+        .iter()
+        .map(|kv| {
+            let (k, v) = kv
+                .split_once('=')
+                .filter(|(k, _)| !k.trim().is_empty())
+                .ok_or_else(|| {
+                    format!("invalid --klusterlet-annotation {kv:?}: expected key=value")
+                })?;
+            let k = k.trim();
+            let key = if k.starts_with(ANNOTATION_PREFIX) {
+                k.to_string()
+            } else {
+                format!("{ANNOTATION_PREFIX}{k}")
+            };
+            Ok((key, v.to_string()))
+        })
+        .collect()
+}
+
+/// A fresh Hosted-mode Klusterlet name: `klusterlet-hosted-<6 of [a-z0-9]>`.
+#[must_use]
+pub fn hosted_name() -> String {
+    format!(
+        "{KLUSTERLET_NAME}-hosted-{}",
+        crate::pki::random_token_chars(6)
+    )
+}
+
+/// Everything `join` needs to know to describe the managed cluster.
+#[derive(Debug, Clone)]
+pub struct JoinOptions {
+    /// `--cluster-name`.
+    pub cluster_name: String,
+    /// The Klusterlet's name (`klusterlet`, or [`hosted_name`]).
+    pub klusterlet_name: String,
+    /// Hosted mode (agents on the management cluster).
+    pub hosted: bool,
+    /// One combined agent instead of two.
+    pub singleton: bool,
+    /// Image registry.
+    pub registry: String,
+    /// Image tag.
+    pub tag: String,
+    /// The bootstrap kubeconfig text (token already redacted for `--dry-run`).
+    pub bootstrap_kubeconfig: String,
+    /// Hosted mode: the managed cluster's kubeconfig.
+    pub external_managed_kubeconfig: Option<Vec<u8>>,
+    /// The managed cluster's own API server URLs, reported to the hub.
+    pub external_server_urls: Vec<String>,
+    /// Agent feature gates.
+    pub feature_gates: Vec<(String, bool)>,
+    /// ManagedCluster annotations (already prefixed).
+    pub annotations: BTreeMap<String, String>,
+    /// Deploy the operator (false when it runs in this process).
+    pub deploy_operator: bool,
+}
+
+impl JoinOptions {
+    /// `<registry>/<component>:<tag>`.
+    #[must_use]
+    pub fn image(&self, component: &str) -> String {
+        crate::api::names::image_ref(&self.registry, component, &self.tag)
+    }
+
+    /// Where the bootstrap secret and the agents go.
+    #[must_use]
+    pub fn agent_namespace(&self) -> String {
+        crate::api::names::agent_namespace(&self.klusterlet_name, None, self.hosted)
+    }
+}
+
+#[derive(Serialize)]
+struct OperatorValues<'a> {
+    namespace: &'a str,
+    name: &'a str,
+    image: String,
+}
+
+/// The Klusterlet CRD and the klusterlet operator (namespace, identity, RBAC, Deployment running
+/// `image`): what `join` installs once per cluster and `unjoin --purge-operator` removes.
+pub fn operator_objects(image: &str) -> Result<Vec<DynamicObject>, render::Error> {
+    let mut objects = vec![to_dynamic(&crate::api::operator_crd_klusterlet())];
+    objects.extend(render::render_bundle(
+        "klusterlet-operator",
+        &OperatorValues {
+            namespace: OPERATOR_NAMESPACE,
+            name: KLUSTERLET_OPERATOR,
+            image: image.to_string(),
+        },
+    )?);
+    Ok(objects)
+}
+
+/// The objects that join a cluster, in apply order: the Klusterlet CRD, the operator (its
+/// Deployment only when it does not run in this process), the agent namespace with the bootstrap
+/// kubeconfig (and, Hosted, the managed cluster's kubeconfig), and the Klusterlet CR.
+pub fn plan(opts: &JoinOptions) -> Result<Vec<DynamicObject>, render::Error> {
+    let mut objects = operator_objects(&opts.image("registration-operator"))?;
+    objects.retain(|o| {
+        opts.deploy_operator || o.types.as_ref().is_none_or(|t| t.kind != "Deployment")
+    });
+    let namespace = opts.agent_namespace();
+    objects.push(to_dynamic(&Namespace {
+        metadata: ObjectMeta {
+            name: Some(namespace.clone()),
+            ..Default::default()
+        },
+        ..Default::default()
+    }));
+    objects.push(to_dynamic(&secret(
+        &namespace,
+        BOOTSTRAP_SECRET,
+        opts.bootstrap_kubeconfig.as_bytes(),
+    )));
+    if let Some(kubeconfig) = &opts.external_managed_kubeconfig {
+        objects.push(to_dynamic(&secret(
+            &namespace,
+            EXTERNAL_MANAGED_SECRET,
+            kubeconfig,
+        )));
+    }
+    objects.push(to_dynamic(&klusterlet(opts)));
+    Ok(objects)
+}
+
+fn secret(namespace: &str, name: &str, kubeconfig: &[u8]) -> Secret {
+    Secret {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some(namespace.into()),
+            ..Default::default()
+        },
+        type_: Some("Opaque".into()),
+        data: Some(BTreeMap::from([(
+            "kubeconfig".into(),
+            ByteString(kubeconfig.to_vec()),
+        )])),
+        ..Default::default()
+    }
+}
+
+/// The Klusterlet CR `join` applies.
+#[must_use]
+pub fn klusterlet(opts: &JoinOptions) -> Klusterlet {
+    let mode = match (opts.hosted, opts.singleton) {
+        (false, false) => MODE_DEFAULT,
+        (false, true) => MODE_SINGLETON,
+        (true, false) => MODE_HOSTED,
+        (true, true) => MODE_SINGLETON_HOSTED,
+    };
+    let gates: Vec<FeatureGate> = opts
+        .feature_gates
+        .iter()
+        .map(|(name, on)| FeatureGate {
+            feature: name.clone(),
+            mode: Some(if *on {
+                FeatureGateMode::Enable
+            } else {
+                FeatureGateMode::Disable
+            }),
+        })
+        .collect();
+    // Hosted: spec.namespace names the agents' namespace on the managed cluster (upstream's
+    // `open-cluster-management-<klusterlet>`); the agents themselves run in `<klusterlet>`.
+    let namespace = if opts.hosted {
+        format!("open-cluster-management-{}", opts.klusterlet_name)
+    } else {
+        AGENT_NAMESPACE.to_string()
+    };
+    Klusterlet::new(
+        &opts.klusterlet_name,
+        KlusterletSpec {
+            namespace: Some(namespace),
+            cluster_name: Some(opts.cluster_name.clone()),
+            registration_image_pull_spec: Some(opts.image("registration")),
+            work_image_pull_spec: Some(opts.image("work")),
+            image_pull_spec: Some(opts.image("registration-operator")),
+            external_server_urls: opts
+                .external_server_urls
+                .iter()
+                .map(|url| ServerUrl {
+                    url: url.clone(),
+                    ca_bundle: None,
+                })
+                .collect(),
+            deploy_option: Some(KlusterletDeployOption {
+                mode: Some(mode.into()),
+            }),
+            registration_configuration: Some(KlusterletRegistrationConfiguration {
+                feature_gates: gates.clone(),
+                cluster_annotations: opts.annotations.clone(),
+                ..Default::default()
+            }),
+            work_configuration: (!gates.is_empty()).then(|| KlusterletWorkConfiguration {
+                feature_gates: gates,
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    )
+}
+
+#[cfg(test)]
+#[path = "klusterlet_tests.rs"]
+mod tests;

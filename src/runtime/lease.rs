@@ -1,0 +1,310 @@
+//! A coordination Lease held by this process: liveness (`clean` and `unjoin` ask whether an
+//! operator is running before they wait on its finalizer) and leader election (two `operator
+//! hub` processes must not both reconcile). One lease does both: the leader is the process that
+//! runs, and a fresh lease means somebody does.
+//!
+//! Taking the lease is a compare-and-swap on its resourceVersion: a process takes it when it is
+//! absent, released (no holder) or expired, renews it while it holds it, and clears the holder
+//! on the way out so the next process need not wait for it to expire. Only get, create and
+//! update are used.
+use std::future::Future;
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use kube::Client;
+use kube::api::{Api, ObjectMeta, PostParams};
+
+use super::Shutdown;
+
+/// How long a renewal counts.
+pub const DURATION: Duration = Duration::from_secs(30);
+/// How often the holder renews.
+pub const RENEW_EVERY: Duration = Duration::from_secs(10);
+/// How often a waiting process tries to take the lease.
+pub const RETRY_EVERY: Duration = Duration::from_secs(2);
+
+/// This process, as a Lease holder: `<hostname>_<pid>`.
+#[must_use]
+pub fn identity() -> String {
+    let host =
+        hostname::get().map_or_else(|_| "unknown".into(), |h| h.to_string_lossy().into_owned());
+    format!("{host}_{}", std::process::id())
+}
+
+/// Whether `lease` has a holder that renewed it within its duration, at `now`.
+#[must_use]
+pub fn is_fresh(lease: &Lease, now: Timestamp) -> bool {
+    let Some(spec) = &lease.spec else {
+        return false;
+    };
+    if spec
+        .holder_identity
+        .as_deref()
+        .unwrap_or_default()
+        .is_empty()
+    {
+        return false;
+    }
+    let (Some(MicroTime(renewed)), Some(secs)) = (&spec.renew_time, spec.lease_duration_seconds)
+    else {
+        return false;
+    };
+    renewed
+        .saturating_add(SignedDuration::from_secs(i64::from(secs)))
+        .is_ok_and(|until| until > now)
+}
+
+/// Whether somebody holds the Lease `namespace/name` now. Errors (a 403 included) are errors:
+/// "cannot tell" must never read as "nobody runs".
+pub async fn is_held(client: &Client, namespace: &str, name: &str) -> Result<bool, kube::Error> {
+    let api: Api<Lease> = Api::namespaced(client.clone(), namespace);
+    Ok(api
+        .get_opt(name)
+        .await?
+        .is_some_and(|l| is_fresh(&l, Timestamp::now())))
+}
+
+/// The holder of the Lease `namespace/name`, if it is fresh.
+pub async fn holder(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<String>, kube::Error> {
+    let api: Api<Lease> = Api::namespaced(client.clone(), namespace);
+    Ok(api
+        .get_opt(name)
+        .await?
+        .filter(|l| is_fresh(l, Timestamp::now()))
+        .and_then(|l| l.spec?.holder_identity))
+}
+
+/// One Lease, held (or wanted) by this process.
+#[derive(Clone)]
+pub struct LeaseLock {
+    api: Api<Lease>,
+    namespace: String,
+    name: String,
+    holder: String,
+}
+
+impl LeaseLock {
+    /// The Lease `namespace/name`, held as [`identity`].
+    #[must_use]
+    pub fn new(client: Client, namespace: &str, name: &str) -> Self {
+        Self {
+            api: Api::namespaced(client, namespace),
+            namespace: namespace.into(),
+            name: name.into(),
+            holder: identity(),
+        }
+    }
+
+    /// `namespace/name`, for messages.
+    #[must_use]
+    pub fn path(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// Takes the Lease if it is free (absent, released or expired) or renews it if it is ours.
+    /// `Ok(false)` when another process holds it, or won a race for it.
+    pub async fn try_acquire_or_renew(&self) -> Result<bool, kube::Error> {
+        let now = MicroTime(Timestamp::now());
+        let seconds = i32::try_from(DURATION.as_secs()).unwrap_or(30);
+        let Some(current) = self.api.get_opt(&self.name).await? else {
+            let lease = Lease {
+                metadata: ObjectMeta {
+                    name: Some(self.name.clone()),
+                    namespace: Some(self.namespace.clone()),
+                    ..Default::default()
+                },
+                spec: Some(LeaseSpec {
+                    holder_identity: Some(self.holder.clone()),
+                    lease_duration_seconds: Some(seconds),
+                    acquire_time: Some(now.clone()),
+                    renew_time: Some(now),
+                    lease_transitions: Some(0),
+                    ..Default::default()
+                }),
+            };
+            return conflict_is_false(self.api.create(&PostParams::default(), &lease).await);
+        };
+        let spec = current.spec.clone().unwrap_or_default();
+        let ours = spec.holder_identity.as_deref() == Some(self.holder.as_str());
+        if !ours && is_fresh(&current, now.0) {
+            return Ok(false);
+        }
+        let mut next = current;
+        next.spec = Some(LeaseSpec {
+            holder_identity: Some(self.holder.clone()),
+            lease_duration_seconds: Some(seconds),
+            acquire_time: if ours {
+                spec.acquire_time.clone()
+            } else {
+                Some(now.clone())
+            },
+            renew_time: Some(now),
+            lease_transitions: Some(spec.lease_transitions.unwrap_or(0) + i32::from(!ours)),
+            ..spec
+        });
+        // The resourceVersion read above makes this a compare-and-swap.
+        conflict_is_false(
+            self.api
+                .replace(&self.name, &PostParams::default(), &next)
+                .await,
+        )
+    }
+
+    /// Clears the holder if it is still this process, so the next one need not wait.
+    pub async fn release(&self) -> Result<(), kube::Error> {
+        let Some(mut lease) = self.api.get_opt(&self.name).await? else {
+            return Ok(());
+        };
+        let Some(spec) = lease.spec.as_mut() else {
+            return Ok(());
+        };
+        if spec.holder_identity.as_deref() != Some(self.holder.as_str()) {
+            return Ok(()); // another process took over: its Lease, not ours
+        }
+        spec.holder_identity = None;
+        spec.renew_time = None;
+        match self
+            .api
+            .replace(&self.name, &PostParams::default(), &lease)
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+fn conflict_is_false(result: Result<Lease, kube::Error>) -> Result<bool, kube::Error> {
+    match result {
+        Ok(_) => Ok(true),
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Why leading ended without a shutdown.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "lost the lease {lease}: another process took over, or it could not be renewed for {DURATION:?}"
+)]
+pub struct LostLease {
+    /// `namespace/name`.
+    pub lease: String,
+}
+
+/// Leader election: waits until this process holds `lock`, then runs `work` with a child of
+/// `shutdown`, renewing the Lease meanwhile. Returns `work`'s result when it ends or `shutdown` is
+/// cancelled (then the Lease is released); cancels `work` and returns [`LostLease`] when the Lease
+/// was taken by another process or could not be renewed within its duration.
+/// `waiting` is called once with the current holder when the Lease is taken by someone else.
+pub async fn lead<W, F>(
+    lock: LeaseLock,
+    shutdown: Shutdown,
+    waiting: impl FnOnce(&str),
+    work: W,
+) -> anyhow::Result<()>
+where
+    W: FnOnce(Shutdown) -> F,
+    F: Future<Output = anyhow::Result<()>> + Send + 'static,
+{
+    let mut waiting = Some(waiting);
+    loop {
+        match lock.try_acquire_or_renew().await {
+            Ok(true) => break,
+            Ok(false) => {
+                if let Some(say) = waiting.take() {
+                    let current =
+                        holder(&lock.api.clone().into_client(), &lock.namespace, &lock.name)
+                            .await
+                            .ok()
+                            .flatten()
+                            .unwrap_or_else(|| "another process".into());
+                    say(&current);
+                }
+            }
+            Err(e) => tracing::warn!("taking the lease {}: {e}", lock.path()),
+        }
+        tokio::select! {
+            () = shutdown.cancelled() => return Ok(()),
+            () = tokio::time::sleep(RETRY_EVERY) => {}
+        }
+    }
+    tracing::info!(holder = %lock.holder, "holding the lease {}", lock.path());
+    let child = shutdown.child_token();
+    let mut task = tokio::spawn(work(child.clone()));
+    let mut renewed = tokio::time::Instant::now();
+    let mut ticks = tokio::time::interval(RENEW_EVERY);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticks.tick().await; // the first tick is now: just acquired
+    let outcome = loop {
+        tokio::select! {
+            result = &mut task => break flatten(result),
+            _ = ticks.tick() => match lock.try_acquire_or_renew().await {
+                Ok(true) => renewed = tokio::time::Instant::now(),
+                Ok(false) => {
+                    child.cancel();
+                    let _ = (&mut task).await;
+                    return Err(LostLease { lease: lock.path() }.into());
+                }
+                Err(e) => {
+                    tracing::warn!("renewing the lease {}: {e}", lock.path());
+                    if renewed.elapsed() >= DURATION {
+                        child.cancel();
+                        let _ = (&mut task).await;
+                        return Err(LostLease { lease: lock.path() }.into());
+                    }
+                }
+            },
+        }
+    };
+    if let Err(e) = lock.release().await {
+        tracing::warn!("releasing the lease {}: {e}", lock.path());
+    }
+    outcome
+}
+
+fn flatten(result: Result<anyhow::Result<()>, tokio::task::JoinError>) -> anyhow::Result<()> {
+    match result {
+        Ok(r) => r,
+        Err(e) if e.is_panic() => Err(anyhow::anyhow!("a loop panicked: {e}")),
+        Err(e) => Err(anyhow::anyhow!("a loop was cancelled: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lease(holder: Option<&str>, renewed: i64) -> Lease {
+        Lease {
+            spec: Some(LeaseSpec {
+                holder_identity: holder.map(Into::into),
+                lease_duration_seconds: Some(30),
+                renew_time: Some(MicroTime(Timestamp::from_second(renewed).unwrap())),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_lease_is_fresh_within_its_duration_and_only_with_a_holder() {
+        let now = Timestamp::from_second(1_000).unwrap();
+        assert!(is_fresh(&lease(Some("h_1"), 990), now));
+        assert!(!is_fresh(&lease(Some("h_1"), 960), now));
+        assert!(!is_fresh(&lease(None, 999), now));
+        assert!(!is_fresh(&Lease::default(), now));
+    }
+
+    #[test]
+    fn identity_names_host_and_pid() {
+        assert!(identity().ends_with(&format!("_{}", std::process::id())));
+    }
+}
