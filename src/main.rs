@@ -8,7 +8,7 @@ use clusteradm::error;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let printer = cli.global.printer();
-    clusteradm::ui::logging::init(&cli.global);
+    clusteradm::ui::logging::init(cli.global.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

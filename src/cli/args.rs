@@ -55,7 +55,10 @@ impl GlobalArgs {
     }
 }
 
-/// Parses `300` (seconds, as upstream clusteradm), `90s`, `5m` or `1h`.
+/// The longest duration accepted: longer ones are typos, and would overflow a deadline.
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// Parses `300` (seconds, as upstream clusteradm), `90s`, `5m` or `1h`, up to [`MAX_DURATION`].
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let (digits, unit) = text.split_at(
@@ -65,13 +68,16 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let n: u64 = digits
         .parse()
         .map_err(|_| format!("invalid duration {text:?}: expected e.g. 300, 90s, 5m, 1h"))?;
-    let secs = match unit {
-        "" | "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
+    let scale = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
         _ => return Err(format!("invalid duration unit in {text:?}: use s, m or h")),
     };
-    Ok(Duration::from_secs(secs))
+    n.checked_mul(scale)
+        .filter(|secs| *secs <= MAX_DURATION.as_secs())
+        .map(Duration::from_secs)
+        .ok_or_else(|| format!("duration {text:?} is too long: at most 8760h (a year)"))
 }
 
 #[cfg(test)]
@@ -86,5 +92,9 @@ mod tests {
         assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
         assert!(parse_duration("5d").is_err());
         assert!(parse_duration("soon").is_err());
+        assert_eq!(parse_duration("8760h"), Ok(MAX_DURATION));
+        assert!(parse_duration("8761h").unwrap_err().contains("too long"));
+        assert!(parse_duration("999999999999999999h").is_err());
+        assert!(parse_duration("99999999999999999999").is_err());
     }
 }

@@ -39,8 +39,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         kube.loaded.context
     );
     if !crate::ui::prompt::confirm(&ctx.printer, &question, args.yes)? {
-        ctx.printer.info("nothing done");
-        return Ok(ExitCode::from(1));
+        return Ok(crate::ui::prompt::declined(&ctx.printer));
     }
     kube.server_version().await?;
     let timeout = ctx.global.timeout;
@@ -138,5 +137,5 @@ async fn remove_cluster_manager(
     operator::uninstall(client, running, timeout)
         .await
         .context("removing the ClusterManager and the hub components")?;
-    Ok(())
+    crate::hub::registration::remove_shared_roles(client).await
 }

@@ -26,6 +26,6 @@ pub fn script(shell: Shell) -> String {
 /// Prints the script.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let shell: Shell = args.shell.parse().map_err(|e: String| anyhow::anyhow!(e))?;
-    print!("{}", script(shell));
+    crate::ui::stdout::print(script(shell))?;
     Ok(ExitCode::SUCCESS)
 }

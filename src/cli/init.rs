@@ -99,7 +99,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 secret: "<generated>".into(),
             };
         }
-        print!("{}", apply::to_yaml(&hub::plan(&opts)?)?);
+        crate::ui::stdout::print(apply::to_yaml(&hub::plan(&opts)?)?)?;
         return Ok(ExitCode::SUCCESS);
     }
 
@@ -160,7 +160,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             |holder| {
                 ctx.printer.warn(format!(
                     "another process ({holder}) runs this hub's operator: waiting for it to stop"
-                ))
+                ));
             },
         )
         .await?;
@@ -235,12 +235,12 @@ fn print_join(join: &JoinCommand, args: &Args, ctx: &Ctx) -> anyhow::Result<()> 
         ));
     }
     match args.output {
-        JoinOutput::Json => println!("{}", serde_json::to_string_pretty(join)?),
+        JoinOutput::Json => crate::ui::stdout::println(serde_json::to_string_pretty(join)?)?,
         JoinOutput::Text => {
             ctx.printer.info(
                 "Run this on each cluster to join, with its kubeconfig (replace <cluster_name>):",
             );
-            println!("{}", join.command_line("<cluster_name>"));
+            crate::ui::stdout::println(join.command_line("<cluster_name>"))?;
             if let Some(expires) = &join.expires {
                 ctx.printer.info(format!(
                     "The token expires at {expires}; `clusteradm get token` prints a fresh one."

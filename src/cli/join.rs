@@ -196,7 +196,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         deploy_operator: !args.in_process,
     };
     if ctx.global.dry_run {
-        print!("{}", apply::to_yaml(&klusterlet::plan(&opts)?)?);
+        crate::ui::stdout::print(apply::to_yaml(&klusterlet::plan(&opts)?)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     opts.bootstrap_kubeconfig = bootstrap.kubeconfig();

@@ -98,8 +98,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         kube.url()
     );
     if !crate::ui::prompt::confirm(&ctx.printer, &question, args.yes)? {
-        ctx.printer.info("nothing done");
-        return Ok(ExitCode::SUCCESS);
+        return Ok(crate::ui::prompt::declined(&ctx.printer));
     }
     if mine.is_empty() {
         ctx.printer.info(format!(

@@ -37,9 +37,12 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     }
     match args.output {
         Format::Table => {
-            println!("client version: {}", versions.client_version);
+            crate::ui::stdout::println(format_args!(
+                "client version: {}",
+                versions.client_version
+            ))?;
             if let Some(server) = &versions.server_version {
-                println!("server version: {server}");
+                crate::ui::stdout::println(format_args!("server version: {server}"))?;
             }
         }
         format => print_value(&versions, format)?,

@@ -230,6 +230,34 @@ mod tests {
     use super::*;
     use crate::api::names::{BOOTSTRAP_CLUSTER_ROLE, BOOTSTRAP_GROUP, DEFAULT_REGISTRY};
 
+    /// Each template of the hub's bundles, rendered alone with the values `plan` gives it,
+    /// yields named objects (a template that renders to nothing would hide in the bundle).
+    #[test]
+    fn every_hub_template_renders_objects_with_its_values() {
+        let operator = OperatorValues {
+            namespace: OPERATOR_NAMESPACE,
+            image: "quay.io/open-cluster-management/registration-operator:v1.3.1".into(),
+            replicas: 1,
+            docker_config_json_b64: "e30=".into(),
+        };
+        let bootstrap = |use_bootstrap_token| BootstrapValues {
+            namespace: OPERATOR_NAMESPACE,
+            use_bootstrap_token,
+            token_id: BOOTSTRAP_TOKEN_ID,
+            token_secret: "0123456789abcdef".into(),
+        };
+        let mut rendered = 0;
+        for name in render::bundle_templates("cluster-manager-operator") {
+            rendered += crate::render::tests::assert_renders_objects(name, &operator);
+        }
+        for name in render::bundle_templates("hub-bootstrap") {
+            for token in [true, false] {
+                rendered += crate::render::tests::assert_renders_objects(name, &bootstrap(token));
+            }
+        }
+        assert!(rendered >= 6, "only {rendered} objects");
+    }
+
     fn opts(credential: Credential, deploy_operator: bool) -> InitOptions {
         InitOptions {
             registry: DEFAULT_REGISTRY.into(),

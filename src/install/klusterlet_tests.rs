@@ -201,3 +201,19 @@ fn pins_and_proxy_urls() {
     assert!(validate_proxy_url("socks5://proxy:1080").is_err());
     assert!(validate_proxy_url("proxy").is_err());
 }
+
+/// Each template of the klusterlet operator's bundle, rendered alone with the values
+/// `operator_objects` gives it, yields named objects.
+#[test]
+fn every_klusterlet_template_renders_objects_with_its_values() {
+    let values = OperatorValues {
+        namespace: OPERATOR_NAMESPACE,
+        name: KLUSTERLET_OPERATOR,
+        image: "quay.io/open-cluster-management/registration-operator:v1.3.1".into(),
+    };
+    let names = render::bundle_templates("klusterlet-operator");
+    assert!(!names.is_empty());
+    for name in names {
+        crate::render::tests::assert_renders_objects(name, &values);
+    }
+}

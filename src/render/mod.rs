@@ -93,7 +93,7 @@ pub fn render_one<V: Serialize>(name: &str, values: &V) -> Result<String, Error>
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -117,11 +117,34 @@ mod tests {
         ));
     }
 
+    /// Only that each template parses: rendering each with its bundle's real values is tested
+    /// where those values are built (`install::hub`, `install::klusterlet`), through
+    /// [`assert_renders_objects`].
     #[test]
-    fn every_embedded_template_renders_with_its_values() {
+    fn every_embedded_template_parses() {
         for (name, _) in embedded::TEMPLATES {
             assert!(ENV.get_template(name).is_ok(), "{name} does not parse");
         }
+    }
+
+    /// Renders template `name` alone with `values` and checks that it yields at least one object,
+    /// each with a kind and a name; returns how many.
+    pub(crate) fn assert_renders_objects<V: Serialize>(name: &str, values: &V) -> usize {
+        let text = render_one(name, values).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        let objects = crate::apply::parse_objects(&text, name)
+            .unwrap_or_else(|e| panic!("{name} rendered no objects: {e:#}"));
+        assert!(!objects.is_empty(), "{name} rendered no objects");
+        for o in &objects {
+            assert!(
+                o.types.as_ref().is_some_and(|t| !t.kind.is_empty()),
+                "{name}: an object without kind"
+            );
+            assert!(
+                o.metadata.name.as_deref().is_some_and(|n| !n.is_empty()),
+                "{name}: an object without name"
+            );
+        }
+        objects.len()
     }
 
     #[test]

@@ -1,12 +1,10 @@
 //! Logging to stderr via `tracing`: `RUST_LOG` wins, otherwise `-v` raises our own level.
 use tracing_subscriber::EnvFilter;
 
-use crate::cli::args::GlobalArgs;
-
-/// Installs the global subscriber once.
-pub fn init(global: &GlobalArgs) {
+/// Installs the global subscriber once; `verbose` is the number of `-v`s.
+pub fn init(verbose: u8) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-        EnvFilter::new(match global.verbose {
+        EnvFilter::new(match verbose {
             0 => "off",
             1 => "clusteradm=info",
             2 => "clusteradm=debug,kube=info",

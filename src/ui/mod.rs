@@ -5,6 +5,7 @@ pub mod logging;
 pub mod output;
 pub mod printer;
 pub mod prompt;
+pub mod stdout;
 pub mod table;
 
 pub use printer::Printer;

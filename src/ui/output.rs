@@ -36,8 +36,8 @@ pub fn print_objects<T: Serialize>(objects: &[T], format: Format) -> anyhow::Res
 /// Prints one value as YAML or JSON on stdout (tables are the caller's job).
 pub fn print_value<T: Serialize>(value: &T, format: Format) -> anyhow::Result<()> {
     match format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(value)?),
-        Format::Yaml | Format::Table => print!("{}", crate::yaml::to_string(value)?),
+        Format::Json => crate::ui::stdout::println(serde_json::to_string_pretty(value)?)?,
+        Format::Yaml | Format::Table => crate::ui::stdout::print(crate::yaml::to_string(value)?)?,
     }
     Ok(())
 }

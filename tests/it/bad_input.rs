@@ -13,9 +13,24 @@ fn wrong_context_names_the_available_contexts() {
         .stderr(predicate::str::contains(
             "context \"no-such-context\" not found",
         ))
-        .stderr(
-            predicate::str::contains("contexts: hub").or(predicate::str::contains("contexts:")),
-        );
+        .stderr(predicate::str::contains(format!(
+            "(contexts: {})",
+            context_names(&common::env().hub).join(", ")
+        )));
+}
+
+/// The context names of a kubeconfig file, in order.
+fn context_names(path: &std::path::Path) -> Vec<String> {
+    let doc: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let names: Vec<String> = doc["contexts"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!names.is_empty(), "{} names no context", path.display());
+    names
 }
 
 #[test]
@@ -115,4 +130,15 @@ fn admin_kubeconfig_with(server: &str, ca: &str) -> String {
     let text = std::fs::read_to_string(common::env().hub).unwrap();
     let (orig_server, orig_ca) = common::server_and_ca(&common::env().hub);
     text.replace(&orig_server, server).replace(&orig_ca, ca)
+}
+
+/// A reader that goes away (`clusteradm ... | head -1`) is not an error: exit 0, no panic.
+#[test]
+fn a_closed_stdout_pipe_exits_zero_without_a_panic() {
+    common::assert_closed_pipe_is_no_error(&["completion", "bash"]);
+    common::assert_closed_pipe_is_no_error(&[
+        "version",
+        "--kubeconfig",
+        common::env().hub.to_str().unwrap(),
+    ]);
 }

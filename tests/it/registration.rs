@@ -97,11 +97,24 @@ async fn agent_joins_after_accept_and_the_hub_grants_its_namespace() {
     let bindings = Api::<RoleBinding>::namespaced(hub.clone(), &c);
     bindings.get(&format!("{name}:registration")).await.unwrap();
     bindings.get(&format!("{name}:work")).await.unwrap();
+    // The hub created the lease (upstream's holder identity and label); the agent renews it.
     let lease = Api::<Lease>::namespaced(me.clone(), &c)
         .get(CLUSTER_LEASE_NAME)
         .await
         .unwrap();
-    assert!(lease.spec.unwrap().renew_time.is_some());
+    assert_eq!(
+        lease.metadata.labels.unwrap()["open-cluster-management.io/cluster-name"],
+        c
+    );
+    let spec = lease.spec.unwrap();
+    assert_eq!(spec.holder_identity.as_deref(), Some(CLUSTER_LEASE_NAME));
+    assert!(spec.renew_time.is_some());
+    // The bindings refer to upstream's shared ClusterRoles.
+    let registration = bindings.get(&format!("{name}:registration")).await.unwrap();
+    assert_eq!(
+        registration.role_ref.name,
+        "open-cluster-management:managedcluster:registration"
+    );
 
     // A second accept changes nothing and says so.
     let out = fixture::accept(&c).await;
@@ -129,11 +142,32 @@ async fn the_agent_certificate_is_confined_to_its_own_cluster() {
     let c = agent.cluster().to_string();
     let me = cert_client(&agent.hub_secret().await).await;
 
-    // Its own lease and works: readable.
-    Api::<Lease>::namespaced(me.clone(), &c)
-        .get(CLUSTER_LEASE_NAME)
+    // Its own lease: read and updated, never patched or created (upstream's contract).
+    let leases = Api::<Lease>::namespaced(me.clone(), &c);
+    let lease = leases.get(CLUSTER_LEASE_NAME).await.unwrap();
+    leases
+        .replace(CLUSTER_LEASE_NAME, &PostParams::default(), &lease)
         .await
         .unwrap();
+    let renew = Patch::Merge(serde_json::json!({"spec": {"renewTime": null}}));
+    assert!(
+        is_forbidden(
+            leases
+                .patch(CLUSTER_LEASE_NAME, &PatchParams::default(), &renew)
+                .await
+        ),
+        "patch the lease"
+    );
+    let mut other = lease.clone();
+    other.metadata = kube::api::ObjectMeta {
+        name: Some("another-lease".into()),
+        ..Default::default()
+    };
+    assert!(
+        is_forbidden(leases.create(&PostParams::default(), &other).await),
+        "create a lease"
+    );
+    // Its works: readable.
     Api::<ManifestWork>::namespaced(me.clone(), &c)
         .list(&ListParams::default())
         .await
@@ -259,16 +293,28 @@ async fn denying_revokes_the_agents_access() {
         .patch(&c, &PatchParams::default(), &patch)
         .await
         .unwrap();
-    let mc = wait_condition(&c, "HubAcceptedManagedCluster", "False").await;
-    assert_eq!(
-        condition(Some(&mc), "HubDeniedManagedCluster").as_deref(),
-        Some("True")
-    );
-    assert!(
-        is_forbidden(leases.get(CLUSTER_LEASE_NAME).await),
-        "the lease is still readable after deny"
-    );
-    assert!(is_forbidden(Api::<ManagedCluster>::all(me).get(&c).await));
+    wait_condition(&c, "HubAcceptedManagedCluster", "False").await;
+    common::eventually(
+        "the lease to be out of reach",
+        Duration::from_secs(20),
+        || {
+            let leases = leases.clone();
+            async move { is_forbidden(leases.get(CLUSTER_LEASE_NAME).await).then_some(()) }
+        },
+    )
+    .await;
+    // As upstream's hub: a denied agent still reads its own ManagedCluster (to see it is
+    // denied) and may not write it.
+    let clusters = Api::<ManagedCluster>::all(me);
+    let mine = clusters.get(&c).await.unwrap();
+    assert!(is_forbidden(
+        clusters
+            .replace_status(&c, &PostParams::default(), &mine)
+            .await
+    ));
+    assert!(is_forbidden(
+        clusters.replace(&c, &PostParams::default(), &mine).await
+    ));
     agent.remove().await;
 }
 

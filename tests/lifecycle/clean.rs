@@ -11,6 +11,7 @@ use crate::common;
 
 #[test]
 fn clean_without_a_terminal_and_without_yes_refuses() {
+    let _one_at_a_time = crate::serial_blocking();
     common::clusteradm()
         .args(["clean", "--kubeconfig"])
         .arg(common::env().hub)
@@ -25,6 +26,7 @@ fn clean_without_a_terminal_and_without_yes_refuses() {
 #[tokio::test]
 #[allow(clippy::too_many_lines)] // one scenario: set up leftovers, clean, check every kind is gone
 async fn clean_leaves_no_ocm_object_behind_and_is_idempotent() {
+    let _one_at_a_time = crate::serial().await;
     let _hub = common::HUB_SINGLETON.lock().await;
     let hub = common::hub().await;
     common::clusteradm()

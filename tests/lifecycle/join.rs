@@ -202,6 +202,7 @@ fn stderr_of(out: &assert_cmd::assert::Assert) -> String {
 
 #[tokio::test]
 async fn join_applies_every_object_and_a_second_join_changes_nothing() {
+    let _one_at_a_time = crate::serial().await;
     let _m = MANAGED_SINGLETON.lock().await;
     let managed = common::managed().await;
     reset(&managed).await;
@@ -256,6 +257,7 @@ async fn join_applies_every_object_and_a_second_join_changes_nothing() {
 
 #[tokio::test]
 async fn dry_run_creates_nothing_and_shows_no_token() {
+    let _one_at_a_time = crate::serial().await;
     let _m = MANAGED_SINGLETON.lock().await;
     let managed = common::managed().await;
     reset(&managed).await;
@@ -279,6 +281,7 @@ async fn dry_run_creates_nothing_and_shows_no_token() {
 
 #[tokio::test]
 async fn a_bad_token_or_a_wrong_pin_fails_and_creates_nothing() {
+    let _one_at_a_time = crate::serial().await;
     let _m = MANAGED_SINGLETON.lock().await;
     let managed = common::managed().await;
     reset(&managed).await;
@@ -308,6 +311,7 @@ async fn a_bad_token_or_a_wrong_pin_fails_and_creates_nothing() {
 
 #[tokio::test]
 async fn a_bootstrap_token_verifies_cluster_info_by_its_signature() {
+    let _one_at_a_time = crate::serial().await;
     let _m = MANAGED_SINGLETON.lock().await;
     let managed = common::managed().await;
     reset(&managed).await;
@@ -340,6 +344,7 @@ async fn a_bootstrap_token_verifies_cluster_info_by_its_signature() {
 
 #[test]
 fn an_invalid_cluster_name_is_rejected_before_any_request() {
+    let _one_at_a_time = crate::serial_blocking();
     common::clusteradm()
         .args([
             "join",
@@ -360,6 +365,7 @@ fn an_invalid_cluster_name_is_rejected_before_any_request() {
 
 #[test]
 fn an_unreachable_hub_is_a_clear_error() {
+    let _one_at_a_time = crate::serial_blocking();
     let start = Instant::now();
     common::clusteradm()
         .args([
@@ -389,6 +395,7 @@ fn an_unreachable_hub_is_a_clear_error() {
 
 #[tokio::test]
 async fn unjoin_without_a_terminal_needs_yes() {
+    let _one_at_a_time = crate::serial().await;
     let _m = MANAGED_SINGLETON.lock().await;
     common::clusteradm()
         .args(["unjoin", "--cluster-name", "it-any", "--kubeconfig"])

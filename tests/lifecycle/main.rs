@@ -2,8 +2,9 @@
 //! ClusterManager and its operator (whose cleanup deletes the hub CRDs), `clean`, and the
 //! klusterlet (`join`/`unjoin`, whose cleanup deletes the managed CRDs). Removing a CRD deletes
 //! every object of its kind, so these run in their own test binary — cargo runs test binaries
-//! one after another — and one test at a time (`scripts/test` passes `--test-threads=1`), never
-//! beside the tests in `tests/it` that use those CRDs.
+//! one after another — and one test at a time, never beside the tests in `tests/it` that use
+//! those CRDs. Every test takes [`serial`] first, so plain `cargo test` is as safe as
+//! `scripts/test`'s `--test-threads=1`.
 #[path = "../it/common/mod.rs"]
 mod common;
 
@@ -15,3 +16,16 @@ mod clean;
 mod hub_restart;
 mod join;
 mod operator_hub;
+
+/// Holds the whole binary's one-test-at-a-time lock until dropped (a tokio mutex: each test has
+/// its own runtime, and the guard is held across awaits).
+pub async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
+    LOCK.lock().await
+}
+
+/// [`serial`] for a test without a runtime.
+pub fn serial_blocking() -> tokio::sync::MutexGuard<'static, ()> {
+    LOCK.blocking_lock()
+}
+
+static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());

@@ -184,6 +184,7 @@ async fn exists(resolver: &Resolver, obj: &kube::api::DynamicObject) -> bool {
 
 #[tokio::test]
 async fn the_loop_installs_the_hub_and_reports_it() {
+    let _one_at_a_time = crate::serial().await;
     let _hub = HUB_SINGLETON.lock().await;
     let (client, op) = setup().await;
     let cm = wait_applied(&client).await;
@@ -267,6 +268,7 @@ async fn the_loop_installs_the_hub_and_reports_it() {
 
 #[tokio::test]
 async fn an_image_edit_rolls_out_to_the_placement_deployment() {
+    let _one_at_a_time = crate::serial().await;
     let _hub = HUB_SINGLETON.lock().await;
     let (client, op) = setup().await;
     let before = wait_applied(&client).await;
@@ -296,6 +298,7 @@ async fn an_image_edit_rolls_out_to_the_placement_deployment() {
 
 #[tokio::test]
 async fn a_serving_cert_near_expiry_is_reissued() {
+    let _one_at_a_time = crate::serial().await;
     let _hub = HUB_SINGLETON.lock().await;
     let (client, op) = setup().await;
     wait_applied(&client).await;
@@ -357,6 +360,7 @@ async fn a_serving_cert_near_expiry_is_reissued() {
 
 #[tokio::test]
 async fn deleting_the_cluster_manager_removes_the_hub() {
+    let _one_at_a_time = crate::serial().await;
     let _hub = HUB_SINGLETON.lock().await;
     let (client, op) = setup().await;
     let cm = wait_applied(&client).await;
@@ -382,6 +386,7 @@ async fn deleting_the_cluster_manager_removes_the_hub() {
 
 #[tokio::test]
 async fn the_lease_says_whether_the_loop_runs() {
+    let _one_at_a_time = crate::serial().await;
     let _hub = HUB_SINGLETON.lock().await;
     let (client, op) = setup().await;
     common::eventually("the operator Lease", WAIT, || {

@@ -134,7 +134,12 @@ async fn heartbeat(opts: &AgentOptions, hub: &kube::Client) -> Result<Duration, 
         .lease_duration_seconds
         .filter(|s| *s > 0)
         .unwrap_or(DEFAULT_LEASE_SECONDS);
-    lease::renew(hub, &opts.cluster_name, seconds).await?;
+    if lease::renew(hub, &opts.cluster_name).await? == lease::Renewal::Missing {
+        tracing::info!(
+            cluster = %opts.cluster_name,
+            "the hub has not created managed-cluster-lease yet; renewing it on the next beat"
+        );
+    }
     let observed = status::observe(&opts.managed).await;
     status::update(hub, &mc, &observed).await?;
     Ok(Duration::from_secs(u64::try_from(seconds).unwrap_or(60)))

@@ -1,68 +1,73 @@
 //! The heartbeat: Lease `managed-cluster-lease` in the cluster namespace on the hub, its
-//! `renewTime` moved to now on every beat (one merge patch; created when missing).
-use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+//! `renewTime` moved to now on every beat. The hub creates the lease when it accepts the cluster;
+//! the agent only reads and updates it — upstream's hub grants cluster agents exactly
+//! get/list/watch/update on leases, so a patch or a create would be refused there.
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
-use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
-use serde_json::json;
+use kube::api::{Api, PostParams};
 
 use super::Error;
 use crate::api::cluster::CLUSTER_LEASE_NAME;
 
-/// The merge patch of one renewal.
-#[must_use]
-pub fn renewal(now: &MicroTime, duration_seconds: i32) -> serde_json::Value {
-    json!({"spec": {"renewTime": now, "leaseDurationSeconds": duration_seconds}})
+/// What a beat found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Renewal {
+    /// `renewTime` moved to now.
+    Renewed,
+    /// The hub has not created the lease yet.
+    Missing,
 }
 
-/// Renews the lease of `cluster` (creating it when missing).
-pub async fn renew(hub: &kube::Client, cluster: &str, duration_seconds: i32) -> Result<(), Error> {
+/// `lease` with `renewTime` at `now` and nothing else changed.
+#[must_use]
+pub fn renewed(mut lease: Lease, now: MicroTime) -> Lease {
+    lease.spec.get_or_insert_with(Default::default).renew_time = Some(now);
+    lease
+}
+
+/// Renews the lease of `cluster`: one GET and one UPDATE (guarded by the resourceVersion read).
+pub async fn renew(hub: &kube::Client, cluster: &str) -> Result<Renewal, Error> {
     let api: Api<Lease> = Api::namespaced(hub.clone(), cluster);
-    let now = MicroTime(k8s_openapi::jiff::Timestamp::now());
     let what = || format!("renewing lease {cluster}/{CLUSTER_LEASE_NAME} on the hub");
-    match api
-        .patch(
-            CLUSTER_LEASE_NAME,
-            &PatchParams::default(),
-            &Patch::Merge(renewal(&now, duration_seconds)),
-        )
+    let Some(lease) = api
+        .get_opt(CLUSTER_LEASE_NAME)
         .await
-    {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.code == 404 => {
-            let lease = Lease {
-                metadata: ObjectMeta {
-                    name: Some(CLUSTER_LEASE_NAME.into()),
-                    namespace: Some(cluster.into()),
-                    ..Default::default()
-                },
-                spec: Some(LeaseSpec {
-                    renew_time: Some(now),
-                    lease_duration_seconds: Some(duration_seconds),
-                    ..Default::default()
-                }),
-            };
-            match api.create(&PostParams::default(), &lease).await {
-                Ok(_) => Ok(()),
-                // Created meanwhile by someone else: the next beat renews it.
-                Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
-                Err(e) => Err(Error::kube(what(), e)),
-            }
-        }
-        Err(e) => Err(Error::kube(what(), e)),
-    }
+        .map_err(|e| Error::kube(what(), e))?
+    else {
+        return Ok(Renewal::Missing);
+    };
+    let now = MicroTime(k8s_openapi::jiff::Timestamp::now());
+    api.replace(
+        CLUSTER_LEASE_NAME,
+        &PostParams::default(),
+        &renewed(lease, now),
+    )
+    .await
+    .map_err(|e| Error::kube(what(), e))?;
+    Ok(Renewal::Renewed)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
-    fn renewal_sets_renew_time_with_microseconds() {
+    fn a_renewal_moves_only_the_renew_time() {
+        let lease: Lease = serde_json::from_value(json!({
+            "metadata": {"name": "managed-cluster-lease", "namespace": "c1", "resourceVersion": "7",
+                         "labels": {"open-cluster-management.io/cluster-name": "c1"}},
+            "spec": {"holderIdentity": "managed-cluster-lease", "renewTime": "2026-01-01T00:00:00.000000Z"}
+        }))
+        .unwrap();
         let t: k8s_openapi::jiff::Timestamp = "2026-01-02T03:04:05.123456Z".parse().unwrap();
-        let patch = renewal(&MicroTime(t), 5);
+        let out = serde_json::to_value(renewed(lease, MicroTime(t))).unwrap();
         assert_eq!(
-            patch,
-            json!({"spec": {"renewTime": "2026-01-02T03:04:05.123456Z", "leaseDurationSeconds": 5}})
+            out,
+            json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                "metadata": {"name": "managed-cluster-lease", "namespace": "c1", "resourceVersion": "7",
+                             "labels": {"open-cluster-management.io/cluster-name": "c1"}},
+                "spec": {"holderIdentity": "managed-cluster-lease", "renewTime": "2026-01-02T03:04:05.123456Z"}})
         );
     }
 }

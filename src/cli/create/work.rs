@@ -76,7 +76,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 
     if ctx.global.dry_run {
         for step in &steps {
-            print!("---\n{}", crate::yaml::to_string(&step.work)?);
+            crate::ui::stdout::print(format_args!("---\n{}", crate::yaml::to_string(&step.work)?))?;
         }
         ctx.printer.info("dry run: nothing was sent to the hub");
         return Ok(ExitCode::SUCCESS);

@@ -60,7 +60,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             .info("no managed clusters on this hub (join one with `clusteradm join`)");
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{}", render(&clusters));
+    crate::ui::stdout::println(render(&clusters))?;
     Ok(ExitCode::SUCCESS)
 }
 

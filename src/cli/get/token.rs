@@ -58,9 +58,9 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         expires: token.expires,
     };
     match args.output {
-        JoinOutput::Json => println!("{}", serde_json::to_string_pretty(&join)?),
+        JoinOutput::Json => crate::ui::stdout::println(serde_json::to_string_pretty(&join)?)?,
         JoinOutput::Text => {
-            println!("{}", join.command_line("<cluster_name>"));
+            crate::ui::stdout::println(join.command_line("<cluster_name>"))?;
             if let Some(expires) = &join.expires {
                 ctx.printer.info(format!("The token expires at {expires}."));
             }

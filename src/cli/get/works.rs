@@ -80,10 +80,10 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         output::print_objects(&works, args.output)?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{}", summary(&works));
+    crate::ui::stdout::println(summary(&works))?;
     if args.name.is_some() {
         for work in &works {
-            println!("\n{}", resources(work));
+            crate::ui::stdout::println(format_args!("\n{}", resources(work)))?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -4,10 +4,11 @@
 //! when it is the cluster's own, finalizer dropped), and works are released: what they applied
 //! stays on the managed clusters, whose agents are no longer answerable here.
 use anyhow::Context as _;
+use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt as _};
 
-use super::index::Action;
+use super::decide::Action;
 use super::writer::Writer;
 use crate::api::cluster::ManagedCluster;
 use crate::api::work::ManifestWork;
@@ -47,9 +48,24 @@ pub async fn release_all(client: &Client) -> anyhow::Result<()> {
             Err(e) => return Err(e).with_context(|| format!("deleting ManagedCluster {name}")),
         }
         match writer.apply(&Action::Cleanup(name.clone())).await {
-            Ok(()) => {}
+            Err(e) if e.code() != Some(404) => {
+                return Err(e).with_context(|| format!("removing managed cluster {name}"));
+            }
+            _ => {}
+        }
+    }
+    remove_shared_roles(client).await
+}
+
+/// Deletes the ClusterRoles every cluster's RoleBindings referred to (after the clusters).
+pub async fn remove_shared_roles(client: &Client) -> anyhow::Result<()> {
+    let roles: Api<ClusterRole> = Api::all(client.clone());
+    for role in super::rbac::shared_cluster_roles() {
+        let name = role.name_any();
+        match roles.delete(&name, &DeleteParams::default()).await {
             Err(kube::Error::Api(s)) if s.code == 404 => {}
-            Err(e) => return Err(e).with_context(|| format!("removing managed cluster {name}")),
+            Err(e) => return Err(e).with_context(|| format!("deleting ClusterRole {name}")),
+            Ok(_) => {}
         }
     }
     Ok(())

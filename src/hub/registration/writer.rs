@@ -1,23 +1,26 @@
-//! The hub controller's writer: carries out the index's [`Action`]s against the hub and nothing
+//! The hub controller's writer: carries out the decided [`Action`]s against the hub and nothing
 //! else. Objects are server-side applied with one field manager; status and finalizer changes
 //! are merge patches guarded by the resourceVersion, so a concurrent agent write is never lost
-//! (a conflict fails the action and the index decides again from the newer object).
+//! (a conflict fails the action and the controller decides again from the newer object).
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleBinding};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, Time};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
-use super::index::Action;
+use super::decide::Action;
 use super::rbac;
 use crate::api::cluster::{
-    CLUSTER_CLEANUP_FINALIZER, HUB_ACCEPTED_MANAGED_CLUSTER, HUB_DENIED_MANAGED_CLUSTER,
-    MANAGED_CLUSTER_CONDITION_AVAILABLE, ManagedCluster,
+    CLUSTER_CLEANUP_FINALIZER, CLUSTER_LEASE_NAME, CLUSTER_NAME_LABEL,
+    HUB_ACCEPTED_MANAGED_CLUSTER, HUB_DENIED_MANAGED_CLUSTER, MANAGED_CLUSTER_CONDITION_AVAILABLE,
+    ManagedCluster,
 };
 use crate::api::conditions::{self, Condition};
+use crate::api::work::ManifestWork;
 
 /// Field manager of the hub controller's writes.
 pub const FIELD_MANAGER: &str = "clusteradm-registration-hub";
@@ -36,7 +39,7 @@ impl Writer {
     }
 
     /// Carries out one action.
-    pub async fn apply(&self, action: &Action) -> Result<(), kube::Error> {
+    pub async fn apply(&self, action: &Action) -> Result<(), Error> {
         match action {
             Action::Accept(c) => self.accept(c).await,
             Action::Deny(c) => self.deny(c).await,
@@ -50,7 +53,9 @@ impl Writer {
                     "Auto approving Managed cluster agent certificate after SubjectAccessReview.",
                 )
                 .await
+                .map_err(Error::from)
             }
+            Action::CreateLease(c) => self.create_lease(c).await,
             Action::MarkLeaseStale(c) => {
                 tracing::info!(cluster = %c, "lease not renewed in time: availability unknown");
                 self.set_conditions(
@@ -64,12 +69,17 @@ impl Writer {
                     &[],
                 )
                 .await
+                .map_err(Error::from)
             }
         }
     }
 
-    async fn accept(&self, cluster: &str) -> Result<(), kube::Error> {
+    async fn accept(&self, cluster: &str) -> Result<(), Error> {
         let grant = rbac::grant(cluster);
+        for role in rbac::shared_cluster_roles() {
+            self.ssa(Api::<ClusterRole>::all(self.client.clone()), &role)
+                .await?;
+        }
         self.ssa(Api::<Namespace>::all(self.client.clone()), &grant.namespace)
             .await?;
         self.ssa(
@@ -82,10 +92,6 @@ impl Writer {
             &grant.cluster_role_binding,
         )
         .await?;
-        let roles: Api<Role> = Api::namespaced(self.client.clone(), cluster);
-        for role in &grant.roles {
-            self.ssa(roles.clone(), role).await?;
-        }
         let bindings: Api<RoleBinding> = Api::namespaced(self.client.clone(), cluster);
         for binding in &grant.role_bindings {
             self.ssa(bindings.clone(), binding).await?;
@@ -103,46 +109,60 @@ impl Writer {
         Ok(())
     }
 
-    async fn deny(&self, cluster: &str) -> Result<(), kube::Error> {
-        self.revoke(cluster).await?;
-        let denied = "Denied by hub cluster admin";
-        self.set_conditions(
-            cluster,
-            vec![
-                condition(
-                    HUB_ACCEPTED_MANAGED_CLUSTER,
-                    conditions::FALSE,
-                    "HubClusterAdminDenied",
-                    denied,
-                ),
-                condition(
-                    HUB_DENIED_MANAGED_CLUSTER,
-                    conditions::TRUE,
-                    "HubClusterAdminDenied",
-                    denied,
-                ),
-            ],
-            &[],
+    /// Creates the cluster's lease as upstream's hub does: holder `managed-cluster-lease`, renewed
+    /// now; an existing one is left to its agent.
+    async fn create_lease(&self, cluster: &str) -> Result<(), Error> {
+        let lease: Lease = serde_json::from_value(json!({
+            "metadata": {"name": CLUSTER_LEASE_NAME, "namespace": cluster,
+                         "labels": {CLUSTER_NAME_LABEL: cluster}},
+            "spec": {"holderIdentity": CLUSTER_LEASE_NAME,
+                     "renewTime": MicroTime(k8s_openapi::jiff::Timestamp::now())},
+        }))
+        .map_err(kube::Error::SerdeError)?;
+        match Api::<Lease>::namespaced(self.client.clone(), cluster)
+            .create(&PostParams::default(), &lease)
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Upstream's deny: the cluster role shrinks to reading its own ManagedCluster, the agents'
+    /// RoleBindings go (the work one once the cluster's works are gone), and
+    /// `HubAcceptedManagedCluster=False`.
+    async fn deny(&self, cluster: &str) -> Result<(), Error> {
+        self.ssa(
+            Api::<ClusterRole>::all(self.client.clone()),
+            &rbac::cluster_role(cluster, false),
         )
         .await?;
+        self.remove_role_bindings(cluster).await?;
+        let denied = condition(
+            HUB_ACCEPTED_MANAGED_CLUSTER,
+            conditions::FALSE,
+            "HubClusterAdminDenied",
+            "Denied by hub cluster admin",
+        );
+        self.set_conditions(cluster, vec![denied], &[]).await?;
         tracing::info!(cluster, "denied: RBAC revoked");
         Ok(())
     }
 
-    async fn cleanup(&self, cluster: &str) -> Result<(), kube::Error> {
-        self.revoke(cluster).await?;
-        ignore_404(
-            Api::<Namespace>::all(self.client.clone())
-                .delete(cluster, &DeleteParams::default())
-                .await,
-        )?;
-        self.set_finalizer(cluster, false).await?;
-        tracing::info!(cluster, "deleted: namespace and RBAC removed");
-        Ok(())
-    }
-
-    /// Deletes the cluster's RBAC (the namespace and its contents stay).
-    async fn revoke(&self, cluster: &str) -> Result<(), kube::Error> {
+    /// The cluster is being deleted: its works are deleted (the work agent, still bound, removes
+    /// what they applied), then its RBAC and namespace; then its finalizer.
+    async fn cleanup(&self, cluster: &str) -> Result<(), Error> {
+        let works: Api<ManifestWork> = Api::namespaced(self.client.clone(), cluster);
+        match works
+            .delete_collection(&DeleteParams::default(), &ListParams::default())
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
+        self.remove_role_bindings(cluster).await?;
         let dp = DeleteParams::default();
         let name = rbac::cluster_role_name(cluster);
         ignore_404(
@@ -155,19 +175,50 @@ impl Writer {
                 .delete(&name, &dp)
                 .await,
         )?;
-        for name in [rbac::registration_name(cluster), rbac::work_name(cluster)] {
-            ignore_404(
-                Api::<RoleBinding>::namespaced(self.client.clone(), cluster)
-                    .delete(&name, &dp)
-                    .await,
-            )?;
-            ignore_404(
-                Api::<Role>::namespaced(self.client.clone(), cluster)
-                    .delete(&name, &dp)
-                    .await,
-            )?;
-        }
+        ignore_404(
+            Api::<Namespace>::all(self.client.clone())
+                .delete(cluster, &dp)
+                .await,
+        )?;
+        self.set_finalizer(cluster, false).await?;
+        tracing::info!(cluster, "deleted: namespace and RBAC removed");
         Ok(())
+    }
+
+    /// Deletes the agents' RoleBindings; the work one keeps its finalizer (and the work agent
+    /// its access) while ManifestWorks remain in the namespace.
+    async fn remove_role_bindings(&self, cluster: &str) -> Result<(), Error> {
+        let bindings: Api<RoleBinding> = Api::namespaced(self.client.clone(), cluster);
+        let dp = DeleteParams::default();
+        for name in [rbac::registration_name(cluster), rbac::work_name(cluster)] {
+            ignore_404(bindings.delete(&name, &dp).await)?;
+        }
+        let remaining = match Api::<ManifestWork>::namespaced(self.client.clone(), cluster)
+            .list_metadata(&ListParams::default().limit(1))
+            .await
+        {
+            Ok(list) => list.items.len(),
+            Err(kube::Error::Api(s)) if s.code == 404 => 0,
+            Err(e) => return Err(e.into()),
+        };
+        if remaining > 0 {
+            return Err(Error::WorksRemain(cluster.to_string()));
+        }
+        let work = rbac::work_name(cluster);
+        let Some(binding) = bindings.get_opt(&work).await? else {
+            return Ok(());
+        };
+        let mut finalizers = binding.metadata.finalizers.clone().unwrap_or_default();
+        if !finalizers.iter().any(|f| f == rbac::WORK_BINDING_FINALIZER) {
+            return Ok(());
+        }
+        finalizers.retain(|f| f != rbac::WORK_BINDING_FINALIZER);
+        let patch = json!({"metadata": {"resourceVersion": binding.metadata.resource_version, "finalizers": finalizers}});
+        ignore_404(
+            bindings
+                .patch(&work, &PatchParams::default(), &Patch::Merge(patch))
+                .await,
+        )
     }
 
     async fn ssa<K>(&self, api: Api<K>, obj: &K) -> Result<(), kube::Error>
@@ -244,10 +295,32 @@ fn condition(type_: &str, status: &str, reason: &str, message: &str) -> Conditio
     }
 }
 
-fn ignore_404<T>(result: Result<T, kube::Error>) -> Result<(), kube::Error> {
+fn ignore_404<T>(result: Result<T, kube::Error>) -> Result<(), Error> {
     match result {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
-        Err(e) => Err(e),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Why an action did not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A request failed.
+    #[error(transparent)]
+    Kube(#[from] kube::Error),
+    /// The cluster's ManifestWorks are still being removed by its work agent: try again later.
+    #[error("ManifestWorks remain in namespace {0}: waiting for the work agent to remove them")]
+    WorksRemain(String),
+}
+
+impl Error {
+    /// The API's status code, if the server answered.
+    #[must_use]
+    pub fn code(&self) -> Option<u16> {
+        match self {
+            Self::Kube(kube::Error::Api(s)) => Some(s.code),
+            _ => None,
+        }
     }
 }

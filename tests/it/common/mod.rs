@@ -254,3 +254,20 @@ pub async fn certificate_client(hub: &Client, user: &str, group: &str) -> Client
     let cert = String::from_utf8(signed.status.unwrap().certificate.unwrap().0).unwrap();
     hub_client_with_cert(&cert, &key.serialize_pem()).await
 }
+
+/// Runs clusteradm with `args` and its stdout's read end closed before it writes, so its first
+/// write meets EPIPE (as under `| head -1`): it must exit 0 without a panic.
+pub fn assert_closed_pipe_is_no_error(args: &[&str]) {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("clusteradm"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+}

@@ -79,6 +79,15 @@ async fn an_unknown_kind_fails_only_its_manifest() {
         out.contains("AppliedManifestFailed") && out.contains("Gizmo"),
         "{out}"
     );
+    let hub = common::env().hub;
+    common::assert_closed_pipe_is_no_error(&[
+        "get",
+        "works",
+        "-c",
+        &c.name,
+        "--kubeconfig",
+        hub.to_str().unwrap(),
+    ]);
 }
 
 const GOOD: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok, namespace: default}\n";

@@ -91,6 +91,7 @@ const MANAGED_CRDS: [&str; 2] = [
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_loop_installs_the_agents_and_unjoin_removes_everything() {
+    let _one_at_a_time = crate::serial().await;
     let _m = MANAGED_SINGLETON.lock().await;
     let managed = common::managed().await;
     reset(&managed).await;
@@ -180,6 +181,7 @@ async fn the_loop_installs_the_agents_and_unjoin_removes_everything() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unjoin_without_an_operator_cleans_up_itself() {
+    let _one_at_a_time = crate::serial().await;
     let _m = MANAGED_SINGLETON.lock().await;
     let managed = common::managed().await;
     reset(&managed).await;
@@ -209,6 +211,7 @@ async fn unjoin_without_an_operator_cleans_up_itself() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hosted_mode_runs_the_agents_on_the_management_cluster() {
+    let _one_at_a_time = crate::serial().await;
     let _m = MANAGED_SINGLETON.lock().await;
     let managed = common::managed().await;
     reset(&managed).await;

@@ -1,0 +1,69 @@
+//! One watch of ManagedClusters for every hub controller: a shared reflector store that each
+//! controller subscribes to, so registration, placement and add-ons read the same cache instead
+//! of each listing and watching the fleet.
+use std::sync::Arc;
+
+use futures::{Stream, StreamExt as _};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt as _, watcher};
+use kube::{Api, Client};
+
+use crate::api::cluster::ManagedCluster;
+use crate::runtime::Shutdown;
+
+/// Events buffered per subscriber before the watch waits for the slowest one.
+const BUFFER: usize = 1024;
+
+/// The shared ManagedCluster watch: subscribe every controller, then [`SharedClusters::run`].
+pub struct SharedClusters {
+    store: Store<ManagedCluster>,
+    writer: reflector::store::Writer<ManagedCluster>,
+}
+
+impl Default for SharedClusters {
+    fn default() -> Self {
+        let (store, writer) = reflector::store_shared(BUFFER);
+        Self { store, writer }
+    }
+}
+
+impl SharedClusters {
+    /// A watch not yet running.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The store and a stream of every changed ManagedCluster, for one controller.
+    pub fn subscribe(
+        &self,
+    ) -> (
+        Store<ManagedCluster>,
+        impl Stream<Item = Arc<ManagedCluster>> + Send + 'static,
+    ) {
+        let events = self
+            .writer
+            .subscribe()
+            .expect("a shared store always has a dispatcher");
+        (self.store.clone(), events)
+    }
+
+    /// Watches ManagedClusters into the store until `shutdown` is cancelled.
+    pub async fn run(self, client: Client, shutdown: Shutdown) {
+        let watch = watcher(
+            Api::<ManagedCluster>::all(client),
+            watcher::Config::default(),
+        )
+        .default_backoff()
+        .reflect_shared(self.writer)
+        .for_each(|event| async move {
+            if let Err(e) = event {
+                tracing::warn!("ManagedCluster watch: {e}");
+            }
+        });
+        tokio::select! {
+            () = watch => {}
+            () = shutdown.cancelled() => {}
+        }
+    }
+}
