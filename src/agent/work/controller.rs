@@ -1,16 +1,18 @@
 //! The work agent's controller: one watch of the ManifestWorks in the cluster's namespace on the
 //! hub, a reconcile per work ([`super::sync`]), a periodic resync that repairs drift on the
 //! managed cluster, and a sweep of records whose work vanished without cleanup.
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use futures::StreamExt as _;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::Api;
+use kube::runtime::PredicateConfig;
 use kube::runtime::controller::{Action, Config, Controller};
-use kube::runtime::watcher;
+use kube::runtime::finalizer::{self, finalizer};
+use kube::runtime::reflector;
+use kube::runtime::{Predicate as _, predicates};
+use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Client, ResourceExt as _};
-use serde_json::json;
 
 use super::discovery::Discovery;
 use super::{Error, build, sweep, sync};
@@ -76,27 +78,9 @@ pub(crate) struct Context {
     pub agent_id: String,
     pub resync: Duration,
     pub discovery: Discovery,
-    /// Per work UID: the generation last synced and when it is due again. Status updates and
-    /// finalizer edits wake the reconcile too; this keeps them from re-applying everything.
-    synced: Mutex<HashMap<String, (Option<i64>, Instant)>>,
 }
 
 impl Context {
-    fn due_in(&self, uid: &str, generation: Option<i64>) -> Option<Duration> {
-        let synced = self.synced.lock().expect("memo lock");
-        let (g, due) = synced.get(uid)?;
-        (*g == generation).then(|| due.checked_duration_since(Instant::now()))?
-    }
-
-    fn mark(&self, uid: &str, generation: Option<i64>, next: Duration) {
-        let mut synced = self.synced.lock().expect("memo lock");
-        synced.insert(uid.to_owned(), (generation, Instant::now() + next));
-    }
-
-    pub(crate) fn forget(&self, uid: &str) {
-        self.synced.lock().expect("memo lock").remove(uid);
-    }
-
     pub(crate) fn works(&self) -> Api<ManifestWork> {
         Api::namespaced(self.hub.clone(), &self.cluster)
     }
@@ -113,13 +97,23 @@ pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<(
         cluster: opts.cluster_name,
         agent_id: opts.agent_id,
         resync: opts.resync,
-        synced: Mutex::new(HashMap::new()),
     });
     tracing::info!(cluster = %ctx.cluster, hub_hash = %ctx.hub_hash, "work agent starting");
-    let controller = Controller::new(ctx.works(), watcher::Config::default())
-        .with_config(Config::default().concurrency(opts.concurrency));
-    let sweeper = tokio::spawn(sweep::run(ctx.clone(), controller.store()));
-    controller
+    // Only a new generation (spec edits and deletion bump it) or a finalizer change wakes a work:
+    // the agent's own status writes do not re-apply everything. Drift is repaired by the
+    // requeue every `resync`.
+    let (store, writer) = reflector::store();
+    let works = watcher(ctx.works(), watcher::Config::default())
+        .default_backoff()
+        .reflect(writer)
+        .applied_objects()
+        .predicate_filter(
+            predicates::generation.combine(predicates::finalizers),
+            PredicateConfig::default(),
+        );
+    let sweeper = tokio::spawn(sweep::run(ctx.clone(), store.clone()));
+    Controller::for_stream(works, store)
+        .with_config(Config::default().concurrency(opts.concurrency))
         .graceful_shutdown_on(crate::runtime::shutdown::cancelled(&shutdown))
         .run(reconcile, error_policy, ctx)
         .for_each(|result| async move {
@@ -133,63 +127,31 @@ pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<(
     Ok(())
 }
 
-fn has_finalizer(work: &ManifestWork) -> bool {
-    work.finalizers()
-        .iter()
-        .any(|f| f == MANIFEST_WORK_FINALIZER)
-}
-
-async fn reconcile(work: Arc<ManifestWork>, ctx: Arc<Context>) -> Result<Action, Error> {
-    let uid = work.uid().unwrap_or_default();
-    if work.metadata.deletion_timestamp.is_some() {
-        if has_finalizer(&work) {
-            sync::finalize(&work, &ctx).await?;
-            set_finalizer(&ctx, &work, false).await?;
-            ctx.forget(&uid);
+/// Under kube's finalizer helper: the finalizer is added before anything is applied, and removed
+/// only once what the work applied is gone from the managed cluster.
+async fn reconcile(
+    work: Arc<ManifestWork>,
+    ctx: Arc<Context>,
+) -> Result<Action, finalizer::Error<Error>> {
+    finalizer(&ctx.works(), MANIFEST_WORK_FINALIZER, work, |event| async {
+        match event {
+            finalizer::Event::Apply(work) => sync::sync(&work, &ctx).await.map(Action::requeue),
+            finalizer::Event::Cleanup(work) => {
+                sync::finalize(&work, &ctx).await?;
+                Ok(Action::await_change())
+            }
         }
-        return Ok(Action::await_change());
-    }
-    if !has_finalizer(&work) {
-        set_finalizer(&ctx, &work, true).await?;
-    }
-    let generation = work.metadata.generation;
-    if let Some(due) = ctx.due_in(&uid, generation) {
-        return Ok(Action::requeue(due));
-    }
-    let next = sync::sync(&work, &ctx).await?;
-    ctx.mark(&uid, generation, next);
-    Ok(Action::requeue(next))
+    })
+    .await
 }
 
 // The signature `Controller::run` expects.
 #[allow(clippy::needless_pass_by_value)]
-fn error_policy(work: Arc<ManifestWork>, err: &Error, _ctx: Arc<Context>) -> Action {
+fn error_policy(
+    work: Arc<ManifestWork>,
+    err: &finalizer::Error<Error>,
+    _ctx: Arc<Context>,
+) -> Action {
     tracing::warn!(work = %work.name_any(), "{}", super::chain(err));
     Action::requeue(RETRY)
-}
-
-/// Adds or removes the agent's finalizer; the resourceVersion makes it a compare-and-swap.
-async fn set_finalizer(ctx: &Context, work: &ManifestWork, present: bool) -> Result<(), Error> {
-    let mut finalizers: Vec<String> = work
-        .finalizers()
-        .iter()
-        .filter(|f| *f != MANIFEST_WORK_FINALIZER)
-        .cloned()
-        .collect();
-    if present {
-        finalizers.push(MANIFEST_WORK_FINALIZER.into());
-    }
-    let patch =
-        json!({"metadata": {"finalizers": finalizers, "resourceVersion": work.resource_version()}});
-    let name = work.name_any();
-    match ctx
-        .works()
-        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-    {
-        Err(kube::Error::Api(s)) if s.is_not_found() && !present => Ok(()),
-        other => other.map(drop).map_err(Error::hub(format!(
-            "updating the finalizer of ManifestWork {name}"
-        ))),
-    }
 }
