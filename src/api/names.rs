@@ -78,6 +78,20 @@ pub fn validate_cluster_name(name: &str) -> Result<(), String> {
     }
 }
 
+/// Why a cluster may not have the namespace `name` on the hub, if it may not: the hub's own
+/// and Kubernetes' system namespaces are never a cluster's (a cluster named `kube-system` or
+/// `kube-node-lease` would otherwise be granted leases and events there).
+#[must_use]
+pub fn reserved_namespace(name: &str) -> Option<&'static str> {
+    if name == "default" || name.starts_with("kube-") {
+        Some("it is a Kubernetes system namespace")
+    } else if name.starts_with("open-cluster-management") {
+        Some("it is one of OCM's own namespaces")
+    } else {
+        None
+    }
+}
+
 /// Whether `name` is a DNS-1123 label.
 #[must_use]
 pub fn is_dns_label(name: &str) -> bool {
@@ -93,6 +107,24 @@ pub fn is_dns_label(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn system_namespaces_are_never_a_clusters() {
+        for name in [
+            "default",
+            "kube-system",
+            "kube-node-lease",
+            "kube-public",
+            "open-cluster-management",
+            "open-cluster-management-hub",
+            "open-cluster-management-agent",
+        ] {
+            assert!(reserved_namespace(name).is_some(), "{name}");
+        }
+        for name in ["cluster1", "kubernetes", "prod-kube-1"] {
+            assert!(reserved_namespace(name).is_none(), "{name}");
+        }
+    }
 
     #[test]
     fn cluster_names_are_dns_labels() {

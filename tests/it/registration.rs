@@ -1,6 +1,7 @@
 //! The registration agent and the hub registration controller on the real control plane: CSR,
 //! accept, signing by the real kube-controller-manager, the hub kubeconfig, heartbeats, RBAC,
 //! rotation, deny, the lease monitor and a hub outage.
+mod contract;
 pub mod fixture;
 mod outage;
 
@@ -353,4 +354,79 @@ async fn a_silent_cluster_becomes_unknown_after_five_lease_durations() {
     agent.resume();
     wait_condition(&c, "ManagedClusterConditionAvailable", "True").await;
     agent.remove().await;
+}
+
+/// A ManagedCluster named like a namespace that is not its own (made for something else, or a
+/// system namespace) is never accepted into it: no label, no RBAC there, and deleting the cluster
+/// leaves the namespace alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hub_never_takes_over_a_namespace_it_did_not_make_for_the_cluster() {
+    fixture::hub().await;
+    let hub = common::hub().await;
+    let taken = common::unique("it-taken");
+    let namespaces = Api::<Namespace>::all(hub.clone());
+    let ns: Namespace = serde_json::from_value(
+        serde_json::json!({"metadata": {"name": taken, "labels": {"team": "payments"}}}),
+    )
+    .unwrap();
+    namespaces
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+    let clusters = Api::<ManagedCluster>::all(hub.clone());
+    for name in [taken.as_str(), "kube-node-lease"] {
+        let mc: ManagedCluster = serde_json::from_value(serde_json::json!({
+            "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+            "metadata": {"name": name}, "spec": {"hubAcceptsClient": true}
+        }))
+        .unwrap();
+        clusters.create(&PostParams::default(), &mc).await.unwrap();
+        let mc = wait_condition(name, "HubAcceptedManagedCluster", "False").await;
+        let reason = mc
+            .status
+            .unwrap()
+            .conditions
+            .into_iter()
+            .find(|c| c.type_ == "HubAcceptedManagedCluster")
+            .unwrap()
+            .reason;
+        assert_eq!(reason, "ClusterNamespaceConflict");
+        let binding = format!("open-cluster-management:managedcluster:{name}:registration");
+        assert!(
+            Api::<RoleBinding>::namespaced(hub.clone(), name)
+                .get_opt(&binding)
+                .await
+                .unwrap()
+                .is_none(),
+            "RBAC granted in namespace {name}"
+        );
+        clusters.delete(name, &Default::default()).await.unwrap();
+        common::eventually(
+            &format!("ManagedCluster {name} to go"),
+            Duration::from_secs(30),
+            || {
+                let clusters = clusters.clone();
+                async move {
+                    clusters
+                        .get_opt(name)
+                        .await
+                        .unwrap()
+                        .is_none()
+                        .then_some(())
+                }
+            },
+        )
+        .await;
+    }
+    let after = namespaces.get(&taken).await.unwrap();
+    assert!(
+        after.metadata.deletion_timestamp.is_none(),
+        "{taken} was deleted"
+    );
+    let labels = after.metadata.labels.unwrap();
+    assert!(!labels.contains_key("open-cluster-management.io/cluster-name"));
+    namespaces
+        .delete(&taken, &Default::default())
+        .await
+        .unwrap();
 }

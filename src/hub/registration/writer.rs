@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleBinding};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, Time};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use kube::{Client, Resource};
+use kube::{Client, Resource, ResourceExt as _};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
@@ -20,7 +20,11 @@ use crate::api::cluster::{
     ManagedCluster,
 };
 use crate::api::conditions::{self, Condition};
+use crate::api::names::reserved_namespace;
 use crate::api::work::ManifestWork;
+
+/// `HubAcceptedManagedCluster=False` reason when the cluster's namespace is not its to have.
+pub const NAMESPACE_CONFLICT: &str = "ClusterNamespaceConflict";
 
 /// Field manager of the hub controller's writes.
 pub const FIELD_MANAGER: &str = "clusteradm-registration-hub";
@@ -75,6 +79,19 @@ impl Writer {
     }
 
     async fn accept(&self, cluster: &str) -> Result<(), Error> {
+        if let Err(why) = self.namespace_is_for(cluster).await? {
+            let refused = condition(
+                HUB_ACCEPTED_MANAGED_CLUSTER,
+                conditions::FALSE,
+                NAMESPACE_CONFLICT,
+                &format!("Not accepted: namespace {cluster} cannot be this cluster's: {why}"),
+            );
+            self.set_conditions(cluster, vec![refused], &[]).await?;
+            return Err(Error::NamespaceTaken {
+                cluster: cluster.to_string(),
+                why,
+            });
+        }
         let grant = rbac::grant(cluster);
         for role in rbac::shared_cluster_roles() {
             self.ssa(Api::<ClusterRole>::all(self.client.clone()), &role)
@@ -175,14 +192,38 @@ impl Writer {
                 .delete(&name, &dp)
                 .await,
         )?;
-        ignore_404(
-            Api::<Namespace>::all(self.client.clone())
-                .delete(cluster, &dp)
-                .await,
-        )?;
+        if self.namespace_is_for(cluster).await?.is_ok() {
+            ignore_404(
+                Api::<Namespace>::all(self.client.clone())
+                    .delete(cluster, &dp)
+                    .await,
+            )?;
+        }
         self.set_finalizer(cluster, false).await?;
         tracing::info!(cluster, "deleted: namespace and RBAC removed");
         Ok(())
+    }
+
+    /// Whether namespace `cluster` is (or may become) the cluster's own: not a system namespace,
+    /// and either absent or labelled with the cluster's name — one made for something else is
+    /// never taken over, nor deleted with the cluster.
+    async fn namespace_is_for(&self, cluster: &str) -> Result<Result<(), String>, Error> {
+        if let Some(why) = reserved_namespace(cluster) {
+            return Ok(Err(why.to_string()));
+        }
+        let existing = Api::<Namespace>::all(self.client.clone())
+            .get_opt(cluster)
+            .await?;
+        Ok(match existing {
+            Some(ns)
+                if ns.labels().get(CLUSTER_NAME_LABEL).map(String::as_str) != Some(cluster) =>
+            {
+                Err(format!(
+                    "it exists and is not labelled {CLUSTER_NAME_LABEL}={cluster}"
+                ))
+            }
+            _ => Ok(()),
+        })
     }
 
     /// Deletes the agents' RoleBindings; the work one keeps its finalizer (and the work agent
@@ -309,6 +350,14 @@ pub enum Error {
     /// A request failed.
     #[error(transparent)]
     Kube(#[from] kube::Error),
+    /// The cluster's namespace is not the cluster's to have.
+    #[error("not accepting cluster {cluster}: namespace {cluster} cannot be its own: {why}")]
+    NamespaceTaken {
+        /// The cluster.
+        cluster: String,
+        /// Why not.
+        why: String,
+    },
     /// The cluster's ManifestWorks are still being removed by its work agent: try again later.
     #[error("ManifestWorks remain in namespace {0}: waiting for the work agent to remove them")]
     WorksRemain(String),
