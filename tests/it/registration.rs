@@ -426,7 +426,7 @@ async fn the_hub_never_takes_over_a_namespace_it_did_not_make_for_the_cluster() 
     let labels = after.metadata.labels.unwrap();
     assert!(!labels.contains_key("open-cluster-management.io/cluster-name"));
     namespaces
-        .delete(&taken, &Default::default())
+        .delete(&taken, &kube::api::DeleteParams::default())
         .await
         .unwrap();
 }
