@@ -39,10 +39,18 @@ pub fn ca_cert_hash(ca_pem: &[u8]) -> Result<String, Error> {
     Ok(format!("sha256:{}", hex(digest(&SHA256, spki).as_ref())))
 }
 
-/// Whether any certificate of a PEM bundle matches a `sha256:<hex>` pin (case-insensitive hex).
-pub fn bundle_matches_hash(ca_pem: &[u8], pin: &str) -> Result<bool, Error> {
+/// The certificates of a PEM bundle whose SubjectPublicKeyInfo matches a `sha256:<hex>` pin
+/// (case-insensitive hex), as DER. Only these are trusted after a pin check: the other members
+/// of a bundle are whatever the (unverified) sender put beside the pinned CA.
+pub fn certificates_matching_pin(ca_pem: &[u8], pin: &str) -> Result<Vec<Vec<u8>>, Error> {
+    matching_pin(certificates_der(ca_pem)?, pin)
+}
+
+/// The DER certificates that match a `sha256:<hex>` pin.
+pub fn matching_pin(ders: Vec<Vec<u8>>, pin: &str) -> Result<Vec<Vec<u8>>, Error> {
     let want = pin.trim().to_ascii_lowercase();
-    for der in certificates_der(ca_pem)? {
+    let mut matching = vec![];
+    for der in ders {
         let (_, cert) =
             x509_parser::parse_x509_certificate(&der).map_err(|e| Error::Invalid(e.to_string()))?;
         let got = format!(
@@ -50,10 +58,10 @@ pub fn bundle_matches_hash(ca_pem: &[u8], pin: &str) -> Result<bool, Error> {
             hex(digest(&SHA256, cert.tbs_certificate.subject_pki.raw).as_ref())
         );
         if got == want {
-            return Ok(true);
+            matching.push(der);
         }
     }
-    Ok(false)
+    Ok(matching)
 }
 
 /// PEM text of DER certificates.
@@ -121,15 +129,23 @@ mod tests {
             hash.starts_with("sha256:") && hash.len() == 7 + 64,
             "{hash}"
         );
-        assert!(bundle_matches_hash(pem.as_bytes(), &hash).unwrap());
-        assert!(
-            bundle_matches_hash(
-                pem.as_bytes(),
-                &hash.to_uppercase().replace("SHA256", "sha256")
-            )
-            .unwrap()
+        let matching =
+            |bundle: &str, pin: &str| certificates_matching_pin(bundle.as_bytes(), pin).unwrap();
+        assert_eq!(matching(&pem, &hash).len(), 1);
+        assert_eq!(
+            matching(&pem, &hash.to_uppercase().replace("SHA256", "sha256")).len(),
+            1
         );
-        assert!(!bundle_matches_hash(self_signed().as_bytes(), &hash).unwrap());
+        assert!(matching(&self_signed(), &hash).is_empty());
+    }
+
+    #[test]
+    fn only_the_pinned_member_of_a_bundle_is_trusted() {
+        let real = self_signed();
+        let pin = ca_cert_hash(real.as_bytes()).unwrap();
+        let bundle = format!("{real}{}", self_signed());
+        let trusted = certificates_matching_pin(bundle.as_bytes(), &pin).unwrap();
+        assert_eq!(trusted, certificates_der(real.as_bytes()).unwrap());
     }
 
     #[test]

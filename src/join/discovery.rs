@@ -7,10 +7,13 @@
 //! for a bootstrap token (kubeadm's token discovery, [`super::jws`]). Without either there is no
 //! way to tell the real hub from an impostor, so discovery fails rather than fall back.
 //!
-//! The untrusted read first goes anonymously (kubeadm hubs allow that, and then the token never
-//! crosses an unverified connection); only if the hub refuses anonymous reads is it repeated with
-//! the token, as upstream does. After discovery every request uses a client that verifies TLS
-//! against the discovered CA ([`super::bootstrap::Bootstrap::client`]).
+//! The untrusted read is anonymous, always: the token never crosses a connection before the hub
+//! is verified (a man in the middle could answer 401 to collect it, and with a bootstrap token's
+//! secret sign his own cluster-info). A hub that refuses anonymous reads can still be verified
+//! with `--ca-cert-hash`, against the certificates its TLS handshake presents, or with
+//! `--ca-file`. A pin makes only the certificates matching it trusted, never the rest of a bundle
+//! the unverified sender put beside them. After discovery every request uses a client that
+//! verifies TLS against the discovered CA ([`super::bootstrap::Bootstrap::client`]).
 use anyhow::Context as _;
 use base64::Engine as _;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -81,7 +84,10 @@ pub async fn discover(req: Request<'_>) -> anyhow::Result<HubTrust> {
             "the token is not a bootstrap token, so cluster-info cannot be checked by its signature",
         ));
     }
-    let doc = read_untrusted(req.server, req.token, NAME).await?;
+    let doc = match read_anonymously(req.server, NAME).await? {
+        Anonymous::Read(doc) => doc,
+        Anonymous::Refused => return verify_presented_chain(req).await,
+    };
     let info = doc.as_ref().and_then(|cm| cm.data.as_ref());
     let kubeconfig = info.and_then(|d| d.get(KUBECONFIG_KEY));
     let (cluster_info_server, cluster_info_ca) = match kubeconfig {
@@ -92,23 +98,24 @@ pub async fn discover(req: Request<'_>) -> anyhow::Result<HubTrust> {
     if let Some(pin) = req.pin {
         let ca = match cluster_info_ca {
             Some(ca) => ca,
-            None => root_ca_untrusted(req.server, req.token).await?,
+            None => match read_anonymously(req.server, "kube-root-ca.crt").await? {
+                Anonymous::Read(cm) => cm
+                    .and_then(|cm| cm.data?.get("ca.crt").cloned())
+                    .ok_or_else(|| no_published_ca(req.server))?,
+                Anonymous::Refused => return verify_presented_chain(req).await,
+            },
         };
-        let matches = crate::pki::bundle_matches_hash(ca.as_bytes(), pin).map_err(|e| {
+        let trusted = crate::pki::certificates_matching_pin(ca.as_bytes(), pin).map_err(|e| {
             UserError::new(
                 format!("the hub published an unreadable CA: {e}"),
                 "check --hub-apiserver",
             )
         })?;
-        if !matches {
-            return Err(UserError::new(
-                format!("the hub's CA does not match --ca-cert-hash {pin}: refusing to trust {}", req.server),
-                "check --hub-apiserver and --ca-cert-hash (`clusteradm get token` on the hub prints both); someone may be intercepting the connection",
-            )
-            .into());
+        if trusted.is_empty() {
+            return Err(pin_mismatch(req));
         }
         return Ok(HubTrust {
-            ca_pem: ca,
+            ca_pem: crate::pki::der_to_pem(&trusted),
             cluster_info_server,
             verified_by: VerifiedBy::Pin,
         });
@@ -169,39 +176,82 @@ pub fn parse_cluster_info(text: &str) -> anyhow::Result<(Option<String>, Option<
     Ok((cluster.server, ca))
 }
 
-/// Reads `kube-public/<name>` over a connection whose certificate is not checked: anonymously
-/// first, then with the token if anonymous reads are refused. `None` when it does not exist.
-async fn read_untrusted(
-    server: &str,
-    token: &str,
-    name: &str,
-) -> anyhow::Result<Option<ConfigMap>> {
-    let anonymous = untrusted_client(server, None)?;
-    match get(&anonymous, name).await {
-        Err(kube::Error::Api(s)) if s.code == 401 || s.code == 403 => {}
-        other => {
-            return other
-                .map_err(|e| connection_error(e, server, "reading kube-public/cluster-info"));
-        }
-    }
-    get(&untrusted_client(server, Some(token))?, name)
-        .await
-        .map_err(|e| connection_error(e, server, "reading kube-public/cluster-info"))
+/// What an anonymous read of a public document found.
+enum Anonymous {
+    /// The document, or `None` when it does not exist.
+    Read(Option<ConfigMap>),
+    /// The hub does not let anonymous users read it.
+    Refused,
 }
 
-/// The hub's published root CA (`kube-public/kube-root-ca.crt`), for hubs without cluster-info;
-/// only ever used after a pin check.
-async fn root_ca_untrusted(server: &str, token: &str) -> anyhow::Result<String> {
-    read_untrusted(server, token, "kube-root-ca.crt")
-        .await?
-        .and_then(|cm| cm.data?.get("ca.crt").cloned())
-        .ok_or_else(|| {
-            UserError::new(
-                format!("the hub {server} publishes neither kube-public/cluster-info nor kube-public/kube-root-ca.crt"),
-                "pass the hub's CA with --ca-file",
-            )
-            .into()
-        })
+/// Reads `kube-public/<name>` anonymously over a connection whose certificate is not checked.
+async fn read_anonymously(server: &str, name: &str) -> anyhow::Result<Anonymous> {
+    match get(&untrusted_client(server)?, name).await {
+        Ok(doc) => Ok(Anonymous::Read(doc)),
+        Err(kube::Error::Api(s)) if s.code == 401 || s.code == 403 => Ok(Anonymous::Refused),
+        Err(e) => Err(connection_error(
+            e,
+            server,
+            "reading kube-public/cluster-info",
+        )),
+    }
+}
+
+/// The hub refuses anonymous reads: only a pin, checked against the certificates the hub's TLS
+/// handshake presents, can verify it without sending the token.
+async fn verify_presented_chain(req: Request<'_>) -> anyhow::Result<HubTrust> {
+    let Some(pin) = req.pin else {
+        return Err(UserError::new(
+            format!(
+                "cannot verify the hub's identity: {} does not let anonymous users read kube-public/cluster-info, and the token is never sent to an unverified hub",
+                req.server
+            ),
+            "pass --ca-file with the hub's CA, or --ca-cert-hash (printed by `clusteradm init` and `clusteradm get token` on the hub)",
+        )
+        .into());
+    };
+    let chain = super::peer::presented_chain(req.server).await?;
+    let trusted = crate::pki::matching_pin(chain, pin).map_err(|e| {
+        UserError::new(
+            format!("the hub presented an unreadable certificate: {e}"),
+            "check --hub-apiserver",
+        )
+    })?;
+    if trusted.is_empty() {
+        return Err(UserError::new(
+            format!(
+                "cannot verify the hub's identity: {} does not let anonymous users read kube-public/cluster-info, and no certificate its TLS handshake presents matches --ca-cert-hash {pin}",
+                req.server
+            ),
+            "pass --ca-file with the hub's CA (most API servers do not send their CA in the handshake); or someone may be intercepting the connection",
+        )
+        .into());
+    }
+    Ok(HubTrust {
+        ca_pem: crate::pki::der_to_pem(&trusted),
+        cluster_info_server: None,
+        verified_by: VerifiedBy::Pin,
+    })
+}
+
+fn pin_mismatch(req: Request<'_>) -> anyhow::Error {
+    UserError::new(
+        format!(
+            "the hub's CA does not match --ca-cert-hash {}: refusing to trust {}",
+            req.pin.unwrap_or_default(),
+            req.server
+        ),
+        "check --hub-apiserver and --ca-cert-hash (`clusteradm get token` on the hub prints both); someone may be intercepting the connection",
+    )
+    .into()
+}
+
+fn no_published_ca(server: &str) -> anyhow::Error {
+    UserError::new(
+        format!("the hub {server} publishes neither kube-public/cluster-info nor kube-public/kube-root-ca.crt"),
+        "pass the hub's CA with --ca-file",
+    )
+    .into()
 }
 
 async fn get(client: &Client, name: &str) -> Result<Option<ConfigMap>, kube::Error> {
@@ -210,10 +260,10 @@ async fn get(client: &Client, name: &str) -> Result<Option<ConfigMap>, kube::Err
         .await
 }
 
-/// A client that accepts any server certificate. Used only by [`read_untrusted`] for one read of a
-/// public discovery document whose content is verified (pin or JWS) before anything in it is used;
-/// never for anything that acts on the hub.
-fn untrusted_client(server: &str, token: Option<&str>) -> anyhow::Result<Client> {
+/// An anonymous client that accepts any server certificate. Used only by [`read_anonymously`]
+/// for one read of a public discovery document whose content is verified (pin or JWS) before
+/// anything in it is used; it carries no credential and never acts on the hub.
+fn untrusted_client(server: &str) -> anyhow::Result<Client> {
     let uri: http::Uri = server
         .parse()
         .with_context(|| format!("invalid hub URL {server}"))?;
@@ -221,16 +271,6 @@ fn untrusted_client(server: &str, token: Option<&str>) -> anyhow::Result<Client>
     config.accept_invalid_certs = true;
     config.connect_timeout = Some(std::time::Duration::from_secs(10));
     config.read_timeout = Some(std::time::Duration::from_secs(30));
-    if let Some(token) = token {
-        let mut value = http::HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
-            UserError::new(
-                "the hub token contains characters not allowed in an HTTP header",
-                "check --hub-token",
-            )
-        })?;
-        value.set_sensitive(true);
-        config.headers.push((http::header::AUTHORIZATION, value));
-    }
     Client::try_from(config).context("cannot build a client for the hub")
 }
 

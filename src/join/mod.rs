@@ -6,3 +6,4 @@ pub mod bootstrap;
 pub mod discovery;
 pub mod hub;
 pub mod jws;
+pub mod peer;

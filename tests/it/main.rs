@@ -8,5 +8,6 @@ mod apply;
 mod bad_input;
 mod control_plane;
 mod init;
+mod join_mitm;
 mod registration;
 mod work;

@@ -400,7 +400,10 @@ async fn the_hub_never_takes_over_a_namespace_it_did_not_make_for_the_cluster() 
                 .is_none(),
             "RBAC granted in namespace {name}"
         );
-        clusters.delete(name, &kube::api::DeleteParams::default()).await.unwrap();
+        clusters
+            .delete(name, &kube::api::DeleteParams::default())
+            .await
+            .unwrap();
         common::eventually(
             &format!("ManagedCluster {name} to go"),
             Duration::from_secs(30),

@@ -40,8 +40,9 @@ async fn clean_leaves_no_ocm_object_behind_and_is_idempotent() {
         .assert()
         .success();
 
-    // A registered cluster and a work whose controllers are gone: their finalizers would hold the
-    // CRDs forever unless clean releases them.
+    // A registered cluster (with the namespace the hub controller made for it, labelled as the
+    // cluster's) and a work whose controllers are gone: their finalizers would hold the CRDs
+    // forever unless clean releases them.
     let crds = clusteradm::api::hub_crds()
         .iter()
         .map(clusteradm::apply::to_dynamic)
@@ -55,7 +56,7 @@ async fn clean_leaves_no_ocm_object_behind_and_is_idempotent() {
         &format!(
             "apiVersion: cluster.open-cluster-management.io/v1\nkind: ManagedCluster\nmetadata:\n  name: {cluster}\n  \
              finalizers: [cluster.open-cluster-management.io/api-resource-cleanup]\nspec:\n  hubAcceptsClient: true\n---\n\
-             apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {cluster}\n---\n\
+             apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {cluster}\n  labels: {{open-cluster-management.io/cluster-name: {cluster}}}\n---\n\
              apiVersion: work.open-cluster-management.io/v1\nkind: ManifestWork\nmetadata:\n  name: w\n  namespace: {cluster}\n  \
              finalizers: [cluster.open-cluster-management.io/manifest-work-cleanup]\nspec:\n  workload:\n    manifests: []\n"
         ),
