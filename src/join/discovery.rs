@@ -179,7 +179,7 @@ pub fn parse_cluster_info(text: &str) -> anyhow::Result<(Option<String>, Option<
 /// What an anonymous read of a public document found.
 enum Anonymous {
     /// The document, or `None` when it does not exist.
-    Read(Option<ConfigMap>),
+    Read(Option<Box<ConfigMap>>),
     /// The hub does not let anonymous users read it.
     Refused,
 }
@@ -187,7 +187,7 @@ enum Anonymous {
 /// Reads `kube-public/<name>` anonymously over a connection whose certificate is not checked.
 async fn read_anonymously(server: &str, name: &str) -> anyhow::Result<Anonymous> {
     match get(&untrusted_client(server)?, name).await {
-        Ok(doc) => Ok(Anonymous::Read(doc)),
+        Ok(doc) => Ok(Anonymous::Read(doc.map(Box::new))),
         Err(kube::Error::Api(s)) if s.code == 401 || s.code == 403 => Ok(Anonymous::Refused),
         Err(e) => Err(connection_error(
             e,
