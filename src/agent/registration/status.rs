@@ -196,34 +196,47 @@ pub fn patch(
     }))
 }
 
-/// Brings the ManagedCluster status up to date; a conflict is left to the next beat.
+/// How many times a status write that lost a race with another writer (the hub controller adds
+/// its own conditions right after accept) is re-read and retried within one beat: leaving it to
+/// the next beat would keep a freshly accepted cluster from being Available for a lease duration.
+const CONFLICT_RETRIES: usize = 3;
+
+/// Brings the ManagedCluster status up to date, re-reading it after a conflict.
 pub async fn update(
     hub: &kube::Client,
     mc: &ManagedCluster,
     observed: &Observed,
 ) -> Result<(), Error> {
-    let current = mc.status.clone().unwrap_or_default();
-    let now = Time(k8s_openapi::jiff::Timestamp::now());
-    let wanted = desired(&current, observed, &now);
-    let Some(body) = patch(&current, &wanted, mc.metadata.resource_version.as_deref()) else {
-        return Ok(());
-    };
     let name = mc.metadata.name.clone().unwrap_or_default();
+    let what = || format!("updating the status of ManagedCluster {name}");
     let api: Api<ManagedCluster> = Api::all(hub.clone());
-    match api
-        .patch_status(&name, &PatchParams::default(), &Patch::Merge(body))
-        .await
-    {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.code == 409 => {
-            tracing::debug!(cluster = %name, "status changed meanwhile; updating on the next beat");
-            Ok(())
+    let mut mc = std::borrow::Cow::Borrowed(mc);
+    for attempt in 1..=CONFLICT_RETRIES {
+        let current = mc.status.clone().unwrap_or_default();
+        let now = Time(k8s_openapi::jiff::Timestamp::now());
+        let wanted = desired(&current, observed, &now);
+        let Some(body) = patch(&current, &wanted, mc.metadata.resource_version.as_deref()) else {
+            return Ok(());
+        };
+        match api
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(body))
+            .await
+        {
+            Ok(_) => return Ok(()),
+            Err(kube::Error::Api(s)) if s.code == 409 && attempt < CONFLICT_RETRIES => {
+                tracing::debug!(cluster = %name, "status changed meanwhile; reading it again");
+                mc = std::borrow::Cow::Owned(
+                    api.get(&name).await.map_err(|e| Error::kube(what(), e))?,
+                );
+            }
+            Err(kube::Error::Api(s)) if s.code == 409 => {
+                tracing::debug!(cluster = %name, "status keeps changing; updating on the next beat");
+                return Ok(());
+            }
+            Err(e) => return Err(Error::kube(what(), e)),
         }
-        Err(e) => Err(Error::kube(
-            format!("updating the status of ManagedCluster {name}"),
-            e,
-        )),
     }
+    Ok(())
 }
 
 #[cfg(test)]
