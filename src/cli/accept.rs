@@ -235,6 +235,14 @@ fn blocked(name: &str, b: Blocked, ctx: &Ctx) -> anyhow::Error {
             "pass --requesters <agent common name> to approve only the one you expect",
         )
         .into(),
+        Blocked::Competing(csrs) => UserError::new(
+            format!(
+                "cluster {name} has several pending CSRs for the same agent: {}; approving none, since only one can be its agent's",
+                csrs.join(", ")
+            ),
+            "delete the CSRs you do not recognise (`kubectl delete csr <name>`), or restart the agent, then run accept again",
+        )
+        .into(),
     }
 }
 

@@ -34,6 +34,9 @@ pub enum Blocked {
     },
     /// Several agent identities ask for this cluster; the admin must pick with `--requesters`.
     SeveralAgents(Vec<String>),
+    /// Several pending CSRs ask for the same agent identity: all but one were made by someone
+    /// else (or by an agent restarted meanwhile), and nothing tells which; none is approved.
+    Competing(Vec<String>),
 }
 
 /// Decides for `cluster` from its ManagedCluster and the CSRs labelled with its name.
@@ -83,6 +86,9 @@ pub fn plan(
     }
     if agents.len() > 1 && requesters.is_empty() {
         return Err(Blocked::SeveralAgents(agents));
+    }
+    if approve.len() > agents.len() {
+        return Err(Blocked::Competing(approve));
     }
     // The agent may already hold a certificate (accepted before, then denied): no CSR needed.
     let has_certificate = no_csr_needed
@@ -146,7 +152,11 @@ mod tests {
             name: name.into(),
             cluster: Some("c1".into()),
             username: user.into(),
-            groups: vec![],
+            groups: if user.starts_with("system:bootstrap:") {
+                vec![crate::api::names::BOOTSTRAP_GROUP.into()]
+            } else {
+                vec![]
+            },
             signer: crate::api::names::CLIENT_SIGNER.into(),
             usages: vec!["client auth".into()],
             subject: Ok(Subject {
@@ -226,6 +236,31 @@ mod tests {
         let plan = plan("c1", &mc(false), &csrs, false, &pick).unwrap();
         assert_eq!(plan.approve, ["c1-b"]);
         assert_eq!(plan.refused.len(), 1);
+    }
+
+    #[test]
+    fn two_csrs_for_one_agent_are_both_refused() {
+        let csrs = [
+            facts("c1-a", "system:bootstrap:a", "c1", "aaaaa"),
+            facts("c1-b", "system:bootstrap:a", "c1", "aaaaa"),
+        ];
+        assert_eq!(
+            plan("c1", &mc(false), &csrs, false, &[]),
+            Err(Blocked::Competing(vec!["c1-a".into(), "c1-b".into()]))
+        );
+    }
+
+    #[test]
+    fn only_inits_identities_count_as_bootstrap() {
+        // A kubeadm node-join token: a bootstrap token, but not OCM's.
+        let mut node_token = facts("c1-k", "system:bootstrap:kdm123", "c1", "x");
+        node_token.groups = vec!["system:bootstrappers:kubeadm:default-node-token".into()];
+        assert!(plan("c1", &mc(false), &[node_token], false, &[]).is_err());
+        let sa = facts("c1-s", crate::identity::BOOTSTRAP_SA_USER, "c1", "x");
+        assert_eq!(
+            plan("c1", &mc(false), &[sa], false, &[]).unwrap().approve,
+            ["c1-s"]
+        );
     }
 
     #[test]

@@ -114,11 +114,14 @@ pub fn check_subject(subject: &Subject, cluster: &str) -> Result<(), String> {
 /// Whether a requester is a bootstrap identity (what `accept` approves without `--skip-approve-check`).
 #[must_use]
 pub fn is_bootstrap_requester(username: &str, groups: &[String]) -> bool {
-    username.starts_with(BOOTSTRAP_USER_PREFIX)
-        || username == BOOTSTRAP_SA_USER
-        || groups
-            .iter()
-            .any(|g| g == crate::api::names::BOOTSTRAP_GROUP)
+    // Only the identities `init` creates: its service account, or a bootstrap token in OCM's
+    // bootstrap group — not any bootstrap token (kubeadm's node-join tokens are `system:bootstrap:*`
+    // too), nor anyone who merely claims the group without a bootstrap token.
+    username == BOOTSTRAP_SA_USER
+        || (username.starts_with(BOOTSTRAP_USER_PREFIX)
+            && groups
+                .iter()
+                .any(|g| g == crate::api::names::BOOTSTRAP_GROUP))
 }
 
 /// What matters of a CSR for approval decisions.

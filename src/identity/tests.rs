@@ -57,34 +57,44 @@ fn parses_the_subject_of_a_request() {
 fn bootstrap_request_for_its_own_cluster_is_approvable() {
     let f = facts(
         "system:bootstrap:abcdef",
-        &[],
+        &[BOOTSTRAP_GROUP],
         &common_name("c1", "ab12c"),
         OWN,
     );
     assert_eq!(f.check_bootstrap("c1", false), Ok(()));
     let sa = facts(BOOTSTRAP_SA_USER, &[], &common_name("c1", "x"), OWN);
     assert_eq!(sa.check_bootstrap("c1", false), Ok(()));
-    let group = facts(
-        "someone",
-        &["system:bootstrappers:managedcluster"],
+    // The group alone, or another bootstrap token (kubeadm's node-join one), is not init's.
+    let group = facts("someone", &[BOOTSTRAP_GROUP], &common_name("c1", "x"), OWN);
+    assert!(group.check_bootstrap("c1", false).is_err());
+    let node_token = facts(
+        "system:bootstrap:kdm123",
+        &["system:bootstrappers:kubeadm:default-node-token"],
         &common_name("c1", "x"),
         OWN,
     );
-    assert_eq!(group.check_bootstrap("c1", false), Ok(()));
+    assert!(node_token.check_bootstrap("c1", false).is_err());
 }
+
+const BOOTSTRAP_GROUP: &str = crate::api::names::BOOTSTRAP_GROUP;
 
 #[test]
 fn another_clusters_identity_is_refused() {
     let f = facts(
         "system:bootstrap:abcdef",
-        &[],
+        &[BOOTSTRAP_GROUP],
         &common_name("c2", "ab12c"),
         &["system:open-cluster-management:c2", MANAGED_CLUSTERS_GROUP],
     );
     let err = f.check_bootstrap("c1", false).unwrap_err();
     assert!(err.contains("not an agent of cluster c1"), "{err}");
     // A CN prefix trick: cluster "c1" must not match "c1x".
-    let f = facts("system:bootstrap:a", &[], &common_name("c1x", "a"), OWN);
+    let f = facts(
+        "system:bootstrap:a",
+        &[BOOTSTRAP_GROUP],
+        &common_name("c1x", "a"),
+        OWN,
+    );
     assert!(f.check_bootstrap("c1", false).is_err());
 }
 
@@ -92,7 +102,7 @@ fn another_clusters_identity_is_refused() {
 fn extra_groups_are_refused() {
     let f = facts(
         "system:bootstrap:abcdef",
-        &[],
+        &[BOOTSTRAP_GROUP],
         &common_name("c1", "a"),
         &["system:open-cluster-management:c1", "system:masters"],
     );
@@ -103,7 +113,7 @@ fn extra_groups_are_refused() {
     );
     let f = facts(
         "system:bootstrap:a",
-        &[],
+        &[BOOTSTRAP_GROUP],
         &common_name("c1", "a"),
         &[MANAGED_CLUSTERS_GROUP],
     );
@@ -127,10 +137,20 @@ fn other_requesters_need_skip_approve_check() {
 
 #[test]
 fn signer_and_usages_are_checked() {
-    let mut f = facts("system:bootstrap:a", &[], &common_name("c1", "a"), OWN);
+    let mut f = facts(
+        "system:bootstrap:a",
+        &[BOOTSTRAP_GROUP],
+        &common_name("c1", "a"),
+        OWN,
+    );
     f.signer = "kubernetes.io/kubelet-serving".into();
     assert!(f.check_bootstrap("c1", false).is_err());
-    let mut f = facts("system:bootstrap:a", &[], &common_name("c1", "a"), OWN);
+    let mut f = facts(
+        "system:bootstrap:a",
+        &[BOOTSTRAP_GROUP],
+        &common_name("c1", "a"),
+        OWN,
+    );
     f.usages.push("server auth".into());
     assert!(f.check_bootstrap("c1", false).is_err());
 }
@@ -145,7 +165,7 @@ fn renewal_must_come_from_the_agent_itself() {
         OWN,
     );
     assert_eq!(own.check_renewal("c1"), Ok(()));
-    let bootstrap = facts("system:bootstrap:a", &[], &cn, OWN);
+    let bootstrap = facts("system:bootstrap:a", &[BOOTSTRAP_GROUP], &cn, OWN);
     assert!(bootstrap.check_renewal("c1").is_err());
     let other = common_name("c2", "zz");
     let foreign = facts(&other, &["system:open-cluster-management:c2"], &cn, OWN);

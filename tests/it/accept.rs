@@ -151,3 +151,86 @@ async fn accept_approves_then_says_already_accepted_and_changes_nothing() {
     }
     remove(&c).await;
 }
+
+/// Someone with the bootstrap credential sends a second CSR for the same agent identity, with his
+/// own key: accept cannot tell which is the agent's, so it approves neither and says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_csrs_for_the_same_agent_are_both_refused() {
+    let token = fixture::hub().await;
+    let c = common::unique("it-twin");
+    let first = registration(&token, &c, &c).await;
+    let second = registration(&token, &c, &c).await;
+    let out = fixture::run(accept(&["--clusters", &c])).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("several pending CSRs for the same agent"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&first) && stderr.contains(&second),
+        "{stderr}"
+    );
+    assert_eq!(approved(&first).await, None);
+    assert_eq!(approved(&second).await, None);
+    let mc = Api::<ManagedCluster>::all(common::hub().await)
+        .get(&c)
+        .await
+        .unwrap();
+    assert!(!mc.spec.hub_accepts_client);
+    remove(&c).await;
+}
+
+/// A kubeadm node-join token is a bootstrap token too, but not one `init` made: its CSR for a
+/// cluster is never approved by accept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_csr_from_another_bootstrap_token_is_not_approved() {
+    use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
+    fixture::hub().await;
+    let hub = common::hub().await;
+    let c = common::unique("it-kubeadm");
+    let group = format!("system:bootstrappers:kubeadm:{c}");
+    // What kubeadm grants its node-join tokens: requesting certificates.
+    let binding: ClusterRoleBinding = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": c},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:node-bootstrapper"},
+        "subjects": [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": group}]
+    }))
+    .unwrap();
+    let bindings: Api<ClusterRoleBinding> = Api::all(hub.clone());
+    bindings
+        .create(&PostParams::default(), &binding)
+        .await
+        .unwrap();
+    let node_token = common::certificate_client(&hub, "system:bootstrap:kdm123", &group).await;
+    let mc: ManagedCluster = serde_json::from_value(serde_json::json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+        "metadata": {"name": c}, "spec": {"hubAcceptsClient": false}
+    }))
+    .unwrap();
+    Api::<ManagedCluster>::all(hub.clone())
+        .create(&PostParams::default(), &mc)
+        .await
+        .unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let pem = csr::request_pem(&c, "abcde", &key).unwrap();
+    let name = Api::<CertificateSigningRequest>::all(node_token)
+        .create(&PostParams::default(), &csr::object(&c, &pem, Some(600)))
+        .await
+        .unwrap()
+        .metadata
+        .name
+        .unwrap();
+
+    let out = fixture::run(accept(&["--clusters", &c])).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("is not a bootstrap identity"), "{stderr}");
+    assert_eq!(
+        approved(&name).await,
+        None,
+        "a kubeadm token's CSR was approved"
+    );
+    bindings.delete(&c, &DeleteParams::default()).await.unwrap();
+    remove(&c).await;
+}
