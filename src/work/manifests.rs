@@ -10,6 +10,9 @@ use crate::api::work::{ManifestWork, ManifestWorkSpec, ManifestsTemplate};
 
 /// The most manifest bytes a ManifestWork may hold (upstream's webhook limit).
 pub const MAX_BYTES: usize = 500 * 1024;
+/// The most bytes read from one input: YAML may be larger than the JSON it becomes (comments,
+/// indentation), but nothing past this can fit in a work — `-f /dev/zero` stops here.
+pub const MAX_INPUT_BYTES: u64 = 4 * MAX_BYTES as u64;
 
 /// Why the input cannot become a work.
 #[derive(Debug, thiserror::Error)]
@@ -58,6 +61,20 @@ pub enum Error {
     /// No manifest at all.
     #[error("no manifests in {0}")]
     Empty(String),
+    /// An input larger than any work could hold.
+    #[error("{path} is over {} KiB: no ManifestWork can hold it", MAX_INPUT_BYTES / 1024)]
+    InputTooLarge {
+        /// The path (or `-`).
+        path: String,
+    },
+    /// A directory that contains itself through a symbolic link.
+    #[error("{path} leads back to {ancestor} (a symbolic link loop)")]
+    Loop {
+        /// The directory reached again.
+        path: String,
+        /// Where it was first seen.
+        ancestor: String,
+    },
     /// Over the size limit.
     #[error("the manifests take {} KiB, over the {} KiB a ManifestWork may hold", .0.div_ceil(1024), MAX_BYTES / 1024)]
     TooLarge(usize),
@@ -72,7 +89,7 @@ pub fn files(paths: &[PathBuf], recursive: bool) -> Result<Vec<PathBuf>, Error> 
             continue;
         }
         let before = out.len();
-        walk(path, recursive, &mut out)?;
+        walk(path, recursive, &mut Vec::new(), &mut out)?;
         if out.len() == before {
             return Err(Error::EmptyDir {
                 path: path.display().to_string(),
@@ -83,21 +100,36 @@ pub fn files(paths: &[PathBuf], recursive: bool) -> Result<Vec<PathBuf>, Error> 
     Ok(out)
 }
 
-fn walk(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) -> Result<(), Error> {
+/// Collects the manifest files under `dir`; `ancestors` are the directories (canonical) on the
+/// way here, so a symbolic link back to one of them is refused rather than followed forever.
+fn walk(
+    dir: &Path,
+    recursive: bool,
+    ancestors: &mut Vec<PathBuf>,
+    out: &mut Vec<PathBuf>,
+) -> Result<(), Error> {
     let read_err = |source| Error::Read {
         path: dir.display().to_string(),
         source,
     };
+    let canonical = std::fs::canonicalize(dir).map_err(read_err)?;
+    if let Some(ancestor) = ancestors.iter().find(|a| **a == canonical) {
+        return Err(Error::Loop {
+            path: dir.display().to_string(),
+            ancestor: ancestor.display().to_string(),
+        });
+    }
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(read_err)?
         .map(|e| e.map(|e| e.path()))
         .collect::<Result<_, _>>()
         .map_err(read_err)?;
     entries.sort();
+    ancestors.push(canonical);
     for path in entries {
         if path.is_dir() {
             if recursive {
-                walk(&path, recursive, out)?;
+                walk(&path, recursive, ancestors, out)?;
             }
         } else if matches!(
             path.extension().and_then(|e| e.to_str()),
@@ -106,6 +138,7 @@ fn walk(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) -> Result<(), Error
             out.push(path);
         }
     }
+    ancestors.pop();
     Ok(())
 }
 
@@ -115,12 +148,36 @@ pub fn read(path: &Path) -> Result<(String, String), Error> {
         path: path.display().to_string(),
         source,
     };
-    if path.as_os_str() == "-" {
-        let text = std::io::read_to_string(std::io::stdin()).map_err(read_err)?;
-        return Ok(("<stdin>".into(), text));
+    let text = if path.as_os_str() == "-" {
+        bounded(std::io::stdin().lock(), path).map_err(read_err)?
+    } else {
+        bounded(std::fs::File::open(path).map_err(read_err)?, path).map_err(read_err)?
+    };
+    let text = text.map_err(|()| Error::InputTooLarge {
+        path: path.display().to_string(),
+    })?;
+    let name = if path.as_os_str() == "-" {
+        "<stdin>".into()
+    } else {
+        path.display().to_string()
+    };
+    Ok((name, text))
+}
+
+/// Reads at most [`MAX_INPUT_BYTES`] and one byte more: `Err(())` when there was more.
+fn bounded(input: impl std::io::Read, path: &Path) -> std::io::Result<Result<String, ()>> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    input.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Ok(Err(()));
     }
-    let text = std::fs::read_to_string(path).map_err(read_err)?;
-    Ok((path.display().to_string(), text))
+    String::from_utf8(bytes).map(Ok).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{} is not UTF-8 text", path.display()),
+        )
+    })
 }
 
 /// Splits a YAML stream at `---` lines; returns each non-empty document with its first line.

@@ -142,3 +142,66 @@ fn a_closed_stdout_pipe_exits_zero_without_a_panic() {
         common::env().hub.to_str().unwrap(),
     ]);
 }
+
+/// `-f /dev/zero` (or an endless stdin) stops after the most any work could hold, at once.
+#[test]
+fn an_endless_input_is_refused_without_reading_it_all() {
+    let started = std::time::Instant::now();
+    common::clusteradm()
+        .args([
+            "create",
+            "work",
+            "w",
+            "-f",
+            "/dev/zero",
+            "--clusters",
+            "c1",
+            "--kubeconfig",
+        ])
+        .arg(&common::env().hub)
+        .timeout(std::time::Duration::from_secs(20))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("/dev/zero is over"))
+        .stderr(predicate::str::contains("split the manifests"));
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    common::clusteradm()
+        .args([
+            "create",
+            "work",
+            "w",
+            "-f",
+            "-",
+            "--clusters",
+            "c1",
+            "--kubeconfig",
+        ])
+        .arg(&common::env().hub)
+        .write_stdin(vec![b'#'; 3 * 1024 * 1024])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("- is over"));
+}
+
+/// `-R` into a directory that links back to its parent: refused, not followed forever.
+#[test]
+fn a_symlink_loop_under_recursive_input_is_refused() {
+    let dir = std::env::temp_dir().join(common::unique("it-loop"));
+    std::fs::create_dir_all(dir.join("a")).unwrap();
+    std::fs::write(
+        dir.join("a/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("..", dir.join("a/up")).unwrap();
+    common::clusteradm()
+        .args(["create", "work", "w", "-R", "--clusters", "c1", "-f"])
+        .arg(&dir)
+        .arg("--kubeconfig")
+        .arg(&common::env().hub)
+        .timeout(std::time::Duration::from_secs(20))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("symbolic link loop"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -102,11 +102,18 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 fn read_manifests(args: &Args) -> anyhow::Result<Vec<serde_json::Value>> {
     let user = |e: manifests::Error| {
         let hint = match &e {
-            manifests::Error::TooLarge(_) => "split the manifests into several works",
+            manifests::Error::TooLarge(_) | manifests::Error::InputTooLarge { .. } => {
+                "split the manifests into several works"
+            }
             manifests::Error::Read { .. } | manifests::Error::EmptyDir { .. } => {
                 "check the -f paths"
             }
-            _ => {
+            manifests::Error::Loop { .. } => {
+                "remove the link, or pass the directories it joins without -R"
+            }
+            manifests::Error::Yaml { .. }
+            | manifests::Error::Invalid { .. }
+            | manifests::Error::Empty(_) => {
                 "every manifest needs apiVersion, kind and metadata.name; fix the document named above"
             }
         };
