@@ -2,7 +2,8 @@
 //! look-alike created since is never touched, and waited on, bounded), or orphaning it (dropping
 //! the AppliedManifestWork from its ownerReferences, so the garbage collector leaves it alone).
 //! A resource another AppliedManifestWork also owns is orphaned rather than deleted: the other
-//! work still wants it.
+//! work still wants it; one the work does not own (there before it, or released by an admin who
+//! removed the owner reference) is left alone.
 use std::time::Duration;
 
 use futures::future::join_all;
@@ -76,11 +77,14 @@ pub async fn delete(
         Err(kube::Error::Api(s)) if s.is_not_found() => return Removal::Done, // kind gone
         Err(e) => return Removal::Failed(describe(&e)),
     };
-    let shared = obj
-        .metadata
-        .owner_references
-        .iter()
-        .flatten()
+    let owners = obj.metadata.owner_references.iter().flatten();
+    if !owners.clone().any(|r| r.uid == owner_uid) {
+        // Not (or no longer) the work's: found there before it (CreateOnly), or released by an
+        // admin who removed the owner reference. Upstream deletes only what the work owns.
+        return Removal::Done;
+    }
+    let shared = owners
+        .clone()
         .any(|r| r.kind == "AppliedManifestWork" && r.uid != owner_uid);
     if shared {
         return orphan(client, res, owner_uid).await;

@@ -240,3 +240,58 @@ async fn a_work_created_while_the_agent_is_down_is_applied_and_drift_is_repaired
     );
     wait_replicas(&deployments, "web", 2).await;
 }
+
+/// A work that found a ConfigMap already there (CreateOnly) or whose ConfigMap an admin released
+/// (owner reference removed) never deletes it: a work removes only what it owns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removing_a_work_leaves_what_it_does_not_own() {
+    let _hub = super::hub_lock().await;
+    let c = TestCluster::new("it-work-own").await;
+    let ns = c.managed_namespace().await;
+    let _agent = c.agent(Duration::from_secs(60));
+    let config_maps: Api<ConfigMap> = Api::namespaced(c.managed.clone(), &ns);
+    let existing: ConfigMap = serde_json::from_value(config_map(&ns, "prod")).unwrap();
+    config_maps
+        .create(&PostParams::default(), &existing)
+        .await
+        .unwrap();
+    let name = common::unique("w");
+    let work: ManifestWork = serde_json::from_value(serde_json::json!({
+        "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+        "metadata": {"name": name, "namespace": c.name},
+        "spec": {
+            "workload": {"manifests": [config_map(&ns, "prod"), config_map(&ns, "released")]},
+            "manifestConfigs": [{
+                "resourceIdentifier": {"group": "", "resource": "configmaps", "namespace": ns, "name": "prod"},
+                "updateStrategy": {"type": "CreateOnly"}
+            }]
+        }
+    }))
+    .unwrap();
+    c.works()
+        .create(&PostParams::default(), &work)
+        .await
+        .unwrap();
+    wait_work(&c.works(), &name, "applied", applied_and_available).await;
+    // An admin takes "released" out of the work's hands.
+    let released = config_maps.get("released").await.unwrap();
+    assert!(!released.owner_references().is_empty());
+    config_maps
+        .patch(
+            "released",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"metadata": {"ownerReferences": null}})),
+        )
+        .await
+        .unwrap();
+    let uid = c.works().get(&name).await.unwrap().uid().unwrap();
+    c.works().delete(&name, &Default::default()).await.unwrap();
+    wait_gone(c.works(), &name, &uid).await;
+    for kept in ["prod", "released"] {
+        let cm = config_maps.get_opt(kept).await.unwrap();
+        assert!(
+            cm.is_some_and(|cm| cm.metadata.deletion_timestamp.is_none()),
+            "{kept} was deleted with the work"
+        );
+    }
+}
