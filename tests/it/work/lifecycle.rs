@@ -285,7 +285,7 @@ async fn removing_a_work_leaves_what_it_does_not_own() {
         .await
         .unwrap();
     let uid = c.works().get(&name).await.unwrap().uid().unwrap();
-    c.works().delete(&name, &Default::default()).await.unwrap();
+    c.works().delete(&name, &kube::api::DeleteParams::default()).await.unwrap();
     wait_gone(c.works(), &name, &uid).await;
     for kept in ["prod", "released"] {
         let cm = config_maps.get_opt(kept).await.unwrap();
