@@ -261,7 +261,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish
 always\t'Always colour'
 never\t'Never colour'"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -l force -d 'Remove the work\'s finalizer instead of waiting for the agent\'s cleanup (its resources may be left on the managed clusters)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s y -l yes -d 'Do not ask for confirmation'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s y -l yes -d 'Accepted for scripts written for earlier versions: `delete work` never asks, as upstream\'s `clusteradm delete work` and `kubectl delete` do not'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -l dry-run -d 'Print what would be applied instead of applying it'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s q -l quiet -d 'Only errors and warnings on stderr'

@@ -433,3 +433,46 @@ async fn the_hub_never_takes_over_a_namespace_it_did_not_make_for_the_cluster() 
         .await
         .unwrap();
 }
+
+/// Join → Available stays within seconds, with the default 60 s lease: nothing in the agent waits
+/// for a lease period when the hub's grant or the hub's own status writes race with it. Ten
+/// joins in a row, each bounded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_joins_in_a_row_are_each_available_within_ten_seconds() {
+    let token = fixture::hub().await;
+    let bootstrap = common::hub_kubeconfig_with_token(&token);
+    let mut slowest = Duration::ZERO;
+    for _ in 0..10 {
+        let mut opts = fixture::options(common::managed().await, "it-fast");
+        opts.lease_duration_seconds = None;
+        let started = Instant::now();
+        let agent = fixture::start(opts, &bootstrap).await;
+        fixture::accept(agent.cluster()).await;
+        let c = agent.cluster().to_string();
+        common::eventually(
+            &format!("{c} to be Available within 10 s"),
+            Duration::from_secs(10),
+            || {
+                let c = c.clone();
+                async move {
+                    let mc = Api::<ManagedCluster>::all(common::hub().await)
+                        .get(&c)
+                        .await
+                        .ok()?;
+                    (condition(Some(&mc), "ManagedClusterConditionAvailable").as_deref()
+                        == Some("True"))
+                    .then_some(())
+                }
+            },
+        )
+        .await;
+        let took = started.elapsed();
+        assert!(
+            took < Duration::from_secs(10),
+            "{c}: join to Available took {took:?}"
+        );
+        slowest = slowest.max(took);
+        agent.remove().await;
+    }
+    eprintln!("slowest of 10 joins to Available: {slowest:?}");
+}

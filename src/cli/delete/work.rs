@@ -35,8 +35,9 @@ pub struct Args {
     /// be left on the managed clusters)
     #[arg(long)]
     pub force: bool,
-    /// Do not ask for confirmation
-    #[arg(short = 'y', long)]
+    /// Accepted for scripts written for earlier versions: `delete work` never asks, as upstream's
+    /// `clusteradm delete work` and `kubectl delete` do not
+    #[arg(short = 'y', long, hide = true)]
     pub yes: bool,
 }
 
@@ -80,12 +81,6 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let question = format!("Delete work {name} from cluster {}?", clusters.join(", "));
-    if !crate::ui::prompt::confirm(&ctx.printer, &question, args.yes)? {
-        ctx.printer.info("nothing deleted");
-        return Ok(ExitCode::from(1));
-    }
-
     for w in &works {
         delete(&kube.client, w, args.force).await?;
         if args.force {

@@ -112,7 +112,7 @@ async fn overwrite_updates_a_dropped_manifest_is_deleted_and_delete_removes_all(
     assert_eq!(w.metadata.generation, Some(3));
 
     let d = deployments.get("web").await.unwrap();
-    hub_cli(&["delete", "work", &work, "--clusters", &c.name, "-y"])
+    hub_cli(&["delete", "work", &work, "--clusters", &c.name])
         .assert()
         .success();
     wait_gone(deployments, "web", &d.uid().unwrap()).await;
@@ -285,7 +285,10 @@ async fn removing_a_work_leaves_what_it_does_not_own() {
         .await
         .unwrap();
     let uid = c.works().get(&name).await.unwrap().uid().unwrap();
-    c.works().delete(&name, &kube::api::DeleteParams::default()).await.unwrap();
+    c.works()
+        .delete(&name, &kube::api::DeleteParams::default())
+        .await
+        .unwrap();
     wait_gone(c.works(), &name, &uid).await;
     for kept in ["prod", "released"] {
         let cm = config_maps.get_opt(kept).await.unwrap();
