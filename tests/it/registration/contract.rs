@@ -132,3 +132,48 @@ async fn an_accepted_agent_may_do_exactly_what_upstream_grants() {
     );
     agent.remove().await;
 }
+
+/// Upstream's rules (`pkg/registration/hub/manifests/rbac/*.yaml` at v1.3.1), as data.
+const UPSTREAM_RULES: &str = r#"
+open-cluster-management:managedcluster:registration:
+- {apiGroups: [coordination.k8s.io], resources: [leases], verbs: [get, list, watch, update]}
+- {apiGroups: [addon.open-cluster-management.io], resources: [managedclusteraddons], verbs: [get, list, watch]}
+- {apiGroups: [addon.open-cluster-management.io], resources: [managedclusteraddons/status], verbs: [patch, update]}
+- {apiGroups: [events.k8s.io], resources: [events], verbs: [create]}
+open-cluster-management:managedcluster:work:
+- {apiGroups: ["", events.k8s.io], resources: [events], verbs: [create, patch, update]}
+- {apiGroups: [work.open-cluster-management.io], resources: [manifestworks], verbs: [get, list, watch, update, patch]}
+- {apiGroups: [work.open-cluster-management.io], resources: [manifestworks/status], verbs: [patch, update]}
+open-cluster-management:managedcluster:{c}:
+- {apiGroups: [certificates.k8s.io], resources: [certificatesigningrequests], verbs: [create, get, list, watch]}
+- {apiGroups: [register.open-cluster-management.io], resources: [managedclusters/clientcertificates], verbs: [renew]}
+- {apiGroups: [cluster.open-cluster-management.io], resources: [managedclusters], resourceNames: ["{c}"], verbs: [get, list, update, watch]}
+- {apiGroups: [cluster.open-cluster-management.io], resources: [managedclusters/status], resourceNames: ["{c}"], verbs: [patch, update]}
+"#;
+
+/// The ClusterRoles on the hub hold upstream's rules, as sets (order aside).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hubs_cluster_roles_are_upstreams() {
+    use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule};
+    let agent = fixture::joined(fixture::options(common::managed().await, "it-rules")).await;
+    let c = agent.cluster().to_string();
+    let expected: std::collections::BTreeMap<String, Vec<PolicyRule>> =
+        serde_yaml::from_str(&UPSTREAM_RULES.replace("{c}", &c)).unwrap();
+    let normal = |rules: Vec<PolicyRule>| {
+        let mut v: Vec<String> = rules
+            .into_iter()
+            .map(|mut r| {
+                r.verbs.sort();
+                serde_json::to_string(&r).unwrap()
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let roles: Api<ClusterRole> = Api::all(common::hub().await);
+    for (name, rules) in expected {
+        let on_hub = roles.get(&name).await.unwrap().rules.unwrap_or_default();
+        assert_eq!(normal(on_hub), normal(rules), "ClusterRole {name}");
+    }
+    agent.remove().await;
+}
