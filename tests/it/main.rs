@@ -4,6 +4,7 @@
 mod common;
 
 mod accept;
+mod admission;
 mod apply;
 mod bad_input;
 mod control_plane;

@@ -1,6 +1,7 @@
 //! The build step (pure): from a validated ClusterManager, the certificates and the in-process
 //! options to [`Desired`], the typed objects of the hub. One file per kind; this file assembles
 //! them and decides what a mode leaves out.
+pub mod admission;
 mod component;
 mod config_map;
 mod deployment;
@@ -10,7 +11,8 @@ mod service;
 mod webhook;
 
 use k8s_openapi::api::admissionregistration::v1::{
-    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+    MutatingWebhookConfiguration, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
+    ValidatingWebhookConfiguration,
 };
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, Service, ServiceAccount};
@@ -60,6 +62,10 @@ pub struct Desired {
     pub validating_webhooks: Vec<ValidatingWebhookConfiguration>,
     /// Mutating admission, when the webhooks are deployed.
     pub mutating_webhooks: Vec<MutatingWebhookConfiguration>,
+    /// The admission rules the API server enforces itself, when the webhooks are not deployed.
+    pub admission_policies: Vec<ValidatingAdmissionPolicy>,
+    /// Their bindings.
+    pub admission_policy_bindings: Vec<ValidatingAdmissionPolicyBinding>,
 }
 
 /// The serving certificates the hub needs: one per webhook, whatever the mode (a webhook served
@@ -139,6 +145,16 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
         } else {
             Vec::new()
         },
+        admission_policies: if webhooks {
+            Vec::new()
+        } else {
+            admission::policies()
+        },
+        admission_policy_bindings: if webhooks {
+            Vec::new()
+        } else {
+            admission::bindings()
+        },
     }
 }
 
@@ -170,6 +186,12 @@ macro_rules! each {
             .iter()
             .for_each(|o| f(to_dynamic(o), related(o)));
         d.mutating_webhooks
+            .iter()
+            .for_each(|o| f(to_dynamic(o), related(o)));
+        d.admission_policies
+            .iter()
+            .for_each(|o| f(to_dynamic(o), related(o)));
+        d.admission_policy_bindings
             .iter()
             .for_each(|o| f(to_dynamic(o), related(o)));
     }};
