@@ -68,6 +68,21 @@ async fn clean_leaves_no_ocm_object_behind_and_is_idempotent() {
         .await
         .unwrap();
 
+    // What an in-process hub adds in place of the webhooks: clean must remove it too.
+    let ssa = kube::api::PatchParams::apply("clusteradm").force();
+    for p in clusteradm::operator::cluster_manager::build::admission::policies() {
+        Api::<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy>::all(
+            hub.clone(),
+        )
+        .patch(
+            p.metadata.name.as_deref().unwrap(),
+            &ssa,
+            &kube::api::Patch::Apply(&p),
+        )
+        .await
+        .unwrap();
+    }
+
     // No operator runs (no pods here): clean must do the operator's cleanup itself, within the timeout.
     let started = std::time::Instant::now();
     common::clusteradm()
@@ -98,6 +113,15 @@ async fn clean_leaves_no_ocm_object_behind_and_is_idempotent() {
         assert!(
             namespaces.get_opt(ns).await.unwrap().is_none(),
             "namespace {ns} left behind"
+        );
+    }
+    let policies: Api<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy> =
+        Api::all(hub.clone());
+    for p in clusteradm::operator::cluster_manager::build::admission::policies() {
+        let name = p.metadata.name.unwrap();
+        assert!(
+            policies.get_opt(&name).await.unwrap().is_none(),
+            "ValidatingAdmissionPolicy {name} left behind"
         );
     }
     let roles: Api<ClusterRole> = Api::all(hub.clone());

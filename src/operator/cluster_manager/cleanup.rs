@@ -63,7 +63,20 @@ pub fn inventory() -> (Vec<DynamicObject>, Vec<DynamicObject>) {
         next_renewal: 0,
     };
     let desired: Desired = build::build(&v, &certs, InProcess::NOTHING);
-    let (mut crds, objects): (Vec<_>, Vec<_>) = desired.objects().into_iter().partition(|o| {
+    // Every mode's objects: the deployed webhooks' configurations above, and the admission
+    // policies an in-process hub has in their place.
+    let mut everything = desired.objects();
+    everything.extend(
+        build::admission::policies()
+            .iter()
+            .map(crate::apply::to_dynamic),
+    );
+    everything.extend(
+        build::admission::bindings()
+            .iter()
+            .map(crate::apply::to_dynamic),
+    );
+    let (mut crds, objects): (Vec<_>, Vec<_>) = everything.into_iter().partition(|o| {
         o.types
             .as_ref()
             .is_some_and(|t| t.kind == "CustomResourceDefinition")
