@@ -476,3 +476,36 @@ async fn ten_joins_in_a_row_are_each_available_within_ten_seconds() {
     }
     eprintln!("slowest of 10 joins to Available: {slowest:?}");
 }
+
+/// A kubeconfig in a Secret is data anyone who may write Secrets there controls (any ManifestWork
+/// author, through the work agent): its exec plugin must never run on the agent's host, nor a
+/// file path be read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kubeconfig_from_a_secret_cannot_run_commands() {
+    let (server, ca) = common::server_and_ca(&common::env().hub);
+    let marker = std::env::temp_dir().join(common::unique("it-exec-marker"));
+    let exec = format!(
+        "apiVersion: v1\nkind: Config\nclusters: [{{name: hub, cluster: {{server: '{server}', certificate-authority-data: {ca}}}}}]\n\
+         users: [{{name: u, user: {{exec: {{apiVersion: client.authentication.k8s.io/v1, command: /bin/sh, args: ['-c', 'touch {}'], interactiveMode: Never}}}}}}]\n\
+         contexts: [{{name: hub, context: {{cluster: hub, user: u}}}}]\ncurrent-context: hub\n",
+        marker.display()
+    );
+    let token_file = format!(
+        "apiVersion: v1\nkind: Config\nclusters: [{{name: hub, cluster: {{server: '{server}', certificate-authority-data: {ca}}}}}]\n\
+         users: [{{name: u, user: {{tokenFile: /etc/shadow}}}}]\n\
+         contexts: [{{name: hub, context: {{cluster: hub, user: u}}}}]\ncurrent-context: hub\n"
+    );
+    for (text, field) in [(exec, "exec"), (token_file, "tokenFile")] {
+        let err =
+            clusteradm::agent::registration::bootstrap::client(&text, "bootstrap-hub-kubeconfig")
+                .await
+                .map(|_| ())
+                .unwrap_err()
+                .to_string();
+        assert!(err.contains(field), "{err}");
+    }
+    assert!(
+        !marker.exists(),
+        "the exec plugin of a Secret's kubeconfig ran"
+    );
+}
