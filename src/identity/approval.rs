@@ -168,6 +168,7 @@ mod tests {
             }),
             pending: true,
             approved: false,
+            expiration_seconds: None,
         }
     }
 

@@ -145,7 +145,14 @@ pub struct CsrFacts {
     pub pending: bool,
     /// Approved.
     pub approved: bool,
+    /// `spec.expirationSeconds`: the validity the requester asks for.
+    pub expiration_seconds: Option<i32>,
 }
+
+/// The longest certificate validity an agent may ask for (a year, kube-controller-manager's
+/// default `--cluster-signing-duration`): a stolen certificate must not outlive a revocation
+/// for longer.
+pub const MAX_CERT_SECONDS: i32 = 365 * 24 * 3600;
 
 impl CsrFacts {
     /// Extracts the facts of a CSR.
@@ -173,6 +180,7 @@ impl CsrFacts {
             subject: parse_request(&csr.spec.request.0),
             pending: conditions.is_empty(),
             approved,
+            expiration_seconds: csr.spec.expiration_seconds,
         }
     }
 
@@ -182,6 +190,11 @@ impl CsrFacts {
             return Err(format!(
                 "its signer is {}, not {CLIENT_SIGNER}",
                 self.signer
+            ));
+        }
+        if let Some(s) = self.expiration_seconds.filter(|s| *s > MAX_CERT_SECONDS) {
+            return Err(format!(
+                "it asks for a certificate valid {s} s, longer than {MAX_CERT_SECONDS} s (a year)"
             ));
         }
         if let Some(u) = self

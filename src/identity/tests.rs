@@ -33,6 +33,7 @@ fn facts(user: &str, groups: &[&str], cn: &str, orgs: &[&str]) -> CsrFacts {
         subject: parse_request(request(cn, orgs).as_bytes()),
         pending: true,
         approved: false,
+        expiration_seconds: None,
     }
 }
 
@@ -170,4 +171,22 @@ fn renewal_must_come_from_the_agent_itself() {
     let other = common_name("c2", "zz");
     let foreign = facts(&other, &["system:open-cluster-management:c2"], &cn, OWN);
     assert!(foreign.check_renewal("c1").is_err());
+}
+
+#[test]
+fn a_certificate_longer_than_a_year_is_refused() {
+    let mut f = facts(
+        "system:bootstrap:abcdef",
+        &[BOOTSTRAP_GROUP],
+        &common_name("c1", "ab12c"),
+        OWN,
+    );
+    f.expiration_seconds = Some(MAX_CERT_SECONDS);
+    assert_eq!(f.check_bootstrap("c1", false), Ok(()));
+    f.expiration_seconds = Some(MAX_CERT_SECONDS + 1);
+    assert!(
+        f.check_bootstrap("c1", false)
+            .unwrap_err()
+            .contains("longer than")
+    );
 }

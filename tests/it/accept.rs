@@ -25,6 +25,16 @@ fn text(bytes: &[u8]) -> String {
 /// A ManagedCluster as the agent creates it, and a CSR sent with the bootstrap token asking for
 /// `subject_cluster`'s identity, labelled `cluster`.
 async fn registration(token: &str, cluster: &str, subject_cluster: &str) -> String {
+    registration_for(token, cluster, subject_cluster, 600).await
+}
+
+/// [`registration`], asking for a certificate valid `seconds`.
+async fn registration_for(
+    token: &str,
+    cluster: &str,
+    subject_cluster: &str,
+    seconds: i32,
+) -> String {
     let agent = common::hub_client_with_token(token).await;
     let mc: ManagedCluster = serde_json::from_value(serde_json::json!({
         "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
@@ -41,7 +51,7 @@ async fn registration(token: &str, cluster: &str, subject_cluster: &str) -> Stri
     let created = api
         .create(
             &PostParams::default(),
-            &csr::object(cluster, &pem, Some(600)),
+            &csr::object(cluster, &pem, Some(seconds)),
         )
         .await
         .unwrap();
@@ -232,5 +242,19 @@ async fn a_csr_from_another_bootstrap_token_is_not_approved() {
         "a kubeadm token's CSR was approved"
     );
     bindings.delete(&c, &DeleteParams::default()).await.unwrap();
+    remove(&c).await;
+}
+
+/// A CSR asking for a certificate valid longer than a year is not approved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_csr_asking_for_more_than_a_year_is_not_approved() {
+    let token = fixture::hub().await;
+    let c = common::unique("it-long");
+    let name = registration_for(&token, &c, &c, 2 * 365 * 24 * 3600).await;
+    let out = fixture::run(accept(&["--clusters", &c])).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("longer than"), "{stderr}");
+    assert_eq!(approved(&name).await, None);
     remove(&c).await;
 }
