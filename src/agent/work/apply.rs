@@ -67,6 +67,21 @@ pub fn describe(err: &kube::Error) -> String {
     }
 }
 
+/// The namespace a manifest goes to: its own for a namespaced kind (required), none otherwise.
+fn namespace_of(parsed: &build::Parsed, namespaced: bool) -> Result<Option<String>, String> {
+    if !namespaced {
+        return Ok(None);
+    }
+    parsed
+        .object
+        .metadata
+        .namespace
+        .clone()
+        .filter(|n| !n.is_empty())
+        .map(Some)
+        .ok_or_else(|| "namespaced object has no metadata.namespace".into())
+}
+
 /// Applies manifest number `ordinal` of a work.
 pub async fn apply_manifest(
     discovery: &Discovery,
@@ -74,6 +89,7 @@ pub async fn apply_manifest(
     manifest: &Value,
     configs: &[ManifestConfigOption],
     owner: &Owner,
+    executor: Option<super::executor::Executor<'_>>,
 ) -> Outcome {
     let mut meta = build::raw_meta(ordinal, manifest);
     let failed = |meta, message: String| Outcome {
@@ -94,19 +110,9 @@ pub async fn apply_manifest(
         Err(e) => return failed(meta, format!("on the managed cluster: {e}")),
     };
     meta.resource = Some(resource.plural.clone());
-    let namespace = if namespaced {
-        match parsed
-            .object
-            .metadata
-            .namespace
-            .clone()
-            .filter(|n| !n.is_empty())
-        {
-            Some(ns) => Some(ns),
-            None => return failed(meta, "namespaced object has no metadata.namespace".into()),
-        }
-    } else {
-        None
+    let namespace = match namespace_of(&parsed, namespaced) {
+        Ok(ns) => ns,
+        Err(why) => return failed(meta, why),
     };
     meta.namespace.clone_from(&namespace);
     let key = Key {
@@ -115,6 +121,18 @@ pub async fn apply_manifest(
         namespace: namespace.clone().unwrap_or_default(),
         name: parsed.name.clone(),
     };
+    if let Some(executor) = executor {
+        let target = super::executor::Target {
+            group: &parsed.gvk.group,
+            version: &parsed.gvk.version,
+            resource: &resource.plural,
+            namespace: namespace.as_deref(),
+            name: &parsed.name,
+        };
+        if let Err(why) = executor.may_apply(target).await {
+            return failed(meta, why);
+        }
+    }
     let strategy = build::strategy_for(configs, &meta);
     let api = discovery.api(&resource, namespaced, namespace.as_deref());
     if strategy.type_ == UpdateStrategyType::ReadOnly {

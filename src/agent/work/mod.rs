@@ -20,6 +20,7 @@ pub mod build;
 pub mod controller;
 pub mod delete;
 pub mod discovery;
+pub mod executor;
 pub mod status;
 pub mod supervisor;
 mod sweep;

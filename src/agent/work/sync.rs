@@ -105,13 +105,17 @@ async fn apply_all(work: &ManifestWork, ctx: &Context, owner: &Owner) -> Vec<Out
         let tier = build::parse(m).map_or(u8::MAX, |p| crate::apply::order::tier(&p.gvk));
         tiers.entry(tier).or_default().push(i);
     }
+    let subject = super::executor::subject(work.spec.executor.as_ref());
+    let executor = subject.as_ref().map(|subject| super::executor::Executor {
+        client: &ctx.managed,
+        subject: subject.as_ref().map_err(String::as_str).copied(),
+        delete_option: work.spec.delete_option.as_ref(),
+    });
     let mut outcomes: Vec<Option<Outcome>> = vec![None; manifests.len()];
     for ordinals in tiers.values() {
-        let done = join_all(
-            ordinals
-                .iter()
-                .map(|&i| apply::apply_manifest(&ctx.discovery, i, &manifests[i], configs, owner)),
-        )
+        let done = join_all(ordinals.iter().map(|&i| {
+            apply::apply_manifest(&ctx.discovery, i, &manifests[i], configs, owner, executor)
+        }))
         .await;
         for (&i, outcome) in ordinals.iter().zip(done) {
             outcomes[i] = Some(outcome);

@@ -241,3 +241,94 @@ async fn placement_picks_the_clusters_and_dry_run_sends_nothing() {
         .delete(&ns, &DeleteParams::default())
         .await;
 }
+
+/// `spec.executor`: each manifest is applied only where the named ServiceAccount may act — a
+/// ClusterRoleBinding to cluster-admin is refused for one that may only write ConfigMaps in its
+/// namespace, and the rest of the work is applied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_executor_may_not_apply_what_its_service_account_may_not() {
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
+    let _hub = super::hub_lock().await;
+    let c = TestCluster::new("it-work-exec").await;
+    let ns = c.managed_namespace().await;
+    let _agent = c.agent(Duration::from_secs(60));
+    let post = PostParams::default();
+    let sa: ServiceAccount = serde_json::from_value(
+        serde_json::json!({"metadata": {"name": "runner", "namespace": ns}}),
+    )
+    .unwrap();
+    Api::<ServiceAccount>::namespaced(c.managed.clone(), &ns)
+        .create(&post, &sa)
+        .await
+        .unwrap();
+    let role: Role = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "runner", "namespace": ns},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create", "update", "patch", "get", "delete"]}]
+    }))
+    .unwrap();
+    Api::<Role>::namespaced(c.managed.clone(), &ns)
+        .create(&post, &role)
+        .await
+        .unwrap();
+    let binding: RoleBinding = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "runner", "namespace": ns},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "runner"},
+        "subjects": [{"kind": "ServiceAccount", "name": "runner", "namespace": ns}]
+    }))
+    .unwrap();
+    Api::<RoleBinding>::namespaced(c.managed.clone(), &ns)
+        .create(&post, &binding)
+        .await
+        .unwrap();
+
+    let escalation = common::unique("it-exec-admin");
+    let name = common::unique("w");
+    let work: ManifestWork = serde_json::from_value(serde_json::json!({
+        "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+        "metadata": {"name": name, "namespace": c.name},
+        "spec": {
+            "executor": {"subject": {"type": "ServiceAccount", "serviceAccount": {"namespace": ns, "name": "runner"}}},
+            "workload": {"manifests": [
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "allowed", "namespace": ns}},
+                {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                 "metadata": {"name": escalation},
+                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+                 "subjects": [{"kind": "ServiceAccount", "name": "runner", "namespace": ns}]}
+            ]}
+        }
+    }))
+    .unwrap();
+    c.works().create(&post, &work).await.unwrap();
+    let w = wait_work(&c.works(), &name, "reported", |w| {
+        w.status.as_ref().is_some_and(|s| !s.conditions.is_empty())
+    })
+    .await;
+    let manifests = w.status.unwrap().resource_status.unwrap().manifests;
+    let applied = |i: usize| {
+        clusteradm::api::conditions::find(&manifests[i].conditions, "Applied")
+            .map(|c| (c.status.clone(), c.message.clone()))
+            .unwrap()
+    };
+    assert_eq!(applied(0).0, "True", "{:?}", applied(0));
+    let (status, message) = applied(1);
+    assert_eq!(status, "False");
+    assert!(
+        message.contains(
+            "not allowed to apply the resource rbac.authorization.k8s.io clusterrolebindings"
+        ),
+        "{message}"
+    );
+    assert!(
+        Api::<ClusterRoleBinding>::all(c.managed.clone())
+            .get_opt(&escalation)
+            .await
+            .unwrap()
+            .is_none(),
+        "the executor's escalation was applied"
+    );
+    Api::<ConfigMap>::namespaced(c.managed.clone(), &ns)
+        .get("allowed")
+        .await
+        .unwrap();
+}
