@@ -65,7 +65,6 @@ async fn grant(hub: &kube::Client, name: &str, group: &str, rules: serde_json::V
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn accepting_and_joining_a_set_need_upstreams_permissions() {
-    fixture::hub().await;
     let hub = common::hub().await;
     let ssa = PatchParams::apply("clusteradm").force();
     for p in admission::policies() {
@@ -82,6 +81,24 @@ async fn accepting_and_joining_a_set_need_upstreams_permissions() {
             .await
             .unwrap();
     }
+
+    // The bootstrap credential may create ManagedClusters, but not accepted ones.
+    let token = fixture::hub().await;
+    let bootstrap = common::hub_client_with_token(&token).await;
+    let own = common::unique("it-vap-self");
+    let refused = common::eventually(
+        "the policy to refuse self-acceptance",
+        Duration::from_secs(30),
+        || {
+            let (user, mc) = (bootstrap.clone(), cluster(&own, true, None));
+            async move { try_create(&user, &mc).await.err() }
+        },
+    )
+    .await;
+    assert!(refused.contains("managedclusters/accept"), "{refused}");
+    try_create(&bootstrap, &cluster(&own, false, None))
+        .await
+        .unwrap();
 
     let id = common::unique("it-vap");
     let group = format!("{id}-group");

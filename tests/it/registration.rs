@@ -509,3 +509,27 @@ async fn a_kubeconfig_from_a_secret_cannot_run_commands() {
         "the exec plugin of a Secret's kubeconfig ran"
     );
 }
+
+/// A lease duration far past anything sensible (i32::MAX seconds) is bounded: the hub controller
+/// keeps running and serving the other clusters.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_absurd_lease_duration_degrades_only_its_cluster() {
+    fixture::hub().await;
+    let hub = common::hub().await;
+    let clusters = Api::<ManagedCluster>::all(hub.clone());
+    let huge = common::unique("it-huge-lease");
+    let mc: ManagedCluster = serde_json::from_value(serde_json::json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+        "metadata": {"name": huge}, "spec": {"hubAcceptsClient": true, "leaseDurationSeconds": i32::MAX}
+    }))
+    .unwrap();
+    clusters.create(&PostParams::default(), &mc).await.unwrap();
+    wait_condition(&huge, "HubAcceptedManagedCluster", "True").await;
+    // The controller still serves others.
+    let agent = fixture::joined(fixture::options(common::managed().await, "it-after-huge")).await;
+    agent.remove().await;
+    clusters
+        .delete(&huge, &kube::api::DeleteParams::default())
+        .await
+        .unwrap();
+}
