@@ -69,6 +69,16 @@ async fn remove(cluster: &str) {
     }
 }
 
+/// The cluster is still not accepted; then it is removed.
+async fn assert_not_accepted_and_remove(c: &str) {
+    let mc = Api::<ManagedCluster>::all(common::hub().await)
+        .get(c)
+        .await
+        .unwrap();
+    assert!(!mc.spec.hub_accepts_client, "cluster {c} was accepted");
+    remove(c).await;
+}
+
 async fn approved(name: &str) -> Option<(String, String)> {
     let api: Api<CertificateSigningRequest> = Api::all(common::hub().await);
     let csr = api.get(name).await.unwrap();
@@ -121,12 +131,7 @@ async fn a_csr_claiming_another_clusters_identity_is_not_approved() {
         "{stderr}"
     );
     assert_eq!(approved(&forged).await, None, "the forged CSR was approved");
-    let mc = Api::<ManagedCluster>::all(common::hub().await)
-        .get(&c)
-        .await
-        .unwrap();
-    assert!(!mc.spec.hub_accepts_client);
-    remove(&c).await;
+    assert_not_accepted_and_remove(&c).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -183,12 +188,7 @@ async fn two_csrs_for_the_same_agent_are_both_refused() {
     );
     assert_eq!(approved(&first).await, None);
     assert_eq!(approved(&second).await, None);
-    let mc = Api::<ManagedCluster>::all(common::hub().await)
-        .get(&c)
-        .await
-        .unwrap();
-    assert!(!mc.spec.hub_accepts_client);
-    remove(&c).await;
+    assert_not_accepted_and_remove(&c).await;
 }
 
 /// A kubeadm node-join token is a bootstrap token too, but not one `init` made: its CSR for a
