@@ -51,8 +51,11 @@ pub fn matching_pin(ders: Vec<Vec<u8>>, pin: &str) -> Result<Vec<Vec<u8>>, Error
     let want = pin.trim().to_ascii_lowercase();
     let mut matching = vec![];
     for der in ders {
-        let (_, cert) =
-            x509_parser::parse_x509_certificate(&der).map_err(|e| Error::Invalid(e.to_string()))?;
+        // A member that does not parse cannot match: skipped, not fatal, so a stray one (or one a
+        // man in the middle adds) cannot make a good bundle fail.
+        let Ok((_, cert)) = x509_parser::parse_x509_certificate(&der) else {
+            continue;
+        };
         let got = format!(
             "sha256:{}",
             hex(digest(&SHA256, cert.tbs_certificate.subject_pki.raw).as_ref())

@@ -78,12 +78,16 @@ pub fn validate_cluster_name(name: &str) -> Result<(), String> {
     }
 }
 
-/// Why a cluster may not have the namespace `name` on the hub, if it may not: the hub's own
-/// and Kubernetes' system namespaces are never a cluster's (a cluster named `kube-system` or
-/// `kube-node-lease` would otherwise be granted leases and events there).
+/// Why no cluster may be called `name` on the hub, if none may: the hub's own and Kubernetes'
+/// system namespaces are never a cluster's (a cluster named `kube-system` or `kube-node-lease`
+/// would otherwise be granted leases and events there), nor are names whose per-cluster
+/// ClusterRole is a shared one (`registration`, `work`).
 #[must_use]
 pub fn reserved_namespace(name: &str) -> Option<&'static str> {
-    if name == "default" || name.starts_with("kube-") {
+    if name == "registration" || name == "work" {
+        // `open-cluster-management:managedcluster:<name>` is a ClusterRole every cluster shares.
+        Some("its ClusterRole would be the one every cluster's agents share")
+    } else if name == "default" || name.starts_with("kube-") {
         Some("it is a Kubernetes system namespace")
     } else if name.starts_with("open-cluster-management") {
         Some("it is one of OCM's own namespaces")

@@ -184,7 +184,8 @@ impl CsrFacts {
         }
     }
 
-    /// The checks every approval runs: pending, our signer, allowed usages, the cluster's subject.
+    /// The checks every approval runs: our signer, a bounded validity, allowed usages, the cluster's
+    /// subject (callers pick the pending CSRs).
     pub fn check_request(&self, cluster: &str) -> Result<(), String> {
         if self.signer != CLIENT_SIGNER {
             return Err(format!(

@@ -66,12 +66,22 @@ pub struct HubTrust {
 /// Discovers and verifies the hub CA (see the module docs).
 pub async fn discover(req: Request<'_>) -> anyhow::Result<HubTrust> {
     if let Some(ca) = req.ca_file {
-        crate::pki::certificates_der(ca.as_bytes()).map_err(|e| {
+        let ders = crate::pki::certificates_der(ca.as_bytes()).map_err(|e| {
             UserError::new(
                 format!("--ca-file holds no usable CA: {e}"),
                 "pass a PEM file with the hub's CA certificate",
             )
         })?;
+        // Both given: they must agree, or one of them is not the hub's.
+        if let Some(pin) = req.pin
+            && crate::pki::matching_pin(ders, pin).map_or(true, |m| m.is_empty())
+        {
+            return Err(UserError::new(
+                format!("no certificate in --ca-file matches --ca-cert-hash {pin}"),
+                "pass the hub's CA file and the hash `clusteradm init` printed for it, or only one of them",
+            )
+            .into());
+        }
         return Ok(HubTrust {
             ca_pem: ca.to_string(),
             cluster_info_server: None,

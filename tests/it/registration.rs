@@ -361,7 +361,8 @@ async fn a_silent_cluster_becomes_unknown_after_five_lease_durations() {
 /// leaves the namespace alone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_hub_never_takes_over_a_namespace_it_did_not_make_for_the_cluster() {
-    fixture::hub().await;
+    // A cluster accepted normally, so the shared ClusterRoles exist.
+    let normal = fixture::joined(fixture::options(common::managed().await, "it-normal")).await;
     let hub = common::hub().await;
     let taken = common::unique("it-taken");
     let namespaces = Api::<Namespace>::all(hub.clone());
@@ -374,7 +375,7 @@ async fn the_hub_never_takes_over_a_namespace_it_did_not_make_for_the_cluster() 
         .await
         .unwrap();
     let clusters = Api::<ManagedCluster>::all(hub.clone());
-    for name in [taken.as_str(), "kube-node-lease"] {
+    for name in [taken.as_str(), "kube-node-lease", "work"] {
         let mc: ManagedCluster = serde_json::from_value(serde_json::json!({
             "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
             "metadata": {"name": name}, "spec": {"hubAcceptsClient": true}
@@ -421,6 +422,18 @@ async fn the_hub_never_takes_over_a_namespace_it_did_not_make_for_the_cluster() 
         )
         .await;
     }
+    // A cluster named "work" did not touch the ClusterRole every cluster's work agent shares.
+    let shared = Api::<ClusterRole>::all(hub.clone())
+        .get("open-cluster-management:managedcluster:work")
+        .await
+        .unwrap();
+    assert!(
+        shared.rules.unwrap_or_default().iter().any(|r| r
+            .resources
+            .as_ref()
+            .is_some_and(|res| res.iter().any(|x| x == "manifestworks"))),
+        "the shared work ClusterRole was overwritten"
+    );
     let after = namespaces.get(&taken).await.unwrap();
     assert!(
         after.metadata.deletion_timestamp.is_none(),
@@ -428,6 +441,7 @@ async fn the_hub_never_takes_over_a_namespace_it_did_not_make_for_the_cluster() 
     );
     let labels = after.metadata.labels.unwrap();
     assert!(!labels.contains_key("open-cluster-management.io/cluster-name"));
+    normal.remove().await;
     namespaces
         .delete(&taken, &kube::api::DeleteParams::default())
         .await

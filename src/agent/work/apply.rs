@@ -82,6 +82,19 @@ fn namespace_of(parsed: &build::Parsed, namespaced: bool) -> Result<Option<Strin
         .ok_or_else(|| "namespaced object has no metadata.namespace".into())
 }
 
+/// A manifest that failed before anything was applied.
+fn failed(meta: crate::api::work::ManifestResourceMeta, message: String) -> Outcome {
+    Outcome {
+        result: ManifestResult {
+            meta,
+            applied: Err(message),
+            available: Availability::Incomplete,
+        },
+        record: None,
+        key: None,
+    }
+}
+
 /// Applies manifest number `ordinal` of a work.
 pub async fn apply_manifest(
     discovery: &Discovery,
@@ -92,15 +105,6 @@ pub async fn apply_manifest(
     executor: Option<super::executor::Executor<'_>>,
 ) -> Outcome {
     let mut meta = build::raw_meta(ordinal, manifest);
-    let failed = |meta, message: String| Outcome {
-        result: ManifestResult {
-            meta,
-            applied: Err(message),
-            available: Availability::Incomplete,
-        },
-        record: None,
-        key: None,
-    };
     let parsed = match build::parse(manifest) {
         Ok(p) => p,
         Err(e) => return failed(meta, e),
@@ -121,17 +125,19 @@ pub async fn apply_manifest(
         namespace: namespace.clone().unwrap_or_default(),
         name: parsed.name.clone(),
     };
-    if let Some(executor) = executor {
-        let target = super::executor::Target {
-            group: &parsed.gvk.group,
-            version: &parsed.gvk.version,
-            resource: &resource.plural,
-            namespace: namespace.as_deref(),
-            name: &parsed.name,
+    let target = super::executor::Target {
+        group: &parsed.gvk.group,
+        version: &parsed.gvk.version,
+        resource: &resource.plural,
+        namespace: namespace.as_deref(),
+        name: &parsed.name,
+    };
+    if let Err(why) = super::executor::check(executor, target).await {
+        // Keep its key: what it applied before is still wanted, not stale.
+        return Outcome {
+            key: Some(key),
+            ..failed(meta, why)
         };
-        if let Err(why) = executor.may_apply(target).await {
-            return failed(meta, why);
-        }
     }
     let strategy = build::strategy_for(configs, &meta);
     let api = discovery.api(&resource, namespaced, namespace.as_deref());

@@ -85,6 +85,14 @@ impl Executor<'_> {
     }
 }
 
+/// `Ok` without an executor; otherwise [`Executor::may_apply`].
+pub async fn check(executor: Option<Executor<'_>>, target: Target<'_>) -> Result<(), String> {
+    match executor {
+        Some(executor) => executor.may_apply(target).await,
+        None => Ok(()),
+    }
+}
+
 /// One SubjectAccessReview: may `sa` do `verb` on `target`?
 async fn allowed(
     client: &Client,

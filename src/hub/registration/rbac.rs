@@ -6,7 +6,7 @@
 //!   CSRs and certificate renewal; when denied, only reading its own ManagedCluster;
 //! - two ClusterRoles shared by every cluster, `open-cluster-management:managedcluster:registration`
 //!   (leases get/list/watch/update — never create or patch; add-ons; events) and
-//!   `...:work` (read and update ManifestWorks and their status — never create or delete them),
+//!   `...:work` (read, update and patch ManifestWorks and their status — never create or delete them),
 //!   bound in the cluster namespace by RoleBindings `...:<c>:registration` and `...:<c>:work`; the
 //!   work binding carries a finalizer so the work agent keeps its access until the works are gone.
 //!
@@ -317,7 +317,7 @@ mod tests {
     }
 
     #[test]
-    fn agents_never_create_patch_or_delete_leases_or_works() {
+    fn agents_never_create_or_delete_leases_or_works_nor_patch_leases() {
         for role in shared_cluster_roles() {
             for r in role.rules.unwrap() {
                 let resource = r.resources.as_ref().unwrap()[0].as_str();

@@ -8,7 +8,6 @@ use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt as _};
 
-use super::decide::Action;
 use super::writer::Writer;
 use crate::api::cluster::ManagedCluster;
 use crate::api::work::ManifestWork;
@@ -16,6 +15,27 @@ use crate::api::work::ManifestWork;
 /// Releases every ManifestWork and removes every ManagedCluster (see the module docs). A missing
 /// CRD means there is nothing of that kind; any other failure is an error.
 pub async fn release_all(client: &Client) -> anyhow::Result<()> {
+    // Clusters first: their agents lose their RBAC before any work changes, so no agent still
+    // bound acts on a work's deletion (which would remove what it applied).
+    let clusters: Api<ManagedCluster> = Api::all(client.clone());
+    let writer = Writer::new(client.clone());
+    for mc in list_or_empty(&clusters)
+        .await
+        .context("listing ManagedClusters")?
+    {
+        let name = mc.name_any();
+        match clusters.delete(&name, &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => continue,
+            Err(e) => return Err(e).with_context(|| format!("deleting ManagedCluster {name}")),
+        }
+        match writer.release(&name).await {
+            Err(e) if e.code() != Some(404) => {
+                return Err(e).with_context(|| format!("removing managed cluster {name}"));
+            }
+            _ => {}
+        }
+    }
     let strip = serde_json::json!({"metadata": {"finalizers": null}});
     let works: Api<ManifestWork> = Api::all(client.clone());
     for work in list_or_empty(&works)
@@ -33,25 +53,6 @@ pub async fn release_all(client: &Client) -> anyhow::Result<()> {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.code == 404 => {}
             Err(e) => return Err(e).with_context(|| format!("releasing ManifestWork {ns}/{name}")),
-        }
-    }
-    let clusters: Api<ManagedCluster> = Api::all(client.clone());
-    let writer = Writer::new(client.clone());
-    for mc in list_or_empty(&clusters)
-        .await
-        .context("listing ManagedClusters")?
-    {
-        let name = mc.name_any();
-        match clusters.delete(&name, &DeleteParams::default()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(s)) if s.code == 404 => continue,
-            Err(e) => return Err(e).with_context(|| format!("deleting ManagedCluster {name}")),
-        }
-        match writer.apply(&Action::Cleanup(name.clone())).await {
-            Err(e) if e.code() != Some(404) => {
-                return Err(e).with_context(|| format!("removing managed cluster {name}"));
-            }
-            _ => {}
         }
     }
     remove_shared_roles(client).await

@@ -4,7 +4,7 @@
 //! (a conflict fails the action and the controller decides again from the newer object).
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleBinding};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, Time};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, Resource, ResourceExt as _};
@@ -47,7 +47,7 @@ impl Writer {
         match action {
             Action::Accept(c) => self.accept(c).await,
             Action::Deny(c) => self.deny(c).await,
-            Action::Cleanup(c) => self.cleanup(c).await,
+            Action::Cleanup(c) => self.cleanup(c, Works::Wait).await,
             Action::Approve(csr, c) => {
                 tracing::info!(cluster = %c, csr = %csr, "approving the agent's certificate renewal");
                 crate::identity::approval::approve_csr(
@@ -111,7 +111,21 @@ impl Writer {
         .await?;
         let bindings: Api<RoleBinding> = Api::namespaced(self.client.clone(), cluster);
         for binding in &grant.role_bindings {
-            self.ssa(bindings.clone(), binding).await?;
+            match self.ssa(bindings.clone(), binding).await {
+                // A binding from an earlier version referred to a namespaced Role: a roleRef
+                // cannot change, so it is replaced (and that Role removed).
+                Err(kube::Error::Api(s)) if s.code == 422 => {
+                    let name = binding.metadata.name.clone().unwrap_or_default();
+                    ignore_404(bindings.delete(&name, &DeleteParams::default()).await)?;
+                    ignore_404(
+                        Api::<Role>::namespaced(self.client.clone(), cluster)
+                            .delete(&name, &DeleteParams::default())
+                            .await,
+                    )?;
+                    self.ssa(bindings.clone(), binding).await?;
+                }
+                other => other?,
+            }
         }
         self.set_finalizer(cluster, true).await?;
         let accepted = condition(
@@ -150,12 +164,15 @@ impl Writer {
     /// RoleBindings go (the work one once the cluster's works are gone), and
     /// `HubAcceptedManagedCluster=False`.
     async fn deny(&self, cluster: &str) -> Result<(), Error> {
+        if reserved_namespace(cluster).is_some() {
+            return Ok(()); // never accepted, so nothing was granted (and its role names are shared)
+        }
         self.ssa(
             Api::<ClusterRole>::all(self.client.clone()),
             &rbac::cluster_role(cluster, false),
         )
         .await?;
-        self.remove_role_bindings(cluster).await?;
+        self.remove_role_bindings(cluster, Works::Keep).await?;
         let denied = condition(
             HUB_ACCEPTED_MANAGED_CLUSTER,
             conditions::FALSE,
@@ -169,17 +186,25 @@ impl Writer {
 
     /// The cluster is being deleted: its works are deleted (the work agent, still bound, removes
     /// what they applied), then its RBAC and namespace; then its finalizer.
-    async fn cleanup(&self, cluster: &str) -> Result<(), Error> {
-        let works: Api<ManifestWork> = Api::namespaced(self.client.clone(), cluster);
-        match works
-            .delete_collection(&DeleteParams::default(), &ListParams::default())
-            .await
-        {
-            Ok(_) => {}
-            Err(kube::Error::Api(s)) if s.code == 404 => {}
-            Err(e) => return Err(e.into()),
+    async fn cleanup(&self, cluster: &str, works: Works) -> Result<(), Error> {
+        if works == Works::Wait {
+            match Api::<ManifestWork>::namespaced(self.client.clone(), cluster)
+                .delete_collection(&DeleteParams::default(), &ListParams::default())
+                .await
+            {
+                Ok(_) => {}
+                Err(kube::Error::Api(s)) if s.code == 404 => {}
+                Err(e) => return Err(e.into()),
+            }
         }
-        self.remove_role_bindings(cluster).await?;
+        if reserved_namespace(cluster).is_some() {
+            // Never accepted: nothing of its own to remove, and its role names are shared.
+            return self
+                .set_finalizer(cluster, false)
+                .await
+                .map_err(Error::from);
+        }
+        self.remove_role_bindings(cluster, works).await?;
         let dp = DeleteParams::default();
         let name = rbac::cluster_role_name(cluster);
         ignore_404(
@@ -226,14 +251,23 @@ impl Writer {
         })
     }
 
-    /// Deletes the agents' RoleBindings; the work one keeps its finalizer (and the work agent
-    /// its access) while ManifestWorks remain in the namespace.
-    async fn remove_role_bindings(&self, cluster: &str) -> Result<(), Error> {
+    /// What `clean` does in place of the controller when none runs: the cluster's RBAC goes
+    /// first, so no agent acts on what follows (its works are then released, not cleaned up).
+    pub async fn release(&self, cluster: &str) -> Result<(), Error> {
+        self.cleanup(cluster, Works::Ignore).await
+    }
+
+    /// Deletes the agents' RoleBindings. The work binding is upstream's way of keeping the work
+    /// agent's access while the cluster's ManifestWorks remain: per `works`, it is kept (deny),
+    /// left deleting until they are gone (cleanup), or removed regardless (`clean`).
+    async fn remove_role_bindings(&self, cluster: &str, works: Works) -> Result<(), Error> {
         let bindings: Api<RoleBinding> = Api::namespaced(self.client.clone(), cluster);
         let dp = DeleteParams::default();
-        for name in [rbac::registration_name(cluster), rbac::work_name(cluster)] {
-            ignore_404(bindings.delete(&name, &dp).await)?;
-        }
+        ignore_404(
+            bindings
+                .delete(&rbac::registration_name(cluster), &dp)
+                .await,
+        )?;
         let remaining = match Api::<ManifestWork>::namespaced(self.client.clone(), cluster)
             .list_metadata(&ListParams::default().limit(1))
             .await
@@ -242,24 +276,30 @@ impl Writer {
             Err(kube::Error::Api(s)) if s.code == 404 => 0,
             Err(e) => return Err(e.into()),
         };
-        if remaining > 0 {
-            return Err(Error::WorksRemain(cluster.to_string()));
-        }
         let work = rbac::work_name(cluster);
-        let Some(binding) = bindings.get_opt(&work).await? else {
-            return Ok(());
-        };
-        let mut finalizers = binding.metadata.finalizers.clone().unwrap_or_default();
-        if !finalizers.iter().any(|f| f == rbac::WORK_BINDING_FINALIZER) {
-            return Ok(());
+        if remaining > 0 {
+            match works {
+                Works::Keep => return Ok(()),
+                Works::Wait => {
+                    ignore_404(bindings.delete(&work, &dp).await)?;
+                    return Err(Error::WorksRemain(cluster.to_string()));
+                }
+                Works::Ignore => {}
+            }
         }
-        finalizers.retain(|f| f != rbac::WORK_BINDING_FINALIZER);
-        let patch = json!({"metadata": {"resourceVersion": binding.metadata.resource_version, "finalizers": finalizers}});
-        ignore_404(
-            bindings
-                .patch(&work, &PatchParams::default(), &Patch::Merge(patch))
-                .await,
-        )
+        if let Some(binding) = bindings.get_opt(&work).await? {
+            let mut finalizers = binding.metadata.finalizers.clone().unwrap_or_default();
+            if finalizers.iter().any(|f| f == rbac::WORK_BINDING_FINALIZER) {
+                finalizers.retain(|f| f != rbac::WORK_BINDING_FINALIZER);
+                let patch = json!({"metadata": {"resourceVersion": binding.metadata.resource_version, "finalizers": finalizers}});
+                ignore_404(
+                    bindings
+                        .patch(&work, &PatchParams::default(), &Patch::Merge(patch))
+                        .await,
+                )?;
+            }
+        }
+        ignore_404(bindings.delete(&work, &dp).await)
     }
 
     async fn ssa<K>(&self, api: Api<K>, obj: &K) -> Result<(), kube::Error>
@@ -342,6 +382,17 @@ fn ignore_404<T>(result: Result<T, kube::Error>) -> Result<(), Error> {
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
         Err(e) => Err(e.into()),
     }
+}
+
+/// What becomes of the work agent's access while a cluster's ManifestWorks remain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Works {
+    /// Denied: keep it, so the agent can still remove what the works applied.
+    Keep,
+    /// Deleted: delete the works, and wait until the agent has removed them.
+    Wait,
+    /// `clean` without controllers: remove it anyway (the works are released, not cleaned up).
+    Ignore,
 }
 
 /// Why an action did not finish.
