@@ -269,18 +269,7 @@ mod tests {
         }
     }
 
-    fn names(objects: &[DynamicObject]) -> Vec<String> {
-        objects
-            .iter()
-            .map(|o| {
-                format!(
-                    "{}/{}",
-                    o.types.as_ref().unwrap().kind,
-                    o.metadata.name.as_deref().unwrap()
-                )
-            })
-            .collect()
-    }
+    use super::super::names;
 
     #[test]
     fn default_plan_deploys_the_operator_and_a_service_account_credential() {

@@ -23,18 +23,7 @@ fn opts(hosted: bool, deploy_operator: bool) -> JoinOptions {
     }
 }
 
-fn names(objects: &[DynamicObject]) -> Vec<String> {
-    objects
-        .iter()
-        .map(|o| {
-            format!(
-                "{}/{}",
-                o.types.as_ref().unwrap().kind,
-                o.metadata.name.as_deref().unwrap()
-            )
-        })
-        .collect()
-}
+use super::super::names;
 
 #[test]
 fn cluster_names_are_dns_labels() {

@@ -7,3 +7,18 @@ pub mod credential;
 pub mod hub;
 pub mod join_command;
 pub mod klusterlet;
+
+/// `Kind/name` of each planned object, for the plans' tests.
+#[cfg(test)]
+fn names(objects: &[kube::api::DynamicObject]) -> Vec<String> {
+    objects
+        .iter()
+        .map(|o| {
+            format!(
+                "{}/{}",
+                o.types.as_ref().unwrap().kind,
+                o.metadata.name.as_deref().unwrap()
+            )
+        })
+        .collect()
+}
