@@ -161,8 +161,8 @@ impl Writer {
     }
 
     /// Upstream's deny: the cluster role shrinks to reading its own ManagedCluster, the agents'
-    /// RoleBindings go (the work one once the cluster's works are gone), and
-    /// `HubAcceptedManagedCluster=False`.
+    /// RoleBindings go (the work one stays while the cluster still has works, so its agent can
+    /// remove what they applied), and `HubAcceptedManagedCluster=False`.
     async fn deny(&self, cluster: &str) -> Result<(), Error> {
         if reserved_namespace(cluster).is_some() {
             return Ok(()); // never accepted, so nothing was granted (and its role names are shared)
@@ -187,6 +187,14 @@ impl Writer {
     /// The cluster is being deleted: its works are deleted (the work agent, still bound, removes
     /// what they applied), then its RBAC and namespace; then its finalizer.
     async fn cleanup(&self, cluster: &str, works: Works) -> Result<(), Error> {
+        if reserved_namespace(cluster).is_some() {
+            // Never accepted: nothing of its own to remove — and its namespace and role names
+            // belong to others, so nothing there is touched.
+            return self
+                .set_finalizer(cluster, false)
+                .await
+                .map_err(Error::from);
+        }
         if works == Works::Wait {
             match Api::<ManifestWork>::namespaced(self.client.clone(), cluster)
                 .delete_collection(&DeleteParams::default(), &ListParams::default())
@@ -196,13 +204,6 @@ impl Writer {
                 Err(kube::Error::Api(s)) if s.code == 404 => {}
                 Err(e) => return Err(e.into()),
             }
-        }
-        if reserved_namespace(cluster).is_some() {
-            // Never accepted: nothing of its own to remove, and its role names are shared.
-            return self
-                .set_finalizer(cluster, false)
-                .await
-                .map_err(Error::from);
         }
         self.remove_role_bindings(cluster, works).await?;
         let dp = DeleteParams::default();
