@@ -3,7 +3,6 @@
 //! loop failing stops the other: a hub half running is worse than one that says it stopped.
 use kube::Client;
 
-use crate::hub::clusters::SharedClusters;
 use crate::hub::registration;
 use crate::operator::cluster_manager::{self as operator, InProcess};
 use crate::runtime::Shutdown;
@@ -22,11 +21,7 @@ pub async fn run(
             let token = token.clone();
             let client = client.clone();
             async move {
-                let clusters = SharedClusters::new();
-                let (store, events) = clusters.subscribe();
-                let watch = clusters.run(client.clone(), token.clone());
-                let registration = registration::run_with(client, store, events, token.clone());
-                let (result, ()) = tokio::join!(registration, watch);
+                let result = registration::run(client, token.clone()).await;
                 token.cancel();
                 result.map_err(|e| e.context("the hub registration controller stopped"))
             }

@@ -55,8 +55,8 @@ struct Context {
 }
 
 /// Runs the hub registration controller on its own ManagedCluster watch until `shutdown` is
-/// cancelled (the fixture's and tests' entry point; the in-process hub shares its watch with
-/// [`run_with`]).
+/// cancelled. A hub with more controllers over ManagedClusters gives each a subscription to one
+/// [`SharedClusters`] and runs them with [`run_with`].
 pub async fn run(hub: Client, shutdown: Shutdown) -> anyhow::Result<()> {
     let clusters = SharedClusters::new();
     let (store, events) = clusters.subscribe();

@@ -269,24 +269,14 @@ impl Writer {
                 .delete(&rbac::registration_name(cluster), &dp)
                 .await,
         )?;
-        let remaining = match Api::<ManifestWork>::namespaced(self.client.clone(), cluster)
-            .list_metadata(&ListParams::default().limit(1))
-            .await
-        {
-            Ok(list) => list.items.len(),
-            Err(kube::Error::Api(s)) if s.code == 404 => 0,
-            Err(e) => return Err(e.into()),
-        };
         let work = rbac::work_name(cluster);
-        if remaining > 0 {
-            match works {
-                Works::Keep => return Ok(()),
-                Works::Wait => {
-                    ignore_404(bindings.delete(&work, &dp).await)?;
-                    return Err(Error::WorksRemain(cluster.to_string()));
-                }
-                Works::Ignore => {}
+        // `clean` removes the binding whatever is left, so it need not look.
+        if works != Works::Ignore && self.has_works(cluster).await? {
+            if works == Works::Wait {
+                ignore_404(bindings.delete(&work, &dp).await)?;
+                return Err(Error::WorksRemain(cluster.to_string()));
             }
+            return Ok(()); // Keep
         }
         if let Some(binding) = bindings.get_opt(&work).await? {
             let mut finalizers = binding.metadata.finalizers.clone().unwrap_or_default();
@@ -301,6 +291,18 @@ impl Writer {
             }
         }
         ignore_404(bindings.delete(&work, &dp).await)
+    }
+
+    /// Whether any ManifestWork is left in the cluster's namespace.
+    async fn has_works(&self, cluster: &str) -> Result<bool, kube::Error> {
+        match Api::<ManifestWork>::namespaced(self.client.clone(), cluster)
+            .list_metadata(&ListParams::default().limit(1))
+            .await
+        {
+            Ok(list) => Ok(!list.items.is_empty()),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     async fn ssa<K>(&self, api: Api<K>, obj: &K) -> Result<(), kube::Error>
