@@ -39,6 +39,10 @@ pub const DEFAULT_LEASE_SECONDS: i32 = 60;
 
 /// Default image registry.
 pub const DEFAULT_REGISTRY: &str = "quay.io/open-cluster-management";
+/// Annotation on the ClusterManager choosing how the hub's admission rules are enforced:
+/// `webhooks` (upstream's webhook Deployments, the default) or `policies`
+/// (ValidatingAdmissionPolicies, no webhook Deployments). Only this project's operator reads it.
+pub const ADMISSION_ANNOTATION: &str = "clusteradm.open-cluster-management.io/admission";
 /// The OCM release whose images `--bundle-version default` means.
 pub const DEFAULT_BUNDLE_VERSION: &str = "1.3.1";
 

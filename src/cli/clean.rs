@@ -65,6 +65,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             deploy_operator: true,
             image_pull_credential: None,
             feature_gates: vec![],
+            admission: crate::operator::cluster_manager::Admission::Webhooks,
         };
         objects.extend(hub::plan(&opts)?);
     }

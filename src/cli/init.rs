@@ -3,6 +3,7 @@
 //! Order: preflight (skippable with `--force`) → cluster-info → apply the hub plan
 //! ([`crate::install::hub::plan`]) → issue the bootstrap token → print the join command → `--wait` /
 //! `--in-process`. `--dry-run` prints the plan and sends no request at all.
+use crate::operator::cluster_manager::Admission;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -57,6 +58,11 @@ pub struct Args {
     /// the operator image; runs in the foreground until Ctrl-C or SIGTERM
     #[arg(long)]
     pub in_process: bool,
+    /// How the hub enforces its admission rules: `webhooks` (upstream's webhook Deployments) or
+    /// `policies` (ValidatingAdmissionPolicies in the API server, no webhook Deployments)
+    /// [default: webhooks; policies with --in-process]
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub admission: Option<Admission>,
 }
 
 /// `-o` of init: the join command as text or JSON.
@@ -66,6 +72,18 @@ pub enum JoinOutput {
     Text,
     /// `{"hub-token": ..., "hub-apiserver": ..., "ca-cert-hash": ...}`
     Json,
+}
+
+/// `--admission`, or its default for the mode.
+fn admission_mode(args: &Args) -> Result<Admission, UserError> {
+    match (args.in_process, args.admission) {
+        (true, Some(Admission::Webhooks)) => Err(UserError::new(
+            "--admission webhooks cannot go with --in-process: nothing serves the webhooks in this process",
+            "drop --admission (an in-process hub enforces its rules with admission policies)",
+        )),
+        (true, _) => Ok(Admission::Policies),
+        (false, mode) => Ok(mode.unwrap_or_default()),
+    }
 }
 
 /// Runs `init`.
@@ -83,8 +101,10 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
+    let admission = admission_mode(&args)?;
     let kube = ctx.kube().await?;
     let mut opts = InitOptions {
+        admission,
         registry: args.image_registry.clone(),
         tag,
         credential: Credential::ServiceAccount,

@@ -2,6 +2,8 @@
 //! apply: the ClusterManager CRD, the operator, the bootstrap credential's RBAC and the
 //! ClusterManager.
 
+use crate::api::names::ADMISSION_ANNOTATION;
+use crate::operator::cluster_manager::Admission;
 use base64::Engine as _;
 use kube::api::DynamicObject;
 use serde::Serialize;
@@ -44,6 +46,8 @@ pub struct InitOptions {
     pub image_pull_credential: Option<Vec<u8>>,
     /// Extra hub feature gates `Name=true|false`.
     pub feature_gates: Vec<(String, bool)>,
+    /// How the hub's admission rules are enforced.
+    pub admission: Admission,
 }
 
 /// Resolves `--bundle-version`: `default`, `latest`, or `x.y.z` (with or without `v`).
@@ -192,7 +196,7 @@ pub fn cluster_manager(opts: &InitOptions) -> ClusterManager {
             mode: Some(mode),
         });
     }
-    ClusterManager::new(
+    let mut cm = ClusterManager::new(
         CLUSTER_MANAGER_NAME,
         ClusterManagerSpec {
             registration_image_pull_spec: Some(opts.image("registration")),
@@ -222,7 +226,13 @@ pub fn cluster_manager(opts: &InitOptions) -> ClusterManager {
             ),
             ..Default::default()
         },
-    )
+    );
+    if opts.admission != Admission::Webhooks {
+        cm.metadata.annotations = Some(
+            [(ADMISSION_ANNOTATION.to_string(), opts.admission.as_str().to_string())].into(),
+        );
+    }
+    cm
 }
 
 #[cfg(test)]
@@ -266,6 +276,7 @@ mod tests {
             deploy_operator,
             image_pull_credential: None,
             feature_gates: vec![],
+            admission: Admission::Webhooks,
         }
     }
 

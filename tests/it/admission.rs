@@ -1,57 +1,80 @@
-//! The hub's admission rules as ValidatingAdmissionPolicies (what the in-process ClusterManager
-//! operator applies in place of upstream's webhooks), enforced by the real API server and its
-//! real authorizer: a user who may write ManagedClusters still may not accept one, nor move one
-//! into a cluster set, without the permission upstream's webhook asks for.
+//! The hub's admission rules as ValidatingAdmissionPolicies (what the ClusterManager operator
+//! applies in place of upstream's webhooks), enforced by the real API server and its real
+//! authorizer. For each rule that needs a permission: a user with the base permission is refused
+//! with the policy's message, and the same user with the special permission succeeds. The shape
+//! rules refuse everyone. The shared hub fixture installs the policies, so every registration and
+//! work test of this binary also proves the agents and the hub controller pass them.
 use std::time::Duration;
 
-use k8s_openapi::api::admissionregistration::v1::{
-    ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
-};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::ResourceExt as _;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
 
-use clusteradm::api::cluster::ManagedCluster;
-use clusteradm::operator::cluster_manager::build::admission;
+use clusteradm::api::cluster::{CLUSTER_SET_LABEL, ManagedCluster};
 
 use crate::common;
 use crate::registration::fixture;
 
-fn cluster(name: &str, accepts: bool, set: Option<&str>) -> ManagedCluster {
-    let labels =
-        set.map(|s| serde_json::json!({"cluster.open-cluster-management.io/clusterset": s}));
-    serde_json::from_value(serde_json::json!({
-        "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
-        "metadata": {"name": name, "labels": labels}, "spec": {"hubAcceptsClient": accepts}
-    }))
-    .unwrap()
+const CLUSTER: &str = "cluster.open-cluster-management.io";
+
+fn resource(kind: &str) -> ApiResource {
+    let (group, version, plural) = match kind {
+        "ManagedCluster" => (CLUSTER, "v1", "managedclusters"),
+        "ManagedClusterSetBinding" => (CLUSTER, "v1beta2", "managedclustersetbindings"),
+        "ManifestWork" => ("work.open-cluster-management.io", "v1", "manifestworks"),
+        other => panic!("no resource for {other}"),
+    };
+    ApiResource::from_gvk_with_plural(&kube::api::GroupVersionKind::gvk(group, version, kind), plural)
 }
 
-/// A dry-run create as `user`: `Ok` or the API server's message.
-async fn try_create(user: &kube::Client, mc: &ManagedCluster) -> Result<(), String> {
+/// A dry-run create of `object` as `user`: `Ok` or the API server's message.
+async fn try_create(user: &kube::Client, object: Value) -> Result<(), String> {
+    let obj: DynamicObject = serde_json::from_value(object).unwrap();
+    let ar = resource(&obj.types.as_ref().unwrap().kind);
+    let api: Api<DynamicObject> = match &obj.metadata.namespace {
+        Some(ns) => Api::namespaced_with(user.clone(), ns, &ar),
+        None => Api::all_with(user.clone(), &ar),
+    };
     let dry = PostParams {
         dry_run: true,
         ..Default::default()
     };
-    match Api::<ManagedCluster>::all(user.clone())
-        .create(&dry, mc)
-        .await
-    {
+    match api.create(&dry, &obj).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) => Err(s.message),
         Err(e) => Err(e.to_string()),
     }
 }
 
-async fn grant(hub: &kube::Client, name: &str, group: &str, rules: serde_json::Value) {
+/// Waits until `user` may create `object` (RBAC and policies take moments to apply).
+async fn allowed(what: &str, user: &kube::Client, object: Value) {
+    common::eventually(what, Duration::from_secs(30), || {
+        let (user, object) = (user.clone(), object.clone());
+        async move { try_create(&user, object).await.ok() }
+    })
+    .await;
+}
+
+/// Waits until `user` is refused `object`, and returns the message.
+async fn refused(what: &str, user: &kube::Client, object: Value) -> String {
+    common::eventually(what, Duration::from_secs(30), || {
+        let (user, object) = (user.clone(), object.clone());
+        async move { try_create(&user, object).await.err() }
+    })
+    .await
+}
+
+/// A ClusterRole with `rules` bound to `group`, removed on drop of the returned guard's names.
+async fn grant(hub: &kube::Client, name: &str, group: &str, rules: Value) {
     let ssa = PatchParams::apply("it-admission").force();
     let role: ClusterRole =
-        serde_json::from_value(serde_json::json!({"metadata": {"name": name}, "rules": rules}))
-            .unwrap();
+        serde_json::from_value(json!({"metadata": {"name": name}, "rules": rules})).unwrap();
     Api::<ClusterRole>::all(hub.clone())
         .patch(name, &ssa, &Patch::Apply(&role))
         .await
         .unwrap();
-    let binding: ClusterRoleBinding = serde_json::from_value(serde_json::json!({
+    let binding: ClusterRoleBinding = serde_json::from_value(json!({
         "metadata": {"name": name},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
         "subjects": [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": group}]
@@ -63,117 +86,293 @@ async fn grant(hub: &kube::Client, name: &str, group: &str, rules: serde_json::V
         .unwrap();
 }
 
+async fn revoke(hub: &kube::Client, names: &[&str]) {
+    for name in names {
+        let _ = Api::<ClusterRoleBinding>::all(hub.clone())
+            .delete(name, &DeleteParams::default())
+            .await;
+        let _ = Api::<ClusterRole>::all(hub.clone())
+            .delete(name, &DeleteParams::default())
+            .await;
+    }
+}
+
+/// A user in a group of its own, with the installed hub and its policies.
+async fn user(id: &str) -> (kube::Client, kube::Client, String) {
+    fixture::hub().await;
+    let hub = common::hub().await;
+    let group = format!("{id}-group");
+    let user = common::certificate_client(&hub, &format!("{id}-user"), &group).await;
+    (hub, user, group)
+}
+
+fn cluster(name: &str, accepts: bool, set: Option<&str>) -> Value {
+    let labels = set.map(|s| json!({CLUSTER_SET_LABEL: s}));
+    json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+        "metadata": {"name": name, "labels": labels}, "spec": {"hubAcceptsClient": accepts}
+    })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn accepting_and_joining_a_set_need_upstreams_permissions() {
-    let hub = common::hub().await;
-    let ssa = PatchParams::apply("clusteradm").force();
-    for p in admission::policies() {
-        let name = p.metadata.name.clone().unwrap();
-        Api::<ValidatingAdmissionPolicy>::all(hub.clone())
-            .patch(&name, &ssa, &Patch::Apply(&p))
-            .await
-            .unwrap();
-    }
-    for b in admission::bindings() {
-        let name = b.metadata.name.clone().unwrap();
-        Api::<ValidatingAdmissionPolicyBinding>::all(hub.clone())
-            .patch(&name, &ssa, &Patch::Apply(&b))
-            .await
-            .unwrap();
-    }
-
     // The bootstrap credential may create ManagedClusters, but not accepted ones.
     let token = fixture::hub().await;
     let bootstrap = common::hub_client_with_token(&token).await;
     let own = common::unique("it-vap-self");
-    let refused = common::eventually(
-        "the policy to refuse self-acceptance",
-        Duration::from_secs(30),
-        || {
-            let (user, mc) = (bootstrap.clone(), cluster(&own, true, None));
-            async move { try_create(&user, &mc).await.err() }
-        },
-    )
-    .await;
-    assert!(refused.contains("managedclusters/accept"), "{refused}");
-    try_create(&bootstrap, &cluster(&own, false, None))
+    let message = refused("self-acceptance", &bootstrap, cluster(&own, true, None)).await;
+    assert!(message.contains("managedclusters/accept"), "{message}");
+    try_create(&bootstrap, cluster(&own, false, None))
         .await
         .unwrap();
 
     let id = common::unique("it-vap");
-    let group = format!("{id}-group");
+    let (hub, user, group) = user(&id).await;
     let writer = format!("{id}-writer");
-    grant(
-        &hub,
-        &writer,
-        &group,
-        serde_json::json!([{
-        "apiGroups": ["cluster.open-cluster-management.io"], "resources": ["managedclusters"],
-        "verbs": ["create", "get", "update", "patch"]}]),
-    )
+    grant(&hub, &writer, &group, json!([{
+        "apiGroups": [CLUSTER], "resources": ["managedclusters"],
+        "verbs": ["create", "get", "update", "patch"]}]))
     .await;
-    let user = common::certificate_client(&hub, &format!("{id}-user"), &group).await;
     let c = common::unique("it-vap-c");
-
     // Not accepting, no set: allowed.
-    common::eventually("the writer's RBAC", Duration::from_secs(20), || {
-        let (user, mc) = (user.clone(), cluster(&c, false, None));
-        async move { try_create(&user, &mc).await.ok() }
-    })
-    .await;
-    // Accepting without managedclusters/accept: refused, saying which permission would allow it
-    // (the policy takes effect within moments of being created: wait for it).
-    let refused = common::eventually(
-        "the policy to refuse accepting",
-        Duration::from_secs(30),
-        || {
-            let (user, mc) = (user.clone(), cluster(&c, true, None));
-            async move { try_create(&user, &mc).await.err() }
-        },
-    )
-    .await;
-    assert!(refused.contains("managedclusters/accept"), "{refused}");
+    allowed("the writer's RBAC", &user, cluster(&c, false, None)).await;
+    // Accepting without managedclusters/accept: refused, saying which permission would allow it.
+    let message = refused("accepting", &user, cluster(&c, true, None)).await;
+    assert!(message.contains("update on managedclusters/accept"), "{message}");
     // Joining a set without managedclustersets/join: refused.
     let set = format!("{id}-set");
-    let refused = try_create(&user, &cluster(&c, false, Some(&set)))
+    let message = try_create(&user, cluster(&c, false, Some(&set)))
         .await
         .unwrap_err();
-    assert!(refused.contains("managedclustersets/join"), "{refused}");
+    assert!(message.contains("create on managedclustersets/join"), "{message}");
 
     let accepter = format!("{id}-accepter");
-    grant(&hub, &accepter, &group, serde_json::json!([
+    grant(&hub, &accepter, &group, json!([
         {"apiGroups": ["register.open-cluster-management.io"], "resources": ["managedclusters/accept"],
          "resourceNames": [c], "verbs": ["update"]},
-        {"apiGroups": ["cluster.open-cluster-management.io"], "resources": ["managedclustersets/join"],
+        {"apiGroups": [CLUSTER], "resources": ["managedclustersets/join"],
          "resourceNames": [set], "verbs": ["create"]}])).await;
-    common::eventually(
+    allowed(
         "accepting with managedclusters/accept",
-        Duration::from_secs(20),
-        || {
-            let (user, mc) = (user.clone(), cluster(&c, true, Some(&set)));
-            async move { try_create(&user, &mc).await.ok() }
-        },
+        &user,
+        cluster(&c, true, Some(&set)),
     )
     .await;
     // The permission is per cluster and per set.
     let other = common::unique("it-vap-other");
+    assert!(try_create(&user, cluster(&other, true, None)).await.is_err());
     assert!(
-        try_create(&user, &cluster(&other, true, None))
+        try_create(&user, cluster(&c, false, Some("another-set")))
             .await
             .is_err()
     );
-    assert!(
-        try_create(&user, &cluster(&c, false, Some("another-set")))
-            .await
-            .is_err()
-    );
+    revoke(&hub, &[&writer, &accepter]).await;
+}
 
-    for name in [writer, accepter] {
-        let _ = Api::<ClusterRoleBinding>::all(hub.clone())
-            .delete(&name, &DeleteParams::default())
-            .await;
-        let _ = Api::<ClusterRole>::all(hub.clone())
-            .delete(&name, &DeleteParams::default())
-            .await;
+/// The hub fills in what upstream's mutating webhook did — the `default` set, taint times — and a
+/// user who may only edit the spec may not write a taint's time himself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hub_sets_default_set_and_taint_times_and_users_may_not() {
+    let id = common::unique("it-vap-taint");
+    let (hub, user, group) = user(&id).await;
+    let name = common::unique("it-vap-t");
+    let clusters: Api<ManagedCluster> = Api::all(hub.clone());
+    let mut mc = cluster(&name, false, None);
+    mc["spec"]["taints"] = json!([{"key": "example.com/maintenance", "effect": "NoSelect"}]);
+    clusters
+        .create(&PostParams::default(), &serde_json::from_value(mc).unwrap())
+        .await
+        .unwrap();
+    let filled = fixture::wait(
+        clusters.clone(),
+        &name,
+        "the default set and the taint's time",
+        |mc: Option<&ManagedCluster>| {
+            mc.is_some_and(|mc| {
+                mc.labels().get(CLUSTER_SET_LABEL).map(String::as_str) == Some("default")
+                    && mc.spec.taints.iter().all(|t| t.time_added.is_some())
+            })
+        },
+    )
+    .await;
+    let time = filled.spec.taints[0].time_added.clone().unwrap();
+
+    let writer = format!("{id}-writer");
+    grant(&hub, &writer, &group, json!([{
+        "apiGroups": [CLUSTER], "resources": ["managedclusters"],
+        "verbs": ["create", "get", "update", "patch"]},
+        {"apiGroups": [CLUSTER], "resources": ["managedclustersets/join"],
+         "resourceNames": ["default"], "verbs": ["create"]}]))
+    .await;
+    // A new taint without a time: allowed (the hub adds it). With a time: refused.
+    let with_taints = |taints: Value| {
+        let mut mc = cluster(&common::unique("it-vap-t2"), false, Some("default"));
+        mc["spec"]["taints"] = taints;
+        mc
+    };
+    allowed(
+        "a taint without a time",
+        &user,
+        with_taints(json!([{"key": "a", "effect": "NoSelect"}])),
+    )
+    .await;
+    let backdated = with_taints(json!([{"key": "a", "effect": "NoSelect", "timeAdded": "2020-01-01T00:00:00Z"}]));
+    let message = refused("a backdated taint", &user, backdated.clone()).await;
+    assert!(
+        message.contains("timeAdded of taint a")
+            && message.contains("update on managedclusters/status"),
+        "{message}"
+    );
+    // Changing the time of an existing taint, as the user: refused; keeping it: allowed.
+    let users: Api<ManagedCluster> = Api::all(user.clone());
+    let change = |at: &str| {
+        json!({"spec": {"taints": [{"key": "example.com/maintenance", "effect": "NoSelect", "timeAdded": at}]}})
+    };
+    let dry = PatchParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    let err = users
+        .patch(&name, &dry, &Patch::Merge(change("2020-01-01T00:00:00Z")))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("managedclusters/status"), "{err}");
+    let kept = serde_json::to_value(&time).unwrap();
+    users
+        .patch(&name, &dry, &Patch::Merge(change(kept.as_str().unwrap())))
+        .await
+        .unwrap();
+
+    // With update on managedclusters/status (the hub controller's permission), allowed.
+    let status = format!("{id}-status");
+    grant(&hub, &status, &group, json!([{
+        "apiGroups": [CLUSTER], "resources": ["managedclusters/status"], "verbs": ["update"]}]))
+    .await;
+    allowed("a backdated taint with managedclusters/status", &user, backdated).await;
+
+    revoke(&hub, &[&writer, &status]).await;
+    clusters.delete(&name, &DeleteParams::default()).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn binding_a_set_needs_bind_and_the_sets_name() {
+    let id = common::unique("it-vap-bind");
+    let (hub, user, group) = user(&id).await;
+    let ns = "default";
+    let set = format!("{id}-set");
+    let binding = |name: &str, set: &str| {
+        json!({"apiVersion": "cluster.open-cluster-management.io/v1beta2", "kind": "ManagedClusterSetBinding",
+               "metadata": {"name": name, "namespace": ns}, "spec": {"clusterSet": set}})
+    };
+    let creator = format!("{id}-creator");
+    grant(&hub, &creator, &group, json!([{
+        "apiGroups": [CLUSTER], "resources": ["managedclustersetbindings"], "verbs": ["create"]}]))
+    .await;
+    let message = refused("binding without bind", &user, binding(&set, &set)).await;
+    assert!(message.contains("create on managedclustersets/bind"), "{message}");
+    assert!(message.contains(&set), "{message}");
+    let message = try_create(&user, binding("other-name", &set))
+        .await
+        .unwrap_err();
+    assert!(message.contains("must be the name of the set"), "{message}");
+
+    let binder = format!("{id}-binder");
+    grant(&hub, &binder, &group, json!([{
+        "apiGroups": [CLUSTER], "resources": ["managedclustersets/bind"],
+        "resourceNames": [set], "verbs": ["create"]}]))
+    .await;
+    allowed("binding with bind", &user, binding(&set, &set)).await;
+    // The name rule holds for everyone.
+    assert!(try_create(&user, binding("other-name", &set)).await.is_err());
+    revoke(&hub, &[&creator, &binder]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn manifest_works_must_be_well_formed_and_executors_need_execute_as() {
+    let id = common::unique("it-vap-work");
+    let (hub, user, group) = user(&id).await;
+    let ns = "default";
+    let config_map = |name: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}});
+    let work = |spec: Value| {
+        json!({"apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+               "metadata": {"name": "w", "namespace": ns}, "spec": spec})
+    };
+    let one = json!({"manifests": [config_map("a")]});
+    let creator = format!("{id}-creator");
+    grant(&hub, &creator, &group, json!([{
+        "apiGroups": ["work.open-cluster-management.io"], "resources": ["manifestworks"], "verbs": ["create"]}]))
+    .await;
+    allowed("a plain work", &user, work(json!({"workload": one}))).await;
+
+    let big = "x".repeat(clusteradm::work::manifests::MAX_BYTES);
+    let cases = [
+        (json!({}), "spec.workload.manifests is empty"),
+        (
+            json!({"workload": {"manifests": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "a-"}}]}}),
+            "lack apiVersion, kind or metadata.name",
+        ),
+        (
+            json!({"workload": {"manifests": [config_map("a"), config_map("a")]}}),
+            "manifest v1/ConfigMap/default/a (apiVersion/kind/namespace/name) appears more than once",
+        ),
+        (
+            json!({"workload": {"manifests": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"k": big}}]}}),
+            "over the 500 KiB a ManifestWork may hold",
+        ),
+        (
+            json!({"workload": one, "deleteOption": {"ttlSecondsAfterFinished": -1}}),
+            "ttlSecondsAfterFinished is negative",
+        ),
+        (
+            json!({"workload": one, "deleteOption": {"propagationPolicy": "SelectivelyOrphan",
+                   "selectivelyOrphans": {"orphaningRules": [{"resource": "configmaps", "name": ""}]}}}),
+            "orphaningRules needs a resource and a name",
+        ),
+        (
+            json!({"workload": one, "manifestConfigs": [{"resourceIdentifier": {"resource": "", "name": "a"}}]}),
+            "manifestConfigs needs resourceIdentifier.resource",
+        ),
+        (
+            json!({"workload": one, "executor": {"subject": {"type": "ServiceAccount"}}}),
+            "spec.executor needs subject.type ServiceAccount and subject.serviceAccount",
+        ),
+    ];
+    for (spec, expected) in cases {
+        let message = try_create(&user, work(spec)).await.unwrap_err();
+        assert!(message.contains(expected), "want {expected:?}, got {message}");
     }
+
+    let executor = json!({"workload": one, "executor": {"subject": {"type": "ServiceAccount",
+                          "serviceAccount": {"namespace": "apps", "name": "deployer"}}}});
+    let message = try_create(&user, work(executor.clone())).await.unwrap_err();
+    assert!(
+        message.contains("execute-as on manifestworks")
+            && message.contains("system:serviceaccount:apps:deployer"),
+        "{message}"
+    );
+    let executes = format!("{id}-executes");
+    grant(&hub, &executes, &group, json!([{
+        "apiGroups": ["work.open-cluster-management.io"], "resources": ["manifestworks"],
+        "resourceNames": ["system:serviceaccount:apps:deployer"], "verbs": ["execute-as"]}]))
+    .await;
+    allowed("a work run as a service account with execute-as", &user, work(executor)).await;
+    revoke(&hub, &[&creator, &executes]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_names_and_client_urls_are_checked_for_everyone() {
+    fixture::hub().await;
+    let hub = common::hub().await;
+    let mut mc = cluster(&common::unique("it-vap-url"), false, Some("default"));
+    mc["spec"]["managedClusterClientConfigs"] =
+        json!([{"url": "https://ok.example:6443"}, {"url": "http://plain.example"}]);
+    let message = refused("an http client URL", &hub, mc).await;
+    assert!(
+        message.contains("\"http://plain.example\" is not an https URL"),
+        "{message}"
+    );
+    let message = try_create(&hub, cluster("dotted.name", false, Some("default")))
+        .await
+        .unwrap_err();
+    assert!(message.contains("must be a DNS-1123 label"), "{message}");
 }

@@ -65,6 +65,7 @@ async fn install(client: &Client) {
         deploy_operator: false,
         image_pull_credential: None,
         feature_gates: vec![],
+        admission: operator::Admission::Policies,
     };
     let objects = clusteradm::install::hub::plan(&opts)
         .unwrap()

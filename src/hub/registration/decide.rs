@@ -36,6 +36,8 @@ pub enum Action {
     CreateLease(String),
     /// `ManagedClusterConditionAvailable=Unknown`: the lease is stale.
     MarkLeaseStale(String),
+    /// Fill in what upstream's mutating webhook would have ([`super::defaults`]).
+    FillDefaults(String),
 }
 
 impl Action {
@@ -48,6 +50,7 @@ impl Action {
             | Self::Cleanup(c)
             | Self::CreateLease(c)
             | Self::MarkLeaseStale(c)
+            | Self::FillDefaults(c)
             | Self::Approve(_, c) => c,
         }
     }
@@ -107,19 +110,20 @@ pub fn decide(observed: &Observed<'_>, now: Timestamp) -> Decision {
             recheck_in: None,
         };
     }
+    let mut actions = vec![];
+    if super::defaults::needed(mc) {
+        actions.push(Action::FillDefaults(name.clone()));
+    }
     if !mc.spec.hub_accepts_client {
-        let actions = if observed.granted || accepted_true {
-            vec![Action::Deny(name)]
-        } else {
-            vec![]
-        };
+        if observed.granted || accepted_true {
+            actions.push(Action::Deny(name));
+        }
         return Decision {
             actions,
             recheck_in: None,
         };
     }
 
-    let mut actions = vec![];
     if !observed.granted || !has_finalizer || !accepted_true {
         actions.push(Action::Accept(name.clone()));
     }

@@ -7,11 +7,13 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::json;
 
 use super::{Action, Decision, Observed, decide};
-use crate::api::cluster::ManagedCluster;
+use crate::api::cluster::{CLUSTER_SET_LABEL, ManagedCluster};
 use crate::identity::{MANAGED_CLUSTERS_GROUP, common_name};
 
 fn mc(value: serde_json::Value) -> ManagedCluster {
-    let mut v = json!({"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster", "spec": {}});
+    // In a set already: the defaults have their own test.
+    let mut v = json!({"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+                       "metadata": {"labels": {CLUSTER_SET_LABEL: "default"}}, "spec": {}});
     merge(&mut v, value);
     serde_json::from_value(v).unwrap()
 }
@@ -272,4 +274,31 @@ fn lease_durations_are_bounded() {
     let d = run(&huge, &[], Some(&l), true, at(T0));
     assert!(d.actions.is_empty());
     assert_eq!(d.recheck_in, Some(Duration::from_secs(5 * 24 * 3600)));
+}
+
+#[test]
+fn defaults_are_filled_in_first_but_not_while_deleting() {
+    fn observe(cluster: &ManagedCluster) -> Observed<'_> {
+        Observed {
+            cluster,
+            pending_csrs: vec![],
+            lease: None,
+            granted: false,
+        }
+    }
+    let now = Timestamp::UNIX_EPOCH;
+    let mut cluster = pending("c1");
+    cluster.metadata.labels = None;
+    assert_eq!(
+        decide(&observe(&cluster), now).actions,
+        vec![Action::FillDefaults("c1".into())]
+    );
+    let mut taken = accepted("c1");
+    taken.spec.taints = serde_json::from_value(json!([{"key": "k", "effect": "NoSelect"}])).unwrap();
+    assert_eq!(
+        decide(&observe(&taken), now).actions.first(),
+        Some(&Action::FillDefaults("c1".into()))
+    );
+    cluster.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now));
+    assert!(decide(&observe(&cluster), now).actions.is_empty());
 }

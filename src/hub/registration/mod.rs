@@ -11,6 +11,7 @@
 //! RBAC when `hubAcceptsClient` turns false; and it cleans up before letting a deleted
 //! ManagedCluster go.
 pub mod decide;
+pub mod defaults;
 pub mod rbac;
 mod release;
 pub mod writer;

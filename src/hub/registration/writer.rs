@@ -60,6 +60,7 @@ impl Writer {
                 .map_err(Error::from)
             }
             Action::CreateLease(c) => self.create_lease(c).await,
+            Action::FillDefaults(c) => self.fill_defaults(c).await.map_err(Error::from),
             Action::MarkLeaseStale(c) => {
                 tracing::info!(cluster = %c, "lease not renewed in time: availability unknown");
                 self.set_conditions(
@@ -341,6 +342,22 @@ impl Writer {
 
     /// Sets (and removes) conditions on the ManagedCluster's status (read fresh, written with its
     /// resourceVersion).
+    /// Re-reads the cluster (the patch is guarded by the resourceVersion it was decided on
+    /// being current) and fills in the defaults.
+    async fn fill_defaults(&self, cluster: &str) -> Result<(), kube::Error> {
+        let api: Api<ManagedCluster> = Api::all(self.client.clone());
+        let Some(mc) = api.get_opt(cluster).await? else {
+            return Ok(());
+        };
+        let Some(patch) = super::defaults::patch(&mc, k8s_openapi::jiff::Timestamp::now()) else {
+            return Ok(());
+        };
+        tracing::info!(cluster, "filling in the default cluster set and taint times");
+        api.patch(cluster, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .map(|_| ())
+    }
+
     async fn set_conditions(
         &self,
         cluster: &str,

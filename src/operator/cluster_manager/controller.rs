@@ -192,7 +192,8 @@ async fn reconcile_hub(cm: &ClusterManager, ctx: &Context) -> Result<Action, Err
     if !certs.issued.is_empty() {
         tracing::info!(issued = ?certs.issued, "issued webhook certificates");
     }
-    let desired = build::build(&validated, &certs, ctx.in_process);
+    let in_process = ctx.in_process.with(validated.admission);
+    let desired = build::build(&validated, &certs, in_process);
     let applied = match apply::apply(&ctx.applier, &desired).await {
         Ok(a) => a,
         Err(e) => {
@@ -200,7 +201,7 @@ async fn reconcile_hub(cm: &ClusterManager, ctx: &Context) -> Result<Action, Err
             status::write(
                 &ctx.client,
                 CLUSTER_MANAGER_NAME,
-                &status::compute(cm, &outcome, ctx.in_process, now),
+                &status::compute(cm, &outcome, in_process, now),
             )
             .await?;
             return Err(e.into());
@@ -210,7 +211,7 @@ async fn reconcile_hub(cm: &ClusterManager, ctx: &Context) -> Result<Action, Err
         tracing::info!(changed = applied.changed, "hub applied");
     }
     let outcome = Outcome::Applied(&validated, &applied, desired.related());
-    let st = status::compute(cm, &outcome, ctx.in_process, now);
+    let st = status::compute(cm, &outcome, in_process, now);
     if cm.status.as_ref() != Some(&st) {
         status::write(&ctx.client, CLUSTER_MANAGER_NAME, &st).await?;
     }

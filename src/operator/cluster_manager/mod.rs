@@ -75,6 +75,27 @@ pub async fn uninstall(
     .await
 }
 
+/// How the hub's admission rules are enforced ([`crate::api::names::ADMISSION_ANNOTATION`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Admission {
+    /// Upstream's webhook Deployments (Default mode's default).
+    #[default]
+    Webhooks,
+    /// ValidatingAdmissionPolicies the API server enforces itself; no webhook Deployments.
+    Policies,
+}
+
+impl Admission {
+    /// The annotation value.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Webhooks => "webhooks",
+            Self::Policies => "policies",
+        }
+    }
+}
+
 /// Which hub components run inside this process rather than as Deployments. A component that
 /// runs here is not deployed: two controllers must never reconcile the same objects.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -90,6 +111,16 @@ pub struct InProcess {
 }
 
 impl InProcess {
+    /// With `admission` by policies, the webhooks are not deployed either (the policies stand in
+    /// for them; see [`build::admission`]).
+    #[must_use]
+    pub fn with(self, admission: Admission) -> Self {
+        Self {
+            webhooks: self.webhooks || admission == Admission::Policies,
+            ..self
+        }
+    }
+
     /// Everything deployed as Deployments.
     pub const NOTHING: Self = Self {
         registration: false,

@@ -15,6 +15,7 @@ use tokio::task::JoinHandle;
 
 use clusteradm::agent::registration::{self as agent, AgentOptions};
 use clusteradm::api::cluster::{ClientConfig, ManagedCluster};
+use clusteradm::operator::cluster_manager::build::admission;
 
 use crate::common;
 
@@ -34,9 +35,13 @@ pub async fn hub() -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The CRDs, and the admission policies an in-process hub enforces: every test of this
+    // binary runs under them.
     let crds = clusteradm::api::hub_crds()
         .iter()
         .map(clusteradm::apply::to_dynamic)
+        .chain(admission::policies().iter().map(clusteradm::apply::to_dynamic))
+        .chain(admission::bindings().iter().map(clusteradm::apply::to_dynamic))
         .collect();
     clusteradm::apply::Applier::new(common::hub().await, Duration::from_secs(60))
         .apply(crds)

@@ -95,6 +95,12 @@ fn registration_controller() -> Vec<PolicyRule> {
         ),
         // Maintains the default and global cluster sets.
         rule(&[CLUSTER], &["managedclustersets"], MANAGE),
+        // Puts clusters without a set in `default` (what upstream's mutating webhook does): the
+        // admission policy asks the writer of that label for `managedclustersets/join`.
+        PolicyRule {
+            resource_names: Some(vec![crate::api::cluster::DEFAULT_CLUSTER_SET.into()]),
+            ..rule(&[CLUSTER], &["managedclustersets/join"], &["create"])
+        },
         rule(&[CLUSTER], &["managedclustersetbindings"], READ),
         // Removes a deleted cluster's works; grants agents work access (see above).
         rule(

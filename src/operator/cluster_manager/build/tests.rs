@@ -247,3 +247,32 @@ fn each_binding_grants_its_role_to_its_service_account_only() {
         }
     }
 }
+
+#[test]
+fn default_mode_with_admission_policies_deploys_no_webhook_but_the_policies() {
+    let mut cm = cluster_manager(IMAGES);
+    cm.metadata.annotations = Some(
+        [(
+            crate::api::names::ADMISSION_ANNOTATION.into(),
+            "policies".into(),
+        )]
+        .into(),
+    );
+    let v = validate(&cm).unwrap();
+    let d = build(&v, &certs(), InProcess::NOTHING.with(v.admission));
+    assert_eq!(
+        names(&d.deployments),
+        [
+            "cluster-manager-registration-controller",
+            "cluster-manager-placement-controller"
+        ]
+    );
+    assert!(
+        d.services.is_empty() && d.validating_webhooks.is_empty() && d.mutating_webhooks.is_empty()
+    );
+    assert_eq!(names(&d.admission_policies), names(&admission::policies()));
+    assert_eq!(d.admission_policy_bindings.len(), d.admission_policies.len());
+    // Upstream's webhooks in Default mode, and no policies.
+    let (webhooks, _) = desired(IMAGES, InProcess::NOTHING);
+    assert!(webhooks.admission_policies.is_empty() && !webhooks.validating_webhooks.is_empty());
+}

@@ -161,6 +161,13 @@ fn health(
     applied: &Applied,
     in_process: InProcess,
 ) -> (bool, String, String) {
+    if c.is_webhook() && !c.deployed(in_process) {
+        return (
+            false,
+            format!("{name}ReplacedByAdmissionPolicy"),
+            "The API server enforces the hub's admission rules itself (ValidatingAdmissionPolicies); no webhook is deployed".into(),
+        );
+    }
     if !c.deployed(in_process) {
         return (
             false,

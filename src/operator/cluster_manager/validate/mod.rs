@@ -4,6 +4,8 @@
 use k8s_openapi::api::core::v1::ResourceRequirements;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
+use super::Admission;
+use crate::api::names::ADMISSION_ANNOTATION;
 use crate::api::operator::{
     BindConfiguration, ClusterManager, FeatureGate, FeatureGateMode, HubInstallMode, NodePlacement,
     RegistrationAuthType, ResourceQosClass,
@@ -56,6 +58,9 @@ pub enum Error {
         "spec.resourceRequirement.type is ResourceRequirement but spec.resourceRequirement.resourceRequirements is missing"
     )]
     MissingResourceRequirements,
+    /// The admission annotation names no known mode.
+    #[error("annotation {ADMISSION_ANNOTATION} is \"{0}\": it must be \"webhooks\" or \"policies\"")]
+    InvalidAdmission(String),
 }
 
 impl Error {
@@ -64,7 +69,9 @@ impl Error {
     pub fn reason(&self) -> &'static str {
         match self {
             Self::HostedUnsupported => "UnsupportedDeployMode",
-            Self::EmptyImage { .. } | Self::MissingResourceRequirements => "InvalidSpec",
+            Self::EmptyImage { .. }
+            | Self::MissingResourceRequirements
+            | Self::InvalidAdmission(_) => "InvalidSpec",
         }
     }
 }
@@ -121,6 +128,8 @@ pub struct Validated {
     pub registration_webhook: WebhookPorts,
     /// Work webhook ports.
     pub work_webhook: WebhookPorts,
+    /// How admission is enforced.
+    pub admission: Admission,
 }
 
 /// Checks `cm` and resolves its spec.
@@ -169,7 +178,14 @@ pub fn validate(cm: &ClusterManager) -> Result<Validated, Error> {
         &mut invalid_gates,
     );
     let default_webhooks = deploy.default.unwrap_or_default();
+    let admission = match cm.metadata.annotations.as_ref().and_then(|a| a.get(ADMISSION_ANNOTATION)) {
+        None => Admission::Webhooks,
+        Some(v) if v == Admission::Webhooks.as_str() => Admission::Webhooks,
+        Some(v) if v == Admission::Policies.as_str() => Admission::Policies,
+        Some(v) => return Err(Error::InvalidAdmission(v.clone())),
+    };
     Ok(Validated {
+        admission,
         generation: cm.metadata.generation,
         registration_image: image(
             &spec.registration_image_pull_spec,

@@ -61,3 +61,21 @@ fn best_effort_has_no_resources() {
         .is_err()
     );
 }
+
+#[test]
+fn the_admission_annotation_picks_webhooks_or_policies() {
+    let with = |value: &str| {
+        let mut cm = cluster_manager("spec: {}");
+        cm.metadata.annotations = Some([(ADMISSION_ANNOTATION.into(), value.into())].into());
+        validate(&cm)
+    };
+    assert_eq!(
+        validate(&cluster_manager("spec: {}")).unwrap().admission,
+        Admission::Webhooks
+    );
+    assert_eq!(with("policies").unwrap().admission, Admission::Policies);
+    assert_eq!(with("webhooks").unwrap().admission, Admission::Webhooks);
+    let err = with("both").unwrap_err();
+    assert_eq!(err.reason(), "InvalidSpec");
+    assert!(err.to_string().contains("\"both\""), "{err}");
+}

@@ -1,0 +1,163 @@
+//! ManifestWork rules, as upstream's `pkg/work/webhook/v1/manifestwork_validating.go` and
+//! `pkg/work/webhook/common/validator.go`, plus the delete and update options the schema alone
+//! cannot check.
+use k8s_openapi::api::admissionregistration::v1::Validation;
+
+use super::{Policy, forbidden, invalid, may, or_default, variable};
+use crate::work::manifests::MAX_BYTES;
+
+/// Name of the ManifestWork policy and its binding.
+pub const POLICY: &str = "manifestworks.admission.open-cluster-management.io";
+
+const WORK: &str = "work.open-cluster-management.io";
+
+/// A manifest has what the agent needs to apply it: apiVersion, kind and a fixed name.
+fn well_formed(m: &str) -> String {
+    format!(
+        "has({m}.apiVersion) && {m}.apiVersion != '' && has({m}.kind) && {m}.kind != '' && has({m}.metadata) && has({m}.metadata.name) && {m}.metadata.name != '' && !(has({m}.metadata.generateName) && {m}.metadata.generateName != '')"
+    )
+}
+
+/// Upstream's duplicate key of a manifest: `apiVersion/kind/namespace/name`.
+fn key(m: &str) -> String {
+    let field = |path: &[&str]| or_default(m, path, "''");
+    format!(
+        "string({}) + '/' + string({}) + '/' + string({}) + '/' + string({})",
+        field(&["apiVersion"]),
+        field(&["kind"]),
+        field(&["metadata", "namespace"]),
+        field(&["metadata", "name"]),
+    )
+}
+
+/// A resource identifier (in `manifestConfigs` or orphaning rules) that can match something.
+fn identifies(r: &str) -> String {
+    format!("has({r}.resource) && {r}.resource != '' && has({r}.name) && {r}.name != ''")
+}
+
+const WHOM: &str = "'ManifestWork ' + object.metadata.namespace + '/' + object.metadata.name";
+
+/// Upstream's manifest rules: some, each well formed, no two alike, within the size limit.
+fn manifest_rules() -> Vec<Validation> {
+    let limit = MAX_BYTES;
+    let kib = MAX_BYTES / 1024;
+    vec![
+        invalid(
+            "size(variables.manifests) > 0",
+            format!("{WHOM} + ' is refused: spec.workload.manifests is empty; a work needs at least one object'"),
+        ),
+        invalid(
+            format!("variables.manifests.all(m, {})", well_formed("m")),
+            format!(
+                "{WHOM} + ' is refused: ' + string(size(variables.manifests.filter(m, !({}))))  + ' of its manifests lack apiVersion, kind or metadata.name, or set metadata.generateName (the agent applies objects by name)'",
+                well_formed("m")
+            ),
+        ),
+        invalid(
+            "variables.keys.all(k, variables.keys.indexOf(k) == variables.keys.lastIndexOf(k))",
+            format!(
+                "{WHOM} + ' is refused: manifest ' + variables.keys.filter(k, variables.keys.indexOf(k) != variables.keys.lastIndexOf(k))[0] + ' (apiVersion/kind/namespace/name) appears more than once'"
+            ),
+        ),
+        invalid(
+            format!("variables.size <= {limit}"),
+            format!(
+                "{WHOM} + ' is refused: its manifests take ' + string(variables.size / 1024) + ' KiB, over the {kib} KiB a ManifestWork may hold; split them over several works'"
+            ),
+        ),
+    ]
+}
+
+/// Upstream's executor rules: a service account, and `execute-as` it when it changes.
+fn executor_rules() -> Vec<Validation> {
+    let executor = "object.spec.executor";
+    let sa = "object.spec.executor.subject.serviceAccount";
+    let user = format!("'system:serviceaccount:' + {sa}.namespace + ':' + {sa}.name");
+    vec![
+        invalid(
+            format!(
+                "!has({executor}) || (has({executor}.subject) && {executor}.subject.type == 'ServiceAccount' && has({sa}))"
+            ),
+            format!("{WHOM} + ' is refused: spec.executor needs subject.type ServiceAccount and subject.serviceAccount'"),
+        ),
+        forbidden(
+            format!(
+                "!variables.executorChanged || !has({executor}.subject) || !has({sa}) || {}",
+                may(
+                    "execute-as",
+                    WORK,
+                    "manifestworks",
+                    None,
+                    Some("object.metadata.namespace"),
+                    &user
+                )
+            ),
+            format!(
+                "{WHOM} + ' is refused: applying it as service account ' + {sa}.namespace + '/' + {sa}.name + ' needs execute-as on manifestworks ({WORK}) in namespace ' + object.metadata.namespace + ' for ' + {user}"
+            ),
+        ),
+    ]
+}
+
+/// Delete and update options the schema cannot check: no negative TTL, and identifiers that
+/// can match an object.
+fn option_rules() -> Vec<Validation> {
+    let delete = "object.spec.deleteOption";
+    let rules = "object.spec.deleteOption.selectivelyOrphans.orphaningRules";
+    let configs = "object.spec.manifestConfigs";
+    vec![
+        invalid(
+            format!(
+                "!has({delete}) || !has({delete}.ttlSecondsAfterFinished) || {delete}.ttlSecondsAfterFinished >= 0"
+            ),
+            format!("{WHOM} + ' is refused: spec.deleteOption.ttlSecondsAfterFinished is negative'"),
+        ),
+        invalid(
+            format!(
+                "!has({delete}) || !has({delete}.selectivelyOrphans) || !has({rules}) || {rules}.all(r, {})",
+                identifies("r")
+            ),
+            format!(
+                "{WHOM} + ' is refused: each of spec.deleteOption.selectivelyOrphans.orphaningRules needs a resource and a name'"
+            ),
+        ),
+        invalid(
+            format!(
+                "!has({configs}) || {configs}.all(c, {})",
+                identifies("c.resourceIdentifier")
+            ),
+            format!(
+                "{WHOM} + ' is refused: each of spec.manifestConfigs needs resourceIdentifier.resource and resourceIdentifier.name'"
+            ),
+        ),
+    ]
+}
+
+pub(super) fn policy() -> k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy {
+    let executor = "object.spec.executor";
+    Policy {
+        name: POLICY,
+        group: WORK,
+        resource: "manifestworks",
+        operations: &["CREATE", "UPDATE"],
+        match_conditions: Vec::new(),
+        variables: vec![
+            variable(
+                "manifests",
+                or_default("object", &["spec", "workload", "manifests"], "[]"),
+            ),
+            variable("keys", format!("variables.manifests.map(m, {})", key("m"))),
+            // CEL renders the manifests as JSON with a space after each comma: within a few
+            // bytes per field of upstream's measure (the JSON bytes).
+            variable("size", "'%s'.format([variables.manifests]).size()"),
+            variable(
+                "executorChanged",
+                format!(
+                    "has({executor}) && !(oldObject != null && has(oldObject.spec.executor) && oldObject.spec.executor == {executor})"
+                ),
+            ),
+        ],
+        validations: [manifest_rules(), executor_rules(), option_rules()].concat(),
+    }
+    .build()
+}

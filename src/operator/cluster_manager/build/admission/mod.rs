@@ -1,0 +1,166 @@
+//! The hub's admission rules as ValidatingAdmissionPolicies: enforced by the API server itself
+//! (CEL, with `authorizer` checks), so a hub whose webhooks are not deployed — `init
+//! --in-process`, or `init --admission policies` — still refuses what upstream's validating
+//! webhooks refuse (`pkg/registration/webhook/`, `pkg/work/webhook/` in open-cluster-management-io/ocm).
+//! Upstream's mutating webhook's defaults (the `default` cluster-set label, taint times) are the
+//! hub registration controller's job instead (`crate::hub::registration`).
+//!
+//! One policy per kind, each with its own binding of the same name. Every message says what was
+//! refused and, where a permission would allow it, which one.
+mod cluster_set_binding;
+mod managed_cluster;
+mod manifest_work;
+
+use k8s_openapi::api::admissionregistration::v1::{
+    MatchCondition, MatchResources, NamedRuleWithOperations, ValidatingAdmissionPolicy,
+    ValidatingAdmissionPolicyBinding, ValidatingAdmissionPolicyBindingSpec,
+    ValidatingAdmissionPolicySpec, Validation, Variable,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+pub use cluster_set_binding::POLICY as CLUSTER_SET_BINDING_POLICY;
+pub use managed_cluster::POLICY as MANAGED_CLUSTER_POLICY;
+pub use manifest_work::POLICY as MANIFEST_WORK_POLICY;
+
+/// The policies of the hub.
+#[must_use]
+pub fn policies() -> Vec<ValidatingAdmissionPolicy> {
+    vec![
+        managed_cluster::policy(),
+        cluster_set_binding::policy(),
+        manifest_work::policy(),
+    ]
+}
+
+/// One binding per policy, denying what it refuses, for every namespace and object.
+#[must_use]
+pub fn bindings() -> Vec<ValidatingAdmissionPolicyBinding> {
+    policies()
+        .into_iter()
+        .filter_map(|p| p.metadata.name)
+        .map(|name| ValidatingAdmissionPolicyBinding {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                ..Default::default()
+            },
+            spec: ValidatingAdmissionPolicyBindingSpec {
+                policy_name: name,
+                validation_actions: vec!["Deny".into()],
+                ..Default::default()
+            },
+        })
+        .collect()
+}
+
+/// What a policy is made of; [`Policy::build`] fills in the rest.
+struct Policy {
+    name: &'static str,
+    group: &'static str,
+    resource: &'static str,
+    operations: &'static [&'static str],
+    match_conditions: Vec<MatchCondition>,
+    variables: Vec<Variable>,
+    validations: Vec<Validation>,
+}
+
+impl Policy {
+    fn build(self) -> ValidatingAdmissionPolicy {
+        ValidatingAdmissionPolicy {
+            metadata: ObjectMeta {
+                name: Some(self.name.into()),
+                ..Default::default()
+            },
+            spec: Some(ValidatingAdmissionPolicySpec {
+                // A policy that cannot be evaluated refuses: the rules are the double opt-in.
+                failure_policy: Some("Fail".into()),
+                match_constraints: Some(MatchResources {
+                    resource_rules: Some(vec![NamedRuleWithOperations {
+                        api_groups: Some(vec![self.group.into()]),
+                        api_versions: Some(vec!["*".into()]),
+                        operations: Some(self.operations.iter().map(|o| (*o).into()).collect()),
+                        resources: Some(vec![self.resource.into()]),
+                        ..Default::default()
+                    }]),
+                    ..Default::default()
+                }),
+                match_conditions: (!self.match_conditions.is_empty())
+                    .then_some(self.match_conditions),
+                variables: (!self.variables.is_empty()).then_some(self.variables),
+                validations: Some(self.validations),
+                ..Default::default()
+            }),
+            status: None,
+        }
+    }
+}
+
+fn variable(name: &str, expression: impl Into<String>) -> Variable {
+    Variable {
+        name: name.into(),
+        expression: expression.into(),
+    }
+}
+
+/// A rule refused for want of a permission (`403 Forbidden`).
+fn forbidden(expression: impl Into<String>, message: impl Into<String>) -> Validation {
+    Validation {
+        expression: expression.into(),
+        message_expression: Some(message.into()),
+        reason: Some("Forbidden".into()),
+        ..Default::default()
+    }
+}
+
+/// A rule about the object's shape (`422 Invalid`).
+fn invalid(expression: impl Into<String>, message: impl Into<String>) -> Validation {
+    Validation {
+        expression: expression.into(),
+        message_expression: Some(message.into()),
+        reason: Some("Invalid".into()),
+        ..Default::default()
+    }
+}
+
+/// A CEL string literal (single-quoted, escaped).
+fn literal(s: &str) -> String {
+    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
+/// Whether the requester may `verb` the `subresource` of `group`/`resource` named by the CEL
+/// expression `name` (in the namespace `namespace`, a CEL expression, when given) — a
+/// SubjectAccessReview the API server makes itself, as upstream's webhooks make theirs.
+fn may(
+    verb: &str,
+    group: &str,
+    resource: &str,
+    subresource: Option<&str>,
+    namespace: Option<&str>,
+    name: &str,
+) -> String {
+    let mut steps = vec![
+        "authorizer".to_string(),
+        format!("group({})", literal(group)),
+        format!("resource({})", literal(resource)),
+    ];
+    steps.extend(namespace.map(|ns| format!("namespace({ns})")));
+    steps.extend(subresource.map(|sub| format!("subresource({})", literal(sub))));
+    steps.push(format!("name({name})"));
+    steps.push(format!("check({})", literal(verb)));
+    steps.push("allowed()".into());
+    steps.join(".")
+}
+
+/// `object.<path>` when every step of it is set, else `fallback` (CEL has no `?.` for objects
+/// typed by a CRD schema).
+fn or_default(root: &str, path: &[&str], fallback: &str) -> String {
+    let mut guards = vec![format!("{root} != null")];
+    let mut at = root.to_string();
+    for step in path {
+        guards.push(format!("has({at}.{step})"));
+        at = format!("{at}.{step}");
+    }
+    format!("({} ? {at} : {fallback})", guards.join(" && "))
+}
+
+#[cfg(test)]
+mod tests;
