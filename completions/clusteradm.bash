@@ -1277,7 +1277,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__init)
-            opts="-o -v -q -h -V --wait --use-bootstrap-token --token-expiration --hub-apiserver --output-join-command-file --output --force --bundle-version --image-registry --image-pull-credential-file --feature-gates --in-process --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-o -v -q -h -V --wait --use-bootstrap-token --token-expiration --hub-apiserver --output-join-command-file --output --force --bundle-version --image-registry --image-pull-credential-file --feature-gates --in-process --admission --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1317,6 +1317,10 @@ _clusteradm() {
                     ;;
                 --feature-gates)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --admission)
+                    COMPREPLY=($(compgen -W "webhooks policies" -- "${cur}"))
                     return 0
                     ;;
                 --kubeconfig)

@@ -57,6 +57,8 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l bundle-ve
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l image-registry -d 'Registry of the OCM images' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l image-pull-credential-file -d 'A docker config JSON with credentials for the image registry' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l feature-gates -d 'Hub feature gates, e.g. `ManifestWorkReplicaSet=true,ManagedClusterAutoApproval=false`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l admission -d 'How the hub enforces its admission rules: `webhooks` (upstream\'s webhook Deployments) or `policies` (ValidatingAdmissionPolicies in the API server, no webhook Deployments) [default: webhooks; policies with --in-process]' -r -f -a "webhooks\t'Upstream\'s webhook Deployments (Default mode\'s default)'
+policies\t'ValidatingAdmissionPolicies the API server enforces itself; no webhook Deployments'"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r

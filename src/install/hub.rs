@@ -229,7 +229,11 @@ pub fn cluster_manager(opts: &InitOptions) -> ClusterManager {
     );
     if opts.admission != Admission::Webhooks {
         cm.metadata.annotations = Some(
-            [(ADMISSION_ANNOTATION.to_string(), opts.admission.as_str().to_string())].into(),
+            [(
+                ADMISSION_ANNOTATION.to_string(),
+                opts.admission.as_str().to_string(),
+            )]
+            .into(),
         );
     }
     cm

@@ -25,7 +25,10 @@ fn resource(kind: &str) -> ApiResource {
         "ManifestWork" => ("work.open-cluster-management.io", "v1", "manifestworks"),
         other => panic!("no resource for {other}"),
     };
-    ApiResource::from_gvk_with_plural(&kube::api::GroupVersionKind::gvk(group, version, kind), plural)
+    ApiResource::from_gvk_with_plural(
+        &kube::api::GroupVersionKind::gvk(group, version, kind),
+        plural,
+    )
 }
 
 /// A dry-run create of `object` as `user`: `Ok` or the API server's message.
@@ -129,22 +132,33 @@ async fn accepting_and_joining_a_set_need_upstreams_permissions() {
     let id = common::unique("it-vap");
     let (hub, user, group) = user(&id).await;
     let writer = format!("{id}-writer");
-    grant(&hub, &writer, &group, json!([{
+    grant(
+        &hub,
+        &writer,
+        &group,
+        json!([{
         "apiGroups": [CLUSTER], "resources": ["managedclusters"],
-        "verbs": ["create", "get", "update", "patch"]}]))
+        "verbs": ["create", "get", "update", "patch"]}]),
+    )
     .await;
     let c = common::unique("it-vap-c");
     // Not accepting, no set: allowed.
     allowed("the writer's RBAC", &user, cluster(&c, false, None)).await;
     // Accepting without managedclusters/accept: refused, saying which permission would allow it.
     let message = refused("accepting", &user, cluster(&c, true, None)).await;
-    assert!(message.contains("update on managedclusters/accept"), "{message}");
+    assert!(
+        message.contains("update on managedclusters/accept"),
+        "{message}"
+    );
     // Joining a set without managedclustersets/join: refused.
     let set = format!("{id}-set");
     let message = try_create(&user, cluster(&c, false, Some(&set)))
         .await
         .unwrap_err();
-    assert!(message.contains("create on managedclustersets/join"), "{message}");
+    assert!(
+        message.contains("create on managedclustersets/join"),
+        "{message}"
+    );
 
     let accepter = format!("{id}-accepter");
     grant(&hub, &accepter, &group, json!([
@@ -160,7 +174,11 @@ async fn accepting_and_joining_a_set_need_upstreams_permissions() {
     .await;
     // The permission is per cluster and per set.
     let other = common::unique("it-vap-other");
-    assert!(try_create(&user, cluster(&other, true, None)).await.is_err());
+    assert!(
+        try_create(&user, cluster(&other, true, None))
+            .await
+            .is_err()
+    );
     assert!(
         try_create(&user, cluster(&c, false, Some("another-set")))
             .await
@@ -198,11 +216,16 @@ async fn the_hub_sets_default_set_and_taint_times_and_users_may_not() {
     let time = filled.spec.taints[0].time_added.clone().unwrap();
 
     let writer = format!("{id}-writer");
-    grant(&hub, &writer, &group, json!([{
+    grant(
+        &hub,
+        &writer,
+        &group,
+        json!([{
         "apiGroups": [CLUSTER], "resources": ["managedclusters"],
         "verbs": ["create", "get", "update", "patch"]},
         {"apiGroups": [CLUSTER], "resources": ["managedclustersets/join"],
-         "resourceNames": ["default"], "verbs": ["create"]}]))
+         "resourceNames": ["default"], "verbs": ["create"]}]),
+    )
     .await;
     // A new taint without a time: allowed (the hub adds it). With a time: refused.
     let with_taints = |taints: Value| {
@@ -216,7 +239,9 @@ async fn the_hub_sets_default_set_and_taint_times_and_users_may_not() {
         with_taints(json!([{"key": "a", "effect": "NoSelect"}])),
     )
     .await;
-    let backdated = with_taints(json!([{"key": "a", "effect": "NoSelect", "timeAdded": "2020-01-01T00:00:00Z"}]));
+    let backdated = with_taints(
+        json!([{"key": "a", "effect": "NoSelect", "timeAdded": "2020-01-01T00:00:00Z"}]),
+    );
     let message = refused("a backdated taint", &user, backdated.clone()).await;
     assert!(
         message.contains("timeAdded of taint a")
@@ -225,9 +250,7 @@ async fn the_hub_sets_default_set_and_taint_times_and_users_may_not() {
     );
     // Changing the time of an existing taint, as the user: refused; keeping it: allowed.
     let users: Api<ManagedCluster> = Api::all(user.clone());
-    let change = |at: &str| {
-        json!({"spec": {"taints": [{"key": "example.com/maintenance", "effect": "NoSelect", "timeAdded": at}]}})
-    };
+    let change = |at: &str| json!({"spec": {"taints": [{"key": "example.com/maintenance", "effect": "NoSelect", "timeAdded": at}]}});
     let dry = PatchParams {
         dry_run: true,
         ..Default::default()
@@ -245,13 +268,26 @@ async fn the_hub_sets_default_set_and_taint_times_and_users_may_not() {
 
     // With update on managedclusters/status (the hub controller's permission), allowed.
     let status = format!("{id}-status");
-    grant(&hub, &status, &group, json!([{
-        "apiGroups": [CLUSTER], "resources": ["managedclusters/status"], "verbs": ["update"]}]))
+    grant(
+        &hub,
+        &status,
+        &group,
+        json!([{
+        "apiGroups": [CLUSTER], "resources": ["managedclusters/status"], "verbs": ["update"]}]),
+    )
     .await;
-    allowed("a backdated taint with managedclusters/status", &user, backdated).await;
+    allowed(
+        "a backdated taint with managedclusters/status",
+        &user,
+        backdated,
+    )
+    .await;
 
     revoke(&hub, &[&writer, &status]).await;
-    clusters.delete(&name, &DeleteParams::default()).await.unwrap();
+    clusters
+        .delete(&name, &DeleteParams::default())
+        .await
+        .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -265,11 +301,19 @@ async fn binding_a_set_needs_bind_and_the_sets_name() {
                "metadata": {"name": name, "namespace": ns}, "spec": {"clusterSet": set}})
     };
     let creator = format!("{id}-creator");
-    grant(&hub, &creator, &group, json!([{
-        "apiGroups": [CLUSTER], "resources": ["managedclustersetbindings"], "verbs": ["create"]}]))
+    grant(
+        &hub,
+        &creator,
+        &group,
+        json!([{
+        "apiGroups": [CLUSTER], "resources": ["managedclustersetbindings"], "verbs": ["create"]}]),
+    )
     .await;
     let message = refused("binding without bind", &user, binding(&set, &set)).await;
-    assert!(message.contains("create on managedclustersets/bind"), "{message}");
+    assert!(
+        message.contains("create on managedclustersets/bind"),
+        "{message}"
+    );
     assert!(message.contains(&set), "{message}");
     let message = try_create(&user, binding("other-name", &set))
         .await
@@ -277,13 +321,22 @@ async fn binding_a_set_needs_bind_and_the_sets_name() {
     assert!(message.contains("must be the name of the set"), "{message}");
 
     let binder = format!("{id}-binder");
-    grant(&hub, &binder, &group, json!([{
+    grant(
+        &hub,
+        &binder,
+        &group,
+        json!([{
         "apiGroups": [CLUSTER], "resources": ["managedclustersets/bind"],
-        "resourceNames": [set], "verbs": ["create"]}]))
+        "resourceNames": [set], "verbs": ["create"]}]),
+    )
     .await;
     allowed("binding with bind", &user, binding(&set, &set)).await;
     // The name rule holds for everyone.
-    assert!(try_create(&user, binding("other-name", &set)).await.is_err());
+    assert!(
+        try_create(&user, binding("other-name", &set))
+            .await
+            .is_err()
+    );
     revoke(&hub, &[&creator, &binder]).await;
 }
 
@@ -339,7 +392,10 @@ async fn manifest_works_must_be_well_formed_and_executors_need_execute_as() {
     ];
     for (spec, expected) in cases {
         let message = try_create(&user, work(spec)).await.unwrap_err();
-        assert!(message.contains(expected), "want {expected:?}, got {message}");
+        assert!(
+            message.contains(expected),
+            "want {expected:?}, got {message}"
+        );
     }
 
     let executor = json!({"workload": one, "executor": {"subject": {"type": "ServiceAccount",
@@ -351,11 +407,21 @@ async fn manifest_works_must_be_well_formed_and_executors_need_execute_as() {
         "{message}"
     );
     let executes = format!("{id}-executes");
-    grant(&hub, &executes, &group, json!([{
+    grant(
+        &hub,
+        &executes,
+        &group,
+        json!([{
         "apiGroups": ["work.open-cluster-management.io"], "resources": ["manifestworks"],
-        "resourceNames": ["system:serviceaccount:apps:deployer"], "verbs": ["execute-as"]}]))
+        "resourceNames": ["system:serviceaccount:apps:deployer"], "verbs": ["execute-as"]}]),
+    )
     .await;
-    allowed("a work run as a service account with execute-as", &user, work(executor)).await;
+    allowed(
+        "a work run as a service account with execute-as",
+        &user,
+        work(executor),
+    )
+    .await;
     revoke(&hub, &[&creator, &executes]).await;
 }
 

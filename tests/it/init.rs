@@ -154,6 +154,21 @@ fn dry_run_prints_every_manifest_and_sends_no_request() {
         !stdout.contains("hub-token"),
         "dry-run must not issue a token"
     );
+    // Upstream's webhooks by default; `--admission policies` asks the operator for policies.
+    let annotation = "clusteradm.open-cluster-management.io/admission: policies";
+    assert!(!stdout.contains(annotation));
+    let out = common::clusteradm()
+        .args([
+            "init",
+            "--dry-run",
+            "--admission",
+            "policies",
+            "--kubeconfig",
+        ])
+        .arg(&kubeconfig)
+        .assert()
+        .success();
+    assert!(String::from_utf8_lossy(&out.get_output().stdout).contains(annotation));
 }
 
 #[tokio::test]
@@ -222,6 +237,10 @@ fn bad_flags_are_rejected_before_any_request() {
             "invalid hub API server URL",
         ),
         (&["--feature-gates", "Foo"][..], "invalid feature gate"),
+        (
+            &["--in-process", "--admission", "webhooks"][..],
+            "--admission webhooks cannot go with --in-process",
+        ),
     ] {
         // Unreachable server: the error must come from validation, not from a connection.
         common::clusteradm()

@@ -58,7 +58,7 @@ async fn clean_leaves_no_ocm_object_behind_and_is_idempotent() {
              finalizers: [cluster.open-cluster-management.io/api-resource-cleanup]\nspec:\n  hubAcceptsClient: true\n---\n\
              apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {cluster}\n  labels: {{open-cluster-management.io/cluster-name: {cluster}}}\n---\n\
              apiVersion: work.open-cluster-management.io/v1\nkind: ManifestWork\nmetadata:\n  name: w\n  namespace: {cluster}\n  \
-             finalizers: [cluster.open-cluster-management.io/manifest-work-cleanup]\nspec:\n  workload:\n    manifests: []\n"
+             finalizers: [cluster.open-cluster-management.io/manifest-work-cleanup]\nspec:\n  workload:\n    manifests:\n    - {{apiVersion: v1, kind: ConfigMap, metadata: {{name: c, namespace: default}}}}\n"
         ),
         "leftovers",
     )

@@ -294,11 +294,13 @@ fn defaults_are_filled_in_first_but_not_while_deleting() {
         vec![Action::FillDefaults("c1".into())]
     );
     let mut taken = accepted("c1");
-    taken.spec.taints = serde_json::from_value(json!([{"key": "k", "effect": "NoSelect"}])).unwrap();
+    taken.spec.taints =
+        serde_json::from_value(json!([{"key": "k", "effect": "NoSelect"}])).unwrap();
     assert_eq!(
         decide(&observe(&taken), now).actions.first(),
         Some(&Action::FillDefaults("c1".into()))
     );
-    cluster.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now));
+    cluster.metadata.deletion_timestamp =
+        Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now));
     assert!(decide(&observe(&cluster), now).actions.is_empty());
 }

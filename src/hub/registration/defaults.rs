@@ -86,14 +86,18 @@ mod tests {
         let p = patch(&cluster(labels, taints), now).unwrap();
         assert!(p["metadata"].get("labels").is_none());
         let taints: Vec<Taint> = serde_json::from_value(p["spec"]["taints"].clone()).unwrap();
-        assert_eq!(taints[0].time_added.as_ref().unwrap().0.to_string(), "2020-01-01T00:00:00Z");
+        assert_eq!(
+            taints[0].time_added.as_ref().unwrap().0.to_string(),
+            "2020-01-01T00:00:00Z"
+        );
         assert_eq!(taints[1].time_added, Some(Time(now)));
     }
 
     #[test]
     fn nothing_to_do_leaves_the_cluster_alone() {
         let labels = json!({CLUSTER_SET_LABEL: "s"});
-        let taints = json!([{"key": "a", "effect": "NoSelect", "timeAdded": "2020-01-01T00:00:00Z"}]);
+        let taints =
+            json!([{"key": "a", "effect": "NoSelect", "timeAdded": "2020-01-01T00:00:00Z"}]);
         let mc = cluster(labels, taints);
         assert!(!needed(&mc));
         assert!(patch(&mc, Timestamp::UNIX_EPOCH).is_none());

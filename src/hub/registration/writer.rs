@@ -352,7 +352,10 @@ impl Writer {
         let Some(patch) = super::defaults::patch(&mc, k8s_openapi::jiff::Timestamp::now()) else {
             return Ok(());
         };
-        tracing::info!(cluster, "filling in the default cluster set and taint times");
+        tracing::info!(
+            cluster,
+            "filling in the default cluster set and taint times"
+        );
         api.patch(cluster, &PatchParams::default(), &Patch::Merge(patch))
             .await
             .map(|_| ())

@@ -40,8 +40,16 @@ pub async fn hub() -> String {
     let crds = clusteradm::api::hub_crds()
         .iter()
         .map(clusteradm::apply::to_dynamic)
-        .chain(admission::policies().iter().map(clusteradm::apply::to_dynamic))
-        .chain(admission::bindings().iter().map(clusteradm::apply::to_dynamic))
+        .chain(
+            admission::policies()
+                .iter()
+                .map(clusteradm::apply::to_dynamic),
+        )
+        .chain(
+            admission::bindings()
+                .iter()
+                .map(clusteradm::apply::to_dynamic),
+        )
         .collect();
     clusteradm::apply::Applier::new(common::hub().await, Duration::from_secs(60))
         .apply(crds)

@@ -271,8 +271,59 @@ fn default_mode_with_admission_policies_deploys_no_webhook_but_the_policies() {
         d.services.is_empty() && d.validating_webhooks.is_empty() && d.mutating_webhooks.is_empty()
     );
     assert_eq!(names(&d.admission_policies), names(&admission::policies()));
-    assert_eq!(d.admission_policy_bindings.len(), d.admission_policies.len());
+    assert_eq!(
+        d.admission_policy_bindings.len(),
+        d.admission_policies.len()
+    );
     // Upstream's webhooks in Default mode, and no policies.
     let (webhooks, _) = desired(IMAGES, InProcess::NOTHING);
     assert!(webhooks.admission_policies.is_empty() && !webhooks.validating_webhooks.is_empty());
+}
+
+/// The operator's own ClusterRole (what `init` deploys it with) lets it write every kind it
+/// builds, in each admission mode.
+#[test]
+fn the_operators_role_covers_every_kind_it_applies() {
+    use crate::install::hub::{Credential, InitOptions, plan};
+    let opts = InitOptions {
+        registry: "r".into(),
+        tag: "v1".into(),
+        credential: Credential::ServiceAccount,
+        deploy_operator: true,
+        image_pull_credential: None,
+        feature_gates: vec![],
+        admission: crate::operator::cluster_manager::Admission::Webhooks,
+    };
+    let role = plan(&opts)
+        .unwrap()
+        .into_iter()
+        .find(|o| {
+            o.types.as_ref().is_some_and(|t| t.kind == "ClusterRole")
+                && o.metadata.name.as_deref() == Some("cluster-manager")
+        })
+        .expect("the operator's ClusterRole");
+    let rules: Vec<k8s_openapi::api::rbac::v1::PolicyRule> =
+        serde_json::from_value(role.data["rules"].clone()).unwrap();
+    let v = validate(&cluster_manager(IMAGES)).unwrap();
+    for mode in [
+        InProcess::NOTHING,
+        InProcess::NOTHING.with(crate::operator::cluster_manager::Admission::Policies),
+    ] {
+        for obj in build(&v, &certs(), mode).objects() {
+            let gvk = crate::apply::gvk_of(&obj).unwrap();
+            let plural = kube::api::ApiResource::from_gvk(&gvk).plural;
+            assert!(
+                rules.iter().any(|r| {
+                    let has = |list: &Option<Vec<String>>, v: &str| {
+                        list.iter().flatten().any(|x| x == v || x == "*")
+                    };
+                    has(&r.api_groups, &gvk.group)
+                        && has(&r.resources, &plural)
+                        && r.verbs.iter().any(|v| v == "patch")
+                }),
+                "the operator may not patch {}/{plural}",
+                gvk.group
+            );
+        }
+    }
 }

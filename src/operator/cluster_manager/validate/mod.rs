@@ -59,7 +59,9 @@ pub enum Error {
     )]
     MissingResourceRequirements,
     /// The admission annotation names no known mode.
-    #[error("annotation {ADMISSION_ANNOTATION} is \"{0}\": it must be \"webhooks\" or \"policies\"")]
+    #[error(
+        "annotation {ADMISSION_ANNOTATION} is \"{0}\": it must be \"webhooks\" or \"policies\""
+    )]
     InvalidAdmission(String),
 }
 
@@ -178,12 +180,7 @@ pub fn validate(cm: &ClusterManager) -> Result<Validated, Error> {
         &mut invalid_gates,
     );
     let default_webhooks = deploy.default.unwrap_or_default();
-    let admission = match cm.metadata.annotations.as_ref().and_then(|a| a.get(ADMISSION_ANNOTATION)) {
-        None => Admission::Webhooks,
-        Some(v) if v == Admission::Webhooks.as_str() => Admission::Webhooks,
-        Some(v) if v == Admission::Policies.as_str() => Admission::Policies,
-        Some(v) => return Err(Error::InvalidAdmission(v.clone())),
-    };
+    let admission = admission(cm)?;
     Ok(Validated {
         admission,
         generation: cm.metadata.generation,
@@ -231,6 +228,21 @@ pub fn validate(cm: &ClusterManager) -> Result<Validated, Error> {
                 .and_then(|w| w.bind_configuration.as_ref()),
         ),
     })
+}
+
+/// The admission mode the ClusterManager's annotation asks for (webhooks when none).
+fn admission(cm: &ClusterManager) -> Result<Admission, Error> {
+    match cm
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(ADMISSION_ANNOTATION))
+    {
+        None => Ok(Admission::Webhooks),
+        Some(v) if v == Admission::Webhooks.as_str() => Ok(Admission::Webhooks),
+        Some(v) if v == Admission::Policies.as_str() => Ok(Admission::Policies),
+        Some(v) => Err(Error::InvalidAdmission(v.clone())),
+    }
 }
 
 /// `--feature-gates=Name=true|false` for each known gate; unknown ones go to `invalid`.

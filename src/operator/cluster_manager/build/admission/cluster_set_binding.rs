@@ -9,7 +9,8 @@ const CLUSTER: &str = "cluster.open-cluster-management.io";
 
 pub(super) fn policy() -> k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy {
     let set = "object.spec.clusterSet";
-    let whom = "'ManagedClusterSetBinding ' + object.metadata.namespace + '/' + object.metadata.name";
+    let whom =
+        "'ManagedClusterSetBinding ' + object.metadata.namespace + '/' + object.metadata.name";
     Policy {
         name: POLICY,
         group: CLUSTER,

@@ -19,7 +19,14 @@ fn cluster_set_of(object: &str) -> String {
 
 /// `create` on `managedclustersets/join` for the set named by CEL expression `set`.
 fn may_join(set: &str) -> String {
-    may("create", CLUSTER, "managedclustersets", Some("join"), None, set)
+    may(
+        "create",
+        CLUSTER,
+        "managedclustersets",
+        Some("join"),
+        None,
+        set,
+    )
 }
 
 /// Whether client config `c` has an https URL with a host (upstream's `IsValidHTTPSURL`, which

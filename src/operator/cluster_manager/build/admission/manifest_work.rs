@@ -44,7 +44,9 @@ fn manifest_rules() -> Vec<Validation> {
     vec![
         invalid(
             "size(variables.manifests) > 0",
-            format!("{WHOM} + ' is refused: spec.workload.manifests is empty; a work needs at least one object'"),
+            format!(
+                "{WHOM} + ' is refused: spec.workload.manifests is empty; a work needs at least one object'"
+            ),
         ),
         invalid(
             format!("variables.manifests.all(m, {})", well_formed("m")),
@@ -78,7 +80,9 @@ fn executor_rules() -> Vec<Validation> {
             format!(
                 "!has({executor}) || (has({executor}.subject) && {executor}.subject.type == 'ServiceAccount' && has({sa}))"
             ),
-            format!("{WHOM} + ' is refused: spec.executor needs subject.type ServiceAccount and subject.serviceAccount'"),
+            format!(
+                "{WHOM} + ' is refused: spec.executor needs subject.type ServiceAccount and subject.serviceAccount'"
+            ),
         ),
         forbidden(
             format!(
@@ -110,7 +114,9 @@ fn option_rules() -> Vec<Validation> {
             format!(
                 "!has({delete}) || !has({delete}.ttlSecondsAfterFinished) || {delete}.ttlSecondsAfterFinished >= 0"
             ),
-            format!("{WHOM} + ' is refused: spec.deleteOption.ttlSecondsAfterFinished is negative'"),
+            format!(
+                "{WHOM} + ' is refused: spec.deleteOption.ttlSecondsAfterFinished is negative'"
+            ),
         ),
         invalid(
             format!(
