@@ -22,6 +22,9 @@ _clusteradm() {
             clusteradm,clean)
                 cmd="clusteradm__subcmd__clean"
                 ;;
+            clusteradm,clusterset)
+                cmd="clusteradm__subcmd__clusterset"
+                ;;
             clusteradm,completion)
                 cmd="clusteradm__subcmd__completion"
                 ;;
@@ -55,11 +58,41 @@ _clusteradm() {
             clusteradm,version)
                 cmd="clusteradm__subcmd__version"
                 ;;
+            clusteradm__subcmd__clusterset,bind)
+                cmd="clusteradm__subcmd__clusterset__subcmd__bind"
+                ;;
+            clusteradm__subcmd__clusterset,help)
+                cmd="clusteradm__subcmd__clusterset__subcmd__help"
+                ;;
+            clusteradm__subcmd__clusterset,set)
+                cmd="clusteradm__subcmd__clusterset__subcmd__set"
+                ;;
+            clusteradm__subcmd__clusterset,unbind)
+                cmd="clusteradm__subcmd__clusterset__subcmd__unbind"
+                ;;
+            clusteradm__subcmd__clusterset__subcmd__help,bind)
+                cmd="clusteradm__subcmd__clusterset__subcmd__help__subcmd__bind"
+                ;;
+            clusteradm__subcmd__clusterset__subcmd__help,help)
+                cmd="clusteradm__subcmd__clusterset__subcmd__help__subcmd__help"
+                ;;
+            clusteradm__subcmd__clusterset__subcmd__help,set)
+                cmd="clusteradm__subcmd__clusterset__subcmd__help__subcmd__set"
+                ;;
+            clusteradm__subcmd__clusterset__subcmd__help,unbind)
+                cmd="clusteradm__subcmd__clusterset__subcmd__help__subcmd__unbind"
+                ;;
+            clusteradm__subcmd__create,clusterset)
+                cmd="clusteradm__subcmd__create__subcmd__clusterset"
+                ;;
             clusteradm__subcmd__create,help)
                 cmd="clusteradm__subcmd__create__subcmd__help"
                 ;;
             clusteradm__subcmd__create,work)
                 cmd="clusteradm__subcmd__create__subcmd__work"
+                ;;
+            clusteradm__subcmd__create__subcmd__help,clusterset)
+                cmd="clusteradm__subcmd__create__subcmd__help__subcmd__clusterset"
                 ;;
             clusteradm__subcmd__create__subcmd__help,help)
                 cmd="clusteradm__subcmd__create__subcmd__help__subcmd__help"
@@ -67,11 +100,17 @@ _clusteradm() {
             clusteradm__subcmd__create__subcmd__help,work)
                 cmd="clusteradm__subcmd__create__subcmd__help__subcmd__work"
                 ;;
+            clusteradm__subcmd__delete,clusterset)
+                cmd="clusteradm__subcmd__delete__subcmd__clusterset"
+                ;;
             clusteradm__subcmd__delete,help)
                 cmd="clusteradm__subcmd__delete__subcmd__help"
                 ;;
             clusteradm__subcmd__delete,work)
                 cmd="clusteradm__subcmd__delete__subcmd__work"
+                ;;
+            clusteradm__subcmd__delete__subcmd__help,clusterset)
+                cmd="clusteradm__subcmd__delete__subcmd__help__subcmd__clusterset"
                 ;;
             clusteradm__subcmd__delete__subcmd__help,help)
                 cmd="clusteradm__subcmd__delete__subcmd__help__subcmd__help"
@@ -81,6 +120,12 @@ _clusteradm() {
                 ;;
             clusteradm__subcmd__get,clusters)
                 cmd="clusteradm__subcmd__get__subcmd__clusters"
+                ;;
+            clusteradm__subcmd__get,clusterset)
+                cmd="clusteradm__subcmd__get__subcmd__clustersets"
+                ;;
+            clusteradm__subcmd__get,clustersets)
+                cmd="clusteradm__subcmd__get__subcmd__clustersets"
                 ;;
             clusteradm__subcmd__get,help)
                 cmd="clusteradm__subcmd__get__subcmd__help"
@@ -93,6 +138,9 @@ _clusteradm() {
                 ;;
             clusteradm__subcmd__get__subcmd__help,clusters)
                 cmd="clusteradm__subcmd__get__subcmd__help__subcmd__clusters"
+                ;;
+            clusteradm__subcmd__get__subcmd__help,clustersets)
+                cmd="clusteradm__subcmd__get__subcmd__help__subcmd__clustersets"
                 ;;
             clusteradm__subcmd__get__subcmd__help,help)
                 cmd="clusteradm__subcmd__get__subcmd__help__subcmd__help"
@@ -108,6 +156,9 @@ _clusteradm() {
                 ;;
             clusteradm__subcmd__help,clean)
                 cmd="clusteradm__subcmd__help__subcmd__clean"
+                ;;
+            clusteradm__subcmd__help,clusterset)
+                cmd="clusteradm__subcmd__help__subcmd__clusterset"
                 ;;
             clusteradm__subcmd__help,completion)
                 cmd="clusteradm__subcmd__help__subcmd__completion"
@@ -142,14 +193,32 @@ _clusteradm() {
             clusteradm__subcmd__help,version)
                 cmd="clusteradm__subcmd__help__subcmd__version"
                 ;;
+            clusteradm__subcmd__help__subcmd__clusterset,bind)
+                cmd="clusteradm__subcmd__help__subcmd__clusterset__subcmd__bind"
+                ;;
+            clusteradm__subcmd__help__subcmd__clusterset,set)
+                cmd="clusteradm__subcmd__help__subcmd__clusterset__subcmd__set"
+                ;;
+            clusteradm__subcmd__help__subcmd__clusterset,unbind)
+                cmd="clusteradm__subcmd__help__subcmd__clusterset__subcmd__unbind"
+                ;;
+            clusteradm__subcmd__help__subcmd__create,clusterset)
+                cmd="clusteradm__subcmd__help__subcmd__create__subcmd__clusterset"
+                ;;
             clusteradm__subcmd__help__subcmd__create,work)
                 cmd="clusteradm__subcmd__help__subcmd__create__subcmd__work"
+                ;;
+            clusteradm__subcmd__help__subcmd__delete,clusterset)
+                cmd="clusteradm__subcmd__help__subcmd__delete__subcmd__clusterset"
                 ;;
             clusteradm__subcmd__help__subcmd__delete,work)
                 cmd="clusteradm__subcmd__help__subcmd__delete__subcmd__work"
                 ;;
             clusteradm__subcmd__help__subcmd__get,clusters)
                 cmd="clusteradm__subcmd__help__subcmd__get__subcmd__clusters"
+                ;;
+            clusteradm__subcmd__help__subcmd__get,clustersets)
+                cmd="clusteradm__subcmd__help__subcmd__get__subcmd__clustersets"
                 ;;
             clusteradm__subcmd__help__subcmd__get,token)
                 cmd="clusteradm__subcmd__help__subcmd__get__subcmd__token"
@@ -188,7 +257,7 @@ _clusteradm() {
 
     case "${cmd}" in
         clusteradm)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version init clean join unjoin accept get create delete operator version completion generate help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version init clean join unjoin accept get create delete clusterset operator version completion generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -330,6 +399,260 @@ _clusteradm() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        clusteradm__subcmd__clusterset)
+            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version set bind unbind help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__clusterset__subcmd__bind)
+            opts="-n -v -q -h -V --namespace --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__clusterset__subcmd__help)
+            opts="set bind unbind help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__clusterset__subcmd__help__subcmd__bind)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__clusterset__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__clusterset__subcmd__help__subcmd__set)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__clusterset__subcmd__help__subcmd__unbind)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__clusterset__subcmd__set)
+            opts="-v -q -h -V --clusters --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --clusters)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__clusterset__subcmd__unbind)
+            opts="-n -v -q -h -V --namespace --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         clusteradm__subcmd__completion)
             opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version bash zsh fish"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -372,7 +695,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__create)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version work help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version clusterset work help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -412,9 +735,64 @@ _clusteradm() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        clusteradm__subcmd__create__subcmd__help)
-            opts="work help"
+        clusteradm__subcmd__create__subcmd__clusterset)
+            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__create__subcmd__help)
+            opts="clusterset work help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__create__subcmd__help__subcmd__clusterset)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -524,7 +902,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__delete)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version work help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version clusterset work help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -564,9 +942,64 @@ _clusteradm() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        clusteradm__subcmd__delete__subcmd__help)
-            opts="work help"
+        clusteradm__subcmd__delete__subcmd__clusterset)
+            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__delete__subcmd__help)
+            opts="clusterset work help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__delete__subcmd__help__subcmd__clusterset)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -705,7 +1138,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__get)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version clusters token works help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version clusters clustersets clusterset token works help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -794,8 +1227,57 @@ _clusteradm() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        clusteradm__subcmd__get__subcmd__clustersets)
+            opts="-o -v -q -h -V --output --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --output)
+                    COMPREPLY=($(compgen -W "table yaml json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table yaml json" -- "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         clusteradm__subcmd__get__subcmd__help)
-            opts="clusters token works help"
+            opts="clusters clustersets token works help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -809,6 +1291,20 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__get__subcmd__help__subcmd__clusters)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__get__subcmd__help__subcmd__clustersets)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -983,7 +1479,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help)
-            opts="init clean join unjoin accept get create delete operator version completion generate help"
+            opts="init clean join unjoin accept get create delete clusterset operator version completion generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1024,6 +1520,62 @@ _clusteradm() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        clusteradm__subcmd__help__subcmd__clusterset)
+            opts="set bind unbind"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__clusterset__subcmd__bind)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__clusterset__subcmd__set)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__clusterset__subcmd__unbind)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         clusteradm__subcmd__help__subcmd__completion)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1039,8 +1591,22 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help__subcmd__create)
-            opts="work"
+            opts="clusterset work"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__create__subcmd__clusterset)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1067,8 +1633,22 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help__subcmd__delete)
-            opts="work"
+            opts="clusterset work"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__delete__subcmd__clusterset)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1109,7 +1689,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help__subcmd__get)
-            opts="clusters token works"
+            opts="clusters clustersets token works"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1123,6 +1703,20 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help__subcmd__get__subcmd__clusters)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__get__subcmd__clustersets)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

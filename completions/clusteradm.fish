@@ -41,8 +41,9 @@ complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "join" -d 'Joi
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "unjoin" -d 'Remove the current cluster\'s klusterlet (and operator) so it leaves its hub'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "accept" -d 'Accept managed clusters: approve their agents\' CSRs and set hubAcceptsClient'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "get" -d 'Show hub state: the join token, ManifestWorks'
-complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "create" -d 'Create objects on the hub: a ManifestWork'
-complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "delete" -d 'Delete objects from the hub: a ManifestWork'
+complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "create" -d 'Create objects on the hub: a ManifestWork, a cluster set'
+complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "delete" -d 'Delete objects from the hub: a ManifestWork, a cluster set'
+complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "clusterset" -d 'Manage cluster sets: move clusters into one, bind one to a namespace or unbind it'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "operator" -d 'Run an operator loop in the foreground (hub: the ClusterManager operator)'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "version" -d 'Print the client version and the API server\'s version'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "completion" -d 'Print a shell completion script (bash, zsh, fish)'
@@ -147,21 +148,23 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s v -l ve
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s V -l version -d 'Print version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset token works help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset token works help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset token works help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset token works help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -l dry-run -d 'Print what would be applied instead of applying it'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -s q -l quiet -d 'Only errors and warnings on stderr'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -s V -l version -d 'Print version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -f -a "clusters" -d 'List managed clusters: accepted, joined, available, Kubernetes version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -f -a "token" -d 'Print the join command with a bootstrap token (a fresh one when the old has expired)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -f -a "works" -d 'List ManifestWorks and their status, per cluster'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters token works help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset token works help" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset token works help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset token works help" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset token works help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset token works help" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset token works help" -f -a "clusters" -d 'List managed clusters: accepted, joined, available, Kubernetes version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset token works help" -f -a "clustersets" -d 'List cluster sets: bound namespaces, status and how many clusters each selects'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset token works help" -f -a "clusterset" -d 'List cluster sets: bound namespaces, status and how many clusters each selects'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset token works help" -f -a "token" -d 'Print the join command with a bootstrap token (a fresh one when the old has expired)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset token works help" -f -a "works" -d 'List ManifestWorks and their status, per cluster'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset token works help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table'
 yaml\t'YAML (a list is printed as a `kind: List`)'
 json\t'JSON (a list is printed as a `kind: List`)'"
@@ -176,6 +179,34 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table'
+yaml\t'YAML (a list is printed as a `kind: List`)'
+json\t'JSON (a list is printed as a `kind: List`)'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table'
+yaml\t'YAML (a list is printed as a `kind: List`)'
+json\t'JSON (a list is printed as a `kind: List`)'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l token-expiration -d 'Lifetime of a new service-account token' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l hub-apiserver -d 'The hub API server URL for the join command [default: kube-public/cluster-info\'s, else the kubeconfig\'s]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -s o -l output -d 'Output format' -r -f -a "text\t'`clusteradm join ...`'
@@ -208,22 +239,35 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from help" -f -a "clusters" -d 'List managed clusters: accepted, joined, available, Kubernetes version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from help" -f -a "clustersets" -d 'List cluster sets: bound namespaces, status and how many clusters each selects'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from help" -f -a "token" -d 'Print the join command with a bootstrap token (a fresh one when the old has expired)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from help" -f -a "works" -d 'List ManifestWorks and their status, per cluster'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from work help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from work help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from work help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from work help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset work help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset work help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset work help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset work help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from work help" -l dry-run -d 'Print what would be applied instead of applying it'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from work help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from work help" -s q -l quiet -d 'Only errors and warnings on stderr'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from work help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from work help" -s V -l version -d 'Print version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from work help" -f -a "work" -d 'Wrap manifests into a ManifestWork for each target cluster'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from work help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset work help" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset work help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset work help" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset work help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset work help" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset work help" -f -a "clusterset" -d 'Create a ManagedClusterSet (clusters join it by label: `clusterset set`)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset work help" -f -a "work" -d 'Wrap manifests into a ManifestWork for each target cluster'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset work help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from clusterset" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from clusterset" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from clusterset" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from clusterset" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from clusterset" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from clusterset" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from clusterset" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from clusterset" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from clusterset" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s f -l filename -l file -d 'A manifest file, a directory of them (*.yaml, *.yml, *.json), or - for stdin; repeatable' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s c -l clusters -l cluster -d 'The clusters to create the work in, comma-separated' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -l placement -d 'Create the work in the clusters a placement has chosen' -r
@@ -240,21 +284,34 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from help" -f -a "clusterset" -d 'Create a ManagedClusterSet (clusters join it by label: `clusterset set`)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from help" -f -a "work" -d 'Wrap manifests into a ManifestWork for each target cluster'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from work help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from work help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from work help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from work help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset work help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset work help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset work help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset work help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from work help" -l dry-run -d 'Print what would be applied instead of applying it'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from work help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from work help" -s q -l quiet -d 'Only errors and warnings on stderr'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from work help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from work help" -s V -l version -d 'Print version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from work help" -f -a "work" -d 'Delete a ManifestWork from clusters and wait until its resources are removed'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from work help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset work help" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset work help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset work help" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset work help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset work help" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset work help" -f -a "clusterset" -d 'Delete a ManagedClusterSet that no namespace is bound to'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset work help" -f -a "work" -d 'Delete a ManifestWork from clusters and wait until its resources are removed'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset work help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from clusterset" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from clusterset" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from clusterset" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from clusterset" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from clusterset" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from clusterset" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from clusterset" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from clusterset" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from clusterset" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s c -l clusters -l cluster -d 'The clusters to delete it from, comma-separated' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -l context -d 'The kubeconfig context to use [default: the current context]' -r
@@ -269,8 +326,64 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from help" -f -a "clusterset" -d 'Delete a ManagedClusterSet that no namespace is bound to'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from help" -f -a "work" -d 'Delete a ManifestWork from clusters and wait until its resources are removed'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -f -a "set" -d 'Move clusters into a cluster set (sets their cluster-set label)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -f -a "bind" -d 'Let placements in a namespace use a cluster set (a ManagedClusterSetBinding)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -f -a "unbind" -d 'Remove a cluster set\'s binding from a namespace'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -l clusters -d 'The clusters, comma-separated' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -s n -l namespace -d 'The namespace' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -s n -l namespace -d 'The namespace' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from help" -f -a "set" -d 'Move clusters into a cluster set (sets their cluster-set label)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from help" -f -a "bind" -d 'Let placements in a namespace use a cluster set (a ManagedClusterSetBinding)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from help" -f -a "unbind" -d 'Remove a cluster set\'s binding from a namespace'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
@@ -349,23 +462,30 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s v -l 
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s V -l version -d 'Print version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "init" -d 'Make the current cluster an OCM hub and print the command that joins clusters to it'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "clean" -d 'Remove OCM from the hub: the ClusterManager, hub components, operator and bootstrap credentials'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "join" -d 'Join the current cluster to a hub as a managed cluster'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "unjoin" -d 'Remove the current cluster\'s klusterlet (and operator) so it leaves its hub'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "accept" -d 'Accept managed clusters: approve their agents\' CSRs and set hubAcceptsClient'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "get" -d 'Show hub state: the join token, ManifestWorks'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "create" -d 'Create objects on the hub: a ManifestWork'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "delete" -d 'Delete objects from the hub: a ManifestWork'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "operator" -d 'Run an operator loop in the foreground (hub: the ClusterManager operator)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "version" -d 'Print the client version and the API server\'s version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "completion" -d 'Print a shell completion script (bash, zsh, fish)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "generate" -d 'Regenerate (or check) the files derived from the code: CRDs and completions'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete operator version completion generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "init" -d 'Make the current cluster an OCM hub and print the command that joins clusters to it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "clean" -d 'Remove OCM from the hub: the ClusterManager, hub components, operator and bootstrap credentials'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "join" -d 'Join the current cluster to a hub as a managed cluster'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "unjoin" -d 'Remove the current cluster\'s klusterlet (and operator) so it leaves its hub'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "accept" -d 'Accept managed clusters: approve their agents\' CSRs and set hubAcceptsClient'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "get" -d 'Show hub state: the join token, ManifestWorks'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "create" -d 'Create objects on the hub: a ManifestWork, a cluster set'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "delete" -d 'Delete objects from the hub: a ManifestWork, a cluster set'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "clusterset" -d 'Manage cluster sets: move clusters into one, bind one to a namespace or unbind it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "operator" -d 'Run an operator loop in the foreground (hub: the ClusterManager operator)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "version" -d 'Print the client version and the API server\'s version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "completion" -d 'Print a shell completion script (bash, zsh, fish)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "generate" -d 'Regenerate (or check) the files derived from the code: CRDs and completions'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from get" -f -a "clusters" -d 'List managed clusters: accepted, joined, available, Kubernetes version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from get" -f -a "clustersets" -d 'List cluster sets: bound namespaces, status and how many clusters each selects'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from get" -f -a "token" -d 'Print the join command with a bootstrap token (a fresh one when the old has expired)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from get" -f -a "works" -d 'List ManifestWorks and their status, per cluster'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from create" -f -a "clusterset" -d 'Create a ManagedClusterSet (clusters join it by label: `clusterset set`)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from create" -f -a "work" -d 'Wrap manifests into a ManifestWork for each target cluster'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from delete" -f -a "clusterset" -d 'Delete a ManagedClusterSet that no namespace is bound to'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from delete" -f -a "work" -d 'Delete a ManifestWork from clusters and wait until its resources are removed'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from clusterset" -f -a "set" -d 'Move clusters into a cluster set (sets their cluster-set label)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from clusterset" -f -a "bind" -d 'Let placements in a namespace use a cluster set (a ManagedClusterSetBinding)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from clusterset" -f -a "unbind" -d 'Remove a cluster set\'s binding from a namespace'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from operator" -f -a "hub" -d 'Run the ClusterManager operator: install and keep the hub components as the ClusterManager asks'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from operator" -f -a "klusterlet" -d 'Run the Klusterlet operator: install and keep the agents as the Klusterlet asks'

@@ -3,6 +3,7 @@
 pub mod accept;
 pub mod args;
 pub mod clean;
+pub mod clusterset;
 pub mod completion;
 pub mod create;
 pub mod delete;
@@ -57,10 +58,12 @@ pub enum Command {
     Accept(accept::Args),
     /// Show hub state: the join token, ManifestWorks
     Get(get::Args),
-    /// Create objects on the hub: a ManifestWork
+    /// Create objects on the hub: a ManifestWork, a cluster set
     Create(create::Args),
-    /// Delete objects from the hub: a ManifestWork
+    /// Delete objects from the hub: a ManifestWork, a cluster set
     Delete(delete::Args),
+    /// Manage cluster sets: move clusters into one, bind one to a namespace or unbind it
+    Clusterset(clusterset::Args),
     /// Run an operator loop in the foreground (hub: the ClusterManager operator)
     Operator(operator::Args),
     /// Print the client version and the API server's version
@@ -142,6 +145,7 @@ pub async fn run(cli: Cli, printer: Printer) -> anyhow::Result<ExitCode> {
         Command::Get(args) => get::run(args, &ctx).await,
         Command::Create(args) => create::run(args, &ctx).await,
         Command::Delete(args) => delete::run(args, &ctx).await,
+        Command::Clusterset(args) => clusterset::run(args, &ctx).await,
         Command::Operator(args) => operator::run(args, &ctx).await,
         Command::Version(args) => version::run(args, &ctx).await,
         Command::Completion(args) => completion::run(&args),

@@ -6,4 +6,5 @@
 //! a pure `decide` (observed state → actions, tested without a cluster) and a `writer` that
 //! carries the actions out. How they are started together is [`crate::inprocess`]'s business.
 pub mod clusters;
+pub mod clustersets;
 pub mod registration;

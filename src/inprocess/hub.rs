@@ -1,9 +1,11 @@
 //! The hub in this process: the ClusterManager operator and the hub controllers, under the
 //! operator's Lease so a second process waits rather than reconciles beside this one. Either
 //! loop failing stops the other: a hub half running is worse than one that says it stopped.
+use futures::FutureExt as _;
 use kube::Client;
 
-use crate::hub::registration;
+use crate::hub::clusters::SharedClusters;
+use crate::hub::{clustersets, registration};
 use crate::operator::cluster_manager::{self as operator, InProcess};
 use crate::runtime::Shutdown;
 use crate::runtime::lease;
@@ -21,9 +23,9 @@ pub async fn run(
             let token = token.clone();
             let client = client.clone();
             async move {
-                let result = registration::run(client, token.clone()).await;
+                let result = controllers(client, token.clone()).await;
                 token.cancel();
-                result.map_err(|e| e.context("the hub registration controller stopped"))
+                result
             }
         };
         let operator = {
@@ -39,6 +41,26 @@ pub async fn run(
         operator
     })
     .await
+}
+
+/// The hub controllers (registration, cluster sets) over one shared ManagedCluster watch, until
+/// `shutdown` is cancelled.
+pub async fn controllers(client: Client, shutdown: Shutdown) -> anyhow::Result<()> {
+    let clusters = SharedClusters::new();
+    let (store, events) = clusters.subscribe();
+    // One controller stopping stops the others: a hub half running is worse than one stopped.
+    let stop_all = |result: anyhow::Result<()>| {
+        shutdown.cancel();
+        result
+    };
+    let registration =
+        registration::run_with(client.clone(), store, events, shutdown.clone()).map(stop_all);
+    let (store, events) = clusters.subscribe();
+    let sets = clustersets::run_with(client.clone(), store, events, shutdown.clone()).map(stop_all);
+    let watch = Box::pin(clusters.run(client, shutdown.clone()));
+    let (registration, sets, ()) = tokio::join!(registration, sets, watch);
+    registration.map_err(|e| e.context("the hub registration controller stopped"))?;
+    sets.map_err(|e| e.context("the hub cluster-set controllers stopped"))
 }
 
 /// `clusteradm operator hub`: the operator alone, deploying every hub component, until

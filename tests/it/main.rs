@@ -7,6 +7,7 @@ mod accept;
 mod admission;
 mod apply;
 mod bad_input;
+mod clustersets;
 mod control_plane;
 mod init;
 mod join_mitm;

@@ -16,6 +16,8 @@ pub struct Args {
 /// The nouns of `create`.
 #[derive(Debug, clap::Subcommand)]
 pub enum What {
+    /// Create a ManagedClusterSet (clusters join it by label: `clusterset set`)
+    Clusterset(crate::cli::clusterset::NameArgs),
     /// Wrap manifests into a ManifestWork for each target cluster
     Work(work::Args),
 }
@@ -24,5 +26,6 @@ pub enum What {
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     match args.what {
         What::Work(a) => work::run(a, ctx).await,
+        What::Clusterset(a) => crate::cli::clusterset::create(a, ctx).await,
     }
 }

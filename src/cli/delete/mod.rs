@@ -16,6 +16,8 @@ pub struct Args {
 /// The nouns of `delete`.
 #[derive(Debug, clap::Subcommand)]
 pub enum What {
+    /// Delete a ManagedClusterSet that no namespace is bound to
+    Clusterset(crate::cli::clusterset::NameArgs),
     /// Delete a ManifestWork from clusters and wait until its resources are removed
     Work(work::Args),
 }
@@ -24,5 +26,6 @@ pub enum What {
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     match args.what {
         What::Work(a) => work::run(a, ctx).await,
+        What::Clusterset(a) => crate::cli::clusterset::delete(a, ctx).await,
     }
 }

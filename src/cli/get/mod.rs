@@ -1,5 +1,6 @@
 //! `clusteradm get <noun>`: read-only views of hub state.
 pub mod clusters;
+pub mod clustersets;
 pub mod token;
 pub mod works;
 
@@ -20,6 +21,9 @@ pub struct Args {
 pub enum What {
     /// List managed clusters: accepted, joined, available, Kubernetes version
     Clusters(clusters::Args),
+    /// List cluster sets: bound namespaces, status and how many clusters each selects
+    #[command(visible_alias = "clusterset")]
+    Clustersets(clustersets::Args),
     /// Print the join command with a bootstrap token (a fresh one when the old has expired)
     Token(token::Args),
     /// List ManifestWorks and their status, per cluster
@@ -30,6 +34,7 @@ pub enum What {
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     match args.what {
         What::Clusters(a) => clusters::run(a, ctx).await,
+        What::Clustersets(a) => clustersets::run(a, ctx).await,
         What::Token(a) => token::run(a, ctx).await,
         What::Works(a) => works::run(a, ctx).await,
     }

@@ -20,7 +20,7 @@ use clusteradm::operator::cluster_manager::build::admission;
 use crate::common;
 
 /// Makes the hub an OCM hub (init, holding the singleton lock only while it runs), installs the
-/// hub CRDs, starts the shared hub controller, and returns a bootstrap token.
+/// hub CRDs, starts the shared hub controllers, and returns a bootstrap token.
 pub async fn hub() -> String {
     let out = {
         let _hub = common::HUB_SINGLETON.lock().await;
@@ -79,7 +79,7 @@ fn start_hub_controller() {
                 .unwrap();
             rt.block_on(async {
                 let hub = common::hub().await;
-                clusteradm::hub::registration::run(hub, clusteradm::runtime::Shutdown::new())
+                clusteradm::inprocess::hub::controllers(hub, clusteradm::runtime::Shutdown::new())
                     .await
                     .unwrap();
             });

@@ -1,0 +1,288 @@
+//! Cluster sets, with upstream's commands and messages: `create clusterset NAME`,
+//! `delete clusterset NAME`, `clusterset set NAME --clusters a,b`,
+//! `clusterset bind|unbind NAME --namespace NS`. Every check runs before the first write, so a
+//! refused command changes nothing; each is idempotent and says so.
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use futures::future::try_join_all;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::runtime::wait::{await_condition, conditions};
+use kube::{Client, ResourceExt};
+use serde_json::json;
+
+use crate::api::cluster::{
+    CLUSTER_SET_LABEL, DEFAULT_CLUSTER_SET, GLOBAL_CLUSTER_SET, ManagedCluster, ManagedClusterSet,
+    ManagedClusterSetBinding, ManagedClusterSetBindingSpec, ManagedClusterSetSpec,
+};
+use crate::api::names::is_dns_label;
+use crate::cli::Ctx;
+use crate::error::UserError;
+use crate::ui::stdout::println;
+
+/// Flags of `create clusterset` and `delete clusterset`.
+#[derive(Debug, clap::Args)]
+pub struct NameArgs {
+    /// Name of the cluster set (a DNS-1123 label: it is the value of the cluster-set label)
+    pub name: String,
+}
+
+/// `clusterset` subcommands.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What to do.
+    #[command(subcommand)]
+    pub what: What,
+}
+
+/// The verbs of `clusterset`.
+#[derive(Debug, clap::Subcommand)]
+pub enum What {
+    /// Move clusters into a cluster set (sets their cluster-set label)
+    Set(SetArgs),
+    /// Let placements in a namespace use a cluster set (a ManagedClusterSetBinding)
+    Bind(BindArgs),
+    /// Remove a cluster set's binding from a namespace
+    Unbind(BindArgs),
+}
+
+/// Flags of `clusterset set`.
+#[derive(Debug, clap::Args)]
+pub struct SetArgs {
+    /// Name of the cluster set
+    pub name: String,
+    /// The clusters, comma-separated
+    #[arg(long, value_delimiter = ',', required = true, value_name = "NAMES")]
+    pub clusters: Vec<String>,
+}
+
+/// Flags of `clusterset bind` and `unbind`.
+#[derive(Debug, clap::Args)]
+pub struct BindArgs {
+    /// Name of the cluster set
+    pub name: String,
+    /// The namespace
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: String,
+}
+
+/// Runs `clusterset ...`.
+pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    match args.what {
+        What::Set(a) => set(a, ctx).await,
+        What::Bind(a) => bind(a, ctx).await,
+        What::Unbind(a) => unbind(a, ctx).await,
+    }
+}
+
+fn check_name(name: &str) -> Result<(), UserError> {
+    if is_dns_label(name) {
+        Ok(())
+    } else {
+        Err(UserError::new(
+            format!(
+                "invalid cluster set name {name:?}: it must be a DNS-1123 label (lower-case letters, digits and '-', at most 63)"
+            ),
+            "e.g. `clusteradm create clusterset prod-eu`",
+        ))
+    }
+}
+
+/// The set `name`, or an error saying how to make it.
+async fn existing_set(client: &Client, name: &str) -> anyhow::Result<ManagedClusterSet> {
+    Api::<ManagedClusterSet>::all(client.clone())
+        .get_opt(name)
+        .await
+        .map_err(crate::error::ocm_api_missing)
+        .with_context(|| format!("reading ManagedClusterSet {name}"))?
+        .ok_or_else(|| {
+            UserError::new(
+                format!("cluster set {name} not found on the hub"),
+                format!("create it with `clusteradm create clusterset {name}`"),
+            )
+            .into()
+        })
+}
+
+/// Runs `create clusterset`.
+pub async fn create(args: NameArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    check_name(&args.name)?;
+    let kube = ctx.kube().await?;
+    let api: Api<ManagedClusterSet> = Api::all(kube.client.clone());
+    let name = args.name.as_str();
+    if api
+        .get_opt(name)
+        .await
+        .map_err(crate::error::ocm_api_missing)?
+        .is_some()
+    {
+        println(format!("Clusterset {name} is already created"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !ctx.global.dry_run {
+        let set = ManagedClusterSet::new(name, ManagedClusterSetSpec::default());
+        api.create(&PostParams::default(), &set)
+            .await
+            .with_context(|| format!("creating ManagedClusterSet {name}"))?;
+    }
+    println(format!("Clusterset {name} is created"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `delete clusterset`: refuses the built-in sets and a set still bound anywhere.
+pub async fn delete(args: NameArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let name = args.name.as_str();
+    if [DEFAULT_CLUSTER_SET, GLOBAL_CLUSTER_SET].contains(&name) {
+        return Err(UserError::new(
+            format!(
+                "cluster set {name} cannot be deleted: the hub keeps it (and would re-create it)"
+            ),
+            "move clusters out of it with `clusteradm clusterset set <other> --clusters ...`",
+        )
+        .into());
+    }
+    let kube = ctx.kube().await?;
+    let api: Api<ManagedClusterSet> = Api::all(kube.client.clone());
+    let Some(set) = api
+        .get_opt(name)
+        .await
+        .map_err(crate::error::ocm_api_missing)?
+    else {
+        println(format!("Clusterset {name} not found or is already deleted"))?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    let bound: Vec<String> = Api::<ManagedClusterSetBinding>::all(kube.client.clone())
+        .list(&ListParams::default().fields(&format!("metadata.name={name}")))
+        .await
+        .context("listing ManagedClusterSetBindings")?
+        .items
+        .iter()
+        .filter_map(ResourceExt::namespace)
+        .collect();
+    if let Some(ns) = bound.first() {
+        return Err(UserError::new(
+            format!(
+                "cluster set {name} is still bound to namespace(s) {}",
+                bound.join(", ")
+            ),
+            format!("unbind it first: `clusteradm clusterset unbind {name} --namespace {ns}`"),
+        )
+        .into());
+    }
+    if !ctx.global.dry_run {
+        api.delete(name, &DeleteParams::default()).await?;
+        let uid = set.uid().unwrap_or_default();
+        tokio::time::timeout(
+            ctx.global.timeout,
+            await_condition(api, name, conditions::is_deleted(&uid)),
+        )
+        .await
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "cluster set {name} was not gone within {:?}",
+                ctx.global.timeout
+            )
+        })??;
+    }
+    println(format!("Clusterset {name} is deleted"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn set(args: SetArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let name = args.name.as_str();
+    let kube = ctx.kube().await?;
+    existing_set(&kube.client, name).await?;
+    let api: Api<ManagedCluster> = Api::all(kube.client.clone());
+    let mut names: Vec<&str> = args
+        .clusters
+        .iter()
+        .map(|c| c.trim())
+        .filter(|c| !c.is_empty())
+        .collect();
+    names.dedup();
+    let clusters = try_join_all(names.iter().map(|c| api.get_opt(c)))
+        .await
+        .context("reading ManagedClusters")?;
+    if let Some((missing, _)) = names.iter().zip(&clusters).find(|(_, c)| c.is_none()) {
+        return Err(UserError::new(
+            format!("managed cluster {missing} not found on the hub: no cluster was moved"),
+            "`clusteradm get clusters` lists the known clusters",
+        )
+        .into());
+    }
+    for mc in clusters.into_iter().flatten() {
+        let cluster = mc.name_any();
+        let old = mc
+            .labels()
+            .get(CLUSTER_SET_LABEL)
+            .cloned()
+            .unwrap_or_default();
+        if old == name {
+            println(format!("Cluster {cluster} is already in Clusterset {name}"))?;
+            continue;
+        }
+        if !ctx.global.dry_run {
+            let patch = json!({"metadata": {"labels": {CLUSTER_SET_LABEL: name}}});
+            api.patch(&cluster, &PatchParams::default(), &Patch::Merge(patch))
+                .await
+                .with_context(|| format!("moving cluster {cluster} into cluster set {name}"))?;
+        }
+        if old.is_empty() {
+            println(format!("Cluster {cluster} is set to Clusterset {name}"))?;
+        } else {
+            println(format!(
+                "Cluster {cluster} is set, from ClusterSet {old} to Clusterset {name}"
+            ))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn bind(args: BindArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let (name, ns) = (args.name.as_str(), args.namespace.as_str());
+    let kube = ctx.kube().await?;
+    existing_set(&kube.client, name).await?;
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(kube.client.clone());
+    if namespaces.get_opt(ns).await?.is_none() {
+        return Err(UserError::new(
+            format!("namespace {ns} not found on the hub"),
+            format!("create it first: `kubectl create namespace {ns}`"),
+        )
+        .into());
+    }
+    let api: Api<ManagedClusterSetBinding> = Api::namespaced(kube.client.clone(), ns);
+    if api.get_opt(name).await?.is_some() {
+        println(format!(
+            "Clusterset {name} is already bound to Namespace {ns}"
+        ))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !ctx.global.dry_run {
+        let binding = ManagedClusterSetBinding::new(
+            name,
+            ManagedClusterSetBindingSpec {
+                cluster_set: name.into(),
+            },
+        );
+        api.create(&PostParams::default(), &binding)
+            .await
+            .with_context(|| format!("binding cluster set {name} to namespace {ns}"))?;
+    }
+    println(format!("Clusterset {name} is bound to Namespace {ns}"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn unbind(args: BindArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let (name, ns) = (args.name.as_str(), args.namespace.as_str());
+    let kube = ctx.kube().await?;
+    let api: Api<ManagedClusterSetBinding> = Api::namespaced(kube.client.clone(), ns);
+    if api.get_opt(name).await?.is_none() {
+        println(format!("Clusterset {name} is not bound to namespace {ns}"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !ctx.global.dry_run {
+        api.delete(name, &DeleteParams::default()).await?;
+    }
+    println(format!("Clusterset {name} is unbind from namespace {ns}"))?;
+    Ok(ExitCode::SUCCESS)
+}
