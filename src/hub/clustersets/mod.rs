@@ -103,6 +103,16 @@ pub async fn run_with(
         )
         .for_each(|r| async move { log("ManagedClusterSetBinding", r) });
 
+    // A binding is judged only once the set cache is filled (else every binding would read
+    // `Bound=False` for a moment at start).
+    let binding_loop = {
+        let sets = sets.clone();
+        async move {
+            if sets.wait_until_ready().await.is_ok() {
+                binding_loop.await;
+            }
+        }
+    };
     let builtins = keep_builtin_sets(hub, sets, shutdown.clone());
     let _ = clusters.wait_until_ready().await;
     tokio::join!(set_loop, binding_loop, builtins);
