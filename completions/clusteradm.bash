@@ -88,6 +88,9 @@ _clusteradm() {
             clusteradm__subcmd__create,help)
                 cmd="clusteradm__subcmd__create__subcmd__help"
                 ;;
+            clusteradm__subcmd__create,placement)
+                cmd="clusteradm__subcmd__create__subcmd__placement"
+                ;;
             clusteradm__subcmd__create,work)
                 cmd="clusteradm__subcmd__create__subcmd__work"
                 ;;
@@ -96,6 +99,9 @@ _clusteradm() {
                 ;;
             clusteradm__subcmd__create__subcmd__help,help)
                 cmd="clusteradm__subcmd__create__subcmd__help__subcmd__help"
+                ;;
+            clusteradm__subcmd__create__subcmd__help,placement)
+                cmd="clusteradm__subcmd__create__subcmd__help__subcmd__placement"
                 ;;
             clusteradm__subcmd__create__subcmd__help,work)
                 cmd="clusteradm__subcmd__create__subcmd__help__subcmd__work"
@@ -130,6 +136,12 @@ _clusteradm() {
             clusteradm__subcmd__get,help)
                 cmd="clusteradm__subcmd__get__subcmd__help"
                 ;;
+            clusteradm__subcmd__get,placement)
+                cmd="clusteradm__subcmd__get__subcmd__placements"
+                ;;
+            clusteradm__subcmd__get,placements)
+                cmd="clusteradm__subcmd__get__subcmd__placements"
+                ;;
             clusteradm__subcmd__get,token)
                 cmd="clusteradm__subcmd__get__subcmd__token"
                 ;;
@@ -144,6 +156,9 @@ _clusteradm() {
                 ;;
             clusteradm__subcmd__get__subcmd__help,help)
                 cmd="clusteradm__subcmd__get__subcmd__help__subcmd__help"
+                ;;
+            clusteradm__subcmd__get__subcmd__help,placements)
+                cmd="clusteradm__subcmd__get__subcmd__help__subcmd__placements"
                 ;;
             clusteradm__subcmd__get__subcmd__help,token)
                 cmd="clusteradm__subcmd__get__subcmd__help__subcmd__token"
@@ -205,6 +220,9 @@ _clusteradm() {
             clusteradm__subcmd__help__subcmd__create,clusterset)
                 cmd="clusteradm__subcmd__help__subcmd__create__subcmd__clusterset"
                 ;;
+            clusteradm__subcmd__help__subcmd__create,placement)
+                cmd="clusteradm__subcmd__help__subcmd__create__subcmd__placement"
+                ;;
             clusteradm__subcmd__help__subcmd__create,work)
                 cmd="clusteradm__subcmd__help__subcmd__create__subcmd__work"
                 ;;
@@ -219,6 +237,9 @@ _clusteradm() {
                 ;;
             clusteradm__subcmd__help__subcmd__get,clustersets)
                 cmd="clusteradm__subcmd__help__subcmd__get__subcmd__clustersets"
+                ;;
+            clusteradm__subcmd__help__subcmd__get,placements)
+                cmd="clusteradm__subcmd__help__subcmd__get__subcmd__placements"
                 ;;
             clusteradm__subcmd__help__subcmd__get,token)
                 cmd="clusteradm__subcmd__help__subcmd__get__subcmd__token"
@@ -695,7 +716,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__create)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version clusterset work help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version clusterset placement work help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -777,7 +798,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__create__subcmd__help)
-            opts="clusterset work help"
+            opts="clusterset placement work help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -818,6 +839,20 @@ _clusteradm() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        clusteradm__subcmd__create__subcmd__help__subcmd__placement)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         clusteradm__subcmd__create__subcmd__help__subcmd__work)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -825,6 +860,71 @@ _clusteradm() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__create__subcmd__placement)
+            opts="-n -v -q -h -V --namespace --clustersets --label-selectors --count --prioritizers --overwrite --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --clustersets)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --label-selectors)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --count)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prioritizers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1138,7 +1238,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__get)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version clusters clustersets clusterset token works help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version clusters clustersets clusterset placements placement token works help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1277,7 +1377,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__get__subcmd__help)
-            opts="clusters clustersets token works help"
+            opts="clusters clustersets placements token works help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1332,6 +1432,20 @@ _clusteradm() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        clusteradm__subcmd__get__subcmd__help__subcmd__placements)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         clusteradm__subcmd__get__subcmd__help__subcmd__token)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -1353,6 +1467,63 @@ _clusteradm() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__get__subcmd__placements)
+            opts="-n -A -o -v -q -h -V --namespace --all-namespaces --output --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table yaml json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table yaml json" -- "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1591,7 +1762,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help__subcmd__create)
-            opts="clusterset work"
+            opts="clusterset placement work"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1605,6 +1776,20 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help__subcmd__create__subcmd__clusterset)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__create__subcmd__placement)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1689,7 +1874,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help__subcmd__get)
-            opts="clusters clustersets token works"
+            opts="clusters clustersets placements token works"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1717,6 +1902,20 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help__subcmd__get__subcmd__clustersets)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__get__subcmd__placements)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

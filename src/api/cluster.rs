@@ -31,6 +31,10 @@ pub const CLUSTER_LEASE_NAME: &str = "managed-cluster-lease";
 pub const DEFAULT_CLUSTER_SET: &str = "default";
 /// Cluster set that selects every cluster.
 pub const GLOBAL_CLUSTER_SET: &str = "global";
+/// Taint the hub puts on a cluster whose `ManagedClusterConditionAvailable` is False.
+pub const UNAVAILABLE_TAINT: &str = "cluster.open-cluster-management.io/unavailable";
+/// Taint the hub puts on a cluster whose `ManagedClusterConditionAvailable` is Unknown or missing.
+pub const UNREACHABLE_TAINT: &str = "cluster.open-cluster-management.io/unreachable";
 
 /// ManagedCluster condition: the hub admin accepted the cluster.
 pub const HUB_ACCEPTED_MANAGED_CLUSTER: &str = "HubAcceptedManagedCluster";

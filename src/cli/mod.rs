@@ -12,6 +12,7 @@ pub mod get;
 pub mod init;
 pub mod join;
 pub mod operator;
+pub mod placement;
 pub mod unjoin;
 pub mod version;
 
@@ -58,7 +59,7 @@ pub enum Command {
     Accept(accept::Args),
     /// Show hub state: the join token, ManifestWorks
     Get(get::Args),
-    /// Create objects on the hub: a ManifestWork, a cluster set
+    /// Create objects on the hub: a ManifestWork, a cluster set, a placement
     Create(create::Args),
     /// Delete objects from the hub: a ManifestWork, a cluster set
     Delete(delete::Args),

@@ -7,4 +7,5 @@
 //! carries the actions out. How they are started together is [`crate::inprocess`]'s business.
 pub mod clusters;
 pub mod clustersets;
+pub mod placement;
 pub mod registration;

@@ -11,5 +11,6 @@ mod clustersets;
 mod control_plane;
 mod init;
 mod join_mitm;
+mod placement;
 mod registration;
 mod work;

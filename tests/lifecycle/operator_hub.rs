@@ -12,7 +12,6 @@ use clusteradm::api::operator::{
     HUB_REGISTRATION_DEGRADED, VALID_FEATURE_GATES,
 };
 use clusteradm::operator::cluster_manager::{self as operator, build, certs, validate};
-use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::runtime::wait::{await_condition, conditions::is_deleted};
@@ -27,7 +26,6 @@ use crate::common;
 pub(crate) use crate::common::HUB_SINGLETON;
 
 const WAIT: Duration = Duration::from_secs(90);
-const PLACEMENT: &str = "cluster-manager-placement-controller";
 
 /// The operator running in a task of this test, until [`Operator::stop`].
 struct Operator {
@@ -206,8 +204,11 @@ async fn the_loop_installs_the_hub_and_reports_it() {
         (registration.status.as_str(), registration.reason.as_str()),
         (FALSE, "RegistrationInProcess")
     );
-    // No kubelet on the test control plane: the placement pod never becomes available.
-    assert_eq!(condition(&cm, HUB_PLACEMENT_DEGRADED).status, TRUE);
+    let placement = condition(&cm, HUB_PLACEMENT_DEGRADED);
+    assert_eq!(
+        (placement.status.as_str(), placement.reason.as_str()),
+        (FALSE, "PlacementInProcess")
+    );
 
     // Everything of in-process mode is there; what only Default mode has is not.
     let resolver = Resolver::new(client.clone());
@@ -230,8 +231,8 @@ async fn the_loop_installs_the_hub_and_reports_it() {
         .collect();
     assert_eq!(
         only_default.len(),
-        3 + 3 * 3 + 2 + 4,
-        "3 Deployments, their RBAC, 2 Services, 4 webhook configs"
+        4 + 4 * 3 + 2 + 4,
+        "4 Deployments, their RBAC, 2 Services, 4 webhook configs"
     );
     for obj in &only_default {
         assert!(
@@ -268,17 +269,15 @@ async fn the_loop_installs_the_hub_and_reports_it() {
 }
 
 #[tokio::test]
-async fn an_image_edit_rolls_out_to_the_placement_deployment() {
+async fn a_spec_edit_is_followed_and_reported() {
     let _one_at_a_time = crate::serial().await;
     let _hub = HUB_SINGLETON.lock().await;
     let (client, op) = setup().await;
     let before = wait_applied(&client).await;
 
-    let image = format!("example.com/{}:v1", common::unique("placement"));
-    let patch = serde_json::json!({"spec": {
-        "placementImagePullSpec": image,
-        "registrationImagePullSpec": "example.com/registration:v1",
-    }});
+    let gate = format!("NoSuchGate{}", std::process::id());
+    let patch = serde_json::json!({"spec": {"registrationConfiguration": {
+        "featureGates": [{"feature": gate, "mode": "Enable"}]}}});
     cms(&client)
         .patch(
             CLUSTER_MANAGER_NAME,
@@ -289,10 +288,9 @@ async fn an_image_edit_rolls_out_to_the_placement_deployment() {
         .unwrap();
     let after = wait_applied(&client).await;
     assert!(after.metadata.generation > before.metadata.generation);
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), HUB_NAMESPACE);
-    let placement = deployments.get(PLACEMENT).await.unwrap();
-    let containers = placement.spec.unwrap().template.spec.unwrap().containers;
-    assert_eq!(containers[0].image.as_deref(), Some(image.as_str()));
+    let gates = condition(&after, VALID_FEATURE_GATES);
+    assert_eq!(gates.status, FALSE);
+    assert!(gates.message.contains(&gate), "{}", gates.message);
 
     teardown(&client, op).await;
 }

@@ -11,7 +11,7 @@
 //! bootstrap; any other failure (hub down, 403 after a deny) is retried with a capped backoff.
 //! Nothing on the managed cluster is ever deleted.
 pub mod bootstrap;
-mod capacity;
+pub mod capacity;
 pub mod csr;
 mod joined;
 pub mod lease;

@@ -21,6 +21,8 @@ pub const DECISION_GROUP_NAME_LABEL: &str =
     "cluster.open-cluster-management.io/decision-group-name";
 /// Placement condition: enough clusters were selected.
 pub const PLACEMENT_SATISFIED: &str = "PlacementSatisfied";
+/// Placement condition: the spec cannot be acted on.
+pub const PLACEMENT_MISCONFIGURED: &str = "PlacementMisconfigured";
 
 /// Rules choosing managed clusters from the cluster sets bound to the namespace.
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -18,6 +18,8 @@ pub struct Args {
 pub enum What {
     /// Create a ManagedClusterSet (clusters join it by label: `clusterset set`)
     Clusterset(crate::cli::clusterset::NameArgs),
+    /// Create a Placement: which clusters of the bound sets to choose
+    Placement(crate::cli::placement::CreateArgs),
     /// Wrap manifests into a ManifestWork for each target cluster
     Work(work::Args),
 }
@@ -27,5 +29,6 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     match args.what {
         What::Work(a) => work::run(a, ctx).await,
         What::Clusterset(a) => crate::cli::clusterset::create(a, ctx).await,
+        What::Placement(a) => crate::cli::placement::create(a, ctx).await,
     }
 }

@@ -24,6 +24,9 @@ pub enum What {
     /// List cluster sets: bound namespaces, status and how many clusters each selects
     #[command(visible_alias = "clusterset")]
     Clustersets(clustersets::Args),
+    /// List placements: satisfied, reason, and every cluster selected
+    #[command(visible_alias = "placement")]
+    Placements(crate::cli::placement::GetArgs),
     /// Print the join command with a bootstrap token (a fresh one when the old has expired)
     Token(token::Args),
     /// List ManifestWorks and their status, per cluster
@@ -35,6 +38,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     match args.what {
         What::Clusters(a) => clusters::run(a, ctx).await,
         What::Clustersets(a) => clustersets::run(a, ctx).await,
+        What::Placements(a) => crate::cli::placement::get(a, ctx).await,
         What::Token(a) => token::run(a, ctx).await,
         What::Works(a) => works::run(a, ctx).await,
     }

@@ -2,12 +2,18 @@
 //! after the write instead (so no mutating webhook is needed): the `default` cluster-set label
 //! when a cluster has none (upstream's `DefaultClusterSet` feature, on by default), and the time
 //! each taint was added. The admission policy refuses users who set a taint's time themselves
-//! (`crate::operator::cluster_manager::build::admission`).
+//! (`crate::operator::cluster_manager::build::admission`). Also upstream's taint controller:
+//! [`UNREACHABLE_TAINT`] while the cluster's availability is Unknown (or not reported),
+//! [`UNAVAILABLE_TAINT`] while it is False, neither once it is True.
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
-use crate::api::cluster::{CLUSTER_SET_LABEL, DEFAULT_CLUSTER_SET, ManagedCluster};
+use crate::api::cluster::{
+    CLUSTER_SET_LABEL, DEFAULT_CLUSTER_SET, MANAGED_CLUSTER_CONDITION_AVAILABLE, ManagedCluster,
+    Taint, TaintEffect, UNAVAILABLE_TAINT, UNREACHABLE_TAINT,
+};
+use crate::api::conditions;
 
 fn lacks_set(mc: &ManagedCluster) -> bool {
     mc.metadata
@@ -17,14 +23,50 @@ fn lacks_set(mc: &ManagedCluster) -> bool {
         .is_none_or(String::is_empty)
 }
 
-fn lacks_taint_time(mc: &ManagedCluster) -> bool {
-    mc.spec.taints.iter().any(|t| t.time_added.is_none())
+/// The hub taint `mc`'s availability calls for.
+fn hub_taint(mc: &ManagedCluster) -> Option<&'static str> {
+    let available = mc
+        .status
+        .as_ref()
+        .and_then(|s| conditions::find(&s.conditions, MANAGED_CLUSTER_CONDITION_AVAILABLE))
+        .map(|c| c.status.as_str());
+    match available {
+        Some(conditions::TRUE) => None,
+        Some(conditions::FALSE) => Some(UNAVAILABLE_TAINT),
+        _ => Some(UNREACHABLE_TAINT),
+    }
+}
+
+/// `mc`'s taints with the hub taint its availability calls for and every time filled in, or
+/// `None` when they are already so.
+fn taints(mc: &ManagedCluster, now: Timestamp) -> Option<Vec<Taint>> {
+    let wanted = hub_taint(mc);
+    let mut taints = mc.spec.taints.clone();
+    taints.retain(|t| {
+        ![UNAVAILABLE_TAINT, UNREACHABLE_TAINT].contains(&t.key.as_str())
+            || Some(t.key.as_str()) == wanted
+    });
+    if let Some(key) = wanted
+        && !taints.iter().any(|t| t.key == key)
+    {
+        taints.push(Taint {
+            key: key.into(),
+            value: None,
+            effect: TaintEffect::NoSelect,
+            time_added: None,
+        });
+    }
+    for t in &mut taints {
+        t.time_added.get_or_insert(Time(now));
+    }
+    (taints != mc.spec.taints).then_some(taints)
 }
 
 /// Whether `mc` lacks something the hub fills in.
 #[must_use]
 pub fn needed(mc: &ManagedCluster) -> bool {
-    mc.metadata.deletion_timestamp.is_none() && (lacks_set(mc) || lacks_taint_time(mc))
+    mc.metadata.deletion_timestamp.is_none()
+        && (lacks_set(mc) || taints(mc, Timestamp::UNIX_EPOCH).is_some())
 }
 
 /// The merge patch that fills in what `mc` lacks at `now`, guarded by its resourceVersion (a
@@ -38,12 +80,8 @@ pub fn patch(mc: &ManagedCluster, now: Timestamp) -> Option<Value> {
     if lacks_set(mc) {
         patch["metadata"]["labels"] = json!({CLUSTER_SET_LABEL: DEFAULT_CLUSTER_SET});
     }
-    if lacks_taint_time(mc) {
-        // A merge patch replaces the whole list: send every taint, the new times filled in.
-        let mut taints = mc.spec.taints.clone();
-        for t in &mut taints {
-            t.time_added.get_or_insert(Time(now));
-        }
+    if let Some(taints) = taints(mc, now) {
+        // A merge patch replaces the whole list: send every taint.
         patch["spec"] = json!({"taints": taints});
     }
     Some(patch)
@@ -59,7 +97,9 @@ mod tests {
         serde_json::from_value(json!({
             "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
             "metadata": {"name": "c1", "resourceVersion": "7", "labels": labels},
-            "spec": {"taints": taints}
+            "spec": {"taints": taints},
+            "status": {"conditions": [{"type": "ManagedClusterConditionAvailable", "status": "True",
+                "reason": "R", "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
         }))
         .unwrap()
     }
@@ -91,6 +131,33 @@ mod tests {
             "2020-01-01T00:00:00Z"
         );
         assert_eq!(taints[1].time_added, Some(Time(now)));
+    }
+
+    #[test]
+    fn the_hub_taints_follow_availability() {
+        let now = Timestamp::UNIX_EPOCH;
+        let labels = json!({CLUSTER_SET_LABEL: "s"});
+        let mut mc = cluster(labels, json!([]));
+        assert!(!needed(&mc));
+        mc.status.as_mut().unwrap().conditions[0].status = "Unknown".into();
+        let p = patch(&mc, now).unwrap();
+        assert_eq!(p["spec"]["taints"][0]["key"], UNREACHABLE_TAINT);
+        assert_eq!(p["spec"]["taints"][0]["effect"], "NoSelect");
+        mc.spec.taints = serde_json::from_value(p["spec"]["taints"].clone()).unwrap();
+        assert!(!needed(&mc));
+        mc.status.as_mut().unwrap().conditions[0].status = "False".into();
+        let p = patch(&mc, now).unwrap();
+        let keys: Vec<&str> = p["spec"]["taints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["key"].as_str().unwrap())
+            .collect();
+        assert_eq!(keys, [UNAVAILABLE_TAINT]);
+        mc.spec.taints = serde_json::from_value(p["spec"]["taints"].clone()).unwrap();
+        mc.status = None;
+        let p = patch(&mc, now).unwrap();
+        assert_eq!(p["spec"]["taints"][0]["key"], UNREACHABLE_TAINT);
     }
 
     #[test]

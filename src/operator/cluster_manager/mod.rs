@@ -108,6 +108,9 @@ pub struct InProcess {
     /// Service nobody serves would fail every ManagedCluster and ManifestWork write). Their
     /// certificates are still kept, ready for an in-process webhook server.
     pub webhooks: bool,
+    /// The placement controller runs in this process (`crate::hub::placement`), so no
+    /// placement-controller Deployment is made.
+    pub placement: bool,
 }
 
 impl InProcess {
@@ -125,10 +128,13 @@ impl InProcess {
     pub const NOTHING: Self = Self {
         registration: false,
         webhooks: false,
+        placement: false,
     };
-    /// `init --in-process`: the hub controllers here, no webhooks.
+    /// `init --in-process`: the hub controllers (registration, cluster sets, placement) here, no
+    /// webhooks.
     pub const HUB_CONTROLLERS: Self = Self {
         registration: true,
         webhooks: true,
+        placement: true,
     };
 }

@@ -68,7 +68,7 @@ pub async fn run(mut cmd: assert_cmd::Command) -> std::process::Output {
 
 /// One hub registration controller for every test of the binary, on its own thread and runtime,
 /// as one would run on a real hub.
-fn start_hub_controller() {
+pub fn start_hub_controller() {
     static STARTED: OnceLock<()> = OnceLock::new();
     STARTED.get_or_init(|| {
         std::thread::spawn(|| {

@@ -3,12 +3,10 @@
 //! document and flag to fix; `--dry-run` and `--placement` send nothing that mutates.
 use std::time::Duration;
 
-use clusteradm::api::cluster::{
-    PLACEMENT_LABEL, Placement, PlacementDecision, PlacementDecisionSpec,
-};
+use clusteradm::api::cluster::{ManagedCluster, PlacementDecision};
 use clusteradm::api::work::{ManifestWork, ManifestWorkSpec, ManifestsTemplate};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use predicates::prelude::*;
 
 use super::{TestCluster, create_namespace, hub_cli, wait_work};
@@ -161,32 +159,60 @@ async fn bad_input_is_refused_before_anything_is_sent() {
         .code(2);
 }
 
-/// A Placement `p` in `ns` whose decision chose `cluster` (as the placement controller would).
+/// A Placement `p` in `ns` that the hub's placement controller decides on `cluster`: the
+/// cluster (available) in a set of its own, bound to `ns`.
 async fn placement_choosing(hub: &kube::Client, ns: &str, cluster: &str) {
-    let placement = serde_json::json!({"apiVersion": "cluster.open-cluster-management.io/v1beta1",
-        "kind": "Placement", "metadata": {"name": "p", "namespace": ns}, "spec": {}});
-    Api::<Placement>::namespaced(hub.clone(), ns)
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(placement).unwrap(),
-        )
+    // The caller holds the hub lock (which `fixture::hub` takes): only start the controllers.
+    crate::registration::fixture::start_hub_controller();
+    let set = common::unique("it-place-set");
+    let object = |v: serde_json::Value| -> DynamicObject { serde_json::from_value(v).unwrap() };
+    let objects = vec![
+        object(
+            serde_json::json!({"apiVersion": "cluster.open-cluster-management.io/v1beta2",
+            "kind": "ManagedClusterSet", "metadata": {"name": set}, "spec": {}}),
+        ),
+        object(
+            serde_json::json!({"apiVersion": "cluster.open-cluster-management.io/v1",
+            "kind": "ManagedCluster", "metadata": {"name": cluster,
+            "labels": {"cluster.open-cluster-management.io/clusterset": set}}, "spec": {}}),
+        ),
+        object(
+            serde_json::json!({"apiVersion": "cluster.open-cluster-management.io/v1beta2",
+            "kind": "ManagedClusterSetBinding", "metadata": {"name": set, "namespace": ns},
+            "spec": {"clusterSet": set}}),
+        ),
+        object(
+            serde_json::json!({"apiVersion": "cluster.open-cluster-management.io/v1beta1",
+            "kind": "Placement", "metadata": {"name": "p", "namespace": ns}, "spec": {}}),
+        ),
+    ];
+    clusteradm::apply::Applier::new(hub.clone(), Duration::from_secs(30))
+        .apply(objects)
+        .await
+        .unwrap();
+    let available = serde_json::json!({"status": {"conditions": [{"type": "ManagedClusterConditionAvailable",
+        "status": "True", "reason": "R", "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}});
+    Api::<ManagedCluster>::all(hub.clone())
+        .patch_status(cluster, &PatchParams::default(), &Patch::Merge(&available))
         .await
         .unwrap();
     let decisions: Api<PlacementDecision> = Api::namespaced(hub.clone(), ns);
-    let mut decision = PlacementDecision::new("p-decision-1", PlacementDecisionSpec::default());
-    let label = (PLACEMENT_LABEL.to_string(), "p".to_string());
-    decision.metadata.labels = Some([label].into());
-    decisions
-        .create(&PostParams::default(), &decision)
-        .await
-        .unwrap();
-    let status =
-        serde_json::json!({"status": {"decisions": [{"clusterName": cluster, "reason": ""}]}});
-    let merge = Patch::Merge(&status);
-    decisions
-        .patch_status("p-decision-1", &PatchParams::default(), &merge)
-        .await
-        .unwrap();
+    common::eventually(
+        "the placement to choose the cluster",
+        Duration::from_secs(30),
+        || {
+            let decisions = decisions.clone();
+            async move {
+                let d = decisions.get_opt("p-decision-1").await.ok()??;
+                d.status?
+                    .decisions
+                    .iter()
+                    .any(|c| c.cluster_name == cluster)
+                    .then_some(())
+            }
+        },
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -32,7 +32,7 @@ impl Component {
         match self {
             Self::RegistrationController => !in_process.registration,
             Self::RegistrationWebhook | Self::WorkWebhook => !in_process.webhooks,
-            Self::PlacementController => true,
+            Self::PlacementController => !in_process.placement,
         }
     }
 

@@ -107,19 +107,13 @@ fn default_mode_deploys_every_component_with_the_images_of_the_spec() {
 }
 
 #[test]
-fn in_process_leaves_out_registration_and_everything_webhook_but_keeps_placement_and_certs() {
+fn in_process_leaves_out_every_controller_and_webhook_but_keeps_the_certs() {
     let (d, _) = desired(IMAGES, InProcess::HUB_CONTROLLERS);
-    assert_eq!(
-        names(&d.deployments),
-        ["cluster-manager-placement-controller"]
+    assert!(
+        d.deployments.is_empty() && d.service_accounts.is_empty() && d.cluster_roles.is_empty()
     );
     assert!(
         d.services.is_empty() && d.validating_webhooks.is_empty() && d.mutating_webhooks.is_empty()
-    );
-    assert_eq!(names(&d.service_accounts), ["placement-controller-sa"]);
-    assert_eq!(
-        names(&d.cluster_roles),
-        ["open-cluster-management:cluster-manager-placement:controller"]
     );
     assert_eq!(
         names(&d.secrets),

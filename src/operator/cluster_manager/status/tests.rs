@@ -86,7 +86,11 @@ fn no_available_pod_is_degraded_unless_the_component_runs_in_process() {
         find(&st, HUB_REGISTRATION_DEGRADED).reason,
         "RegistrationInProcess"
     );
-    assert_eq!(find(&st, HUB_PLACEMENT_DEGRADED).status, TRUE);
+    assert_eq!(
+        find(&st, HUB_PLACEMENT_DEGRADED).reason,
+        "PlacementInProcess"
+    );
+    assert_eq!(find(&st, HUB_PLACEMENT_DEGRADED).status, FALSE);
 }
 
 #[test]

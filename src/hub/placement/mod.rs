@@ -1,0 +1,257 @@
+//! The placement controller: a kube-runtime `Controller` over Placements, woken by the shared
+//! ManagedCluster watch and by one watch each of sets, bindings and PlacementDecisions — one
+//! watch per kind whatever the number of placements. For each placement it [`schedule`]s
+//! clusters from the stores, splits them into [`groups`] and PlacementDecisions, and the
+//! [`writer`] makes the decisions and the [`status`] so.
+pub mod groups;
+pub mod schedule;
+pub mod status;
+mod writer;
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{Stream, StreamExt as _};
+use kube::api::Api;
+use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt as _, watcher};
+use kube::{Client, ResourceExt};
+
+use crate::api::cluster::{
+    ManagedCluster, ManagedClusterSet, ManagedClusterSetBinding, PLACEMENT_LABEL, Placement,
+    PlacementDecision,
+};
+use crate::runtime::{Shutdown, report, shutdown};
+use schedule::Inputs;
+
+/// Placements reconciled at once.
+pub const CONCURRENCY: u16 = 8;
+/// Retry after a failed write.
+const RETRY: Duration = Duration::from_secs(2);
+
+/// Why a reconcile failed.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct Error(#[from] kube::Error);
+
+struct Context {
+    client: Client,
+    clusters: Store<ManagedCluster>,
+    sets: Store<ManagedClusterSet>,
+    bindings: Store<ManagedClusterSetBinding>,
+    decisions: Store<PlacementDecision>,
+}
+
+/// A shared watch of every `K` into a store, with a subscription for a controller.
+fn shared_watch<K>(
+    client: &Client,
+    config: watcher::Config,
+) -> (
+    Store<K>,
+    impl Stream<Item = Arc<K>> + Send + 'static,
+    impl std::future::Future<Output = ()> + Send + 'static,
+)
+where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned
+        + Send
+        + Sync
+        + 'static,
+{
+    let (store, writer) = reflector::store_shared(256);
+    let events = writer
+        .subscribe()
+        .expect("a shared store always has a dispatcher");
+    let watch = watcher(Api::<K>::all(client.clone()), config)
+        .default_backoff()
+        .reflect_shared(writer)
+        .for_each(|e| async move {
+            if let Err(e) = e {
+                tracing::warn!("placement watch: {e}");
+            }
+        });
+    (store, events, watch)
+}
+
+/// Runs the placement controller on a subscription to the shared ManagedCluster watch until
+/// `shutdown` is cancelled.
+pub async fn run_with(
+    hub: Client,
+    clusters: Store<ManagedCluster>,
+    cluster_events: impl Stream<Item = Arc<ManagedCluster>> + Send + 'static,
+    shutdown: Shutdown,
+) -> anyhow::Result<()> {
+    let (sets, set_events, set_watch) =
+        shared_watch::<ManagedClusterSet>(&hub, watcher::Config::default());
+    let (bindings, binding_events, binding_watch) =
+        shared_watch::<ManagedClusterSetBinding>(&hub, watcher::Config::default());
+    let (decisions, decision_events, decision_watch) =
+        shared_watch::<PlacementDecision>(&hub, watcher::Config::default().labels(PLACEMENT_LABEL));
+
+    let controller = Controller::new(
+        Api::<Placement>::all(hub.clone()),
+        watcher::Config::default(),
+    );
+    let placements = controller.store();
+    let all = {
+        let placements = placements.clone();
+        move || {
+            placements
+                .state()
+                .iter()
+                .map(|p| ObjectRef::from_obj(&**p))
+                .collect::<Vec<_>>()
+        }
+    };
+    let in_namespace = {
+        let placements = placements.clone();
+        move |ns: Option<String>| {
+            placements
+                .state()
+                .iter()
+                .filter(|p| p.namespace() == ns)
+                .map(|p| ObjectRef::from_obj(&**p))
+                .collect::<Vec<_>>()
+        }
+    };
+    let (all_for_clusters, all_for_sets) = (all.clone(), all);
+    let ctx = Arc::new(Context {
+        client: hub,
+        clusters: clusters.clone(),
+        sets: sets.clone(),
+        bindings: bindings.clone(),
+        decisions: decisions.clone(),
+    });
+    let run = controller
+        .watches_shared_stream(cluster_events, move |_| all_for_clusters())
+        .watches_shared_stream(set_events, move |_| all_for_sets())
+        .watches_shared_stream(binding_events, move |b| in_namespace(b.namespace()))
+        .watches_shared_stream(decision_events, |d| {
+            let placement = d.labels().get(PLACEMENT_LABEL)?.clone();
+            Some(ObjectRef::new(&placement).within(&d.namespace()?))
+        })
+        .with_config(controller::Config::default().concurrency(CONCURRENCY))
+        .graceful_shutdown_on(shutdown::cancelled(&shutdown))
+        .run(reconcile, error_policy, ctx)
+        .for_each(|result| async move {
+            match result {
+                Ok(_) | Err(controller::Error::ObjectNotFound(_)) => {}
+                Err(controller::Error::ReconcilerFailed(e, obj)) => {
+                    tracing::warn!(placement = %obj, "{}", report::chain(&e));
+                }
+                Err(e) => tracing::warn!("placement controller: {}", report::chain(&e)),
+            }
+        });
+    // Decide only from complete stores: a binding not yet listed must not look missing.
+    let run = async {
+        let _ = tokio::join!(
+            clusters.wait_until_ready(),
+            sets.wait_until_ready(),
+            bindings.wait_until_ready(),
+            decisions.wait_until_ready()
+        );
+        tracing::info!("placement controller started");
+        run.await;
+    };
+    let watches = async {
+        tokio::join!(set_watch, binding_watch, decision_watch);
+    };
+    tokio::select! {
+        () = run => {}
+        () = watches => {}
+        () = shutdown.cancelled() => {}
+    }
+    Ok(())
+}
+
+#[allow(clippy::needless_pass_by_value)] // the signature kube-runtime calls
+fn error_policy(_: Arc<Placement>, e: &Error, _: Arc<Context>) -> Action {
+    tracing::debug!("placement: {}; retrying in {RETRY:?}", report::chain(e));
+    Action::requeue(RETRY)
+}
+
+async fn reconcile(p: Arc<Placement>, ctx: Arc<Context>) -> Result<Action, Error> {
+    if p.metadata.deletion_timestamp.is_some() {
+        // Its decisions are owned by it: the garbage collector removes them.
+        return Ok(Action::await_change());
+    }
+    let (ns, name) = (p.namespace().unwrap_or_default(), p.name_any());
+    let sets = ctx.sets.state();
+    let bound_sets: Vec<&ManagedClusterSet> = ctx
+        .bindings
+        .state()
+        .iter()
+        .filter(|b| b.namespace().as_deref() == Some(ns.as_str()))
+        .filter_map(|b| sets.iter().find(|s| s.name_any() == b.name_any()))
+        .map(AsRef::as_ref)
+        .collect();
+    let mut current = BTreeSet::new();
+    let mut others: HashMap<String, usize> = HashMap::new();
+    for d in ctx.decisions.state() {
+        let mine = d.namespace().as_deref() == Some(ns.as_str())
+            && d.labels().get(PLACEMENT_LABEL) == Some(&name);
+        for c in d.status.iter().flat_map(|s| &s.decisions) {
+            if mine {
+                current.insert(c.cluster_name.clone());
+            } else {
+                *others.entry(c.cluster_name.clone()).or_default() += 1;
+            }
+        }
+    }
+    let clusters = ctx.clusters.state();
+    let now = k8s_openapi::jiff::Timestamp::now();
+    let scheduled = schedule::schedule(&Inputs {
+        placement: &p,
+        bound_sets,
+        clusters: &clusters,
+        current: &current,
+        others: &others,
+        now,
+    });
+    let selected: Vec<&ManagedCluster> = scheduled
+        .clusters
+        .iter()
+        .filter_map(|n| clusters.iter().find(|c| &c.name_any() == n))
+        .map(AsRef::as_ref)
+        .collect();
+    let (groups, misconfiguration) = match (&scheduled.misconfigured, groups::groups(&p, &selected))
+    {
+        (Some(m), _) => (None, Some(m.clone())),
+        (None, Err(m)) => (None, Some(m)),
+        (None, Ok(g)) => (Some(g), None),
+    };
+    let writer = writer::Writer::new(ctx.client.clone(), &p);
+    let mine: Vec<Arc<PlacementDecision>> = ctx
+        .decisions
+        .state()
+        .into_iter()
+        .filter(|d| {
+            d.namespace().as_deref() == Some(ns.as_str())
+                && d.labels().get(PLACEMENT_LABEL) == Some(&name)
+        })
+        .collect();
+    // A misconfigured placement keeps the decisions it had: a typo must not empty a fleet.
+    let decisions = match groups {
+        Some(g) => {
+            let decisions = groups::decisions(&name, &g);
+            writer.decisions(&decisions, &mine).await?;
+            decisions
+        }
+        None => writer::as_decisions(&mine),
+    };
+    let status = status::status(
+        p.status.as_ref(),
+        &scheduled,
+        misconfiguration.as_deref(),
+        &decisions,
+        now,
+    );
+    writer.status(&p, status).await?;
+    Ok(scheduled.requeue_in.map_or_else(Action::await_change, |d| {
+        Action::requeue(d.max(Duration::from_millis(100)))
+    }))
+}

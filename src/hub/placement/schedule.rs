@@ -1,0 +1,395 @@
+//! Which clusters a Placement selects, as upstream's scheduler (`pkg/placement/`): pure, from
+//! the stores. Eligible clusters are the members of the sets bound to the placement's namespace
+//! (narrowed to `spec.clusterSets`); predicates (ORed, each a label AND claim selector) and
+//! taints filter them; prioritizers score them; the best `numberOfClusters` are selected (ties
+//! by name).
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use kube::ResourceExt as _;
+use kube::core::{Selector, SelectorExt as _};
+
+use crate::agent::registration::capacity::parse_milli;
+use crate::api::cluster::{
+    ClusterClaimSelector, ManagedCluster, ManagedClusterSet, Placement, ScoreCoordinateType, Taint,
+    TaintEffect, Toleration,
+};
+use crate::hub::clustersets::decide::Membership;
+
+/// The built-in prioritizers upstream knows.
+pub const BUILTINS: &[&str] = &[
+    "Balance",
+    "Steady",
+    "ResourceAllocatableCPU",
+    "ResourceAllocatableMemory",
+];
+
+/// What the scheduler reads.
+pub struct Inputs<'a> {
+    /// The placement.
+    pub placement: &'a Placement,
+    /// The sets that bindings in its namespace name and that exist.
+    pub bound_sets: Vec<&'a ManagedClusterSet>,
+    /// Every cluster of the hub.
+    pub clusters: &'a [std::sync::Arc<ManagedCluster>],
+    /// The clusters this placement has decided now (for `Steady` and `NoSelectIfNew`).
+    pub current: &'a BTreeSet<String>,
+    /// How many decisions of other placements name each cluster (for `Balance`).
+    pub others: &'a HashMap<String, usize>,
+    /// Now.
+    pub now: Timestamp,
+}
+
+/// Why nothing (or not everything) could be scheduled, with upstream's reasons.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shortfall {
+    /// No binding in the namespace names an existing set.
+    NoBindings,
+    /// None of `spec.clusterSets` is bound (the names).
+    NoIntersection(Vec<String>),
+    /// The eligible sets have no clusters (the sets).
+    SetsEmpty(Vec<String>),
+    /// No cluster passed the predicates and taints.
+    NoneMatched,
+    /// Fewer clusters than `numberOfClusters` (how many short).
+    Unscheduled(usize),
+}
+
+/// The scheduler's answer.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Scheduled {
+    /// Selected clusters, best first.
+    pub clusters: Vec<String>,
+    /// The spec is unusable: the message (upstream's `plugin:message`).
+    pub misconfigured: Option<String>,
+    /// Why fewer than wanted were selected.
+    pub shortfall: Option<Shortfall>,
+    /// Look again then (a toleration runs out).
+    pub requeue_in: Option<Duration>,
+}
+
+/// A compiled predicate: label AND claim selector.
+struct Predicate {
+    labels: Selector,
+    claims: Selector,
+}
+
+impl Predicate {
+    fn matches(&self, mc: &ManagedCluster) -> bool {
+        self.labels.matches(mc.labels()) && self.claims.matches(&claims(mc))
+    }
+}
+
+fn claims(mc: &ManagedCluster) -> BTreeMap<String, String> {
+    mc.status
+        .iter()
+        .flat_map(|s| &s.cluster_claims)
+        .filter_map(|c| Some((c.name.clone()?, c.value.clone()?)))
+        .collect()
+}
+
+/// A label selector and a claim selector as one predicate; an error names what does not parse.
+pub fn predicate(
+    labels: Option<&LabelSelector>,
+    claims: Option<&ClusterClaimSelector>,
+) -> Result<impl Fn(&ManagedCluster) -> bool + use<>, String> {
+    let labels = Selector::try_from(labels.cloned().unwrap_or_default())
+        .map_err(|e| format!("Predicate:invalid label selector: {e}"))?;
+    let claims = Selector::try_from(LabelSelector {
+        match_expressions: claims.map(|c| c.match_expressions.clone()),
+        match_labels: None,
+    })
+    .map_err(|e| format!("Predicate:invalid claim selector: {e}"))?;
+    let p = Predicate { labels, claims };
+    Ok(move |mc: &ManagedCluster| p.matches(mc))
+}
+
+/// Upstream's toleration checks.
+fn check_tolerations(tolerations: &[Toleration]) -> Result<(), String> {
+    for t in tolerations {
+        let key_empty = t.key.as_deref().unwrap_or_default().is_empty();
+        let exists = t.operator.as_deref() == Some("Exists");
+        if key_empty && !exists {
+            return Err("TaintToleration:If the key is empty, operator must be Exists.".into());
+        }
+        if exists && !t.value.as_deref().unwrap_or_default().is_empty() {
+            return Err(
+                "TaintToleration:If the operator is Exists, the value should be empty.".into(),
+            );
+        }
+        if let Some(op) = t.operator.as_deref()
+            && !["Equal", "Exists", ""].contains(&op)
+        {
+            return Err(format!("TaintToleration:invalid toleration operator {op}"));
+        }
+    }
+    Ok(())
+}
+
+fn tolerates(t: &Toleration, taint: &Taint) -> bool {
+    let effect_ok = t.effect.is_none_or(|e| e == taint.effect);
+    let key = t.key.as_deref().unwrap_or_default();
+    let key_ok = key.is_empty() || key == taint.key;
+    let value_ok = match t.operator.as_deref() {
+        Some("Exists") => true,
+        _ => t.value.as_deref().unwrap_or_default() == taint.value.as_deref().unwrap_or_default(),
+    };
+    effect_ok && key_ok && value_ok
+}
+
+/// Whether `mc` passes its taints; `expiry` learns when a timed toleration runs out.
+fn passes_taints(
+    mc: &ManagedCluster,
+    tolerations: &[Toleration],
+    decided: bool,
+    now: Timestamp,
+    expiry: &mut Option<Timestamp>,
+) -> bool {
+    mc.spec.taints.iter().all(|taint| {
+        match taint.effect {
+            TaintEffect::PreferNoSelect => return true,
+            TaintEffect::NoSelectIfNew if decided => return true,
+            _ => {}
+        }
+        tolerations.iter().filter(|t| tolerates(t, taint)).any(|t| {
+            let Some(seconds) = t.toleration_seconds else {
+                return true;
+            };
+            let Some(added) = taint.time_added.as_ref() else {
+                return false;
+            };
+            let until = added
+                .0
+                .checked_add(SignedDuration::from_secs(seconds))
+                .unwrap_or(Timestamp::MAX);
+            if now < until {
+                *expiry = Some(expiry.map_or(until, |e| e.min(until)));
+                true
+            } else {
+                false
+            }
+        })
+    })
+}
+
+/// The prioritizers and their weights: upstream's defaults (`Balance` and `Steady`, weight 1)
+/// overlaid by the spec in `Additive` mode, the spec alone in `Exact` mode.
+fn weights(p: &Placement) -> Result<BTreeMap<String, i64>, String> {
+    let policy = p.spec.prioritizer_policy.clone().unwrap_or_default();
+    let mut weights: BTreeMap<String, i64> = match policy.mode.as_deref() {
+        None | Some("" | "Additive") => [("Balance".into(), 1), ("Steady".into(), 1)].into(),
+        Some("Exact") => BTreeMap::new(),
+        Some(other) => {
+            return Err(format!(
+                "Prioritizers:incorrect prioritizer policy mode: {other}"
+            ));
+        }
+    };
+    for c in &policy.configurations {
+        let weight = i64::from(c.weight.unwrap_or(1));
+        match c.score_coordinate.type_ {
+            ScoreCoordinateType::BuiltIn => {
+                let name = c.score_coordinate.built_in.clone().unwrap_or_default();
+                if !BUILTINS.contains(&name.as_str()) {
+                    return Err(format!(
+                        "Prioritizers:incorrect builtin prioritizer: {name}"
+                    ));
+                }
+                weights.insert(name, weight);
+            }
+            ScoreCoordinateType::AddOn => {
+                return Err(
+                    "Prioritizers:AddOn scores (AddOnPlacementScore) are not supported by this hub yet".into(),
+                );
+            }
+        }
+    }
+    weights.retain(|_, w| *w != 0);
+    Ok(weights)
+}
+
+/// Upstream's `Balance`: 100 for a cluster no other placement chose, down to -100 for the one
+/// chosen most.
+fn balance(cluster: &str, others: &HashMap<String, usize>) -> i64 {
+    let max = others.values().copied().max().unwrap_or(0);
+    match others.get(cluster) {
+        None | Some(0) => 100,
+        #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
+        Some(&n) => 2 * (100.0 * (0.5 - n as f64 / max as f64)) as i64,
+    }
+}
+
+/// Upstream's `ResourceAllocatable*`: -100 for the least allocatable `resource`, 100 for the
+/// most, linear between; clusters that report none score 0.
+fn allocatable(clusters: &[&ManagedCluster], resource: &str) -> HashMap<String, i64> {
+    let values: Vec<(String, i128)> = clusters
+        .iter()
+        .filter_map(|mc| {
+            let q = mc.status.as_ref()?.allocatable.get(resource)?;
+            Some((mc.name_any(), parse_milli(&q.0)?))
+        })
+        .collect();
+    let (Some(min), Some(max)) = (
+        values.iter().map(|v| v.1).min(),
+        values.iter().map(|v| v.1).max(),
+    ) else {
+        return HashMap::new();
+    };
+    values
+        .into_iter()
+        .map(|(name, v)| {
+            #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
+            let score = if max == min {
+                100
+            } else {
+                (((v - min) as f64 / (max - min) as f64 - 0.5) * 200.0) as i64
+            };
+            (name, score)
+        })
+        .collect()
+}
+
+/// `feasible` ordered best first: total weighted score descending, ties by name.
+fn rank(
+    feasible: &[&ManagedCluster],
+    weights: &BTreeMap<String, i64>,
+    inputs: &Inputs<'_>,
+) -> Vec<String> {
+    let cpu = weights
+        .contains_key("ResourceAllocatableCPU")
+        .then(|| allocatable(feasible, "cpu"));
+    let memory = weights
+        .contains_key("ResourceAllocatableMemory")
+        .then(|| allocatable(feasible, "memory"));
+    let from = |m: Option<&HashMap<String, i64>>, name: &str| {
+        m.and_then(|m| m.get(name).copied()).unwrap_or(0)
+    };
+    let score = |name: &str| -> i64 {
+        weights
+            .iter()
+            .map(|(prioritizer, w)| {
+                let s = match prioritizer.as_str() {
+                    "Balance" => balance(name, inputs.others),
+                    "Steady" if inputs.current.contains(name) => 100,
+                    "ResourceAllocatableCPU" => from(cpu.as_ref(), name),
+                    "ResourceAllocatableMemory" => from(memory.as_ref(), name),
+                    _ => 0,
+                };
+                s * w
+            })
+            .sum()
+    };
+    let mut ranked: Vec<(i64, String)> = feasible
+        .iter()
+        .map(|mc| {
+            let name = mc.name_any();
+            (score(&name), name)
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    ranked.into_iter().map(|(_, n)| n).collect()
+}
+
+/// Schedules `inputs.placement`.
+#[must_use]
+pub fn schedule(inputs: &Inputs<'_>) -> Scheduled {
+    let p = inputs.placement;
+    let misconfigured = |m: String| Scheduled {
+        misconfigured: Some(m),
+        ..Scheduled::default()
+    };
+    if let Err(m) = check_tolerations(&p.spec.tolerations) {
+        return misconfigured(m);
+    }
+    let weights = match weights(p) {
+        Ok(w) => w,
+        Err(m) => return misconfigured(m),
+    };
+    let mut predicates = Vec::new();
+    for pred in &p.spec.predicates {
+        let s = pred.required_cluster_selector.clone().unwrap_or_default();
+        if s.cel_selector
+            .is_some_and(|c| !c.cel_expressions.is_empty())
+        {
+            return misconfigured("Predicate:celSelector is not supported by this hub yet".into());
+        }
+        match predicate(s.label_selector.as_ref(), s.claim_selector.as_ref()) {
+            Ok(f) => predicates.push(f),
+            Err(m) => return misconfigured(m),
+        }
+    }
+    let short = |s: Shortfall| Scheduled {
+        shortfall: Some(s),
+        ..Scheduled::default()
+    };
+
+    if inputs.bound_sets.is_empty() {
+        return short(Shortfall::NoBindings);
+    }
+    let mut eligible: Vec<&ManagedClusterSet> = inputs
+        .bound_sets
+        .iter()
+        .copied()
+        .filter(|s| p.spec.cluster_sets.is_empty() || p.spec.cluster_sets.contains(&s.name_any()))
+        .collect();
+    if eligible.is_empty() {
+        return short(Shortfall::NoIntersection(p.spec.cluster_sets.clone()));
+    }
+    eligible.sort_by_key(|s| s.name_any());
+    let memberships: Vec<Membership> = eligible
+        .iter()
+        .filter_map(|s| Membership::of(s).ok())
+        .collect();
+    let available: Vec<&ManagedCluster> = inputs
+        .clusters
+        .iter()
+        .map(AsRef::as_ref)
+        .filter(|mc| mc.metadata.deletion_timestamp.is_none())
+        .filter(|mc| memberships.iter().any(|m| m.contains(mc.labels())))
+        .collect();
+    if available.is_empty() {
+        return short(Shortfall::SetsEmpty(
+            eligible.iter().map(|s| s.name_any()).collect(),
+        ));
+    }
+
+    let mut expiry = None;
+    let feasible: Vec<&ManagedCluster> = available
+        .into_iter()
+        .filter(|mc| predicates.is_empty() || predicates.iter().any(|f| f(mc)))
+        .filter(|mc| {
+            let decided = inputs.current.contains(&mc.name_any());
+            passes_taints(mc, &p.spec.tolerations, decided, inputs.now, &mut expiry)
+        })
+        .collect();
+
+    let mut ranked = rank(&feasible, &weights, inputs);
+    let wanted = p
+        .spec
+        .number_of_clusters
+        .map(|n| usize::try_from(n).unwrap_or(0));
+    if let Some(n) = wanted {
+        ranked.truncate(n);
+    }
+    let clusters = ranked;
+    let shortfall = if clusters.is_empty() {
+        Some(Shortfall::NoneMatched)
+    } else {
+        match wanted {
+            Some(n) if n > clusters.len() => Some(Shortfall::Unscheduled(n - clusters.len())),
+            _ => None,
+        }
+    };
+    Scheduled {
+        clusters,
+        misconfigured: None,
+        shortfall,
+        requeue_in: expiry.map(|e: Timestamp| e.duration_since(inputs.now).unsigned_abs()),
+    }
+}
+
+#[cfg(test)]
+#[path = "schedule_tests.rs"]
+mod tests;

@@ -1,0 +1,158 @@
+//! Writes a placement's decisions and status: only what differs from the store, so a resync
+//! that changes nothing sends nothing.
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::{Client, Resource as _, ResourceExt};
+use serde_json::json;
+
+use super::groups::Decision;
+use crate::api::cluster::{
+    ClusterDecision, DECISION_GROUP_INDEX_LABEL, DECISION_GROUP_NAME_LABEL, PLACEMENT_LABEL,
+    Placement, PlacementDecision, PlacementDecisionSpec, PlacementDecisionStatus, PlacementStatus,
+};
+
+pub(super) struct Writer {
+    decisions: Api<PlacementDecision>,
+    placements: Api<Placement>,
+    placement: String,
+    owner: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference>,
+}
+
+fn labels(placement: &str, d: &Decision) -> BTreeMap<String, String> {
+    [
+        (PLACEMENT_LABEL.to_string(), placement.to_string()),
+        (DECISION_GROUP_NAME_LABEL.to_string(), d.group_name.clone()),
+        (
+            DECISION_GROUP_INDEX_LABEL.to_string(),
+            d.group_index.to_string(),
+        ),
+    ]
+    .into()
+}
+
+fn status_of(d: &Decision) -> PlacementDecisionStatus {
+    PlacementDecisionStatus {
+        decisions: d
+            .clusters
+            .iter()
+            .map(|c| ClusterDecision {
+                cluster_name: c.clone(),
+                reason: String::new(),
+                score: None,
+            })
+            .collect(),
+    }
+}
+
+/// The decisions `existing` hold, as [`Decision`]s (for a placement whose decisions are kept).
+pub(super) fn as_decisions(existing: &[Arc<PlacementDecision>]) -> Vec<Decision> {
+    let mut out: Vec<Decision> = existing
+        .iter()
+        .map(|d| Decision {
+            name: d.name_any(),
+            group_index: d
+                .labels()
+                .get(DECISION_GROUP_INDEX_LABEL)
+                .and_then(|i| i.parse().ok())
+                .unwrap_or(0),
+            group_name: d
+                .labels()
+                .get(DECISION_GROUP_NAME_LABEL)
+                .cloned()
+                .unwrap_or_default(),
+            clusters: d
+                .status
+                .iter()
+                .flat_map(|s| &s.decisions)
+                .map(|c| c.cluster_name.clone())
+                .collect(),
+        })
+        .collect();
+    out.sort_by_key(|d| (d.group_index, d.name.clone()));
+    out
+}
+
+impl Writer {
+    pub(super) fn new(client: Client, p: &Placement) -> Self {
+        let ns = p.namespace().unwrap_or_default();
+        Self {
+            decisions: Api::namespaced(client.clone(), &ns),
+            placements: Api::namespaced(client, &ns),
+            placement: p.name_any(),
+            owner: p.controller_owner_ref(&()),
+        }
+    }
+
+    /// Makes the placement's PlacementDecisions `want`, given those it has.
+    pub(super) async fn decisions(
+        &self,
+        want: &[Decision],
+        have: &[Arc<PlacementDecision>],
+    ) -> Result<(), kube::Error> {
+        for d in want {
+            let labels = labels(&self.placement, d);
+            let status = status_of(d);
+            let existing = have.iter().find(|h| h.name_any() == d.name);
+            if existing.is_none() {
+                let mut new = PlacementDecision::new(&d.name, PlacementDecisionSpec::default());
+                new.metadata.labels = Some(labels.clone());
+                new.metadata.owner_references = self.owner.clone().map(|o| vec![o]);
+                match self.decisions.create(&PostParams::default(), &new).await {
+                    Err(kube::Error::Api(s)) if s.code == 409 => {}
+                    r => {
+                        r?;
+                    }
+                }
+            } else if existing.is_some_and(|h| h.metadata.labels.as_ref() != Some(&labels)) {
+                let patch = json!({"metadata": {"labels": labels}});
+                self.decisions
+                    .patch(&d.name, &PatchParams::default(), &Patch::Merge(patch))
+                    .await?;
+            }
+            if existing.and_then(|h| h.status.as_ref()) != Some(&status) {
+                let patch = json!({"status": status});
+                self.decisions
+                    .patch_status(&d.name, &PatchParams::default(), &Patch::Merge(patch))
+                    .await?;
+            }
+        }
+        for h in have {
+            if !want.iter().any(|d| d.name == h.name_any()) {
+                match self
+                    .decisions
+                    .delete(&h.name_any(), &DeleteParams::default())
+                    .await
+                {
+                    Err(kube::Error::Api(s)) if s.code == 404 => {}
+                    r => {
+                        r?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `status` unless the placement already has it; guarded by the resourceVersion.
+    pub(super) async fn status(
+        &self,
+        p: &Placement,
+        status: PlacementStatus,
+    ) -> Result<(), kube::Error> {
+        if p.status.as_ref() == Some(&status) {
+            return Ok(());
+        }
+        let patch =
+            json!({"metadata": {"resourceVersion": p.meta().resource_version}, "status": status});
+        self.placements
+            .patch_status(
+                &self.placement,
+                &PatchParams::default(),
+                &Patch::Merge(patch),
+            )
+            .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,443 @@
+//! Placements on the real hub, decided by the in-process placement controller: sets and
+//! bindings, label selectors, count and prioritizers, the hub's availability taints, decision
+//! groups, status conditions, `create placement` / `get placements` and their refusals.
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+use clusteradm::api::cluster::{
+    ManagedCluster, PLACEMENT_LABEL, Placement, PlacementDecision, UNAVAILABLE_TAINT,
+};
+use clusteradm::api::conditions;
+
+use crate::common;
+use crate::registration::fixture;
+
+async fn clusteradm(args: &[&str]) -> (i32, String, String) {
+    let mut cmd = common::clusteradm();
+    cmd.args(args).arg("--kubeconfig").arg(common::env().hub);
+    let out = fixture::run(cmd).await;
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A cluster in `set` with `labels`, `cpu` allocatable and availability `available`, as an
+/// agent would report it.
+async fn cluster(hub: &kube::Client, name: &str, set: &str, labels: serde_json::Value, cpu: &str) {
+    let api: Api<ManagedCluster> = Api::all(hub.clone());
+    let mut l = labels;
+    l["cluster.open-cluster-management.io/clusterset"] = set.into();
+    let mc: ManagedCluster = serde_json::from_value(json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+        "metadata": {"name": name, "labels": l}, "spec": {}
+    }))
+    .unwrap();
+    api.create(&PostParams::default(), &mc).await.unwrap();
+    set_available(hub, name, "True", cpu).await;
+}
+
+async fn set_available(hub: &kube::Client, name: &str, status: &str, cpu: &str) {
+    let patch = json!({"status": {
+        "allocatable": {"cpu": cpu}, "capacity": {"cpu": cpu},
+        "conditions": [{"type": "ManagedClusterConditionAvailable", "status": status,
+            "reason": "ManagedClusterAvailable", "message": "test", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}});
+    Api::<ManagedCluster>::all(hub.clone())
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .unwrap();
+}
+
+/// The clusters `placement` has decided, sorted, once `check` holds for them.
+async fn decided(
+    hub: &kube::Client,
+    ns: &str,
+    placement: &str,
+    what: &str,
+    check: impl Fn(&[String]) -> bool,
+) -> Vec<String> {
+    let api: Api<PlacementDecision> = Api::namespaced(hub.clone(), ns);
+    let lp = ListParams::default().labels(&format!("{PLACEMENT_LABEL}={placement}"));
+    common::eventually(what, Duration::from_secs(30), || {
+        let (api, lp) = (api.clone(), lp.clone());
+        let check = &check;
+        async move {
+            let mut clusters: Vec<String> = api
+                .list(&lp)
+                .await
+                .ok()?
+                .items
+                .iter()
+                .flat_map(|d| d.status.iter().flat_map(|s| &s.decisions))
+                .map(|c| c.cluster_name.clone())
+                .collect();
+            clusters.sort();
+            check(&clusters).then_some(clusters)
+        }
+    })
+    .await
+}
+
+async fn condition(
+    hub: &kube::Client,
+    ns: &str,
+    name: &str,
+    type_: &str,
+) -> Option<conditions::Condition> {
+    let p = Api::<Placement>::namespaced(hub.clone(), ns)
+        .get(name)
+        .await
+        .ok()?;
+    conditions::find(&p.status?.conditions, type_).cloned()
+}
+
+/// Waits until the placement's condition `type_` has `reason`.
+async fn reason(
+    hub: &kube::Client,
+    ns: &str,
+    name: &str,
+    type_: &str,
+    reason: &str,
+) -> conditions::Condition {
+    common::eventually(
+        &format!("{type_} {reason}"),
+        Duration::from_secs(30),
+        || async {
+            condition(hub, ns, name, type_)
+                .await
+                .filter(|c| c.reason == reason)
+        },
+    )
+    .await
+}
+
+struct World {
+    hub: kube::Client,
+    set: String,
+    ns: String,
+    clusters: Vec<String>,
+}
+
+impl World {
+    /// A set with clusters `c0` (env=prod, 4 CPUs), `c1` (env=prod, 8) and `c2` (env=dev, 16),
+    /// bound to a fresh namespace.
+    async fn new(id: &str) -> Self {
+        fixture::hub().await;
+        let hub = common::hub().await;
+        let set = common::unique(id);
+        assert_eq!(clusteradm(&["create", "clusterset", &set]).await.0, 0);
+        let clusters: Vec<String> = (0..3).map(|i| format!("{set}-c{i}")).collect();
+        for (name, (env, cpu)) in clusters
+            .iter()
+            .zip([("prod", "4"), ("prod", "8"), ("dev", "16")])
+        {
+            cluster(&hub, name, &set, json!({"env": env}), cpu).await;
+        }
+        let ns = format!("{set}-ns");
+        let nsobj: Namespace = serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap();
+        Api::<Namespace>::all(hub.clone())
+            .create(&PostParams::default(), &nsobj)
+            .await
+            .unwrap();
+        let (code, _, err) = clusteradm(&["clusterset", "bind", &set, "--namespace", &ns]).await;
+        assert_eq!(code, 0, "{err}");
+        Self {
+            hub,
+            set,
+            ns,
+            clusters,
+        }
+    }
+
+    async fn remove(self) {
+        for c in &self.clusters {
+            let _ = Api::<ManagedCluster>::all(self.hub.clone())
+                .delete(c, &DeleteParams::default())
+                .await;
+        }
+        let _ = Api::<Namespace>::all(self.hub.clone())
+            .delete(&self.ns, &DeleteParams::default())
+            .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // one placement's life
+async fn a_placement_follows_labels_count_prioritizers_and_availability() {
+    let w = World::new("it-pl").await;
+    let (hub, ns, c) = (&w.hub, w.ns.as_str(), &w.clusters);
+    let (code, out, err) = clusteradm(&[
+        "create",
+        "placement",
+        "prod",
+        "-n",
+        ns,
+        "--clustersets",
+        &w.set,
+        "--label-selectors",
+        "env=prod",
+    ])
+    .await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.trim(),
+        format!("Placement 'prod' has been created in '{ns}' namespace")
+    );
+    let prod = decided(hub, ns, "prod", "the prod clusters", |d| d.len() == 2).await;
+    assert_eq!(prod, [c[0].clone(), c[1].clone()]);
+    let satisfied = reason(
+        hub,
+        ns,
+        "prod",
+        "PlacementSatisfied",
+        "AllDecisionsScheduled",
+    )
+    .await;
+    assert_eq!(satisfied.status, "True");
+    let misconfigured = condition(hub, ns, "prod", "PlacementMisconfigured")
+        .await
+        .unwrap();
+    assert_eq!(
+        (misconfigured.status.as_str(), misconfigured.reason.as_str()),
+        ("False", "Succeedconfigured")
+    );
+    let p = Api::<Placement>::namespaced(hub.clone(), ns)
+        .get("prod")
+        .await
+        .unwrap();
+    let st = p.status.unwrap();
+    assert_eq!(st.number_of_selected_clusters, Some(2));
+    assert_eq!(st.decision_groups[0].decisions, ["prod-decision-1"]);
+    let d = Api::<PlacementDecision>::namespaced(hub.clone(), ns)
+        .get("prod-decision-1")
+        .await
+        .unwrap();
+    assert_eq!(
+        d.metadata.labels.as_ref().unwrap()["cluster.open-cluster-management.io/decision-group-index"],
+        "0"
+    );
+    assert_eq!(d.metadata.owner_references.unwrap()[0].kind, "Placement");
+
+    // The best one by allocatable CPU, of all three.
+    let (code, _, err) = clusteradm(&[
+        "create",
+        "placement",
+        "biggest",
+        "-n",
+        ns,
+        "--count",
+        "1",
+        "--prioritizers",
+        "BuiltIn:ResourceAllocatableCPU:10",
+    ])
+    .await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        decided(hub, ns, "biggest", "the biggest cluster", |d| d.len() == 1).await,
+        [c[2].clone()]
+    );
+
+    // A label change is reflected: measured from the write to the new decision.
+    let start = Instant::now();
+    let patch = json!({"metadata": {"labels": {"env": "prod"}}});
+    Api::<ManagedCluster>::all(hub.clone())
+        .patch(&c[2], &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .unwrap();
+    decided(hub, ns, "prod", "c2 joining prod", |d| d.len() == 3).await;
+    eprintln!("label change reflected in {:?}", start.elapsed());
+
+    // An unavailable cluster is tainted by the hub and leaves the placement.
+    set_available(hub, &c[0], "False", "4").await;
+    let left = decided(hub, ns, "prod", "c0 leaving", |d| !d.contains(&c[0])).await;
+    assert_eq!(left, [c[1].clone(), c[2].clone()]);
+    let mc = Api::<ManagedCluster>::all(hub.clone())
+        .get(&c[0])
+        .await
+        .unwrap();
+    assert!(
+        mc.spec
+            .taints
+            .iter()
+            .any(|t| t.key == UNAVAILABLE_TAINT && t.time_added.is_some())
+    );
+
+    let (code, out, _) = clusteradm(&["get", "placements", "-n", ns]).await;
+    assert_eq!(code, 0);
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("prod"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        row.contains(&format!("{},{}", c[1], c[2])) && row.contains("AllDecisionsScheduled"),
+        "{row}"
+    );
+    // The same spec again: unchanged; another without --overwrite: refused.
+    let again = [
+        "create",
+        "placement",
+        "prod",
+        "-n",
+        ns,
+        "--clustersets",
+        &w.set,
+        "--label-selectors",
+        "env=prod",
+    ];
+    let (code, out, _) = clusteradm(&again).await;
+    assert_eq!(
+        (code, out.trim()),
+        (
+            0,
+            format!("Placement 'prod' of '{ns}' namespace is unchanged").as_str()
+        )
+    );
+    let (code, _, err) =
+        clusteradm(&["create", "placement", "prod", "-n", ns, "--count", "1"]).await;
+    assert_eq!(code, 1);
+    assert!(err.contains("--overwrite"), "{err}");
+    w.remove().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decision_groups_and_unsatisfiable_placements_are_reported() {
+    let w = World::new("it-pg").await;
+    let (hub, ns) = (&w.hub, w.ns.as_str());
+    let placements: Api<Placement> = Api::namespaced(hub.clone(), ns);
+    let grouped: Placement = serde_json::from_value(json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement",
+        "metadata": {"name": "grouped"},
+        "spec": {"decisionStrategy": {"groupStrategy": {"clustersPerDecisionGroup": 1,
+            "decisionGroups": [{"groupName": "canary", "groupClusterSelector": {"labelSelector": {"matchLabels": {"env": "dev"}}}}]}}}
+    }))
+    .unwrap();
+    placements
+        .create(&PostParams::default(), &grouped)
+        .await
+        .unwrap();
+    decided(hub, ns, "grouped", "all three", |d| d.len() == 3).await;
+    let decisions: Api<PlacementDecision> = Api::namespaced(hub.clone(), ns);
+    let first = decisions.get("grouped-decision-1").await.unwrap();
+    let labels = first.metadata.labels.unwrap();
+    assert_eq!(
+        labels["cluster.open-cluster-management.io/decision-group-name"],
+        "canary"
+    );
+    assert_eq!(
+        first.status.unwrap().decisions[0].cluster_name,
+        w.clusters[2]
+    );
+    let st = common::eventually(
+        "three groups in the status",
+        Duration::from_secs(30),
+        || async {
+            let st = placements.get("grouped").await.ok()?.status?;
+            (st.decision_groups.len() == 3).then_some(st)
+        },
+    )
+    .await;
+    assert_eq!(st.decision_groups[2].decision_group_index, Some(2));
+
+    // More than there are: satisfied only in part, with upstream's message.
+    let (code, _, _) = clusteradm(&["create", "placement", "many", "-n", ns, "--count", "5"]).await;
+    assert_eq!(code, 0);
+    let c = reason(
+        hub,
+        ns,
+        "many",
+        "PlacementSatisfied",
+        "NotAllDecisionsScheduled",
+    )
+    .await;
+    assert_eq!(c.message, "2 cluster decisions unscheduled");
+    // A namespace with no binding.
+    let lonely_name = common::unique("it-pg-lonely");
+    let lonely: Placement = serde_json::from_value(json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement",
+        "metadata": {"name": lonely_name, "namespace": "default"}, "spec": {}}))
+    .unwrap();
+    Api::<Placement>::namespaced(hub.clone(), "default")
+        .create(&PostParams::default(), &lonely)
+        .await
+        .unwrap();
+    let c = reason(
+        hub,
+        "default",
+        &lonely_name,
+        "PlacementSatisfied",
+        "NoManagedClusterSetBindings",
+    )
+    .await;
+    assert_eq!(
+        c.message,
+        "No valid ManagedClusterSetBindings found in placement namespace"
+    );
+    // A prioritizer mode nobody knows: misconfigured, with upstream's message, and the
+    // decisions it had are kept.
+    let patch = json!({"spec": {"prioritizerPolicy": {"mode": "Fastest"}}});
+    placements
+        .patch("many", &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .unwrap();
+    let c = reason(hub, ns, "many", "PlacementMisconfigured", "Misconfigured").await;
+    assert_eq!(
+        c.message,
+        "Prioritizers:incorrect prioritizer policy mode: Fastest"
+    );
+    assert_eq!(
+        decided(hub, ns, "many", "kept decisions", |d| d.len() == 3)
+            .await
+            .len(),
+        3
+    );
+    let _ = Api::<Placement>::namespaced(hub.clone(), "default")
+        .delete(&lonely_name, &DeleteParams::default())
+        .await;
+    w.remove().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_placement_refuses_bad_input_and_creates_nothing() {
+    fixture::hub().await;
+    let hub = common::hub().await;
+    let name = common::unique("it-pl-bad");
+    for (args, message) in [
+        (vec!["--count", "-1"], "--count -1 is out of range"),
+        (
+            vec!["--label-selectors", "env=has space"],
+            "invalid label selector",
+        ),
+        (
+            vec!["--prioritizers", "BuiltIn:Fastest:1"],
+            "unknown built-in prioritizer Fastest",
+        ),
+        (
+            vec!["--clustersets", "not-bound-here"],
+            "clusteradm clusterset bind not-bound-here --namespace default",
+        ),
+    ] {
+        let mut full = vec!["create", "placement", name.as_str()];
+        full.extend(args);
+        let (code, _, err) = clusteradm(&full).await;
+        assert_eq!(code, 1, "{full:?}: {err}");
+        assert!(
+            err.contains(message),
+            "{full:?}: want {message:?}, got {err}"
+        );
+    }
+    assert!(
+        Api::<Placement>::namespaced(hub, "default")
+            .get_opt(&name)
+            .await
+            .unwrap()
+            .is_none(),
+        "a refused create left a placement"
+    );
+    let (code, _, err) = clusteradm(&["get", "placements", &name]).await;
+    assert_eq!(code, 1);
+    assert!(err.contains("not found"), "{err}");
+}
