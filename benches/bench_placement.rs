@@ -1,0 +1,284 @@
+//! Placement benchmark (run by `scripts/bench-placement`; not a test): against the hub named by
+//! HUB_KUBECONFIG, runs the placement controller in this process (with the shared cluster watch
+//! it runs under in `init --in-process`) and, for each shape `N clusters × P placements`:
+//!
+//! 1. creates N available ManagedClusters in a set of their own (allocatable CPU spread), bound to
+//!    a fresh namespace, directly on the hub (no agents);
+//! 2. creates P placements, each `numberOfClusters: 10` with `ResourceAllocatableCPU` and
+//!    `Balance` (upstream's benchmark shape), and times until every one has its decision;
+//! 3. times a one-cluster label change until a placement selecting that label decides it;
+//! 4. counts the controller's API requests (a layer on its client) and reads its RSS.
+//!
+//! Everything is removed after each shape.
+// A benchmark script: one long measuring function, and ratios printed as floats.
+#![allow(clippy::cast_precision_loss, clippy::too_many_lines, clippy::needless_pass_by_value)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use clusteradm::api::cluster::{ManagedCluster, Placement};
+use clusteradm::hub::clusters::SharedClusters;
+use futures::{StreamExt as _, TryStreamExt as _};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::runtime::{WatchStreamExt as _, watcher};
+use kube::{Client, ResourceExt as _};
+use serde_json::json;
+
+const TIMEOUT: Duration = Duration::from_secs(600);
+const CONCURRENCY: usize = 32;
+
+fn counted(config: &kube::Config, counter: Arc<AtomicU64>) -> anyhow::Result<Client> {
+    let layer = tower::util::MapRequestLayer::new(move |req| {
+        counter.fetch_add(1, Ordering::Relaxed);
+        req
+    });
+    Ok(kube::client::ClientBuilder::try_from(config.clone())?
+        .with_layer(&layer)
+        .build())
+}
+
+fn rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib: f64 = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    kib / 1024.0
+}
+
+fn object(v: serde_json::Value) -> DynamicObject {
+    serde_json::from_value(v).expect("a valid object")
+}
+
+/// Creates `n` available clusters in set `set` (name `<set>-<i>`).
+async fn clusters(hub: &Client, set: &str, n: usize) -> anyhow::Result<()> {
+    let api: Api<ManagedCluster> = Api::all(hub.clone());
+    futures::stream::iter(0..n)
+        .map(|i| {
+            let api = api.clone();
+            let name = format!("{set}-{i}");
+            async move {
+                let mc: ManagedCluster = serde_json::from_value(json!({
+                    "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+                    "metadata": {"name": name, "labels": {"cluster.open-cluster-management.io/clusterset": set, "bench": set}},
+                    "spec": {}}))?;
+                api.create(&PostParams::default(), &mc).await?;
+                let cpu = 2 + (i * 7919) % 62;
+                let status = json!({"status": {"allocatable": {"cpu": cpu.to_string()}, "capacity": {"cpu": cpu.to_string()},
+                    "conditions": [{"type": "ManagedClusterConditionAvailable", "status": "True", "reason": "Bench",
+                        "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}});
+                api.patch_status(&name, &PatchParams::default(), &Patch::Merge(status)).await?;
+                anyhow::Ok(())
+            }
+        })
+        .buffer_unordered(CONCURRENCY)
+        .try_collect::<()>()
+        .await
+}
+
+/// Waits until every placement in `ns` named in `names` satisfies `done`, watching them.
+async fn wait_placements(
+    api: &Api<Placement>,
+    count: usize,
+    done: impl Fn(&Placement) -> bool,
+) -> anyhow::Result<()> {
+    let mut finished = std::collections::HashSet::new();
+    let mut stream =
+        std::pin::pin!(watcher(api.clone(), watcher::Config::default()).applied_objects());
+    tokio::time::timeout(TIMEOUT, async {
+        while finished.len() < count {
+            let p = stream.try_next().await?.context("watch ended")?;
+            if done(&p) {
+                finished.insert(p.name_any());
+            }
+        }
+        anyhow::Ok(())
+    })
+    .await
+    .context("timed out waiting for placements")?
+}
+
+fn placement(name: &str, spec: serde_json::Value) -> anyhow::Result<Placement> {
+    Ok(serde_json::from_value(json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement",
+        "metadata": {"name": name}, "spec": spec}))?)
+}
+
+async fn shape(config: &kube::Config, admin: &Client, n: usize, p: usize) -> anyhow::Result<()> {
+    let set = format!("bench-{}-{n}x{p}", std::process::id());
+    let ns = set.clone();
+    let setup = Instant::now();
+    clusteradm::apply::Applier::new(admin.clone(), TIMEOUT)
+        .apply(vec![
+            object(json!({"apiVersion": "cluster.open-cluster-management.io/v1beta2", "kind": "ManagedClusterSet",
+                "metadata": {"name": set}, "spec": {}})),
+            object(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})),
+            object(json!({"apiVersion": "cluster.open-cluster-management.io/v1beta2", "kind": "ManagedClusterSetBinding",
+                "metadata": {"name": set, "namespace": ns}, "spec": {"clusterSet": set}})),
+        ])
+        .await?;
+    clusters(admin, &set, n).await?;
+    let setup = setup.elapsed();
+
+    // The controller, on its own counted client, started after the clusters exist (as after a
+    // restart): its first list is part of the measure.
+    let requests = Arc::new(AtomicU64::new(0));
+    let client = counted(config, requests.clone())?;
+    let shutdown = clusteradm::runtime::Shutdown::new();
+    let rss_before = rss_mib();
+    let controller = {
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            let shared = SharedClusters::new();
+            let (store, events) = shared.subscribe();
+            let run = clusteradm::hub::placement::run_with(
+                client.clone(),
+                store,
+                events,
+                shutdown.clone(),
+            );
+            let watch = shared.run(client, shutdown);
+            let _ = tokio::join!(Box::pin(run), Box::pin(watch));
+        })
+    };
+    let placements: Api<Placement> = Api::namespaced(admin.clone(), &ns);
+    let wanted = n.min(10);
+    let start = Instant::now();
+    futures::stream::iter(0..p)
+        .map(|i| {
+            let placements = placements.clone();
+            async move {
+                let pl = placement(&format!("p{i}"), json!({"numberOfClusters": 10, "prioritizerPolicy": {"mode": "Additive",
+                    "configurations": [{"scoreCoordinate": {"type": "BuiltIn", "builtIn": "ResourceAllocatableCPU"}, "weight": 1},
+                                       {"scoreCoordinate": {"type": "BuiltIn", "builtIn": "Balance"}, "weight": 1}]}}))?;
+                placements.create(&PostParams::default(), &pl).await?;
+                anyhow::Ok(())
+            }
+        })
+        .buffer_unordered(CONCURRENCY)
+        .try_collect::<()>()
+        .await?;
+    wait_placements(&placements, p, |pl| {
+        pl.status
+            .as_ref()
+            .and_then(|s| s.number_of_selected_clusters)
+            == Some(i32::try_from(wanted).unwrap_or(0))
+    })
+    .await?;
+    let decided = start.elapsed();
+    let decide_requests = requests.load(Ordering::Relaxed);
+
+    // One cluster's label change, until a placement selecting that label has decided it.
+    placements
+        .create(
+            &PostParams::default(),
+            &placement(
+                "picked",
+                json!({"predicates": [{"requiredClusterSelector":
+            {"labelSelector": {"matchLabels": {"picked": "yes"}}}}]}),
+            )?,
+        )
+        .await?;
+    wait_placements(&placements, 1, |pl| {
+        pl.name_any() == "picked" && pl.status.as_ref().is_some_and(|s| !s.conditions.is_empty())
+    })
+    .await?;
+    let before = requests.load(Ordering::Relaxed);
+    let start = Instant::now();
+    Api::<ManagedCluster>::all(admin.clone())
+        .patch(
+            &format!("{set}-0"),
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"picked": "yes"}}})),
+        )
+        .await?;
+    wait_placements(&placements, 1, |pl| {
+        pl.name_any() == "picked"
+            && pl
+                .status
+                .as_ref()
+                .and_then(|s| s.number_of_selected_clusters)
+                == Some(1)
+    })
+    .await?;
+    let relabel = start.elapsed();
+    let relabel_requests = requests.load(Ordering::Relaxed) - before;
+    let rss = rss_mib();
+
+    shutdown.cancel();
+    let _ = controller.await;
+    println!(
+        "{n:>6} clusters × {p:>4} placements: all decided in {:>8.1} ms ({decide_requests} requests, {:.1} per placement); \
+         label change → decision {:>6.1} ms ({relabel_requests} requests); RSS {rss:.0} MiB (+{:.0}); setup {:.1} s",
+        decided.as_secs_f64() * 1000.0,
+        decide_requests as f64 / p as f64,
+        relabel.as_secs_f64() * 1000.0,
+        rss - rss_before,
+        setup.as_secs_f64(),
+    );
+
+    // Clean up: the namespace (placements, decisions), the clusters, the set.
+    let _ = Api::<Namespace>::all(admin.clone())
+        .delete(&ns, &DeleteParams::default())
+        .await;
+    Api::<ManagedCluster>::all(admin.clone())
+        .delete_collection(
+            &DeleteParams::default(),
+            &ListParams::default().labels(&format!("bench={set}")),
+        )
+        .await?;
+    let _ = Api::<clusteradm::api::cluster::ManagedClusterSet>::all(admin.clone())
+        .delete(&set, &DeleteParams::default())
+        .await;
+    Ok(())
+}
+
+fn parse_list(text: &str) -> anyhow::Result<Vec<usize>> {
+    text.split(',').map(|v| Ok(v.trim().parse()?)).collect()
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let mut shapes = vec![(100, 1), (100, 100), (1000, 1), (1000, 100)];
+    let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--shapes" => {
+                shapes = args
+                    .next()
+                    .context("--shapes NxP,...")?
+                    .split(',')
+                    .map(|s| {
+                        let v = parse_list(&s.replace('x', ","))?;
+                        anyhow::ensure!(v.len() == 2, "a shape is NxP");
+                        Ok((v[0], v[1]))
+                    })
+                    .collect::<anyhow::Result<_>>()?;
+            }
+            other => anyhow::bail!("unknown argument {other} (use --shapes 100x1,1000x100)"),
+        }
+    }
+    let path = std::env::var("HUB_KUBECONFIG")
+        .context("HUB_KUBECONFIG is not set (see scripts/bench-placement)")?;
+    let kc = Kubeconfig::read_from(&path).with_context(|| format!("reading {path}"))?;
+    let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default()).await?;
+    let admin = Client::try_from(config.clone())?;
+    clusteradm::apply::Applier::new(admin.clone(), TIMEOUT)
+        .apply(
+            clusteradm::api::hub_crds()
+                .iter()
+                .map(clusteradm::apply::to_dynamic)
+                .collect(),
+        )
+        .await?;
+    for (n, p) in shapes {
+        shape(&config, &admin, n, p).await?;
+    }
+    Ok(())
+}
