@@ -11,7 +11,11 @@
 //!
 //! Everything is removed after each shape.
 // A benchmark script: one long measuring function, and ratios printed as floats.
-#![allow(clippy::cast_precision_loss, clippy::too_many_lines, clippy::needless_pass_by_value)]
+#![allow(
+    clippy::cast_precision_loss,
+    clippy::too_many_lines,
+    clippy::needless_pass_by_value
+)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,9 +35,42 @@ use serde_json::json;
 const TIMEOUT: Duration = Duration::from_secs(600);
 const CONCURRENCY: usize = 32;
 
-fn counted(config: &kube::Config, counter: Arc<AtomicU64>) -> anyhow::Result<Client> {
-    let layer = tower::util::MapRequestLayer::new(move |req| {
+/// Requests by verb and resource, for the breakdown printed with each shape.
+type Kinds = Arc<std::sync::Mutex<std::collections::BTreeMap<String, u64>>>;
+
+/// `GET placements`, `PATCH placementdecisions/status`, `WATCH managedclusters`, ...
+fn kind_of(req: &http::Request<kube::client::Body>) -> String {
+    let path = req.uri().path();
+    let query = req.uri().query().unwrap_or_default();
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    // /apis/<group>/<version>/[namespaces/<ns>/]<resource>[/<name>[/<sub>]]
+    let rest = if parts.first() == Some(&"api") {
+        &parts[2.min(parts.len())..]
+    } else {
+        &parts[3.min(parts.len())..]
+    };
+    let rest = if rest.first() == Some(&"namespaces") && rest.len() > 2 {
+        &rest[2..]
+    } else {
+        rest
+    };
+    let resource = match rest {
+        [r, _, sub, ..] => format!("{r}/{sub}"),
+        [r, ..] => (*r).to_string(),
+        [] => "?".into(),
+    };
+    let verb = if query.contains("watch=true") {
+        "WATCH".to_string()
+    } else {
+        req.method().to_string()
+    };
+    format!("{verb} {resource}")
+}
+
+fn counted(config: &kube::Config, counter: Arc<AtomicU64>, kinds: Kinds) -> anyhow::Result<Client> {
+    let layer = tower::util::MapRequestLayer::new(move |req: http::Request<kube::client::Body>| {
         counter.fetch_add(1, Ordering::Relaxed);
+        *kinds.lock().unwrap().entry(kind_of(&req)).or_default() += 1;
         req
     });
     Ok(kube::client::ClientBuilder::try_from(config.clone())?
@@ -113,7 +150,6 @@ fn placement(name: &str, spec: serde_json::Value) -> anyhow::Result<Placement> {
 async fn shape(config: &kube::Config, admin: &Client, n: usize, p: usize) -> anyhow::Result<()> {
     let set = format!("bench-{}-{n}x{p}", std::process::id());
     let ns = set.clone();
-    let setup = Instant::now();
     clusteradm::apply::Applier::new(admin.clone(), TIMEOUT)
         .apply(vec![
             object(json!({"apiVersion": "cluster.open-cluster-management.io/v1beta2", "kind": "ManagedClusterSet",
@@ -124,12 +160,12 @@ async fn shape(config: &kube::Config, admin: &Client, n: usize, p: usize) -> any
         ])
         .await?;
     clusters(admin, &set, n).await?;
-    let setup = setup.elapsed();
 
     // The controller, on its own counted client, started after the clusters exist (as after a
     // restart): its first list is part of the measure.
     let requests = Arc::new(AtomicU64::new(0));
-    let client = counted(config, requests.clone())?;
+    let kinds = Kinds::default();
+    let client = counted(config, requests.clone(), kinds.clone())?;
     let shutdown = clusteradm::runtime::Shutdown::new();
     let rss_before = rss_mib();
     let controller = {
@@ -148,6 +184,25 @@ async fn shape(config: &kube::Config, admin: &Client, n: usize, p: usize) -> any
         })
     };
     let placements: Api<Placement> = Api::namespaced(admin.clone(), &ns);
+    let warm_start = Instant::now();
+    // A placement selecting label `picked` (no cluster has it yet), decided first: it shows the
+    // controller's caches are filled, so what follows is timed from a warm start.
+    placements
+        .create(
+            &PostParams::default(),
+            &placement(
+                "picked",
+                json!({"predicates": [{"requiredClusterSelector":
+            {"labelSelector": {"matchLabels": {"picked": "yes"}}}}]}),
+            )?,
+        )
+        .await?;
+    wait_placements(&placements, 1, |pl| {
+        pl.name_any() == "picked" && pl.status.as_ref().is_some_and(|s| !s.conditions.is_empty())
+    })
+    .await?;
+    let warm_up = warm_start.elapsed();
+    let startup_requests = requests.load(Ordering::Relaxed);
     let wanted = n.min(10);
     let start = Instant::now();
     futures::stream::iter(0..p)
@@ -172,23 +227,9 @@ async fn shape(config: &kube::Config, admin: &Client, n: usize, p: usize) -> any
     })
     .await?;
     let decided = start.elapsed();
-    let decide_requests = requests.load(Ordering::Relaxed);
+    let decide_requests = requests.load(Ordering::Relaxed) - startup_requests;
 
-    // One cluster's label change, until a placement selecting that label has decided it.
-    placements
-        .create(
-            &PostParams::default(),
-            &placement(
-                "picked",
-                json!({"predicates": [{"requiredClusterSelector":
-            {"labelSelector": {"matchLabels": {"picked": "yes"}}}}]}),
-            )?,
-        )
-        .await?;
-    wait_placements(&placements, 1, |pl| {
-        pl.name_any() == "picked" && pl.status.as_ref().is_some_and(|s| !s.conditions.is_empty())
-    })
-    .await?;
+    // One cluster's label change, until the placement selecting that label has decided it.
     let before = requests.load(Ordering::Relaxed);
     let start = Instant::now();
     Api::<ManagedCluster>::all(admin.clone())
@@ -215,27 +256,58 @@ async fn shape(config: &kube::Config, admin: &Client, n: usize, p: usize) -> any
     let _ = controller.await;
     println!(
         "{n:>6} clusters × {p:>4} placements: all decided in {:>8.1} ms ({decide_requests} requests, {:.1} per placement); \
-         label change → decision {:>6.1} ms ({relabel_requests} requests); RSS {rss:.0} MiB (+{:.0}); setup {:.1} s",
+         label change → decision {:>6.1} ms ({relabel_requests} requests); RSS {rss:.0} MiB ({:+.0}); start (lists, first decision) {:.0} ms",
         decided.as_secs_f64() * 1000.0,
         decide_requests as f64 / p as f64,
         relabel.as_secs_f64() * 1000.0,
         rss - rss_before,
-        setup.as_secs_f64(),
+        warm_up.as_secs_f64() * 1000.0,
     );
 
-    // Clean up: the namespace (placements, decisions), the clusters, the set.
-    let _ = Api::<Namespace>::all(admin.clone())
-        .delete(&ns, &DeleteParams::default())
-        .await;
-    Api::<ManagedCluster>::all(admin.clone())
-        .delete_collection(
-            &DeleteParams::default(),
-            &ListParams::default().labels(&format!("bench={set}")),
-        )
+    let breakdown: Vec<String> = kinds
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(k, n)| format!("{k}: {n}"))
+        .collect();
+    println!("        requests: {}", breakdown.join(", "));
+
+    // Clean up, and wait until it is done: the next shape's controller must not meet this one's
+    // placements in a terminating namespace.
+    let namespaces: Api<Namespace> = Api::all(admin.clone());
+    let uid = namespaces.get(&ns).await?.metadata.uid.unwrap_or_default();
+    namespaces.delete(&ns, &DeleteParams::default()).await?;
+    let clusters: Api<ManagedCluster> = Api::all(admin.clone());
+    let mine = ListParams::default().labels(&format!("bench={set}"));
+    clusters
+        .delete_collection(&DeleteParams::default(), &mine)
         .await?;
     let _ = Api::<clusteradm::api::cluster::ManagedClusterSet>::all(admin.clone())
         .delete(&set, &DeleteParams::default())
         .await;
+    tokio::time::timeout(
+        TIMEOUT,
+        kube::runtime::wait::await_condition(
+            namespaces,
+            &ns,
+            kube::runtime::wait::conditions::is_deleted(&uid),
+        ),
+    )
+    .await
+    .context("the namespace was not deleted in time")??;
+    tokio::time::timeout(TIMEOUT, async {
+        while !clusters
+            .list_metadata(&mine.clone().limit(1))
+            .await?
+            .items
+            .is_empty()
+        {
+            tokio::time::sleep(Duration::from_millis(200)).await; // polling a deletion the API server does
+        }
+        anyhow::Ok(())
+    })
+    .await
+    .context("the clusters were not deleted in time")??;
     Ok(())
 }
 
@@ -245,7 +317,14 @@ fn parse_list(text: &str) -> anyhow::Result<Vec<usize>> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let mut shapes = vec![(100, 1), (100, 100), (1000, 1), (1000, 100)];
+    let mut shapes = vec![
+        (100, 1),
+        (100, 100),
+        (1000, 1),
+        (1000, 100),
+        (1000, 1000),
+        (10000, 1),
+    ];
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     while let Some(a) = args.next() {
         match a.as_str() {

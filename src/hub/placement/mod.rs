@@ -27,7 +27,7 @@ use crate::runtime::{Shutdown, report, shutdown};
 use schedule::Inputs;
 
 /// Placements reconciled at once.
-pub const CONCURRENCY: u16 = 8;
+pub const CONCURRENCY: u16 = 16;
 /// Retry after a failed write.
 const RETRY: Duration = Duration::from_secs(2);
 
@@ -42,6 +42,7 @@ struct Context {
     sets: Store<ManagedClusterSet>,
     bindings: Store<ManagedClusterSetBinding>,
     decisions: Store<PlacementDecision>,
+    lag: writer::Lag,
 }
 
 /// A shared watch of every `K` into a store, with a subscription for a controller.
@@ -125,6 +126,7 @@ pub async fn run_with(
         sets: sets.clone(),
         bindings: bindings.clone(),
         decisions: decisions.clone(),
+        lag: writer::Lag::default(),
     });
     let run = controller
         .watches_shared_stream(cluster_events, move |_| all_for_clusters())
@@ -224,7 +226,7 @@ async fn reconcile(p: Arc<Placement>, ctx: Arc<Context>) -> Result<Action, Error
         (None, Err(m)) => (None, Some(m)),
         (None, Ok(g)) => (Some(g), None),
     };
-    let writer = writer::Writer::new(ctx.client.clone(), &p);
+    let writer = writer::Writer::new(ctx.client.clone(), &p, &ctx.lag);
     let mine: Vec<Arc<PlacementDecision>> = ctx
         .decisions
         .state()

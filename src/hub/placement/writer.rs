@@ -1,5 +1,7 @@
 //! Writes a placement's decisions and status: only what differs from the store, so a resync
-//! that changes nothing sends nothing.
+//! that changes nothing sends nothing. The stores trail the writes by a moment, and a burst of
+//! cluster events reconciles a placement many times in that moment: the [`Lag`] memo skips a
+//! write whose target the store still shows as it was before this process last wrote it.
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -13,7 +15,35 @@ use crate::api::cluster::{
     Placement, PlacementDecision, PlacementDecisionSpec, PlacementDecisionStatus, PlacementStatus,
 };
 
-pub(super) struct Writer {
+/// For each object this process wrote, the resourceVersion it overwrote (`None`: it created
+/// it) — until the store shows the write, after which the entry goes.
+#[derive(Default)]
+pub(super) struct Lag(std::sync::Mutex<std::collections::HashMap<String, Option<String>>>);
+
+impl Lag {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Option<String>>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Whether the store's `seen` version is the one this process already wrote over.
+    fn behind(&self, key: &str, seen: Option<&String>) -> bool {
+        self.lock().get(key).is_some_and(|v| v.as_ref() == seen)
+    }
+
+    fn wrote(&self, key: String, over: Option<String>) {
+        self.lock().insert(key, over);
+    }
+
+    fn caught_up(&self, key: &str) {
+        self.lock().remove(key);
+    }
+}
+
+pub(super) struct Writer<'a> {
+    lag: &'a Lag,
+    ns: String,
     decisions: Api<PlacementDecision>,
     placements: Api<Placement>,
     placement: String,
@@ -74,15 +104,50 @@ pub(super) fn as_decisions(existing: &[Arc<PlacementDecision>]) -> Vec<Decision>
     out
 }
 
-impl Writer {
-    pub(super) fn new(client: Client, p: &Placement) -> Self {
+impl<'a> Writer<'a> {
+    pub(super) fn new(client: Client, p: &Placement, lag: &'a Lag) -> Self {
         let ns = p.namespace().unwrap_or_default();
         Self {
+            lag,
+            ns: ns.clone(),
             decisions: Api::namespaced(client.clone(), &ns),
             placements: Api::namespaced(client, &ns),
             placement: p.name_any(),
             owner: p.controller_owner_ref(&()),
         }
+    }
+
+    /// Creates or updates decision `d` (labels, then status: the status subresource).
+    async fn write(
+        &self,
+        d: &Decision,
+        existing: Option<&Arc<PlacementDecision>>,
+        labels: BTreeMap<String, String>,
+        status: PlacementDecisionStatus,
+    ) -> Result<(), kube::Error> {
+        if existing.is_none() {
+            let mut new = PlacementDecision::new(&d.name, PlacementDecisionSpec::default());
+            new.metadata.labels = Some(labels);
+            new.metadata.owner_references = self.owner.clone().map(|o| vec![o]);
+            match self.decisions.create(&PostParams::default(), &new).await {
+                Err(kube::Error::Api(s)) if s.code == 409 => {}
+                r => {
+                    r?;
+                }
+            }
+        } else if existing.is_some_and(|h| h.metadata.labels.as_ref() != Some(&labels)) {
+            let patch = json!({"metadata": {"labels": labels}});
+            self.decisions
+                .patch(&d.name, &PatchParams::default(), &Patch::Merge(patch))
+                .await?;
+        }
+        if existing.and_then(|h| h.status.as_ref()) != Some(&status) {
+            let patch = json!({"status": status});
+            self.decisions
+                .patch_status(&d.name, &PatchParams::default(), &Patch::Merge(patch))
+                .await?;
+        }
+        Ok(())
     }
 
     /// Makes the placement's PlacementDecisions `want`, given those it has.
@@ -95,31 +160,26 @@ impl Writer {
             let labels = labels(&self.placement, d);
             let status = status_of(d);
             let existing = have.iter().find(|h| h.name_any() == d.name);
-            if existing.is_none() {
-                let mut new = PlacementDecision::new(&d.name, PlacementDecisionSpec::default());
-                new.metadata.labels = Some(labels.clone());
-                new.metadata.owner_references = self.owner.clone().map(|o| vec![o]);
-                match self.decisions.create(&PostParams::default(), &new).await {
-                    Err(kube::Error::Api(s)) if s.code == 409 => {}
-                    r => {
-                        r?;
-                    }
-                }
-            } else if existing.is_some_and(|h| h.metadata.labels.as_ref() != Some(&labels)) {
-                let patch = json!({"metadata": {"labels": labels}});
-                self.decisions
-                    .patch(&d.name, &PatchParams::default(), &Patch::Merge(patch))
-                    .await?;
+            let key = format!("decision/{}/{}", self.ns, d.name);
+            let current = existing.is_some_and(|h| {
+                h.metadata.labels.as_ref() == Some(&labels) && h.status.as_ref() == Some(&status)
+            });
+            if current {
+                self.lag.caught_up(&key);
+                continue;
             }
-            if existing.and_then(|h| h.status.as_ref()) != Some(&status) {
-                let patch = json!({"status": status});
-                self.decisions
-                    .patch_status(&d.name, &PatchParams::default(), &Patch::Merge(patch))
-                    .await?;
+            let seen = existing.and_then(|h| h.resource_version());
+            if self.lag.behind(&key, seen.as_ref()) {
+                continue;
             }
+            self.write(d, existing, labels, status).await?;
+            self.lag.wrote(key, seen);
         }
         for h in have {
-            if !want.iter().any(|d| d.name == h.name_any()) {
+            let key = format!("delete/{}/{}", self.ns, h.name_any());
+            if !want.iter().any(|d| d.name == h.name_any())
+                && !self.lag.behind(&key, h.resource_version().as_ref())
+            {
                 match self
                     .decisions
                     .delete(&h.name_any(), &DeleteParams::default())
@@ -130,6 +190,7 @@ impl Writer {
                         r?;
                     }
                 }
+                self.lag.wrote(key, h.resource_version());
             }
         }
         Ok(())
@@ -141,7 +202,12 @@ impl Writer {
         p: &Placement,
         status: PlacementStatus,
     ) -> Result<(), kube::Error> {
+        let key = format!("status/{}/{}", self.ns, self.placement);
         if p.status.as_ref() == Some(&status) {
+            self.lag.caught_up(&key);
+            return Ok(());
+        }
+        if self.lag.behind(&key, p.resource_version().as_ref()) {
             return Ok(());
         }
         let patch =
