@@ -441,3 +441,81 @@ async fn create_placement_refuses_bad_input_and_creates_nothing() {
     assert_eq!(code, 1);
     assert!(err.contains("not found"), "{err}");
 }
+
+/// A ClusterClaim on the managed cluster reaches the hub through the registration agent, and a
+/// placement's claim selector picks the cluster by it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_on_the_managed_cluster_selects_it() {
+    let managed = common::managed().await;
+    clusteradm::apply::Applier::new(managed.clone(), Duration::from_secs(60))
+        .apply(
+            clusteradm::api::managed_crds()
+                .iter()
+                .map(clusteradm::apply::to_dynamic)
+                .collect(),
+        )
+        .await
+        .unwrap();
+    let agent = fixture::joined(fixture::options(managed.clone(), "it-claim")).await;
+    let cluster = agent.cluster().to_string();
+    let hub = common::hub().await;
+    // A claim name of this test alone (claims are cluster-scoped on the shared managed cluster).
+    let name = format!("{cluster}.example.com");
+    let claim: clusteradm::api::cluster::ClusterClaim = serde_json::from_value(json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1alpha1", "kind": "ClusterClaim",
+        "metadata": {"name": name}, "spec": {"value": "yes"}}))
+    .unwrap();
+    let claims: Api<clusteradm::api::cluster::ClusterClaim> = Api::all(managed.clone());
+    claims.create(&PostParams::default(), &claim).await.unwrap();
+    fixture::wait(
+        Api::<ManagedCluster>::all(hub.clone()),
+        &cluster,
+        "the claim in the hub's status",
+        |mc: Option<&ManagedCluster>| {
+            mc.and_then(|mc| mc.status.as_ref()).is_some_and(|s| {
+                s.cluster_claims.iter().any(|c| {
+                    c.name.as_deref() == Some(name.as_str()) && c.value.as_deref() == Some("yes")
+                })
+            })
+        },
+    )
+    .await;
+
+    let ns = common::unique("it-claim-ns");
+    let nsobj: Namespace = serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap();
+    Api::<Namespace>::all(hub.clone())
+        .create(&PostParams::default(), &nsobj)
+        .await
+        .unwrap();
+    assert_eq!(
+        clusteradm(&["clusterset", "bind", "global", "--namespace", &ns])
+            .await
+            .0,
+        0
+    );
+    let placement: Placement = serde_json::from_value(json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement",
+        "metadata": {"name": "by-claim"},
+        "spec": {"predicates": [{"requiredClusterSelector": {"claimSelector": {"matchExpressions": [
+            {"key": name, "operator": "In", "values": ["yes"]}]}}}]}}))
+    .unwrap();
+    Api::<Placement>::namespaced(hub.clone(), &ns)
+        .create(&PostParams::default(), &placement)
+        .await
+        .unwrap();
+    assert_eq!(
+        decided(&hub, &ns, "by-claim", "the claimed cluster", |d| !d
+            .is_empty())
+        .await,
+        [cluster]
+    );
+
+    claims
+        .delete(&name, &DeleteParams::default())
+        .await
+        .unwrap();
+    let _ = Api::<Namespace>::all(hub)
+        .delete(&ns, &DeleteParams::default())
+        .await;
+    agent.remove().await;
+}

@@ -8,14 +8,15 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::ResourceExt as _;
 use kube::api::{Api, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 use super::capacity;
 use super::{AgentOptions, Error};
 use crate::api::cluster::{
-    MANAGED_CLUSTER_CONDITION_AVAILABLE, MANAGED_CLUSTER_JOINED, ManagedCluster,
-    ManagedClusterSpec, ManagedClusterStatus, ManagedClusterVersion,
+    ClusterClaim, MANAGED_CLUSTER_CONDITION_AVAILABLE, MANAGED_CLUSTER_JOINED, ManagedCluster,
+    ManagedClusterClaim, ManagedClusterSpec, ManagedClusterStatus, ManagedClusterVersion,
 };
 use crate::api::conditions::{self, Condition};
 
@@ -63,21 +64,66 @@ pub struct Observed {
     pub version: Option<String>,
     /// Summed node capacity and allocatable, when nodes could be listed.
     pub resources: Option<(BTreeMap<String, Quantity>, BTreeMap<String, Quantity>)>,
+    /// The cluster's ClusterClaims as `status.clusterClaims`, when they could be listed.
+    pub claims: Option<Vec<ManagedClusterClaim>>,
+}
+
+/// Claim names upstream reserves: always reported, ahead of the custom ones.
+pub const RESERVED_CLAIMS: &[&str] = &[
+    "id.k8s.io",
+    "kubeversion.open-cluster-management.io",
+    "platform.open-cluster-management.io",
+    "product.open-cluster-management.io",
+];
+/// How many custom (not reserved) claims are reported (upstream's default).
+pub const MAX_CUSTOM_CLAIMS: usize = 20;
+/// A ClusterClaim with this label stays on the managed cluster (upstream's).
+pub const SPOKE_ONLY_LABEL: &str = "open-cluster-management.io/spoke-only";
+
+/// `status.clusterClaims` from the cluster's ClusterClaims, as upstream's agent reports them:
+/// none labelled spoke-only; the reserved ones sorted by name, then at most
+/// [`MAX_CUSTOM_CLAIMS`] others, sorted by name.
+#[must_use]
+pub fn claims_of(list: &[ClusterClaim]) -> Vec<ManagedClusterClaim> {
+    let mut reserved = Vec::new();
+    let mut custom = Vec::new();
+    for c in list {
+        if c.labels().contains_key(SPOKE_ONLY_LABEL) {
+            continue;
+        }
+        let claim = ManagedClusterClaim {
+            name: Some(c.name_any()),
+            value: c.spec.value.clone(),
+        };
+        if RESERVED_CLAIMS.contains(&c.name_any().as_str()) {
+            reserved.push(claim);
+        } else {
+            custom.push(claim);
+        }
+    }
+    reserved.sort_by(|a, b| a.name.cmp(&b.name));
+    custom.sort_by(|a, b| a.name.cmp(&b.name));
+    custom.truncate(MAX_CUSTOM_CLAIMS);
+    reserved.extend(custom);
+    reserved
 }
 
 /// Probes the managed cluster: health, version and nodes, concurrently.
 pub async fn observe(managed: &kube::Client) -> Observed {
     let nodes: Api<Node> = Api::all(managed.clone());
     let list = ListParams::default();
-    let (health, version, nodes) = tokio::join!(
+    let claims: Api<ClusterClaim> = Api::all(managed.clone());
+    let (health, version, nodes, claims) = tokio::join!(
         probe(managed),
         managed.apiserver_version(),
-        nodes.list(&list)
+        nodes.list(&list),
+        claims.list(&list)
     );
     Observed {
         health,
         version: version.ok().map(|v| v.git_version),
         resources: nodes.ok().map(|list| capacity::of_nodes(&list.items)),
+        claims: claims.ok().map(|list| claims_of(&list.items)),
     }
 }
 
@@ -161,6 +207,9 @@ pub fn desired(
         status.capacity.clone_from(capacity);
         status.allocatable.clone_from(allocatable);
     }
+    if let Some(claims) = &observed.claims {
+        status.cluster_claims.clone_from(claims);
+    }
     status
 }
 
@@ -192,6 +241,7 @@ pub fn patch(
             "version": desired.version,
             "capacity": map(&desired.capacity, &current.capacity),
             "allocatable": map(&desired.allocatable, &current.allocatable),
+            "clusterClaims": desired.cluster_claims,
         }
     }))
 }
@@ -253,7 +303,56 @@ mod tests {
             health: Ok(()),
             version: Some("v1.36.2".into()),
             resources: Some((BTreeMap::new(), BTreeMap::new())),
+            claims: Some(vec![]),
         }
+    }
+
+    #[test]
+    fn claims_are_reported_reserved_first_custom_capped_and_spoke_only_kept_home() {
+        let claim = |name: &str, spoke_only: bool| {
+            let mut c = ClusterClaim::new(
+                name,
+                crate::api::cluster::ClusterClaimSpec {
+                    value: Some(format!("{name}-value")),
+                },
+            );
+            if spoke_only {
+                c.labels_mut()
+                    .insert(SPOKE_ONLY_LABEL.into(), String::new());
+            }
+            c
+        };
+        let mut list: Vec<ClusterClaim> = (0..25)
+            .map(|i| claim(&format!("custom-{i:02}"), false))
+            .collect();
+        list.push(claim("secret", true));
+        list.push(claim("platform.open-cluster-management.io", false));
+        list.push(claim("id.k8s.io", false));
+        let names: Vec<String> = claims_of(&list)
+            .into_iter()
+            .filter_map(|c| c.name)
+            .collect();
+        assert_eq!(names.len(), 2 + MAX_CUSTOM_CLAIMS);
+        assert_eq!(
+            names[..3],
+            [
+                "id.k8s.io",
+                "platform.open-cluster-management.io",
+                "custom-00"
+            ]
+        );
+        assert!(
+            !names.contains(&"secret".to_string()) && !names.contains(&"custom-20".to_string())
+        );
+        // Reported through the status patch.
+        let mut observed = healthy();
+        observed.claims = Some(claims_of(&list[..1]));
+        let want = desired(&ManagedClusterStatus::default(), &observed, &now(1));
+        let body = patch(&ManagedClusterStatus::default(), &want, None).unwrap();
+        assert_eq!(
+            body["status"]["clusterClaims"][0]["value"],
+            "custom-00-value"
+        );
     }
 
     #[test]
