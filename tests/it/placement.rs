@@ -503,11 +503,34 @@ async fn a_claim_on_the_managed_cluster_selects_it() {
         .create(&PostParams::default(), &placement)
         .await
         .unwrap();
-    assert_eq!(
-        decided(&hub, &ns, "by-claim", "the claimed cluster", |d| !d
-            .is_empty())
-        .await,
-        [cluster]
+    // Every agent on the shared test apiserver reports that cluster-scoped claim: the decision
+    // holds this cluster, and only clusters whose status carries the claim.
+    let chosen = decided(&hub, &ns, "by-claim", "the claimed cluster", |d| {
+        d.contains(&cluster)
+    })
+    .await;
+    // (A chosen cluster another test removed meanwhile is no longer there to ask.)
+    let has_claim: std::collections::BTreeMap<String, bool> =
+        Api::<ManagedCluster>::all(hub.clone())
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .map(|mc| {
+                let has = mc.status.as_ref().is_some_and(|s| {
+                    s.cluster_claims
+                        .iter()
+                        .any(|c| c.name.as_deref() == Some(name.as_str()))
+                });
+                (mc.metadata.name.unwrap_or_default(), has)
+            })
+            .collect();
+    assert!(
+        chosen
+            .iter()
+            .all(|c| has_claim.get(c).is_none_or(|has| *has)),
+        "{chosen:?} vs {has_claim:?}"
     );
 
     claims
