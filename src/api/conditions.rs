@@ -5,6 +5,7 @@ use schemars::{Schema, SchemaGenerator};
 use serde_json::json;
 
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 /// Condition status `True`.
 pub const TRUE: &str = "True";
@@ -32,6 +33,25 @@ pub fn find<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'a Conditio
 #[must_use]
 pub fn is_true(conditions: &[Condition], type_: &str) -> bool {
     find(conditions, type_).is_some_and(|c| c.status == TRUE)
+}
+
+/// A condition of `type_` with `status`, stamped `now` (for no generation in particular).
+#[must_use]
+pub fn new(
+    type_: &str,
+    status: &str,
+    reason: &str,
+    message: impl Into<String>,
+    now: &Time,
+) -> Condition {
+    Condition {
+        type_: type_.into(),
+        status: status.into(),
+        reason: reason.into(),
+        message: message.into(),
+        last_transition_time: now.clone(),
+        observed_generation: None,
+    }
 }
 
 /// Adds or updates the condition of `new.type_`; returns whether anything changed.

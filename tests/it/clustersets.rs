@@ -16,18 +16,6 @@ use clusteradm::api::conditions;
 use crate::common;
 use crate::registration::fixture;
 
-/// `clusteradm <args> --kubeconfig <hub>`: (exit code, stdout, stderr).
-async fn clusteradm(args: &[&str]) -> (i32, String, String) {
-    let mut cmd = common::clusteradm();
-    cmd.args(args).arg("--kubeconfig").arg(common::env().hub);
-    let out = fixture::run(cmd).await;
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 /// Whether `status` holds condition `type_` with `status_` and `detail` as its reason or message.
 fn says(status: Option<&ClusterSetStatus>, type_: &str, status_: &str, detail: &str) -> bool {
     status
@@ -72,10 +60,10 @@ async fn the_hub_keeps_the_builtin_sets_and_reports_membership_and_binding() {
     }
 
     let set = common::unique("it-set");
-    let (code, out, err) = clusteradm(&["create", "clusterset", &set]).await;
+    let (code, out, err) = fixture::on_hub(&["create", "clusterset", &set]).await;
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.trim(), format!("Clusterset {set} is created"));
-    let (_, out, _) = clusteradm(&["create", "clusterset", &set]).await;
+    let (_, out, _) = fixture::on_hub(&["create", "clusterset", &set]).await;
     assert_eq!(out.trim(), format!("Clusterset {set} is already created"));
     fixture::wait(
         sets.clone(),
@@ -96,10 +84,10 @@ async fn the_hub_keeps_the_builtin_sets_and_reports_membership_and_binding() {
     cluster(&hub, &c1).await;
     cluster(&hub, &c2).await;
     let both = format!("{c1},{c2}");
-    let (code, out, err) = clusteradm(&["clusterset", "set", &set, "--clusters", &both]).await;
+    let (code, out, err) = fixture::on_hub(&["clusterset", "set", &set, "--clusters", &both]).await;
     assert_eq!(code, 0, "{err}");
     assert!(out.contains(&format!("Cluster {c1} is set")), "{out}");
-    let (_, out, _) = clusteradm(&["clusterset", "set", &set, "--clusters", &c1]).await;
+    let (_, out, _) = fixture::on_hub(&["clusterset", "set", &set, "--clusters", &c1]).await;
     assert_eq!(
         out.trim(),
         format!("Cluster {c1} is already in Clusterset {set}")
@@ -124,13 +112,13 @@ async fn the_hub_keeps_the_builtin_sets_and_reports_membership_and_binding() {
 
     let ns = common::unique("it-set-ns");
     namespace(&hub, &ns).await;
-    let (code, out, err) = clusteradm(&["clusterset", "bind", &set, "--namespace", &ns]).await;
+    let (code, out, err) = fixture::on_hub(&["clusterset", "bind", &set, "--namespace", &ns]).await;
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         out.trim(),
         format!("Clusterset {set} is bound to Namespace {ns}")
     );
-    let (_, out, _) = clusteradm(&["clusterset", "bind", &set, "--namespace", &ns]).await;
+    let (_, out, _) = fixture::on_hub(&["clusterset", "bind", &set, "--namespace", &ns]).await;
     assert!(out.contains("already bound"), "{out}");
     let bindings: Api<ManagedClusterSetBinding> = Api::namespaced(hub.clone(), &ns);
     fixture::wait(
@@ -147,7 +135,7 @@ async fn the_hub_keeps_the_builtin_sets_and_reports_membership_and_binding() {
         },
     )
     .await;
-    let (code, out, _) = clusteradm(&["get", "clustersets"]).await;
+    let (code, out, _) = fixture::on_hub(&["get", "clustersets"]).await;
     assert_eq!(code, 0);
     let row = out
         .lines()
@@ -156,7 +144,7 @@ async fn the_hub_keeps_the_builtin_sets_and_reports_membership_and_binding() {
     assert!(row.contains(&ns) && row.trim_end().ends_with('2'), "{row}");
 
     // A set still bound is not deleted; unbound, it is, and a second delete says so.
-    let (code, _, err) = clusteradm(&["delete", "clusterset", &set]).await;
+    let (code, _, err) = fixture::on_hub(&["delete", "clusterset", &set]).await;
     assert_eq!(code, 1);
     assert!(
         err.contains(&format!(
@@ -164,13 +152,13 @@ async fn the_hub_keeps_the_builtin_sets_and_reports_membership_and_binding() {
         )),
         "{err}"
     );
-    let (code, out, _) = clusteradm(&["clusterset", "unbind", &set, "--namespace", &ns]).await;
+    let (code, out, _) = fixture::on_hub(&["clusterset", "unbind", &set, "--namespace", &ns]).await;
     assert_eq!(code, 0);
     assert!(out.contains("is unbind from namespace"), "{out}");
-    let (code, out, err) = clusteradm(&["delete", "clusterset", &set]).await;
+    let (code, out, err) = fixture::on_hub(&["delete", "clusterset", &set]).await;
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.trim(), format!("Clusterset {set} is deleted"));
-    let (_, out, _) = clusteradm(&["delete", "clusterset", &set]).await;
+    let (_, out, _) = fixture::on_hub(&["delete", "clusterset", &set]).await;
     assert!(out.contains("not found or is already deleted"), "{out}");
 
     // A binding to a set that does not exist is not Bound.
@@ -211,21 +199,22 @@ async fn cluster_set_commands_refuse_bad_input_and_change_nothing() {
     fixture::hub().await;
     let hub = common::hub().await;
     let set = common::unique("it-set-bad");
-    let (code, _, err) = clusteradm(&["create", "clusterset", "Not_A_Label"]).await;
+    let (code, _, err) = fixture::on_hub(&["create", "clusterset", "Not_A_Label"]).await;
     assert_eq!(code, 1);
     assert!(err.contains("invalid cluster set name"), "{err}");
-    let (code, _, err) = clusteradm(&["delete", "clusterset", "default"]).await;
+    let (code, _, err) = fixture::on_hub(&["delete", "clusterset", "default"]).await;
     assert_eq!(code, 1);
     assert!(err.contains("cannot be deleted"), "{err}");
-    let (code, _, err) = clusteradm(&["clusterset", "bind", &set, "--namespace", "default"]).await;
+    let (code, _, err) =
+        fixture::on_hub(&["clusterset", "bind", &set, "--namespace", "default"]).await;
     assert_eq!(code, 1);
     assert!(
         err.contains(&format!("clusteradm create clusterset {set}")),
         "{err}"
     );
 
-    assert_eq!(clusteradm(&["create", "clusterset", &set]).await.0, 0);
-    let (code, _, err) = clusteradm(&[
+    assert_eq!(fixture::on_hub(&["create", "clusterset", &set]).await.0, 0);
+    let (code, _, err) = fixture::on_hub(&[
         "clusterset",
         "bind",
         &set,
@@ -242,7 +231,7 @@ async fn cluster_set_commands_refuse_bad_input_and_change_nothing() {
     let known = common::unique("it-set-known");
     cluster(&hub, &known).await;
     let list = format!("{known},no-such-cluster");
-    let (code, _, err) = clusteradm(&["clusterset", "set", &set, "--clusters", &list]).await;
+    let (code, _, err) = fixture::on_hub(&["clusterset", "set", &set, "--clusters", &list]).await;
     assert_eq!(code, 1);
     assert!(
         err.contains("no-such-cluster not found on the hub: no cluster was moved"),
@@ -259,7 +248,7 @@ async fn cluster_set_commands_refuse_bad_input_and_change_nothing() {
         Some(&set)
     );
     common::eventually("the set's deletion", Duration::from_secs(30), || async {
-        (clusteradm(&["delete", "clusterset", &set]).await.0 == 0).then_some(())
+        (fixture::on_hub(&["delete", "clusterset", &set]).await.0 == 0).then_some(())
     })
     .await;
     mcs.delete(&known, &DeleteParams::default()).await.unwrap();

@@ -15,17 +15,6 @@ use clusteradm::api::conditions;
 use crate::common;
 use crate::registration::fixture;
 
-async fn clusteradm(args: &[&str]) -> (i32, String, String) {
-    let mut cmd = common::clusteradm();
-    cmd.args(args).arg("--kubeconfig").arg(common::env().hub);
-    let out = fixture::run(cmd).await;
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 /// A cluster in `set` with `labels`, `cpu` allocatable and availability `available`, as an
 /// agent would report it.
 async fn cluster(hub: &kube::Client, name: &str, set: &str, labels: serde_json::Value, cpu: &str) {
@@ -129,7 +118,7 @@ impl World {
         fixture::hub().await;
         let hub = common::hub().await;
         let set = common::unique(id);
-        assert_eq!(clusteradm(&["create", "clusterset", &set]).await.0, 0);
+        assert_eq!(fixture::on_hub(&["create", "clusterset", &set]).await.0, 0);
         let clusters: Vec<String> = (0..3).map(|i| format!("{set}-c{i}")).collect();
         for (name, (env, cpu)) in clusters
             .iter()
@@ -143,7 +132,8 @@ impl World {
             .create(&PostParams::default(), &nsobj)
             .await
             .unwrap();
-        let (code, _, err) = clusteradm(&["clusterset", "bind", &set, "--namespace", &ns]).await;
+        let (code, _, err) =
+            fixture::on_hub(&["clusterset", "bind", &set, "--namespace", &ns]).await;
         assert_eq!(code, 0, "{err}");
         Self {
             hub,
@@ -170,7 +160,7 @@ impl World {
 async fn a_placement_follows_labels_count_prioritizers_and_availability() {
     let w = World::new("it-pl").await;
     let (hub, ns, c) = (&w.hub, w.ns.as_str(), &w.clusters);
-    let (code, out, err) = clusteradm(&[
+    let (code, out, err) = fixture::on_hub(&[
         "create",
         "placement",
         "prod",
@@ -223,7 +213,7 @@ async fn a_placement_follows_labels_count_prioritizers_and_availability() {
     assert_eq!(d.metadata.owner_references.unwrap()[0].kind, "Placement");
 
     // The best one by allocatable CPU, of all three.
-    let (code, _, err) = clusteradm(&[
+    let (code, _, err) = fixture::on_hub(&[
         "create",
         "placement",
         "biggest",
@@ -266,7 +256,7 @@ async fn a_placement_follows_labels_count_prioritizers_and_availability() {
             .any(|t| t.key == UNAVAILABLE_TAINT && t.time_added.is_some())
     );
 
-    let (code, out, _) = clusteradm(&["get", "placements", "-n", ns]).await;
+    let (code, out, _) = fixture::on_hub(&["get", "placements", "-n", ns]).await;
     assert_eq!(code, 0);
     let row = out
         .lines()
@@ -288,7 +278,7 @@ async fn a_placement_follows_labels_count_prioritizers_and_availability() {
         "--label-selectors",
         "env=prod",
     ];
-    let (code, out, _) = clusteradm(&again).await;
+    let (code, out, _) = fixture::on_hub(&again).await;
     assert_eq!(
         (code, out.trim()),
         (
@@ -297,7 +287,7 @@ async fn a_placement_follows_labels_count_prioritizers_and_availability() {
         )
     );
     let (code, _, err) =
-        clusteradm(&["create", "placement", "prod", "-n", ns, "--count", "1"]).await;
+        fixture::on_hub(&["create", "placement", "prod", "-n", ns, "--count", "1"]).await;
     assert_eq!(code, 1);
     assert!(err.contains("--overwrite"), "{err}");
     w.remove().await;
@@ -343,7 +333,8 @@ async fn decision_groups_and_unsatisfiable_placements_are_reported() {
     assert_eq!(st.decision_groups[2].decision_group_index, Some(2));
 
     // More than there are: satisfied only in part, with upstream's message.
-    let (code, _, _) = clusteradm(&["create", "placement", "many", "-n", ns, "--count", "5"]).await;
+    let (code, _, _) =
+        fixture::on_hub(&["create", "placement", "many", "-n", ns, "--count", "5"]).await;
     assert_eq!(code, 0);
     let c = reason(
         hub,
@@ -422,7 +413,7 @@ async fn create_placement_refuses_bad_input_and_creates_nothing() {
     ] {
         let mut full = vec!["create", "placement", name.as_str()];
         full.extend(args);
-        let (code, _, err) = clusteradm(&full).await;
+        let (code, _, err) = fixture::on_hub(&full).await;
         assert_eq!(code, 1, "{full:?}: {err}");
         assert!(
             err.contains(message),
@@ -437,7 +428,7 @@ async fn create_placement_refuses_bad_input_and_creates_nothing() {
             .is_none(),
         "a refused create left a placement"
     );
-    let (code, _, err) = clusteradm(&["get", "placements", &name]).await;
+    let (code, _, err) = fixture::on_hub(&["get", "placements", &name]).await;
     assert_eq!(code, 1);
     assert!(err.contains("not found"), "{err}");
 }
@@ -488,7 +479,7 @@ async fn a_claim_on_the_managed_cluster_selects_it() {
         .await
         .unwrap();
     assert_eq!(
-        clusteradm(&["clusterset", "bind", "global", "--namespace", &ns])
+        fixture::on_hub(&["clusterset", "bind", "global", "--namespace", &ns])
             .await
             .0,
         0

@@ -148,19 +148,12 @@ async fn probe(managed: &kube::Client) -> Result<(), String> {
 }
 
 fn condition(type_: &str, ok: bool, reason: &str, message: String, now: &Time) -> Condition {
-    Condition {
-        type_: type_.into(),
-        status: if ok {
-            conditions::TRUE
-        } else {
-            conditions::FALSE
-        }
-        .into(),
-        reason: reason.into(),
-        message,
-        last_transition_time: now.clone(),
-        observed_generation: None,
-    }
+    let status = if ok {
+        conditions::TRUE
+    } else {
+        conditions::FALSE
+    };
+    conditions::new(type_, status, reason, message, now)
 }
 
 /// The status the agent wants, from the current one and what it observed.

@@ -34,14 +34,7 @@ pub struct ManifestResult {
 }
 
 fn condition(type_: &str, status: &str, reason: &str, message: String, now: &Time) -> Condition {
-    Condition {
-        type_: type_.into(),
-        status: status.into(),
-        reason: reason.into(),
-        message,
-        last_transition_time: now.clone(),
-        observed_generation: None,
-    }
+    conditions::new(type_, status, reason, message, now)
 }
 
 /// The `Applied` and `Available` conditions of one manifest.

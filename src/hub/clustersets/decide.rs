@@ -59,14 +59,7 @@ fn condition(
     message: String,
     now: Timestamp,
 ) -> Condition {
-    Condition {
-        type_: type_.into(),
-        status: status.into(),
-        reason: reason.into(),
-        message,
-        last_transition_time: Time(now),
-        observed_generation: None,
-    }
+    conditions::new(type_, status, reason, message, &Time(now))
 }
 
 /// `ClusterSetEmpty` for a set with `members` clusters (or a selector that does not parse).

@@ -389,14 +389,13 @@ impl Writer {
 }
 
 fn condition(type_: &str, status: &str, reason: &str, message: &str) -> Condition {
-    Condition {
-        type_: type_.into(),
-        status: status.into(),
-        reason: reason.into(),
-        message: message.into(),
-        last_transition_time: Time(k8s_openapi::jiff::Timestamp::now()),
-        observed_generation: None,
-    }
+    conditions::new(
+        type_,
+        status,
+        reason,
+        message,
+        &Time(k8s_openapi::jiff::Timestamp::now()),
+    )
 }
 
 fn ignore_404<T>(result: Result<T, kube::Error>) -> Result<(), Error> {

@@ -59,6 +59,18 @@ pub async fn hub() -> String {
     json["hub-token"].as_str().unwrap().to_string()
 }
 
+/// `clusteradm <args> --kubeconfig <hub>`, off the async threads: (exit code, stdout, stderr).
+pub async fn on_hub(args: &[&str]) -> (i32, String, String) {
+    let mut cmd = common::clusteradm();
+    cmd.args(args).arg("--kubeconfig").arg(common::env().hub);
+    let out = run(cmd).await;
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// Runs the binary off the async threads (an agent in this runtime may be what it waits for).
 pub async fn run(mut cmd: assert_cmd::Command) -> std::process::Output {
     tokio::task::spawn_blocking(move || cmd.output().unwrap())
