@@ -15,8 +15,10 @@ use super::conditions::Condition;
 
 mod claim;
 mod placement;
+mod score;
 pub use claim::*;
 pub use placement::*;
+pub use score::*;
 
 /// Label naming the managed cluster an object belongs to (CSRs, leases, add-on objects).
 pub const CLUSTER_NAME_LABEL: &str = "open-cluster-management.io/cluster-name";

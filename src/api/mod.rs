@@ -18,6 +18,7 @@ pub mod cluster;
 pub mod conditions;
 pub mod names;
 pub mod operator;
+pub mod rollout;
 pub mod work;
 
 #[cfg(test)]
@@ -58,7 +59,9 @@ pub fn hub_crds() -> Vec<CustomResourceDefinition> {
         finish(cluster::ManagedClusterSetBinding::crd(), false, &[]),
         finish(cluster::Placement::crd(), true, &[]),
         finish(cluster::PlacementDecision::crd(), false, &[]),
+        finish(cluster::AddOnPlacementScore::crd(), false, &[]),
         finish(work::ManifestWork::crd(), false, &[]),
+        finish(work::ManifestWorkReplicaSet::crd(), false, &[]),
         finish(addon::ClusterManagementAddOn::crd(), true, &[]),
         finish(addon::ManagedClusterAddOn::crd(), true, &[]),
     ]

@@ -134,3 +134,28 @@ pub const QUANTITY: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i
 pub const COUNT_OR_PERCENT: &str = r"^((100|[0-9]{1,2})%|[0-9]+)$";
 /// A rollout deadline (`10m`) or `None`.
 pub const DEADLINE: &str = r"^(([0-9])+[h|m|s])|None$";
+
+/// A count (Go `int`): an integer without a format.
+pub fn count(_: &mut SchemaGenerator) -> Schema {
+    schemars::json_schema!({ "type": "integer" })
+}
+
+/// Drops the `default` serde's `#[serde(default)]` puts in a schema where upstream has none.
+pub fn no_default(schema: &mut Schema) {
+    if let Some(map) = schema.as_object_mut() {
+        map.remove("default");
+    }
+}
+
+/// Drops the `default`s a container-level `#[serde(default)]` puts on every property.
+pub fn no_property_defaults(schema: &mut Schema) {
+    if let Some(props) = schema
+        .as_object_mut()
+        .and_then(|m| m.get_mut("properties"))
+        .and_then(Value::as_object_mut)
+    {
+        props.values_mut().filter_map(Value::as_object_mut).for_each(|p| {
+            p.remove("default");
+        });
+    }
+}

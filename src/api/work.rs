@@ -7,8 +7,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 mod applied;
+mod replicaset;
 mod status;
 pub use applied::*;
+pub use replicaset::*;
 pub use status::*;
 
 /// Finalizer the work agent puts on a ManifestWork until its resources are removed.

@@ -5,6 +5,7 @@
 //! [`writer`] makes the decisions and the [`status`] so.
 pub mod groups;
 pub mod schedule;
+mod spread;
 pub mod status;
 mod writer;
 
@@ -20,7 +21,7 @@ use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Client, ResourceExt};
 
 use crate::api::cluster::{
-    ManagedCluster, ManagedClusterSet, ManagedClusterSetBinding, PLACEMENT_LABEL, Placement,
+    AddOnPlacementScore, ManagedCluster, ManagedClusterSet, ManagedClusterSetBinding, PLACEMENT_LABEL, Placement,
     PlacementDecision,
 };
 use crate::runtime::{Shutdown, report, shutdown};
@@ -42,6 +43,7 @@ struct Context {
     sets: Store<ManagedClusterSet>,
     bindings: Store<ManagedClusterSetBinding>,
     decisions: Store<PlacementDecision>,
+    scores: Store<AddOnPlacementScore>,
     lag: writer::Lag,
 }
 
@@ -92,6 +94,8 @@ pub async fn run_with(
         shared_watch::<ManagedClusterSetBinding>(&hub, watcher::Config::default());
     let (decisions, decision_events, decision_watch) =
         shared_watch::<PlacementDecision>(&hub, watcher::Config::default().labels(PLACEMENT_LABEL));
+    let (scores, score_events, score_watch) =
+        shared_watch::<AddOnPlacementScore>(&hub, watcher::Config::default());
 
     let controller = Controller::new(
         Api::<Placement>::all(hub.clone()),
@@ -119,6 +123,18 @@ pub async fn run_with(
                 .collect::<Vec<_>>()
         }
     };
+    let scoring_with = {
+        let placements = placements.clone();
+        move |score: Arc<AddOnPlacementScore>| {
+            let resource = score.name_any();
+            placements
+                .state()
+                .iter()
+                .filter(|p| uses_score(p, &resource))
+                .map(|p| ObjectRef::from_obj(&**p))
+                .collect::<Vec<_>>()
+        }
+    };
     let (all_for_clusters, all_for_sets) = (all.clone(), all);
     let ctx = Arc::new(Context {
         client: hub,
@@ -126,12 +142,14 @@ pub async fn run_with(
         sets: sets.clone(),
         bindings: bindings.clone(),
         decisions: decisions.clone(),
+        scores: scores.clone(),
         lag: writer::Lag::default(),
     });
     let run = controller
         .watches_shared_stream(cluster_events, move |_| all_for_clusters())
         .watches_shared_stream(set_events, move |_| all_for_sets())
         .watches_shared_stream(binding_events, move |b| in_namespace(b.namespace()))
+        .watches_shared_stream(score_events, scoring_with)
         .watches_shared_stream(decision_events, |d| {
             let placement = d.labels().get(PLACEMENT_LABEL)?.clone();
             Some(ObjectRef::new(&placement).within(&d.namespace()?))
@@ -154,13 +172,14 @@ pub async fn run_with(
             clusters.wait_until_ready(),
             sets.wait_until_ready(),
             bindings.wait_until_ready(),
-            decisions.wait_until_ready()
+            decisions.wait_until_ready(),
+            scores.wait_until_ready()
         );
         tracing::info!("placement controller started");
         run.await;
     };
     let watches = async {
-        tokio::join!(set_watch, binding_watch, decision_watch);
+        tokio::join!(set_watch, binding_watch, decision_watch, score_watch);
     };
     tokio::select! {
         () = run => {}
@@ -168,6 +187,16 @@ pub async fn run_with(
         () = shutdown.cancelled() => {}
     }
     Ok(())
+}
+
+/// Whether `p` is scored by the AddOnPlacementScores named `resource`.
+fn uses_score(p: &Placement, resource: &str) -> bool {
+    p.spec
+        .prioritizer_policy
+        .iter()
+        .flat_map(|policy| &policy.configurations)
+        .filter_map(|c| c.score_coordinate.add_on.as_ref())
+        .any(|a| a.resource_name == resource)
 }
 
 #[allow(clippy::needless_pass_by_value)] // the signature kube-runtime calls
@@ -212,6 +241,7 @@ async fn reconcile(p: Arc<Placement>, ctx: Arc<Context>) -> Result<Action, Error
         clusters: &clusters,
         current: &current,
         others: &others,
+        scores: &|cluster, resource| ctx.scores.get(&ObjectRef::new(resource).within(cluster)),
         now,
     });
     let selected: Vec<&ManagedCluster> = scheduled

@@ -13,9 +13,10 @@ use kube::core::{Selector, SelectorExt as _};
 
 use crate::agent::registration::capacity::parse_milli;
 use crate::api::cluster::{
-    ClusterClaimSelector, ManagedCluster, ManagedClusterSet, Placement, ScoreCoordinateType, Taint,
+    AddOnPlacementScore, ClusterClaimSelector, ManagedCluster, ManagedClusterSet, Placement, ScoreCoordinateType, Taint,
     TaintEffect, Toleration,
 };
+use super::spread::spread;
 use crate::hub::clustersets::decide::Membership;
 
 /// The built-in prioritizers upstream knows.
@@ -38,6 +39,8 @@ pub struct Inputs<'a> {
     pub current: &'a BTreeSet<String>,
     /// How many decisions of other placements name each cluster (for `Balance`).
     pub others: &'a HashMap<String, usize>,
+    /// The AddOnPlacementScore named (second) in a cluster's namespace (first).
+    pub scores: &'a dyn Fn(&str, &str) -> Option<std::sync::Arc<AddOnPlacementScore>>,
     /// Now.
     pub now: Timestamp,
 }
@@ -66,7 +69,7 @@ pub struct Scheduled {
     pub misconfigured: Option<String>,
     /// Why fewer than wanted were selected.
     pub shortfall: Option<Shortfall>,
-    /// Look again then (a toleration runs out).
+    /// Look again then (a toleration or an add-on score runs out).
     pub requeue_in: Option<Duration>,
 }
 
@@ -174,12 +177,22 @@ fn passes_taints(
     })
 }
 
+/// A source of scores.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Prioritizer {
+    /// One of [`BUILTINS`].
+    BuiltIn(String),
+    /// Score `score` of the AddOnPlacementScore `resource` in each cluster's namespace.
+    AddOn { resource: String, score: String },
+}
+
 /// The prioritizers and their weights: upstream's defaults (`Balance` and `Steady`, weight 1)
 /// overlaid by the spec in `Additive` mode, the spec alone in `Exact` mode.
-fn weights(p: &Placement) -> Result<BTreeMap<String, i64>, String> {
+fn weights(p: &Placement) -> Result<BTreeMap<Prioritizer, i64>, String> {
     let policy = p.spec.prioritizer_policy.clone().unwrap_or_default();
-    let mut weights: BTreeMap<String, i64> = match policy.mode.as_deref() {
-        None | Some("" | "Additive") => [("Balance".into(), 1), ("Steady".into(), 1)].into(),
+    let builtin = |name: &str| Prioritizer::BuiltIn(name.into());
+    let mut weights: BTreeMap<Prioritizer, i64> = match policy.mode.as_deref() {
+        None | Some("" | "Additive") => [(builtin("Balance"), 1), (builtin("Steady"), 1)].into(),
         Some("Exact") => BTreeMap::new(),
         Some(other) => {
             return Err(format!(
@@ -189,7 +202,7 @@ fn weights(p: &Placement) -> Result<BTreeMap<String, i64>, String> {
     };
     for c in &policy.configurations {
         let weight = i64::from(c.weight.unwrap_or(1));
-        match c.score_coordinate.type_ {
+        let prioritizer = match c.score_coordinate.type_ {
             ScoreCoordinateType::BuiltIn => {
                 let name = c.score_coordinate.built_in.clone().unwrap_or_default();
                 if !BUILTINS.contains(&name.as_str()) {
@@ -197,17 +210,51 @@ fn weights(p: &Placement) -> Result<BTreeMap<String, i64>, String> {
                         "Prioritizers:incorrect builtin prioritizer: {name}"
                     ));
                 }
-                weights.insert(name, weight);
+                Prioritizer::BuiltIn(name)
             }
-            ScoreCoordinateType::AddOn => {
-                return Err(
-                    "Prioritizers:AddOn scores (AddOnPlacementScore) are not supported by this hub yet".into(),
-                );
-            }
-        }
+            ScoreCoordinateType::AddOn => match &c.score_coordinate.add_on {
+                Some(a) if !a.resource_name.is_empty() && !a.score_name.is_empty() => {
+                    Prioritizer::AddOn {
+                        resource: a.resource_name.clone(),
+                        score: a.score_name.clone(),
+                    }
+                }
+                _ => return Err("Prioritizers:addOn should not be empty".into()),
+            },
+        };
+        weights.insert(prioritizer, weight);
     }
     weights.retain(|_, w| *w != 0);
     Ok(weights)
+}
+
+/// Upstream's `AddOn` prioritizer: the named score of the cluster's AddOnPlacementScore, 0 when
+/// it or the score is missing or its `validUntil` has passed; `expiry` learns the next
+/// `validUntil`, when the placement must be scored again.
+fn addon_score(
+    inputs: &Inputs<'_>,
+    cluster: &str,
+    resource: &str,
+    score: &str,
+    expiry: &mut Option<Timestamp>,
+) -> i64 {
+    let Some(found) = (inputs.scores)(cluster, resource) else {
+        return 0;
+    };
+    let Some(status) = found.status.as_ref() else {
+        return 0;
+    };
+    if let Some(until) = status.valid_until.as_ref().map(|t| t.0) {
+        if inputs.now >= until {
+            return 0;
+        }
+        *expiry = Some(expiry.map_or(until, |e| e.min(until)));
+    }
+    status
+        .scores
+        .iter()
+        .find(|s| s.name == score)
+        .map_or(0, |s| i64::from(s.value))
 }
 
 /// Upstream's `Balance`: 100 for a cluster no other placement chose, down to -100 for the one
@@ -254,28 +301,31 @@ fn allocatable(clusters: &[&ManagedCluster], resource: &str) -> HashMap<String, 
 /// `feasible` ordered best first: total weighted score descending, ties by name.
 fn rank(
     feasible: &[&ManagedCluster],
-    weights: &BTreeMap<String, i64>,
+    weights: &BTreeMap<Prioritizer, i64>,
     inputs: &Inputs<'_>,
+    expiry: &mut Option<Timestamp>,
 ) -> Vec<String> {
-    let cpu = weights
-        .contains_key("ResourceAllocatableCPU")
-        .then(|| allocatable(feasible, "cpu"));
-    let memory = weights
-        .contains_key("ResourceAllocatableMemory")
-        .then(|| allocatable(feasible, "memory"));
+    let wants = |name: &str| weights.contains_key(&Prioritizer::BuiltIn(name.into()));
+    let cpu = wants("ResourceAllocatableCPU").then(|| allocatable(feasible, "cpu"));
+    let memory = wants("ResourceAllocatableMemory").then(|| allocatable(feasible, "memory"));
     let from = |m: Option<&HashMap<String, i64>>, name: &str| {
         m.and_then(|m| m.get(name).copied()).unwrap_or(0)
     };
-    let score = |name: &str| -> i64 {
+    let mut score = |name: &str| -> i64 {
         weights
             .iter()
             .map(|(prioritizer, w)| {
-                let s = match prioritizer.as_str() {
-                    "Balance" => balance(name, inputs.others),
-                    "Steady" if inputs.current.contains(name) => 100,
-                    "ResourceAllocatableCPU" => from(cpu.as_ref(), name),
-                    "ResourceAllocatableMemory" => from(memory.as_ref(), name),
-                    _ => 0,
+                let s = match prioritizer {
+                    Prioritizer::BuiltIn(b) => match b.as_str() {
+                        "Balance" => balance(name, inputs.others),
+                        "Steady" if inputs.current.contains(name) => 100,
+                        "ResourceAllocatableCPU" => from(cpu.as_ref(), name),
+                        "ResourceAllocatableMemory" => from(memory.as_ref(), name),
+                        _ => 0,
+                    },
+                    Prioritizer::AddOn { resource, score } => {
+                        addon_score(inputs, name, resource, score, expiry)
+                    }
                 };
                 s * w
             })
@@ -365,15 +415,15 @@ pub fn schedule(inputs: &Inputs<'_>) -> Scheduled {
         })
         .collect();
 
-    let mut ranked = rank(&feasible, &weights, inputs);
+    let ranked = rank(&feasible, &weights, inputs, &mut expiry);
     let wanted = p
         .spec
         .number_of_clusters
         .map(|n| usize::try_from(n).unwrap_or(0));
-    if let Some(n) = wanted {
-        ranked.truncate(n);
-    }
-    let clusters = ranked;
+    let clusters = match &p.spec.spread_policy {
+        Some(policy) => spread(policy, ranked, &feasible, wanted),
+        None => ranked.into_iter().take(wanted.unwrap_or(usize::MAX)).collect(),
+    };
     let shortfall = if clusters.is_empty() {
         Some(Shortfall::NoneMatched)
     } else {

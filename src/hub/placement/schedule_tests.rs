@@ -6,7 +6,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::json;
 
 use super::{Inputs, Scheduled, Shortfall, schedule};
-use crate::api::cluster::{ManagedCluster, ManagedClusterSet, Placement};
+use crate::api::cluster::{AddOnPlacementScore, ManagedCluster, ManagedClusterSet, Placement};
 use crate::hub::clustersets::decide::builtin_sets;
 
 #[allow(clippy::needless_pass_by_value)] // called with json! literals
@@ -41,6 +41,7 @@ struct Fixture {
     clusters: Vec<Arc<ManagedCluster>>,
     current: BTreeSet<String>,
     others: HashMap<String, usize>,
+    scores: Vec<Arc<AddOnPlacementScore>>,
 }
 
 impl Fixture {
@@ -50,6 +51,7 @@ impl Fixture {
             clusters,
             current: BTreeSet::new(),
             others: HashMap::new(),
+            scores: Vec::new(),
         }
     }
     fn run(&self, p: &Placement, bound: &[&str]) -> Scheduled {
@@ -63,6 +65,12 @@ impl Fixture {
             clusters: &self.clusters,
             current: &self.current,
             others: &self.others,
+            scores: &|cluster, resource| {
+                self.scores
+                    .iter()
+                    .find(|s| s.metadata.namespace.as_deref() == Some(cluster) && s.metadata.name.as_deref() == Some(resource))
+                    .cloned()
+            },
             now: "2026-01-01T00:00:00Z".parse::<Timestamp>().unwrap(),
         })
     }
@@ -194,5 +202,95 @@ fn prioritizers_rank_and_number_of_clusters_cuts() {
             .misconfigured
             .unwrap()
             .contains("incorrect builtin prioritizer: Fastest")
+    );
+}
+
+#[allow(clippy::needless_pass_by_value)] // called with json! literals
+fn score(cluster: &str, status: serde_json::Value) -> Arc<AddOnPlacementScore> {
+    Arc::new(
+        serde_json::from_value(json!({
+            "apiVersion": "cluster.open-cluster-management.io/v1alpha1", "kind": "AddOnPlacementScore",
+            "metadata": {"name": "usage", "namespace": cluster}, "status": status
+        }))
+        .unwrap(),
+    )
+}
+
+#[test]
+fn addon_scores_rank_until_they_expire() {
+    let mut f = Fixture::new(vec![
+        cluster("a", json!({})),
+        cluster("b", json!({})),
+        cluster("c", json!({})),
+    ]);
+    f.scores = vec![
+        score("a", json!({"scores": [{"name": "cpuFree", "value": 10}]})),
+        score(
+            "b",
+            json!({"scores": [{"name": "cpuFree", "value": 90}], "validUntil": "2026-01-01T00:10:00Z"}),
+        ),
+        score(
+            "c",
+            json!({"scores": [{"name": "cpuFree", "value": 99}], "validUntil": "2025-12-31T00:00:00Z"}),
+        ),
+    ];
+    let p = placement(
+        json!({"numberOfClusters": 2, "prioritizerPolicy": {"mode": "Exact", "configurations": [
+            {"scoreCoordinate": {"type": "AddOn", "addOn": {"resourceName": "usage", "scoreName": "cpuFree"}}, "weight": 2}]}}),
+    );
+    // c's score has expired (0), so b (90) then a (10); b's validUntil brings a requeue.
+    let s = f.run(&p, &["default"]);
+    assert_eq!(s.clusters, ["b", "a"]);
+    assert_eq!(s.requeue_in, Some(std::time::Duration::from_secs(600)));
+    let missing_name = placement(
+        json!({"prioritizerPolicy": {"mode": "Exact", "configurations": [
+            {"scoreCoordinate": {"type": "AddOn", "addOn": {"resourceName": "usage", "scoreName": "nope"}}}]}}),
+    );
+    assert_eq!(f.run(&missing_name, &["default"]).clusters, ["a", "b", "c"]);
+    let no_addon = placement(
+        json!({"prioritizerPolicy": {"configurations": [{"scoreCoordinate": {"type": "AddOn"}}]}}),
+    );
+    assert_eq!(
+        f.run(&no_addon, &["default"]).misconfigured.as_deref(),
+        Some("Prioritizers:addOn should not be empty")
+    );
+}
+
+#[test]
+fn spread_keeps_skew_within_max_skew() {
+    let zone = |z: &str| json!({"labels": {"zone": z}});
+    let mut f = Fixture::new(vec![
+        cluster("a1", zone("a")),
+        cluster("a2", zone("a")),
+        cluster("a3", zone("a")),
+        cluster("b1", zone("b")),
+        cluster("c1", json!({"status": {"clusterClaims": [{"name": "zone", "value": "c"}]}})),
+    ]);
+    // Without spread, 3 of zone a win by name; with it, one per zone first.
+    let spec = |when: &str, count: Option<i32>| {
+        placement(json!({"numberOfClusters": count, "spreadPolicy": {"spreadConstraints": [
+            {"topologyKey": "zone", "topologyKeyType": "Label", "maxSkew": 1, "whenUnsatisfiable": when}]}}))
+    };
+    assert_eq!(
+        f.run(&placement(json!({"numberOfClusters": 3})), &["default"]).clusters,
+        ["a1", "a2", "a3"]
+    );
+    // Hard: c1 has no zone label, and zone a may lead b by one at most.
+    let hard = f.run(&spec("DoNotSchedule", Some(4)), &["default"]);
+    assert_eq!(hard.clusters, ["a1", "b1", "a2"]);
+    assert_eq!(hard.shortfall, Some(Shortfall::Unscheduled(1)));
+    // Soft: the same order, then the rest when nothing better is left.
+    assert_eq!(
+        f.run(&spec("ScheduleAnyway", Some(4)), &["default"]).clusters,
+        ["a1", "b1", "a2", "a3"]
+    );
+    // A claim topology sees c1 in zone c.
+    let claim = placement(json!({"numberOfClusters": 3, "spreadPolicy": {"spreadConstraints": [
+        {"topologyKey": "zone", "topologyKeyType": "Claim", "whenUnsatisfiable": "DoNotSchedule"}]}}));
+    assert_eq!(f.run(&claim, &["default"]).clusters, ["c1"]);
+    f.clusters.push(cluster("c2", json!({"labels": {"zone": "c"}})));
+    assert_eq!(
+        f.run(&spec("DoNotSchedule", None), &["default"]).clusters,
+        ["a1", "b1", "c2", "a2"]
     );
 }

@@ -81,15 +81,6 @@ pub fn inventory() -> (Vec<DynamicObject>, Vec<DynamicObject>) {
             .as_ref()
             .is_some_and(|t| t.kind == "CustomResourceDefinition")
     });
-    // Upstream installs manifestworkreplicasets; remove it too when something put it there.
-    if !crds
-        .iter()
-        .any(|c| c.metadata.name.as_deref() == Some(CRDS_FIRST[3]))
-    {
-        let mut stub = crds[0].clone();
-        stub.metadata.name = Some(CRDS_FIRST[3].into());
-        crds.push(stub);
-    }
     let rank = |o: &DynamicObject| {
         let name = o.metadata.name.as_deref().unwrap_or_default();
         CRDS_FIRST
@@ -190,7 +181,7 @@ mod tests {
             .map(|c| c.metadata.name.as_deref().unwrap())
             .collect();
         assert_eq!(names[..4], CRDS_FIRST);
-        assert_eq!(names.len(), crate::api::hub_crds().len() + 1);
+        assert_eq!(names.len(), crate::api::hub_crds().len());
         let has = |kind: &str, name: &str| {
             objects.iter().any(|o| {
                 o.types.as_ref().unwrap().kind == kind && o.metadata.name.as_deref() == Some(name)
