@@ -933,7 +933,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__create__subcmd__work)
-            opts="-f -R -c -v -q -h -V --file --filename --recursive --cluster --clusters --placement --overwrite --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-f -R -c -r -v -q -h -V --file --filename --recursive --cluster --clusters --placement --overwrite --replicaset --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -332,6 +332,7 @@ always\t'Always colour'
 never\t'Never colour'"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s R -l recursive -d 'Also read the subdirectories of directories given with -f'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -l overwrite -d 'Update the work\'s manifests where it already exists'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s r -l replicaset -d 'Create a ManifestWorkReplicaSet in the placement\'s namespace instead: the hub then keeps one work on every cluster the placement decides, now and as decisions change'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -l dry-run -d 'Print what would be applied instead of applying it'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s q -l quiet -d 'Only errors and warnings on stderr'

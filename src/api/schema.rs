@@ -159,3 +159,13 @@ pub fn no_property_defaults(schema: &mut Schema) {
         });
     }
 }
+
+/// Adds `field` to a schema's `required` list.
+pub fn require(schema: &mut Schema, field: &str) {
+    if let Some(map) = schema.as_object_mut() {
+        let required = map.entry("required").or_insert_with(|| json!([]));
+        if let Some(list) = required.as_array_mut() {
+            list.push(json!(field));
+        }
+    }
+}

@@ -9,3 +9,5 @@ pub mod clusters;
 pub mod clustersets;
 pub mod placement;
 pub mod registration;
+pub mod replicaset;
+pub mod watch;

@@ -5,7 +5,7 @@ use futures::FutureExt as _;
 use kube::Client;
 
 use crate::hub::clusters::SharedClusters;
-use crate::hub::{clustersets, placement, registration};
+use crate::hub::{clustersets, placement, registration, replicaset};
 use crate::operator::cluster_manager::{self as operator, InProcess};
 use crate::runtime::Shutdown;
 use crate::runtime::lease;
@@ -43,7 +43,8 @@ pub async fn run(
     .await
 }
 
-/// The hub controllers (registration, cluster sets, placement) over one shared ManagedCluster watch, until
+/// The hub controllers (registration, cluster sets, placement, replica sets) over one shared
+/// ManagedCluster watch, until
 /// `shutdown` is cancelled.
 pub async fn controllers(client: Client, shutdown: Shutdown) -> anyhow::Result<()> {
     let clusters = SharedClusters::new();
@@ -65,10 +66,13 @@ pub async fn controllers(client: Client, shutdown: Shutdown) -> anyhow::Result<(
     .map(stop_all);
     let (store, events) = clusters.subscribe();
     let sets = clustersets::run_with(client.clone(), store, events, shutdown.clone()).map(stop_all);
+    let replicasets = Box::pin(replicaset::run(client.clone(), shutdown.clone())).map(stop_all);
     let watch = Box::pin(clusters.run(client, shutdown.clone()));
-    let (registration, sets, placement, ()) = tokio::join!(registration, sets, placement, watch);
+    let (registration, sets, placement, replicasets, ()) =
+        tokio::join!(registration, sets, placement, replicasets, watch);
     registration.map_err(|e| e.context("the hub registration controller stopped"))?;
     placement.map_err(|e| e.context("the placement controller stopped"))?;
+    replicasets.map_err(|e| e.context("the ManifestWorkReplicaSet controller stopped"))?;
     sets.map_err(|e| e.context("the hub cluster-set controllers stopped"))
 }
 

@@ -12,5 +12,6 @@ mod control_plane;
 mod init;
 mod join_mitm;
 mod placement;
+mod replicaset;
 mod registration;
 mod work;

@@ -17,7 +17,7 @@ use crate::registration::fixture;
 
 /// A cluster in `set` with `labels`, `cpu` allocatable and availability `available`, as an
 /// agent would report it.
-async fn cluster(hub: &kube::Client, name: &str, set: &str, labels: serde_json::Value, cpu: &str) {
+pub(crate) async fn cluster(hub: &kube::Client, name: &str, set: &str, labels: serde_json::Value, cpu: &str) {
     let api: Api<ManagedCluster> = Api::all(hub.clone());
     let mut l = labels;
     l["cluster.open-cluster-management.io/clusterset"] = set.into();
@@ -42,7 +42,7 @@ async fn set_available(hub: &kube::Client, name: &str, status: &str, cpu: &str) 
 }
 
 /// The clusters `placement` has decided, sorted, once `check` holds for them.
-async fn decided(
+pub(crate) async fn decided(
     hub: &kube::Client,
     ns: &str,
     placement: &str,
@@ -104,17 +104,17 @@ async fn reason(
     .await
 }
 
-struct World {
-    hub: kube::Client,
-    set: String,
-    ns: String,
-    clusters: Vec<String>,
+pub(crate) struct World {
+    pub(crate) hub: kube::Client,
+    pub(crate) set: String,
+    pub(crate) ns: String,
+    pub(crate) clusters: Vec<String>,
 }
 
 impl World {
     /// A set with clusters `c0` (env=prod, 4 CPUs), `c1` (env=prod, 8) and `c2` (env=dev, 16),
     /// bound to a fresh namespace.
-    async fn new(id: &str) -> Self {
+    pub(crate) async fn new(id: &str) -> Self {
         fixture::hub().await;
         let hub = common::hub().await;
         let set = common::unique(id);
@@ -143,7 +143,7 @@ impl World {
         }
     }
 
-    async fn remove(self) {
+    pub(crate) async fn remove(self) {
         for c in &self.clusters {
             let _ = Api::<ManagedCluster>::all(self.hub.clone())
                 .delete(c, &DeleteParams::default())

@@ -50,6 +50,8 @@ pub const MANIFEST_WORK_APPLIED: &str = "ManifestworkApplied";
     printcolumn = r#"{"name": "Applied", "type": "string", "description": "Applied", "jsonPath": ".status.conditions[?(@.type==\"ManifestworkApplied\")].status"}"#
 )]
 #[serde(rename_all = "camelCase")]
+// Required as upstream's (the API server defaults it), yet read leniently here.
+#[schemars(transform = |s: &mut schemars::Schema| crate::api::schema::require(s, "cascadeDeletionPolicy"))]
 pub struct ManifestWorkReplicaSetSpec {
     /// The ManifestWork each decided cluster gets.
     #[serde(default)]
@@ -59,7 +61,7 @@ pub struct ManifestWorkReplicaSetSpec {
     #[schemars(length(min = 1))]
     pub placement_refs: Vec<LocalPlacementReference>,
     /// How the ManifestWorks are deleted with the replica set.
-    #[schemars(extend("default" = "Background"))]
+    #[serde(default)]
     pub cascade_deletion_policy: CascadeDeletionPolicy,
 }
 

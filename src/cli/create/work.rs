@@ -1,5 +1,6 @@
 //! `clusteradm create work NAME -f FILE|DIR|- (--clusters a,b | --placement ns/name)`: wrap
-//! manifests into a ManifestWork in each target cluster's namespace on the hub.
+//! manifests into a ManifestWork in each target cluster's namespace on the hub; with
+//! `--replicaset`, into one ManifestWorkReplicaSet that the hub keeps on the placement's clusters.
 //!
 //! Order: read and validate every manifest (no request yet) → size check → resolve the target
 //! clusters → observe them → plan ([`publish::plan`], refusing unknown clusters and existing
@@ -41,6 +42,10 @@ pub struct Args {
     /// Update the work's manifests where it already exists
     #[arg(long)]
     pub overwrite: bool,
+    /// Create a ManifestWorkReplicaSet in the placement's namespace instead: the hub then keeps
+    /// one work on every cluster the placement decides, now and as decisions change
+    #[arg(short = 'r', long, requires = "placement")]
+    pub replicaset: bool,
 }
 
 /// Runs `create work`.
@@ -50,6 +55,9 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let manifests = read_manifests(&args)?;
     let kube = ctx.kube().await?;
     kube.server_version().await?;
+    if args.replicaset {
+        return replicaset(&args, manifests, &kube.client, ctx).await;
+    }
     let clusters = target_clusters(&args, &kube.client).await?;
 
     let observed = publish::observe(&kube.client, &args.name, &clusters)
@@ -96,6 +104,95 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         ));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--replicaset`: creates (or with `--overwrite` updates) the ManifestWorkReplicaSet `NAME` in
+/// the placement's namespace, naming that placement.
+async fn replicaset(
+    args: &Args,
+    manifests: Vec<serde_json::Value>,
+    client: &kube::Client,
+    ctx: &Ctx,
+) -> anyhow::Result<ExitCode> {
+    use kube::api::{Api, PostParams};
+
+    use crate::api::work::{LocalPlacementReference, ManifestWorkReplicaSet, ManifestWorkReplicaSetSpec};
+
+    let (namespace, placement) = placement_ref(args.placement.as_deref().unwrap_or_default())?;
+    if publish::placement_clusters(client, namespace, placement).await?.is_none() {
+        return Err(UserError::new(
+            format!("placement {namespace}/{placement} not found on the hub"),
+            "create it first: `clusteradm create placement NAME --namespace NS ...`",
+        )
+        .into());
+    }
+    let api: Api<ManifestWorkReplicaSet> = Api::namespaced(client.clone(), namespace);
+    let existing = api.get_opt(&args.name).await.map_err(|e| match &e {
+        kube::Error::Api(s) if s.code == 404 => anyhow::Error::new(UserError::new(
+            "the hub does not serve ManifestWorkReplicaSets (work.open-cluster-management.io/v1alpha1)",
+            "run `clusteradm init` with this version on the hub to install the CRD",
+        )),
+        _ => anyhow::Error::new(e),
+    })?;
+    let mut set = existing.clone().unwrap_or_else(|| {
+        ManifestWorkReplicaSet::new(&args.name, ManifestWorkReplicaSetSpec::default())
+    });
+    set.metadata.namespace = Some(namespace.to_owned());
+    set.spec.manifest_work_template.workload.manifests = manifests;
+    set.spec.placement_refs = vec![LocalPlacementReference {
+        name: placement.to_owned(),
+        rollout_strategy: existing
+            .as_ref()
+            .and_then(|e| e.spec.placement_refs.iter().find(|r| r.name == placement))
+            .and_then(|r| r.rollout_strategy.clone()),
+    }];
+    let what = format!("manifestworkreplicaset {namespace}/{}", args.name);
+    if let Some(old) = &existing {
+        if !args.overwrite {
+            return Err(UserError::new(
+                format!("{what} already exists"),
+                "pass --overwrite to replace its manifests and placement",
+            )
+            .into());
+        }
+        if old.spec == set.spec {
+            ctx.printer.done(format!("{what} unchanged"));
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    if ctx.global.dry_run {
+        crate::ui::stdout::print(format_args!("{}", crate::yaml::to_string(&set)?))?;
+        ctx.printer.info("dry run: nothing was sent to the hub");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if existing.is_some() {
+        api.replace(&args.name, &PostParams::default(), &set)
+            .await
+            .with_context(|| format!("updating {what}"))?;
+        ctx.printer.done(format!("{what} updated"));
+    } else {
+        api.create(&PostParams::default(), &set)
+            .await
+            .with_context(|| format!("creating {what}"))?;
+        ctx.printer.done(format!(
+            "{what} created: the hub keeps a work on each cluster {placement} decides"
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `NAMESPACE/NAME` of `--placement`.
+fn placement_ref(placement: &str) -> anyhow::Result<(&str, &str)> {
+    placement
+        .split_once('/')
+        .filter(|(n, p)| !n.is_empty() && !p.is_empty())
+        .ok_or_else(|| {
+            UserError::new(
+                format!("--placement {placement:?} is not NAMESPACE/NAME"),
+                "e.g. --placement default/my-placement",
+            )
+            .into()
+        })
 }
 
 /// Reads, validates and size-checks every manifest; nothing has been sent yet.
@@ -155,16 +252,7 @@ async fn target_clusters(args: &Args, client: &kube::Client) -> anyhow::Result<V
         }
         return Ok(clusters);
     };
-    let Some((namespace, name)) = placement
-        .split_once('/')
-        .filter(|(n, p)| !n.is_empty() && !p.is_empty())
-    else {
-        return Err(UserError::new(
-            format!("--placement {placement:?} is not NAMESPACE/NAME"),
-            "e.g. --placement default/my-placement",
-        )
-        .into());
-    };
+    let (namespace, name) = placement_ref(placement)?;
     match publish::placement_clusters(client, namespace, name).await? {
         None => Err(UserError::new(
             format!("placement {namespace}/{name} not found on the hub"),

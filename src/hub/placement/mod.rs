@@ -16,14 +16,15 @@ use std::time::Duration;
 use futures::{Stream, StreamExt as _};
 use kube::api::Api;
 use kube::runtime::controller::{self, Action, Controller};
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{WatchStreamExt as _, watcher};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 
 use crate::api::cluster::{
     AddOnPlacementScore, ManagedCluster, ManagedClusterSet, ManagedClusterSetBinding, PLACEMENT_LABEL, Placement,
     PlacementDecision,
 };
+use crate::hub::watch;
 use crate::runtime::{Shutdown, report, shutdown};
 use schedule::Inputs;
 
@@ -47,39 +48,6 @@ struct Context {
     lag: writer::Lag,
 }
 
-/// A shared watch of every `K` into a store, with a subscription for a controller.
-fn shared_watch<K>(
-    client: &Client,
-    config: watcher::Config,
-) -> (
-    Store<K>,
-    impl Stream<Item = Arc<K>> + Send + 'static,
-    impl std::future::Future<Output = ()> + Send + 'static,
-)
-where
-    K: kube::Resource<DynamicType = ()>
-        + Clone
-        + std::fmt::Debug
-        + serde::de::DeserializeOwned
-        + Send
-        + Sync
-        + 'static,
-{
-    let (store, writer) = reflector::store_shared(256);
-    let events = writer
-        .subscribe()
-        .expect("a shared store always has a dispatcher");
-    let watch = watcher(Api::<K>::all(client.clone()), config)
-        .default_backoff()
-        .reflect_shared(writer)
-        .for_each(|e| async move {
-            if let Err(e) = e {
-                tracing::warn!("placement watch: {e}");
-            }
-        });
-    (store, events, watch)
-}
-
 /// Runs the placement controller on a subscription to the shared ManagedCluster watch until
 /// `shutdown` is cancelled.
 pub async fn run_with(
@@ -89,13 +57,13 @@ pub async fn run_with(
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
     let (sets, set_events, set_watch) =
-        shared_watch::<ManagedClusterSet>(&hub, watcher::Config::default());
+        watch::shared::<ManagedClusterSet>(&hub, watcher::Config::default());
     let (bindings, binding_events, binding_watch) =
-        shared_watch::<ManagedClusterSetBinding>(&hub, watcher::Config::default());
+        watch::shared::<ManagedClusterSetBinding>(&hub, watcher::Config::default());
     let (decisions, decision_events, decision_watch) =
-        shared_watch::<PlacementDecision>(&hub, watcher::Config::default().labels(PLACEMENT_LABEL));
+        watch::shared::<PlacementDecision>(&hub, watcher::Config::default().labels(PLACEMENT_LABEL));
     let (scores, score_events, score_watch) =
-        shared_watch::<AddOnPlacementScore>(&hub, watcher::Config::default());
+        watch::shared::<AddOnPlacementScore>(&hub, watcher::Config::default());
 
     let controller = Controller::new(
         Api::<Placement>::all(hub.clone()),

@@ -1,0 +1,211 @@
+//! The ManifestWorkReplicaSet controller, upstream's work hub manager in a loop: a kube-runtime
+//! `Controller` over replica sets, woken by one watch each of their ManifestWorks (by label),
+//! Placements and PlacementDecisions. For each set it [`decide`]s from the stores which works to
+//! create, update (by the placement's [`rollout`]) and delete, and the [`writer`] does it.
+//! A finalizer holds the set until its works are deleted (upstream puts no owner references on
+//! them, so the garbage collector has nothing to follow).
+pub mod decide;
+pub mod rollout;
+pub mod writer;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use kube::api::Api;
+use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use kube::{Client, ResourceExt};
+
+use crate::api::cluster::{PLACEMENT_LABEL, Placement, PlacementDecision};
+use crate::api::work::{
+    CascadeDeletionPolicy, ManifestWork, ManifestWorkReplicaSet, REPLICA_SET_FINALIZER,
+    REPLICA_SET_LABEL,
+};
+use crate::hub::watch;
+use crate::runtime::{Shutdown, report, shutdown};
+use decide::PlacementInputs;
+
+/// Replica sets reconciled at once.
+const CONCURRENCY: u16 = 8;
+/// Retry after a failed write.
+const RETRY: Duration = Duration::from_secs(2);
+
+/// Why a reconcile failed.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct Error(#[from] kube::Error);
+
+struct Context {
+    client: Client,
+    works: Store<ManifestWork>,
+    placements: Store<Placement>,
+    decisions: Store<PlacementDecision>,
+}
+
+/// The replica sets in namespace `ns` that name placement `placement`.
+fn naming(
+    sets: &Store<ManifestWorkReplicaSet>,
+    ns: Option<String>,
+    placement: &str,
+) -> Vec<ObjectRef<ManifestWorkReplicaSet>> {
+    sets.state()
+        .iter()
+        .filter(|s| s.namespace() == ns && s.spec.placement_refs.iter().any(|r| r.name == placement))
+        .map(|s| ObjectRef::from_obj(&**s))
+        .collect()
+}
+
+/// Runs the controller until `shutdown` is cancelled.
+pub async fn run(hub: Client, shutdown: Shutdown) -> anyhow::Result<()> {
+    let (works, work_events, work_watch) =
+        watch::shared::<ManifestWork>(&hub, watcher::Config::default().labels(REPLICA_SET_LABEL));
+    let (placements, placement_events, placement_watch) =
+        watch::shared::<Placement>(&hub, watcher::Config::default());
+    let (decisions, decision_events, decision_watch) =
+        watch::shared::<PlacementDecision>(&hub, watcher::Config::default().labels(PLACEMENT_LABEL));
+
+    let controller = Controller::new(
+        Api::<ManifestWorkReplicaSet>::all(hub.clone()),
+        watcher::Config::default(),
+    );
+    let sets = controller.store();
+    let (for_placements, for_decisions) = (sets.clone(), sets.clone());
+    let ctx = Arc::new(Context {
+        client: hub,
+        works: works.clone(),
+        placements: placements.clone(),
+        decisions: decisions.clone(),
+    });
+    let run = controller
+        .watches_shared_stream(work_events, |w| {
+            // `<namespace>.<name>`: a namespace has no dots, so the first one splits.
+            let (ns, name) = w.labels().get(REPLICA_SET_LABEL)?.split_once('.')?;
+            Some(ObjectRef::new(name).within(ns))
+        })
+        .watches_shared_stream(placement_events, move |p| {
+            naming(&for_placements, p.namespace(), &p.name_any())
+        })
+        .watches_shared_stream(decision_events, move |d| {
+            let placement = d.labels().get(PLACEMENT_LABEL).cloned().unwrap_or_default();
+            naming(&for_decisions, d.namespace(), &placement)
+        })
+        .with_config(controller::Config::default().concurrency(CONCURRENCY))
+        .graceful_shutdown_on(shutdown::cancelled(&shutdown))
+        .run(reconcile, error_policy, ctx)
+        .for_each(|result| async move {
+            match result {
+                Ok(_) | Err(controller::Error::ObjectNotFound(_)) => {}
+                Err(controller::Error::ReconcilerFailed(e, obj)) => {
+                    tracing::warn!(replicaset = %obj, "{}", report::chain(&e));
+                }
+                Err(e) => tracing::warn!("replica-set controller: {}", report::chain(&e)),
+            }
+        });
+    // Decide only from complete stores: a work not yet listed must not look missing.
+    let run = async {
+        let _ = tokio::join!(
+            works.wait_until_ready(),
+            placements.wait_until_ready(),
+            decisions.wait_until_ready()
+        );
+        tracing::info!("replica-set controller started");
+        run.await;
+    };
+    let watches = async {
+        tokio::join!(work_watch, placement_watch, decision_watch);
+    };
+    tokio::select! {
+        () = run => {}
+        () = watches => {}
+        () = shutdown.cancelled() => {}
+    }
+    Ok(())
+}
+
+#[allow(clippy::needless_pass_by_value)] // the signature kube-runtime calls
+fn error_policy(_: Arc<ManifestWorkReplicaSet>, e: &Error, _: Arc<Context>) -> Action {
+    tracing::debug!("replica set: {}; retrying in {RETRY:?}", report::chain(e));
+    Action::requeue(RETRY)
+}
+
+async fn reconcile(set: Arc<ManifestWorkReplicaSet>, ctx: Arc<Context>) -> Result<Action, Error> {
+    let key = writer::key(&set);
+    let works: Vec<Arc<ManifestWork>> = ctx
+        .works
+        .state()
+        .into_iter()
+        .filter(|w| w.labels().get(REPLICA_SET_LABEL) == Some(&key))
+        .collect();
+    if set.metadata.deletion_timestamp.is_some() {
+        return finalize(&ctx.client, &set, &works).await;
+    }
+    if writer::add_finalizer(&ctx.client, &set, REPLICA_SET_FINALIZER).await? {
+        // The update wakes this set again, with the finalizer in place.
+        return Ok(Action::await_change());
+    }
+    let ns = set.namespace();
+    let decisions = ctx.decisions.state();
+    let placements: Vec<Option<Arc<Placement>>> = set
+        .spec
+        .placement_refs
+        .iter()
+        .map(|r| {
+            let mut found = ObjectRef::new(&r.name);
+            if let Some(ns) = &ns {
+                found = found.within(ns);
+            }
+            ctx.placements.get(&found)
+        })
+        .collect();
+    let inputs: Vec<PlacementInputs<'_>> = set
+        .spec
+        .placement_refs
+        .iter()
+        .zip(&placements)
+        .map(|(r, p)| PlacementInputs {
+            placement: p.as_deref(),
+            decisions: decisions
+                .iter()
+                .filter(|d| d.namespace() == ns && d.labels().get(PLACEMENT_LABEL) == Some(&r.name))
+                .map(AsRef::as_ref)
+                .collect(),
+        })
+        .collect();
+    let decision = decide::decide(&set, &inputs, &works, k8s_openapi::jiff::Timestamp::now());
+    writer::write(&ctx.client, &set, &decision).await?;
+    Ok(decision
+        .requeue
+        .map_or_else(Action::await_change, |d| {
+            Action::requeue(d.max(Duration::from_millis(100)))
+        }))
+}
+
+/// Deletes the set's works; the finalizer goes at once (`Background`) or once they are gone
+/// (`Foreground`).
+async fn finalize(
+    client: &Client,
+    set: &ManifestWorkReplicaSet,
+    works: &[Arc<ManifestWork>],
+) -> Result<Action, Error> {
+    if !set.finalizers().iter().any(|f| f == REPLICA_SET_FINALIZER) {
+        return Ok(Action::await_change());
+    }
+    let delete = decide::Decision {
+        delete: works
+            .iter()
+            .filter(|w| w.metadata.deletion_timestamp.is_none())
+            .map(|w| (w.namespace().unwrap_or_default(), w.name_any()))
+            .collect(),
+        status: set.status.clone().unwrap_or_default(),
+        ..decide::Decision::default()
+    };
+    writer::write(client, set, &delete).await?;
+    if set.spec.cascade_deletion_policy == CascadeDeletionPolicy::Foreground && !works.is_empty() {
+        // Work deletions wake the set again.
+        return Ok(Action::await_change());
+    }
+    writer::remove_finalizer(client, set, REPLICA_SET_FINALIZER).await?;
+    Ok(Action::await_change())
+}
