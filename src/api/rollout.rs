@@ -96,4 +96,3 @@ pub struct MandatoryDecisionGroup {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group_index: Option<i32>,
 }
-

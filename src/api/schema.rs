@@ -154,9 +154,12 @@ pub fn no_property_defaults(schema: &mut Schema) {
         .and_then(|m| m.get_mut("properties"))
         .and_then(Value::as_object_mut)
     {
-        props.values_mut().filter_map(Value::as_object_mut).for_each(|p| {
-            p.remove("default");
-        });
+        props
+            .values_mut()
+            .filter_map(Value::as_object_mut)
+            .for_each(|p| {
+                p.remove("default");
+            });
     }
 }
 

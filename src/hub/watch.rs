@@ -3,10 +3,10 @@
 use std::sync::Arc;
 
 use futures::{Stream, StreamExt as _};
+use kube::Client;
 use kube::api::Api;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
-use kube::Client;
 
 /// A shared watch of every `K` into a store, with a subscription for a controller.
 pub fn shared<K>(
@@ -40,4 +40,3 @@ where
         });
     (store, events, watch)
 }
-

@@ -12,6 +12,6 @@ mod control_plane;
 mod init;
 mod join_mitm;
 mod placement;
-mod replicaset;
 mod registration;
+mod replicaset;
 mod work;

@@ -17,7 +17,13 @@ use crate::registration::fixture;
 
 /// A cluster in `set` with `labels`, `cpu` allocatable and availability `available`, as an
 /// agent would report it.
-pub(crate) async fn cluster(hub: &kube::Client, name: &str, set: &str, labels: serde_json::Value, cpu: &str) {
+pub(crate) async fn cluster(
+    hub: &kube::Client,
+    name: &str,
+    set: &str,
+    labels: serde_json::Value,
+    cpu: &str,
+) {
     let api: Api<ManagedCluster> = Api::all(hub.clone());
     let mut l = labels;
     l["cluster.open-cluster-management.io/clusterset"] = set.into();
@@ -532,4 +538,105 @@ async fn a_claim_on_the_managed_cluster_selects_it() {
         .delete(&ns, &DeleteParams::default())
         .await;
     agent.remove().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn addon_scores_and_spread_shape_decisions() {
+    use clusteradm::api::cluster::AddOnPlacementScore;
+    let w = World::new("it-pls").await;
+    let (hub, ns, c) = (&w.hub, w.ns.as_str(), &w.clusters);
+    let place = |name: &str, spec: serde_json::Value| -> Placement {
+        serde_json::from_value(
+            json!({"apiVersion": "cluster.open-cluster-management.io/v1beta1",
+            "kind": "Placement", "metadata": {"name": name, "namespace": ns}, "spec": spec}),
+        )
+        .unwrap()
+    };
+    let placements: Api<Placement> = Api::namespaced(hub.clone(), ns);
+
+    // Scores published by an add-on in each cluster's namespace: the best one wins.
+    for (cluster, value) in c.iter().zip([10, 90, 50]) {
+        let nsobj: Namespace =
+            serde_json::from_value(json!({"metadata": {"name": cluster}})).unwrap();
+        Api::<Namespace>::all(hub.clone())
+            .create(&PostParams::default(), &nsobj)
+            .await
+            .unwrap();
+        let score: AddOnPlacementScore = serde_json::from_value(json!({
+            "apiVersion": "cluster.open-cluster-management.io/v1alpha1", "kind": "AddOnPlacementScore",
+            "metadata": {"name": "usage", "namespace": cluster}})).unwrap();
+        let scores: Api<AddOnPlacementScore> = Api::namespaced(hub.clone(), cluster);
+        scores.create(&PostParams::default(), &score).await.unwrap();
+        scores
+            .patch_status(
+                "usage",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"status": {
+                "scores": [{"name": "cpuFree", "value": value}]}})),
+            )
+            .await
+            .unwrap();
+    }
+    let by_score = place(
+        "scored",
+        json!({"numberOfClusters": 1, "prioritizerPolicy": {"mode": "Exact", "configurations": [
+            {"scoreCoordinate": {"type": "AddOn", "addOn": {"resourceName": "usage", "scoreName": "cpuFree"}}}]}}),
+    );
+    placements
+        .create(&PostParams::default(), &by_score)
+        .await
+        .unwrap();
+    decided(hub, ns, "scored", "the best score", |d| d == [c[1].clone()]).await;
+    // A score changes: the decision follows; an expired score counts as 0.
+    let rescore = |cluster: &str, status: serde_json::Value| {
+        let api: Api<AddOnPlacementScore> = Api::namespaced(hub.clone(), cluster);
+        async move {
+            api.patch_status(
+                "usage",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"status": status})),
+            )
+            .await
+            .unwrap();
+        }
+    };
+    rescore(
+        &c[1],
+        json!({"scores": [{"name": "cpuFree", "value": -50}]}),
+    )
+    .await;
+    decided(hub, ns, "scored", "the next best", |d| d == [c[2].clone()]).await;
+    rescore(&c[2], json!({"validUntil": "2020-01-01T00:00:00Z"})).await;
+    decided(hub, ns, "scored", "past an expired score", |d| {
+        d == [c[0].clone()]
+    })
+    .await;
+
+    // Spread: the two biggest share zone a; one per zone instead.
+    let mcs: Api<ManagedCluster> = Api::all(hub.clone());
+    for (cluster, zone) in c.iter().zip(["b", "a", "a"]) {
+        let patch = json!({"metadata": {"labels": {"zone": zone}}});
+        mcs.patch(cluster, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .unwrap();
+    }
+    let spread = place(
+        "spread",
+        json!({"numberOfClusters": 2, "prioritizerPolicy": {"mode": "Exact", "configurations": [
+            {"scoreCoordinate": {"type": "BuiltIn", "builtIn": "ResourceAllocatableCPU"}}]},
+            "spreadPolicy": {"spreadConstraints": [{"topologyKey": "zone", "topologyKeyType": "Label",
+                "maxSkew": 1, "whenUnsatisfiable": "DoNotSchedule"}]}}),
+    );
+    placements
+        .create(&PostParams::default(), &spread)
+        .await
+        .unwrap();
+    let picked = decided(hub, ns, "spread", "one per zone", |d| d.len() == 2).await;
+    assert_eq!(picked, [c[0].clone(), c[2].clone()]);
+    for cluster in c {
+        let _ = Api::<Namespace>::all(hub.clone())
+            .delete(cluster, &DeleteParams::default())
+            .await;
+    }
+    w.remove().await;
 }

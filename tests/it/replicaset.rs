@@ -70,8 +70,10 @@ fn clusters_of(found: &[(String, ManifestWork)]) -> Vec<String> {
 /// Reports `work` Applied and Available at its generation, as the work agent would.
 async fn report_available(hub: &kube::Client, work: &ManifestWork) {
     let generation = work.metadata.generation;
-    let cond = |t: &str| json!({"type": t, "status": "True", "reason": "Test", "message": "",
-        "observedGeneration": generation, "lastTransitionTime": "2026-01-01T00:00:00Z"});
+    let cond = |t: &str| {
+        json!({"type": t, "status": "True", "reason": "Test", "message": "",
+        "observedGeneration": generation, "lastTransitionTime": "2026-01-01T00:00:00Z"})
+    };
     Api::<ManifestWork>::namespaced(hub.clone(), work.metadata.namespace.as_deref().unwrap())
         .patch_status(
             work.metadata.name.as_deref().unwrap(),
@@ -83,7 +85,9 @@ async fn report_available(hub: &kube::Client, work: &ManifestWork) {
 }
 
 fn configmap(data: &str) -> String {
-    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  namespace: default\ndata:\n  v: \"{data}\"\n")
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  namespace: default\ndata:\n  v: \"{data}\"\n"
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -93,7 +97,15 @@ async fn a_replica_set_follows_its_placement_and_cleans_up() {
     let (hub, ns, c) = (&w.hub, w.ns.as_str(), &w.clusters);
     let placement = format!("{ns}/prod");
     let (code, _, err) = fixture::on_hub(&[
-        "create", "placement", "prod", "-n", ns, "--clustersets", &w.set, "--label-selectors", "env=prod",
+        "create",
+        "placement",
+        "prod",
+        "-n",
+        ns,
+        "--clustersets",
+        &w.set,
+        "--label-selectors",
+        "env=prod",
     ])
     .await;
     assert_eq!(code, 0, "{err}");
@@ -101,19 +113,40 @@ async fn a_replica_set_follows_its_placement_and_cleans_up() {
 
     let file = common::temp_file("cm.yaml", &configmap("1"));
     let file = file.to_str().unwrap();
-    let create = ["create", "work", "web", "-f", file, "--placement", &placement, "--replicaset"];
+    let create = [
+        "create",
+        "work",
+        "web",
+        "-f",
+        file,
+        "--placement",
+        &placement,
+        "--replicaset",
+    ];
     let (code, out, err) = fixture::on_hub(&create).await;
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains(&format!("manifestworkreplicaset {ns}/web created")), "{out}{err}");
-    let found = works(hub, ns, "web", "works on both prod clusters", |f| f.len() == 2).await;
+    assert!(
+        err.contains(&format!("manifestworkreplicaset {ns}/web created")),
+        "{out}{err}"
+    );
+    let found = works(hub, ns, "web", "works on both prod clusters", |f| {
+        f.len() == 2
+    })
+    .await;
     assert_eq!(clusters_of(&found), [c[0].clone(), c[1].clone()]);
     let labels = found[0].1.metadata.labels.clone().unwrap();
-    assert_eq!(labels["work.open-cluster-management.io/placementname"], "prod");
+    assert_eq!(
+        labels["work.open-cluster-management.io/placementname"],
+        "prod"
+    );
 
     // Twice: refused without --overwrite, unchanged with it.
     let (code, _, err) = fixture::on_hub(&create).await;
     assert_ne!(code, 0);
-    assert!(err.contains("already exists") && err.contains("--overwrite"), "{err}");
+    assert!(
+        err.contains("already exists") && err.contains("--overwrite"),
+        "{err}"
+    );
     let mut again = create.to_vec();
     again.push("--overwrite");
     let (code, _, err) = fixture::on_hub(&again).await;
@@ -123,10 +156,17 @@ async fn a_replica_set_follows_its_placement_and_cleans_up() {
     // A cluster joins the decision: it gets the work; one leaves: its work goes.
     let mcs: Api<ManagedCluster> = Api::all(hub.clone());
     let relabel = |env: &str| Patch::Merge(json!({"metadata": {"labels": {"env": env}}}));
-    mcs.patch(&c[2], &PatchParams::default(), &relabel("prod")).await.unwrap();
-    mcs.patch(&c[0], &PatchParams::default(), &relabel("dev")).await.unwrap();
+    mcs.patch(&c[2], &PatchParams::default(), &relabel("prod"))
+        .await
+        .unwrap();
+    mcs.patch(&c[0], &PatchParams::default(), &relabel("dev"))
+        .await
+        .unwrap();
     let want = [c[1].clone(), c[2].clone()];
-    works(hub, ns, "web", "works follow the decision", |f| clusters_of(f) == want).await;
+    works(hub, ns, "web", "works follow the decision", |f| {
+        clusters_of(f) == want
+    })
+    .await;
 
     // Status: placement verified, both works counted; once reported available, applied.
     let sets: Api<ManifestWorkReplicaSet> = Api::namespaced(hub.clone(), ns);
@@ -141,9 +181,13 @@ async fn a_replica_set_follows_its_placement_and_cleans_up() {
     })
     .await;
     assert_eq!((status.summary.total, status.summary.available), (2, 2));
-    let verified = clusteradm::api::conditions::find(&status.conditions, "PlacementVerified").unwrap();
+    let verified =
+        clusteradm::api::conditions::find(&status.conditions, "PlacementVerified").unwrap();
     assert_eq!(verified.reason, "AsExpected");
-    assert_eq!(status.placement_summary[0].available_decision_groups, "1 (2 / 2 clusters applied)");
+    assert_eq!(
+        status.placement_summary[0].available_decision_groups,
+        "1 (2 / 2 clusters applied)"
+    );
 
     // Deleting the set deletes its works, then the set (its finalizer) goes.
     sets.delete("web", &DeleteParams::default()).await.unwrap();
@@ -160,8 +204,16 @@ async fn a_progressive_rollout_waits_for_each_cluster() {
     let w = World::new("it-rsp").await;
     cluster_namespaces(&w).await;
     let (hub, ns, c) = (&w.hub, w.ns.as_str(), &w.clusters);
-    let (code, _, err) =
-        fixture::on_hub(&["create", "placement", "all", "-n", ns, "--clustersets", &w.set]).await;
+    let (code, _, err) = fixture::on_hub(&[
+        "create",
+        "placement",
+        "all",
+        "-n",
+        ns,
+        "--clustersets",
+        &w.set,
+    ])
+    .await;
     assert_eq!(code, 0, "{err}");
     crate::placement::decided(hub, ns, "all", "all decided", |d| d.len() == 3).await;
 
@@ -177,10 +229,15 @@ async fn a_progressive_rollout_waits_for_each_cluster() {
         .unwrap()
     };
     let sets: Api<ManifestWorkReplicaSet> = Api::namespaced(hub.clone(), ns);
-    sets.create(&PostParams::default(), &set("1")).await.unwrap();
+    sets.create(&PostParams::default(), &set("1"))
+        .await
+        .unwrap();
     // One cluster at a time: the next gets its work only when the one before is available.
     for i in 0..3 {
-        let found = works(hub, ns, "web", &format!("{} works", i + 1), |f| f.len() == i + 1).await;
+        let found = works(hub, ns, "web", &format!("{} works", i + 1), |f| {
+            f.len() == i + 1
+        })
+        .await;
         assert_eq!(clusters_of(&found), c[..=i].to_vec());
         let rolled = common::eventually("summary counted", Duration::from_secs(30), || async {
             let s = sets.get("web").await.ok()?.status?;
@@ -188,11 +245,16 @@ async fn a_progressive_rollout_waits_for_each_cluster() {
         })
         .await;
         assert_eq!(
-            clusteradm::api::conditions::find(&rolled.conditions, "PlacementRolledOut").unwrap().reason,
+            clusteradm::api::conditions::find(&rolled.conditions, "PlacementRolledOut")
+                .unwrap()
+                .reason,
             "Progressing"
         );
         // Still only i+1 works after the controller has counted them.
-        assert_eq!(works(hub, ns, "web", "no more", |_| true).await.len(), i + 1);
+        assert_eq!(
+            works(hub, ns, "web", "no more", |_| true).await.len(),
+            i + 1
+        );
         report_available(hub, &found[i].1).await;
     }
     common::eventually("rolled out", Duration::from_secs(30), || async {
@@ -204,7 +266,9 @@ async fn a_progressive_rollout_waits_for_each_cluster() {
     // A template change rolls out the same way: the first cluster only, until it is available.
     let mut changed = sets.get("web").await.unwrap();
     changed.spec = set("2").spec;
-    sets.replace("web", &PostParams::default(), &changed).await.unwrap();
+    sets.replace("web", &PostParams::default(), &changed)
+        .await
+        .unwrap();
     let data = |w: &ManifestWork| w.spec.workload.manifests[0]["data"]["v"].clone();
     let found = works(hub, ns, "web", "first updated", |f| data(&f[0].1) == "2").await;
     assert_eq!(data(&found[1].1), "1");

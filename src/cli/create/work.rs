@@ -116,10 +116,15 @@ async fn replicaset(
 ) -> anyhow::Result<ExitCode> {
     use kube::api::{Api, PostParams};
 
-    use crate::api::work::{LocalPlacementReference, ManifestWorkReplicaSet, ManifestWorkReplicaSetSpec};
+    use crate::api::work::{
+        LocalPlacementReference, ManifestWorkReplicaSet, ManifestWorkReplicaSetSpec,
+    };
 
     let (namespace, placement) = placement_ref(args.placement.as_deref().unwrap_or_default())?;
-    if publish::placement_clusters(client, namespace, placement).await?.is_none() {
+    if publish::placement_clusters(client, namespace, placement)
+        .await?
+        .is_none()
+    {
         return Err(UserError::new(
             format!("placement {namespace}/{placement} not found on the hub"),
             "create it first: `clusteradm create placement NAME --namespace NS ...`",

@@ -21,8 +21,8 @@ use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 
 use crate::api::cluster::{
-    AddOnPlacementScore, ManagedCluster, ManagedClusterSet, ManagedClusterSetBinding, PLACEMENT_LABEL, Placement,
-    PlacementDecision,
+    AddOnPlacementScore, ManagedCluster, ManagedClusterSet, ManagedClusterSetBinding,
+    PLACEMENT_LABEL, Placement, PlacementDecision,
 };
 use crate::hub::watch;
 use crate::runtime::{Shutdown, report, shutdown};
@@ -60,8 +60,10 @@ pub async fn run_with(
         watch::shared::<ManagedClusterSet>(&hub, watcher::Config::default());
     let (bindings, binding_events, binding_watch) =
         watch::shared::<ManagedClusterSetBinding>(&hub, watcher::Config::default());
-    let (decisions, decision_events, decision_watch) =
-        watch::shared::<PlacementDecision>(&hub, watcher::Config::default().labels(PLACEMENT_LABEL));
+    let (decisions, decision_events, decision_watch) = watch::shared::<PlacementDecision>(
+        &hub,
+        watcher::Config::default().labels(PLACEMENT_LABEL),
+    );
     let (scores, score_events, score_watch) =
         watch::shared::<AddOnPlacementScore>(&hub, watcher::Config::default());
 

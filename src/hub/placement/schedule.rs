@@ -11,12 +11,12 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::ResourceExt as _;
 use kube::core::{Selector, SelectorExt as _};
 
+use super::spread::spread;
 use crate::agent::registration::capacity::parse_milli;
 use crate::api::cluster::{
-    AddOnPlacementScore, ClusterClaimSelector, ManagedCluster, ManagedClusterSet, Placement, ScoreCoordinateType, Taint,
-    TaintEffect, Toleration,
+    AddOnPlacementScore, ClusterClaimSelector, ManagedCluster, ManagedClusterSet, Placement,
+    ScoreCoordinateType, Taint, TaintEffect, Toleration,
 };
-use super::spread::spread;
 use crate::hub::clustersets::decide::Membership;
 
 /// The built-in prioritizers upstream knows.
@@ -422,7 +422,10 @@ pub fn schedule(inputs: &Inputs<'_>) -> Scheduled {
         .map(|n| usize::try_from(n).unwrap_or(0));
     let clusters = match &p.spec.spread_policy {
         Some(policy) => spread(policy, ranked, &feasible, wanted),
-        None => ranked.into_iter().take(wanted.unwrap_or(usize::MAX)).collect(),
+        None => ranked
+            .into_iter()
+            .take(wanted.unwrap_or(usize::MAX))
+            .collect(),
     };
     let shortfall = if clusters.is_empty() {
         Some(Shortfall::NoneMatched)

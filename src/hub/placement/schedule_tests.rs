@@ -68,7 +68,10 @@ impl Fixture {
             scores: &|cluster, resource| {
                 self.scores
                     .iter()
-                    .find(|s| s.metadata.namespace.as_deref() == Some(cluster) && s.metadata.name.as_deref() == Some(resource))
+                    .find(|s| {
+                        s.metadata.namespace.as_deref() == Some(cluster)
+                            && s.metadata.name.as_deref() == Some(resource)
+                    })
                     .cloned()
             },
             now: "2026-01-01T00:00:00Z".parse::<Timestamp>().unwrap(),
@@ -264,15 +267,21 @@ fn spread_keeps_skew_within_max_skew() {
         cluster("a2", zone("a")),
         cluster("a3", zone("a")),
         cluster("b1", zone("b")),
-        cluster("c1", json!({"status": {"clusterClaims": [{"name": "zone", "value": "c"}]}})),
+        cluster(
+            "c1",
+            json!({"status": {"clusterClaims": [{"name": "zone", "value": "c"}]}}),
+        ),
     ]);
     // Without spread, 3 of zone a win by name; with it, one per zone first.
     let spec = |when: &str, count: Option<i32>| {
-        placement(json!({"numberOfClusters": count, "spreadPolicy": {"spreadConstraints": [
-            {"topologyKey": "zone", "topologyKeyType": "Label", "maxSkew": 1, "whenUnsatisfiable": when}]}}))
+        placement(
+            json!({"numberOfClusters": count, "spreadPolicy": {"spreadConstraints": [
+            {"topologyKey": "zone", "topologyKeyType": "Label", "maxSkew": 1, "whenUnsatisfiable": when}]}}),
+        )
     };
     assert_eq!(
-        f.run(&placement(json!({"numberOfClusters": 3})), &["default"]).clusters,
+        f.run(&placement(json!({"numberOfClusters": 3})), &["default"])
+            .clusters,
         ["a1", "a2", "a3"]
     );
     // Hard: c1 has no zone label, and zone a may lead b by one at most.
@@ -281,14 +290,18 @@ fn spread_keeps_skew_within_max_skew() {
     assert_eq!(hard.shortfall, Some(Shortfall::Unscheduled(1)));
     // Soft: the same order, then the rest when nothing better is left.
     assert_eq!(
-        f.run(&spec("ScheduleAnyway", Some(4)), &["default"]).clusters,
+        f.run(&spec("ScheduleAnyway", Some(4)), &["default"])
+            .clusters,
         ["a1", "b1", "a2", "a3"]
     );
     // A claim topology sees c1 in zone c.
-    let claim = placement(json!({"numberOfClusters": 3, "spreadPolicy": {"spreadConstraints": [
-        {"topologyKey": "zone", "topologyKeyType": "Claim", "whenUnsatisfiable": "DoNotSchedule"}]}}));
+    let claim = placement(
+        json!({"numberOfClusters": 3, "spreadPolicy": {"spreadConstraints": [
+        {"topologyKey": "zone", "topologyKeyType": "Claim", "whenUnsatisfiable": "DoNotSchedule"}]}}),
+    );
     assert_eq!(f.run(&claim, &["default"]).clusters, ["c1"]);
-    f.clusters.push(cluster("c2", json!({"labels": {"zone": "c"}})));
+    f.clusters
+        .push(cluster("c2", json!({"labels": {"zone": "c"}})));
     assert_eq!(
         f.run(&spec("DoNotSchedule", None), &["default"]).clusters,
         ["a1", "b1", "c2", "a2"]

@@ -92,12 +92,14 @@ pub fn spread(
     while chosen.len() < limit {
         // Per cluster: None if a hard constraint forbids it, else the summed soft excess.
         let cost = |cluster: &str| -> Option<usize> {
-            topologies.iter().try_fold(0, |sum, t| match (t.excess(cluster), t.hard) {
-                (Some(0), _) => Some(sum),
-                (Some(_) | None, true) => None,
-                (Some(over), false) => Some(sum + over),
-                (None, false) => Some(sum + usize::MAX / 2),
-            })
+            topologies
+                .iter()
+                .try_fold(0, |sum, t| match (t.excess(cluster), t.hard) {
+                    (Some(0), _) => Some(sum),
+                    (Some(_) | None, true) => None,
+                    (Some(over), false) => Some(sum + over),
+                    (None, false) => Some(sum + usize::MAX / 2),
+                })
         };
         // Best first among the cheapest: `min_by_key` keeps the first of equals.
         let Some((i, _)) = left

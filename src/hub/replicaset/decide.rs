@@ -65,7 +65,10 @@ pub fn groups(decisions: &[&PlacementDecision]) -> Vec<Group> {
             .unwrap_or(0);
         let group = by_index.entry(index).or_insert_with(|| Group {
             index,
-            name: labels.get(DECISION_GROUP_NAME_LABEL).cloned().unwrap_or_default(),
+            name: labels
+                .get(DECISION_GROUP_NAME_LABEL)
+                .cloned()
+                .unwrap_or_default(),
             clusters: BTreeSet::new(),
         });
         group.clusters.extend(
@@ -152,7 +155,12 @@ pub fn decide(
 ) -> Decision {
     let stamp = Time(now);
     let template = &set.spec.manifest_work_template;
-    let refs: Vec<&str> = set.spec.placement_refs.iter().map(|r| r.name.as_str()).collect();
+    let refs: Vec<&str> = set
+        .spec
+        .placement_refs
+        .iter()
+        .map(|r| r.name.as_str())
+        .collect();
     let placement_of = |w: &ManifestWork| w.labels().get(REPLICA_SET_PLACEMENT_LABEL).cloned();
     let mut out = Decision::default();
     let mut status = set.status.clone().unwrap_or_default();
@@ -160,7 +168,8 @@ pub fn decide(
     // Works of placements no longer referenced go.
     for w in works {
         if !placement_of(w).is_some_and(|p| refs.contains(&p.as_str())) {
-            out.delete.push((w.namespace().unwrap_or_default(), w.name_any()));
+            out.delete
+                .push((w.namespace().unwrap_or_default(), w.name_any()));
         }
     }
 
@@ -171,7 +180,12 @@ pub fn decide(
         let Some(placement) = inputs.placement else {
             conditions::set(
                 &mut status.conditions,
-                condition(PLACEMENT_VERIFIED, false, "PlacementDecisionNotFound", &stamp),
+                condition(
+                    PLACEMENT_VERIFIED,
+                    false,
+                    "PlacementDecisionNotFound",
+                    &stamp,
+                ),
             );
             out.status = status;
             return out;
@@ -277,7 +291,11 @@ pub fn decide(
         condition(
             PLACEMENT_VERIFIED,
             verified,
-            if verified { "AsExpected" } else { "PlacementDecisionEmpty" },
+            if verified {
+                "AsExpected"
+            } else {
+                "PlacementDecisionEmpty"
+            },
             &stamp,
         ),
     );
@@ -287,7 +305,11 @@ pub fn decide(
         condition(
             PLACEMENT_ROLLED_OUT,
             rolled_out,
-            if rolled_out { "Complete" } else { "Progressing" },
+            if rolled_out {
+                "Complete"
+            } else {
+                "Progressing"
+            },
             &stamp,
         ),
     );
@@ -308,8 +330,18 @@ pub fn decide(
         };
     }
     let (ok, reason) = if summary.total == 0 {
-        (false, if verified { "NotAsExpected" } else { "PlacementDecisionEmpty" })
-    } else if summary.available == summary.total && summary.progressing == 0 && summary.degraded == 0 {
+        (
+            false,
+            if verified {
+                "NotAsExpected"
+            } else {
+                "PlacementDecisionEmpty"
+            },
+        )
+    } else if summary.available == summary.total
+        && summary.progressing == 0
+        && summary.degraded == 0
+    {
         (true, "AsExpected")
     } else if summary.progressing > 0 && summary.degraded == 0 {
         (false, "Processing")

@@ -52,7 +52,9 @@ fn naming(
 ) -> Vec<ObjectRef<ManifestWorkReplicaSet>> {
     sets.state()
         .iter()
-        .filter(|s| s.namespace() == ns && s.spec.placement_refs.iter().any(|r| r.name == placement))
+        .filter(|s| {
+            s.namespace() == ns && s.spec.placement_refs.iter().any(|r| r.name == placement)
+        })
         .map(|s| ObjectRef::from_obj(&**s))
         .collect()
 }
@@ -63,8 +65,10 @@ pub async fn run(hub: Client, shutdown: Shutdown) -> anyhow::Result<()> {
         watch::shared::<ManifestWork>(&hub, watcher::Config::default().labels(REPLICA_SET_LABEL));
     let (placements, placement_events, placement_watch) =
         watch::shared::<Placement>(&hub, watcher::Config::default());
-    let (decisions, decision_events, decision_watch) =
-        watch::shared::<PlacementDecision>(&hub, watcher::Config::default().labels(PLACEMENT_LABEL));
+    let (decisions, decision_events, decision_watch) = watch::shared::<PlacementDecision>(
+        &hub,
+        watcher::Config::default().labels(PLACEMENT_LABEL),
+    );
 
     let controller = Controller::new(
         Api::<ManifestWorkReplicaSet>::all(hub.clone()),
@@ -175,11 +179,9 @@ async fn reconcile(set: Arc<ManifestWorkReplicaSet>, ctx: Arc<Context>) -> Resul
         .collect();
     let decision = decide::decide(&set, &inputs, &works, k8s_openapi::jiff::Timestamp::now());
     writer::write(&ctx.client, &set, &decision).await?;
-    Ok(decision
-        .requeue
-        .map_or_else(Action::await_change, |d| {
-            Action::requeue(d.max(Duration::from_millis(100)))
-        }))
+    Ok(decision.requeue.map_or_else(Action::await_change, |d| {
+        Action::requeue(d.max(Duration::from_millis(100)))
+    }))
 }
 
 /// Deletes the set's works; the finalizer goes at once (`Background`) or once they are gone

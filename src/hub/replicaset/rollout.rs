@@ -82,7 +82,9 @@ impl Config {
         };
         let deadline = match c.progress_deadline.as_deref() {
             None | Some("" | "None") => None,
-            Some(d) => Some(go_duration(d).ok_or_else(|| format!("invalid progressDeadline {d:?}"))?),
+            Some(d) => {
+                Some(go_duration(d).ok_or_else(|| format!("invalid progressDeadline {d:?}"))?)
+            }
         };
         Ok(Self {
             min_success,
@@ -97,10 +99,14 @@ fn go_duration(text: &str) -> Option<SignedDuration> {
     let mut total = SignedDuration::ZERO;
     let mut rest = text;
     while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
         let n: i64 = rest[..digits].parse().ok()?;
         rest = &rest[digits..];
-        let unit = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
+        let unit = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
         let secs = match &rest[..unit] {
             "h" => n.checked_mul(3600)?,
             "m" => n.checked_mul(60)?,
@@ -147,7 +153,9 @@ fn settle(cluster: &str, s: Since, config: &Config, now: Timestamp) -> (Option<E
     match s.status {
         Status::ToApply => (entry(Status::ToApply, None), Status::ToApply),
         Status::Succeeded => {
-            let until = since.checked_add(config.min_success).unwrap_or(Timestamp::MAX);
+            let until = since
+                .checked_add(config.min_success)
+                .unwrap_or(Timestamp::MAX);
             if now < until {
                 (entry(Status::Succeeded, Some(until)), Status::Succeeded)
             } else {

@@ -46,7 +46,10 @@ fn statuses(of: &[(&str, Status, Option<Timestamp>)]) -> BTreeMap<String, Since>
 #[test]
 fn all_applies_everywhere_and_removes_what_left() {
     let groups = [group(0, "", &["a", "b", "c"])];
-    let s = statuses(&[("a", Status::Succeeded, minutes_ago(1)), ("gone", Status::Succeeded, None)]);
+    let s = statuses(&[
+        ("a", Status::Succeeded, minutes_ago(1)),
+        ("gone", Status::Succeeded, None),
+    ]);
     let p = plan(&strategy(json!({"type": "All"})), &groups, &s, now()).unwrap();
     assert_eq!(p.to_apply, ["b", "c"]);
     assert_eq!(p.removed, ["gone"]);
@@ -56,14 +59,25 @@ fn all_applies_everywhere_and_removes_what_left() {
 fn progressive_keeps_max_concurrency_in_flight() {
     let groups = [group(0, "", &["a", "b", "c", "d"])];
     let one = strategy(json!({"type": "Progressive", "progressive": {"maxConcurrency": 1}}));
-    assert_eq!(plan(&one, &groups, &statuses(&[]), now()).unwrap().to_apply, ["a"]);
+    assert_eq!(
+        plan(&one, &groups, &statuses(&[]), now()).unwrap().to_apply,
+        ["a"]
+    );
     let a_busy = statuses(&[("a", Status::Progressing, minutes_ago(1))]);
-    assert!(plan(&one, &groups, &a_busy, now()).unwrap().to_apply.is_empty());
+    assert!(
+        plan(&one, &groups, &a_busy, now())
+            .unwrap()
+            .to_apply
+            .is_empty()
+    );
     let a_done = statuses(&[("a", Status::Succeeded, minutes_ago(1))]);
     assert_eq!(plan(&one, &groups, &a_done, now()).unwrap().to_apply, ["b"]);
     // 50% of 4 is 2 in flight.
     let half = strategy(json!({"type": "Progressive", "progressive": {"maxConcurrency": "50%"}}));
-    assert_eq!(plan(&half, &groups, &a_done, now()).unwrap().to_apply, ["b", "c"]);
+    assert_eq!(
+        plan(&half, &groups, &a_done, now()).unwrap().to_apply,
+        ["b", "c"]
+    );
     // A soak keeps a succeeded cluster in flight, and says when to look again.
     let soak = strategy(
         json!({"type": "Progressive", "progressive": {"maxConcurrency": 1, "minSuccessTime": "5m"}}),
@@ -82,11 +96,19 @@ fn a_failure_past_the_deadline_stops_the_rollout() {
         json!({"type": "Progressive", "progressive": {"maxConcurrency": 1, "progressDeadline": "5m"}}),
     );
     let stuck = statuses(&[("a", Status::Progressing, minutes_ago(10))]);
-    assert!(plan(&strict, &groups, &stuck, now()).unwrap().to_apply.is_empty());
+    assert!(
+        plan(&strict, &groups, &stuck, now())
+            .unwrap()
+            .to_apply
+            .is_empty()
+    );
     let tolerant = strategy(
         json!({"type": "Progressive", "progressive": {"maxConcurrency": 1, "progressDeadline": "5m", "maxFailures": 1}}),
     );
-    assert_eq!(plan(&tolerant, &groups, &stuck, now()).unwrap().to_apply, ["b"]);
+    assert_eq!(
+        plan(&tolerant, &groups, &stuck, now()).unwrap().to_apply,
+        ["b"]
+    );
 }
 
 #[test]
@@ -96,16 +118,50 @@ fn per_group_waits_for_each_group_and_mandatory_groups_go_first() {
         group(1, "rest", &["c", "d"]),
     ];
     let per_group = strategy(json!({"type": "ProgressivePerGroup"}));
-    assert_eq!(plan(&per_group, &groups, &statuses(&[]), now()).unwrap().to_apply, ["a", "b"]);
-    let half = statuses(&[("a", Status::Succeeded, None), ("b", Status::Progressing, None)]);
-    assert!(plan(&per_group, &groups, &half, now()).unwrap().to_apply.is_empty());
-    let first_done = statuses(&[("a", Status::Succeeded, None), ("b", Status::Succeeded, None)]);
-    assert_eq!(plan(&per_group, &groups, &first_done, now()).unwrap().to_apply, ["c", "d"]);
+    assert_eq!(
+        plan(&per_group, &groups, &statuses(&[]), now())
+            .unwrap()
+            .to_apply,
+        ["a", "b"]
+    );
+    let half = statuses(&[
+        ("a", Status::Succeeded, None),
+        ("b", Status::Progressing, None),
+    ]);
+    assert!(
+        plan(&per_group, &groups, &half, now())
+            .unwrap()
+            .to_apply
+            .is_empty()
+    );
+    let first_done = statuses(&[
+        ("a", Status::Succeeded, None),
+        ("b", Status::Succeeded, None),
+    ]);
+    assert_eq!(
+        plan(&per_group, &groups, &first_done, now())
+            .unwrap()
+            .to_apply,
+        ["c", "d"]
+    );
 
     let mandatory = strategy(
         json!({"type": "Progressive", "progressive": {"mandatoryDecisionGroups": [{"groupName": "rest"}], "maxConcurrency": 1}}),
     );
-    assert_eq!(plan(&mandatory, &groups, &statuses(&[]), now()).unwrap().to_apply, ["c", "d"]);
-    let rest_done = statuses(&[("c", Status::Succeeded, None), ("d", Status::Succeeded, None)]);
-    assert_eq!(plan(&mandatory, &groups, &rest_done, now()).unwrap().to_apply, ["a"]);
+    assert_eq!(
+        plan(&mandatory, &groups, &statuses(&[]), now())
+            .unwrap()
+            .to_apply,
+        ["c", "d"]
+    );
+    let rest_done = statuses(&[
+        ("c", Status::Succeeded, None),
+        ("d", Status::Succeeded, None),
+    ]);
+    assert_eq!(
+        plan(&mandatory, &groups, &rest_done, now())
+            .unwrap()
+            .to_apply,
+        ["a"]
+    );
 }

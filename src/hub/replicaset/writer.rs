@@ -23,11 +23,9 @@ pub fn key(set: &ManifestWorkReplicaSet) -> String {
 #[must_use]
 pub fn work_name(set: &ManifestWorkReplicaSet) -> String {
     // FNV-1a: stable across builds, unlike std's hasher.
-    let hash = key(set)
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        });
+    let hash = key(set).bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
     let alphabet = b"bcdfghjklmnpqrstvwxz2456789";
     let suffix: String = (0..5)
         .map(|i| char::from(alphabet[usize::try_from((hash >> (i * 8)) % 27).unwrap_or(0)]))
@@ -89,8 +87,8 @@ async fn write_work(
     if let Some(name) = &apply.existing {
         // Replace the spec whole: a merge patch would keep fields the template dropped.
         let patch = json!({"metadata": {"labels": labels}, "spec": spec});
-        let mut work: ManifestWork = serde_json::from_value(patch)
-            .map_err(kube::Error::SerdeError)?;
+        let mut work: ManifestWork =
+            serde_json::from_value(patch).map_err(kube::Error::SerdeError)?;
         let current = api.get(name).await?;
         work.metadata = current.metadata;
         work.metadata.labels = Some(labels);
@@ -142,7 +140,11 @@ pub async fn remove_finalizer(
     set: &ManifestWorkReplicaSet,
     finalizer: &str,
 ) -> Result<(), kube::Error> {
-    let finalizers: Vec<&String> = set.finalizers().iter().filter(|f| *f != finalizer).collect();
+    let finalizers: Vec<&String> = set
+        .finalizers()
+        .iter()
+        .filter(|f| *f != finalizer)
+        .collect();
     let api = Api::<ManifestWorkReplicaSet>::namespaced(
         client.clone(),
         &set.namespace().unwrap_or_default(),
