@@ -640,3 +640,54 @@ async fn addon_scores_and_spread_shape_decisions() {
     }
     w.remove().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cel_selector_picks_and_one_that_does_not_compile_is_misconfigured() {
+    let w = World::new("it-plc").await;
+    let (hub, ns, c) = (&w.hub, w.ns.as_str(), &w.clusters);
+    let placements: Api<Placement> = Api::namespaced(hub.clone(), ns);
+    let place = |name: &str, expressions: &[&str]| -> Placement {
+        serde_json::from_value(json!({"apiVersion": "cluster.open-cluster-management.io/v1beta1",
+            "kind": "Placement", "metadata": {"name": name, "namespace": ns},
+            "spec": {"predicates": [{"requiredClusterSelector": {"celSelector": {"celExpressions": expressions}}}]}}))
+        .unwrap()
+    };
+    // Prod clusters with more than 6 allocatable CPUs: c1 only (c0 has 4, c2 is dev).
+    let good = place(
+        "cel",
+        &[
+            r#"managedCluster.metadata.labels["env"] == "prod""#,
+            r#"quantity(managedCluster.status.allocatable.cpu).isGreaterThan(quantity("6"))"#,
+        ],
+    );
+    placements
+        .create(&PostParams::default(), &good)
+        .await
+        .unwrap();
+    assert_eq!(
+        decided(hub, ns, "cel", "the big prod cluster", |d| d.len() == 1).await,
+        [c[1].clone()]
+    );
+    let bad = place("bad-cel", &[r#"managedCluster.metadata.labels["env"] =="#]);
+    placements
+        .create(&PostParams::default(), &bad)
+        .await
+        .unwrap();
+    let misconfigured = reason(
+        hub,
+        ns,
+        "bad-cel",
+        "PlacementMisconfigured",
+        "Misconfigured",
+    )
+    .await;
+    assert_eq!(misconfigured.status, "True");
+    assert!(
+        misconfigured
+            .message
+            .starts_with("Predicate:compilation failed:"),
+        "{}",
+        misconfigured.message
+    );
+    w.remove().await;
+}

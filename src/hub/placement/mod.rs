@@ -3,6 +3,7 @@
 //! watch per kind whatever the number of placements. For each placement it [`schedule`]s
 //! clusters from the stores, splits them into [`groups`] and PlacementDecisions, and the
 //! [`writer`] makes the decisions and the [`status`] so.
+mod cel;
 pub mod groups;
 pub mod schedule;
 mod spread;
@@ -95,15 +96,7 @@ pub async fn run_with(
     };
     let scoring_with = {
         let placements = placements.clone();
-        move |score: Arc<AddOnPlacementScore>| {
-            let resource = score.name_any();
-            placements
-                .state()
-                .iter()
-                .filter(|p| uses_score(p, &resource))
-                .map(|p| ObjectRef::from_obj(&**p))
-                .collect::<Vec<_>>()
-        }
+        move |score: Arc<AddOnPlacementScore>| scored_by(&placements, &score.name_any())
     };
     let (all_for_clusters, all_for_sets) = (all.clone(), all);
     let ctx = Arc::new(Context {
@@ -159,14 +152,22 @@ pub async fn run_with(
     Ok(())
 }
 
-/// Whether `p` is scored by the AddOnPlacementScores named `resource`.
-fn uses_score(p: &Placement, resource: &str) -> bool {
-    p.spec
-        .prioritizer_policy
+/// The placements scored by the AddOnPlacementScores named `resource`.
+fn scored_by(placements: &Store<Placement>, resource: &str) -> Vec<ObjectRef<Placement>> {
+    let uses = |p: &Placement| {
+        p.spec
+            .prioritizer_policy
+            .iter()
+            .flat_map(|policy| &policy.configurations)
+            .filter_map(|c| c.score_coordinate.add_on.as_ref())
+            .any(|a| a.resource_name == resource)
+    };
+    placements
+        .state()
         .iter()
-        .flat_map(|policy| &policy.configurations)
-        .filter_map(|c| c.score_coordinate.add_on.as_ref())
-        .any(|a| a.resource_name == resource)
+        .filter(|p| uses(p))
+        .map(|p| ObjectRef::from_obj(&**p))
+        .collect()
 }
 
 #[allow(clippy::needless_pass_by_value)] // the signature kube-runtime calls
@@ -211,7 +212,12 @@ async fn reconcile(p: Arc<Placement>, ctx: Arc<Context>) -> Result<Action, Error
         clusters: &clusters,
         current: &current,
         others: &others,
-        scores: &|cluster, resource| ctx.scores.get(&ObjectRef::new(resource).within(cluster)),
+        scores: {
+            let store = ctx.scores.clone();
+            Arc::new(move |cluster: &str, resource: &str| {
+                store.get(&ObjectRef::new(resource).within(cluster))
+            })
+        },
         now,
     });
     let selected: Vec<&ManagedCluster> = scheduled

@@ -1,6 +1,6 @@
 //! Which clusters a Placement selects, as upstream's scheduler (`pkg/placement/`): pure, from
 //! the stores. Eligible clusters are the members of the sets bound to the placement's namespace
-//! (narrowed to `spec.clusterSets`); predicates (ORed, each a label AND claim selector) and
+//! (narrowed to `spec.clusterSets`); predicates (ORed, each a label AND claim AND CEL selector) and
 //! taints filter them; prioritizers score them; the best `numberOfClusters` are selected (ties
 //! by name).
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -11,11 +11,12 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::ResourceExt as _;
 use kube::core::{Selector, SelectorExt as _};
 
+use super::cel::{self, Scores};
 use super::spread::spread;
 use crate::agent::registration::capacity::parse_milli;
 use crate::api::cluster::{
-    AddOnPlacementScore, ClusterClaimSelector, ManagedCluster, ManagedClusterSet, Placement,
-    ScoreCoordinateType, Taint, TaintEffect, Toleration,
+    ClusterClaimSelector, ManagedCluster, ManagedClusterSet, Placement, ScoreCoordinateType, Taint,
+    TaintEffect, Toleration,
 };
 use crate::hub::clustersets::decide::Membership;
 
@@ -39,8 +40,8 @@ pub struct Inputs<'a> {
     pub current: &'a BTreeSet<String>,
     /// How many decisions of other placements name each cluster (for `Balance`).
     pub others: &'a HashMap<String, usize>,
-    /// The AddOnPlacementScore named (second) in a cluster's namespace (first).
-    pub scores: &'a dyn Fn(&str, &str) -> Option<std::sync::Arc<AddOnPlacementScore>>,
+    /// Finds the AddOnPlacementScore named (second) in a cluster's namespace (first).
+    pub scores: Scores,
     /// Now.
     pub now: Timestamp,
 }
@@ -360,15 +361,23 @@ pub fn schedule(inputs: &Inputs<'_>) -> Scheduled {
     let mut predicates = Vec::new();
     for pred in &p.spec.predicates {
         let s = pred.required_cluster_selector.clone().unwrap_or_default();
-        if s.cel_selector
-            .is_some_and(|c| !c.cel_expressions.is_empty())
-        {
-            return misconfigured("Predicate:celSelector is not supported by this hub yet".into());
-        }
-        match predicate(s.label_selector.as_ref(), s.claim_selector.as_ref()) {
-            Ok(f) => predicates.push(f),
+        let labels_and_claims =
+            match predicate(s.label_selector.as_ref(), s.claim_selector.as_ref()) {
+                Ok(f) => f,
+                Err(m) => return misconfigured(m),
+            };
+        let expressions = s
+            .cel_selector
+            .map(|c| c.cel_expressions)
+            .unwrap_or_default();
+        let cel = match cel::Selector::compile(&expressions) {
+            Ok(c) => c,
             Err(m) => return misconfigured(m),
-        }
+        };
+        // CEL last: it is the dearest to evaluate.
+        predicates.push(move |mc: &ManagedCluster, scores: &Scores| {
+            labels_and_claims(mc) && cel.matches(mc, scores)
+        });
     }
     let short = |s: Shortfall| Scheduled {
         shortfall: Some(s),
@@ -408,7 +417,7 @@ pub fn schedule(inputs: &Inputs<'_>) -> Scheduled {
     let mut expiry = None;
     let feasible: Vec<&ManagedCluster> = available
         .into_iter()
-        .filter(|mc| predicates.is_empty() || predicates.iter().any(|f| f(mc)))
+        .filter(|mc| predicates.is_empty() || predicates.iter().any(|f| f(mc, &inputs.scores)))
         .filter(|mc| {
             let decided = inputs.current.contains(&mc.name_any());
             passes_taints(mc, &p.spec.tolerations, decided, inputs.now, &mut expiry)

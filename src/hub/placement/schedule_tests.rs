@@ -65,14 +65,17 @@ impl Fixture {
             clusters: &self.clusters,
             current: &self.current,
             others: &self.others,
-            scores: &|cluster, resource| {
-                self.scores
-                    .iter()
-                    .find(|s| {
-                        s.metadata.namespace.as_deref() == Some(cluster)
-                            && s.metadata.name.as_deref() == Some(resource)
-                    })
-                    .cloned()
+            scores: {
+                let scores = self.scores.clone();
+                Arc::new(move |cluster: &str, resource: &str| {
+                    scores
+                        .iter()
+                        .find(|s| {
+                            s.metadata.namespace.as_deref() == Some(cluster)
+                                && s.metadata.name.as_deref() == Some(resource)
+                        })
+                        .cloned()
+                })
             },
             now: "2026-01-01T00:00:00Z".parse::<Timestamp>().unwrap(),
         })

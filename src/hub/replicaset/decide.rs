@@ -16,9 +16,9 @@ use crate::api::cluster::{
 };
 use crate::api::conditions::{self, AVAILABLE, Condition, DEGRADED, FALSE, PROGRESSING, TRUE};
 use crate::api::work::{
-    MANIFEST_WORK_APPLIED, ManifestWork, ManifestWorkReplicaSet, ManifestWorkReplicaSetStatus,
-    ManifestWorkReplicaSetSummary, PLACEMENT_ROLLED_OUT, PLACEMENT_VERIFIED, PlacementSummary,
-    REPLICA_SET_PLACEMENT_LABEL,
+    LocalPlacementReference, MANIFEST_WORK_APPLIED, ManifestWork, ManifestWorkReplicaSet,
+    ManifestWorkReplicaSetStatus, ManifestWorkReplicaSetSummary, PLACEMENT_ROLLED_OUT,
+    PLACEMENT_VERIFIED, PlacementSummary, REPLICA_SET_PLACEMENT_LABEL,
 };
 
 /// One placement reference with what the stores hold for it.
@@ -144,6 +144,113 @@ fn condition(type_: &str, ok: bool, reason: &str, now: &Time) -> Condition {
     conditions::new(type_, if ok { TRUE } else { FALSE }, reason, "", now)
 }
 
+/// One placement's share: its writes, its summary, and how many of its clusters succeeded.
+struct Part {
+    apply: Vec<Apply>,
+    delete: Vec<(String, String)>,
+    summary: PlacementSummary,
+    succeeded: i64,
+    requeue: Option<Duration>,
+}
+
+fn count(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// The works, summary and rollout of one placement reference; `Err` is the `PlacementVerified`
+/// reason when it cannot be rolled out.
+fn part(
+    set: &ManifestWorkReplicaSet,
+    reference: &LocalPlacementReference,
+    inputs: &PlacementInputs<'_>,
+    works: &[Arc<ManifestWork>],
+    now: Timestamp,
+) -> Result<Part, &'static str> {
+    let placement = inputs.placement.ok_or("PlacementDecisionNotFound")?;
+    let template = &set.spec.manifest_work_template;
+    let mine: Vec<&Arc<ManifestWork>> = works
+        .iter()
+        .filter(|w| w.labels().get(REPLICA_SET_PLACEMENT_LABEL) == Some(&reference.name))
+        .collect();
+    let current = |w: &ManifestWork| &w.spec == template && w.metadata.deletion_timestamp.is_none();
+    // Up-to-date works by cluster; an outdated one is "not yet deployed".
+    let mut statuses = BTreeMap::new();
+    let mut existing: BTreeMap<String, String> = BTreeMap::new();
+    for w in &mine {
+        let cluster = w.namespace().unwrap_or_default();
+        existing.insert(cluster.clone(), w.name_any());
+        if current(w) {
+            statuses.insert(cluster, rollout_status(w));
+        }
+    }
+    let strategy = reference.rollout_strategy.clone().unwrap_or_default();
+    let plan =
+        rollout::plan(&strategy, &groups(&inputs.decisions), &statuses, now).map_err(|e| {
+            tracing::debug!(set = %set.name_any(), "rollout of {}: {e}", reference.name);
+            "NotAsExpected"
+        })?;
+    let mut deployed: BTreeSet<String> = statuses.keys().cloned().collect();
+    let mut out = Part {
+        apply: Vec::new(),
+        delete: Vec::new(),
+        summary: PlacementSummary::default(),
+        succeeded: count(
+            statuses
+                .values()
+                .filter(|s| s.status == Status::Succeeded)
+                .count(),
+        ),
+        requeue: plan.recheck_after,
+    };
+    for cluster in plan.to_apply {
+        deployed.insert(cluster.clone());
+        out.apply.push(Apply {
+            existing: existing.get(&cluster).cloned(),
+            placement: reference.name.clone(),
+            cluster,
+        });
+    }
+    for cluster in plan.removed {
+        deployed.remove(&cluster);
+        if let Some(name) = existing.get(&cluster) {
+            out.delete.push((cluster, name.clone()));
+        }
+    }
+    let placement_status = placement.status.clone().unwrap_or_default();
+    let decided = i64::from(placement_status.number_of_selected_clusters.unwrap_or(0));
+    let total = count(deployed.len());
+    let up_to_date: Vec<&&Arc<ManifestWork>> = mine.iter().filter(|w| current(w)).collect();
+    let counted = |type_: &str| {
+        count(
+            up_to_date
+                .iter()
+                .filter(|w| {
+                    w.status
+                        .as_ref()
+                        .is_some_and(|s| conditions::is_true(&s.conditions, type_))
+                })
+                .count(),
+        )
+    };
+    out.summary = PlacementSummary {
+        name: reference.name.clone(),
+        available_decision_groups: format!(
+            "{} ({total} / {decided} clusters applied)",
+            placement_status.decision_groups.len()
+        ),
+        summary: ManifestWorkReplicaSetSummary {
+            total,
+            desired_total: decided,
+            applied: counted(conditions::APPLIED),
+            available: counted(AVAILABLE),
+            degraded: counted(DEGRADED),
+            progressing: counted(PROGRESSING),
+            updated: count(up_to_date.len()),
+        },
+    };
+    Ok(out)
+}
+
 /// Decides for `set`, whose works (labelled with it) are `works`, and whose `placementRefs`
 /// resolve to `placements` (same order).
 #[must_use]
@@ -154,190 +261,97 @@ pub fn decide(
     now: Timestamp,
 ) -> Decision {
     let stamp = Time(now);
-    let template = &set.spec.manifest_work_template;
     let refs: Vec<&str> = set
         .spec
         .placement_refs
         .iter()
         .map(|r| r.name.as_str())
         .collect();
-    let placement_of = |w: &ManifestWork| w.labels().get(REPLICA_SET_PLACEMENT_LABEL).cloned();
     let mut out = Decision::default();
     let mut status = set.status.clone().unwrap_or_default();
 
     // Works of placements no longer referenced go.
     for w in works {
-        if !placement_of(w).is_some_and(|p| refs.contains(&p.as_str())) {
+        let placement = w.labels().get(REPLICA_SET_PLACEMENT_LABEL);
+        if !placement.is_some_and(|p| refs.contains(&p.as_str())) {
             out.delete
                 .push((w.namespace().unwrap_or_default(), w.name_any()));
         }
     }
-
-    let mut summaries = Vec::new();
-    let (mut selected, mut succeeded, mut total) = (0_i64, 0_i64, 0_i64);
-    let mut requeue: Option<Duration> = None;
+    let (mut summaries, mut succeeded) = (Vec::new(), 0);
     for (reference, inputs) in set.spec.placement_refs.iter().zip(placements) {
-        let Some(placement) = inputs.placement else {
-            conditions::set(
-                &mut status.conditions,
-                condition(
-                    PLACEMENT_VERIFIED,
-                    false,
-                    "PlacementDecisionNotFound",
-                    &stamp,
-                ),
-            );
-            out.status = status;
-            return out;
-        };
-        let mine: Vec<&Arc<ManifestWork>> = works
-            .iter()
-            .filter(|w| placement_of(w).as_deref() == Some(reference.name.as_str()))
-            .collect();
-        // Up-to-date works by cluster; an outdated one is "not yet deployed".
-        let mut statuses = BTreeMap::new();
-        let mut existing: BTreeMap<String, String> = BTreeMap::new();
-        for w in &mine {
-            let cluster = w.namespace().unwrap_or_default();
-            existing.insert(cluster.clone(), w.name_any());
-            if &w.spec == template && w.metadata.deletion_timestamp.is_none() {
-                statuses.insert(cluster, rollout_status(w));
-            }
-        }
-        let groups = groups(&inputs.decisions);
-        let strategy = reference.rollout_strategy.clone().unwrap_or_default();
-        let plan = match rollout::plan(&strategy, &groups, &statuses, now) {
-            Ok(plan) => plan,
-            Err(e) => {
-                tracing::debug!(set = %set.name_any(), "rollout of {}: {e}", reference.name);
+        let part = match part(set, reference, inputs, works, now) {
+            Ok(part) => part,
+            Err(reason) => {
                 conditions::set(
                     &mut status.conditions,
-                    condition(PLACEMENT_VERIFIED, false, "NotAsExpected", &stamp),
+                    condition(PLACEMENT_VERIFIED, false, reason, &stamp),
                 );
                 out.status = status;
                 return out;
             }
         };
-        let mut deployed: BTreeSet<String> = statuses.keys().cloned().collect();
-        for cluster in plan.to_apply {
-            deployed.insert(cluster.clone());
-            out.apply.push(Apply {
-                existing: existing.get(&cluster).cloned(),
-                placement: reference.name.clone(),
-                cluster,
-            });
-        }
-        for cluster in plan.removed {
-            deployed.remove(&cluster);
-            if let Some(name) = existing.get(&cluster) {
-                out.delete.push((cluster, name.clone()));
-            }
-        }
-        requeue = match (requeue, plan.recheck_after) {
+        out.apply.extend(part.apply);
+        out.delete.extend(part.delete);
+        out.requeue = match (out.requeue, part.requeue) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        let placement_status = placement.status.clone().unwrap_or_default();
-        let decided = i64::from(placement_status.number_of_selected_clusters.unwrap_or(0));
-        let count = i64::try_from(deployed.len()).unwrap_or(i64::MAX);
-        selected += decided;
-        succeeded += i64::try_from(
-            statuses
-                .values()
-                .filter(|s| s.status == Status::Succeeded)
-                .count(),
-        )
-        .unwrap_or(i64::MAX);
-        total += count;
-        let up_to_date: Vec<&&Arc<ManifestWork>> = mine
-            .iter()
-            .filter(|w| &w.spec == template && w.metadata.deletion_timestamp.is_none())
-            .collect();
-        let counted = |type_: &str| {
-            i64::try_from(
-                up_to_date
-                    .iter()
-                    .filter(|w| {
-                        w.status
-                            .as_ref()
-                            .is_some_and(|s| conditions::is_true(&s.conditions, type_))
-                    })
-                    .count(),
-            )
-            .unwrap_or(i64::MAX)
-        };
-        summaries.push(PlacementSummary {
-            name: reference.name.clone(),
-            available_decision_groups: format!(
-                "{} ({count} / {decided} clusters applied)",
-                placement_status.decision_groups.len()
-            ),
-            summary: ManifestWorkReplicaSetSummary {
-                total: count,
-                desired_total: decided,
-                applied: counted(conditions::APPLIED),
-                available: counted(AVAILABLE),
-                degraded: counted(DEGRADED),
-                progressing: counted(PROGRESSING),
-                updated: i64::try_from(up_to_date.len()).unwrap_or(i64::MAX),
-            },
-        });
+        succeeded += part.succeeded;
+        summaries.push(part.summary);
     }
-    out.requeue = requeue;
-
-    let verified = total > 0;
-    conditions::set(
-        &mut status.conditions,
-        condition(
-            PLACEMENT_VERIFIED,
-            verified,
-            if verified {
-                "AsExpected"
-            } else {
-                "PlacementDecisionEmpty"
-            },
-            &stamp,
-        ),
-    );
-    let rolled_out = selected == succeeded;
-    conditions::set(
-        &mut status.conditions,
-        condition(
-            PLACEMENT_ROLLED_OUT,
-            rolled_out,
-            if rolled_out {
-                "Complete"
-            } else {
-                "Progressing"
-            },
-            &stamp,
-        ),
-    );
     let mut summary = ManifestWorkReplicaSetSummary::default();
-    for s in &summaries {
-        summary.total += s.summary.total;
-        summary.desired_total += s.summary.desired_total;
-        summary.applied += s.summary.applied;
-        summary.available += s.summary.available;
-        summary.degraded += s.summary.degraded;
-        summary.progressing += s.summary.progressing;
-        summary.updated += s.summary.updated;
+    for s in summaries.iter().map(|s| &s.summary) {
+        summary.total += s.total;
+        summary.desired_total += s.desired_total;
+        summary.applied += s.applied;
+        summary.available += s.available;
+        summary.degraded += s.degraded;
+        summary.progressing += s.progressing;
+        summary.updated += s.updated;
     }
+    set_conditions(&mut status.conditions, &summary, succeeded, &stamp);
     if summary.total == 0 {
         summary = ManifestWorkReplicaSetSummary {
             desired_total: summary.desired_total,
             ..ManifestWorkReplicaSetSummary::default()
         };
     }
+    status.summary = summary;
+    status.placement_summary = summaries;
+    out.status = status;
+    out
+}
+
+/// Upstream's three conditions, from the summed summary and the clusters that succeeded.
+fn set_conditions(
+    conds: &mut Vec<Condition>,
+    summary: &ManifestWorkReplicaSetSummary,
+    succeeded: i64,
+    stamp: &Time,
+) {
+    let verified = summary.total > 0;
+    let reason = if verified {
+        "AsExpected"
+    } else {
+        "PlacementDecisionEmpty"
+    };
+    conditions::set(
+        conds,
+        condition(PLACEMENT_VERIFIED, verified, reason, stamp),
+    );
+    let rolled_out = summary.desired_total == succeeded;
+    let reason = if rolled_out {
+        "Complete"
+    } else {
+        "Progressing"
+    };
+    conditions::set(
+        conds,
+        condition(PLACEMENT_ROLLED_OUT, rolled_out, reason, stamp),
+    );
     let (ok, reason) = if summary.total == 0 {
-        (
-            false,
-            if verified {
-                "NotAsExpected"
-            } else {
-                "PlacementDecisionEmpty"
-            },
-        )
+        (false, "PlacementDecisionEmpty")
     } else if summary.available == summary.total
         && summary.progressing == 0
         && summary.degraded == 0
@@ -348,12 +362,5 @@ pub fn decide(
     } else {
         (false, "NotAsExpected")
     };
-    conditions::set(
-        &mut status.conditions,
-        condition(MANIFEST_WORK_APPLIED, ok, reason, &stamp),
-    );
-    status.summary = summary;
-    status.placement_summary = summaries;
-    out.status = status;
-    out
+    conditions::set(conds, condition(MANIFEST_WORK_APPLIED, ok, reason, stamp));
 }

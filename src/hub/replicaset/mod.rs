@@ -47,13 +47,14 @@ struct Context {
 /// The replica sets in namespace `ns` that name placement `placement`.
 fn naming(
     sets: &Store<ManifestWorkReplicaSet>,
-    ns: Option<String>,
+    ns: Option<&str>,
     placement: &str,
 ) -> Vec<ObjectRef<ManifestWorkReplicaSet>> {
     sets.state()
         .iter()
         .filter(|s| {
-            s.namespace() == ns && s.spec.placement_refs.iter().any(|r| r.name == placement)
+            s.namespace().as_deref() == ns
+                && s.spec.placement_refs.iter().any(|r| r.name == placement)
         })
         .map(|s| ObjectRef::from_obj(&**s))
         .collect()
@@ -89,11 +90,11 @@ pub async fn run(hub: Client, shutdown: Shutdown) -> anyhow::Result<()> {
             Some(ObjectRef::new(name).within(ns))
         })
         .watches_shared_stream(placement_events, move |p| {
-            naming(&for_placements, p.namespace(), &p.name_any())
+            naming(&for_placements, p.namespace().as_deref(), &p.name_any())
         })
         .watches_shared_stream(decision_events, move |d| {
             let placement = d.labels().get(PLACEMENT_LABEL).cloned().unwrap_or_default();
-            naming(&for_decisions, d.namespace(), &placement)
+            naming(&for_decisions, d.namespace().as_deref(), &placement)
         })
         .with_config(controller::Config::default().concurrency(CONCURRENCY))
         .graceful_shutdown_on(shutdown::cancelled(&shutdown))

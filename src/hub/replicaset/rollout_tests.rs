@@ -12,8 +12,8 @@ fn now() -> Timestamp {
     "2026-01-01T00:10:00Z".parse().unwrap()
 }
 
-fn minutes_ago(m: i64) -> Option<Timestamp> {
-    Some(now() - SignedDuration::from_mins(m))
+fn minutes_ago(m: i64) -> Timestamp {
+    now() - SignedDuration::from_mins(m)
 }
 
 #[allow(clippy::needless_pass_by_value)] // called with json! literals
@@ -47,7 +47,7 @@ fn statuses(of: &[(&str, Status, Option<Timestamp>)]) -> BTreeMap<String, Since>
 fn all_applies_everywhere_and_removes_what_left() {
     let groups = [group(0, "", &["a", "b", "c"])];
     let s = statuses(&[
-        ("a", Status::Succeeded, minutes_ago(1)),
+        ("a", Status::Succeeded, Some(minutes_ago(1))),
         ("gone", Status::Succeeded, None),
     ]);
     let p = plan(&strategy(json!({"type": "All"})), &groups, &s, now()).unwrap();
@@ -63,14 +63,14 @@ fn progressive_keeps_max_concurrency_in_flight() {
         plan(&one, &groups, &statuses(&[]), now()).unwrap().to_apply,
         ["a"]
     );
-    let a_busy = statuses(&[("a", Status::Progressing, minutes_ago(1))]);
+    let a_busy = statuses(&[("a", Status::Progressing, Some(minutes_ago(1)))]);
     assert!(
         plan(&one, &groups, &a_busy, now())
             .unwrap()
             .to_apply
             .is_empty()
     );
-    let a_done = statuses(&[("a", Status::Succeeded, minutes_ago(1))]);
+    let a_done = statuses(&[("a", Status::Succeeded, Some(minutes_ago(1)))]);
     assert_eq!(plan(&one, &groups, &a_done, now()).unwrap().to_apply, ["b"]);
     // 50% of 4 is 2 in flight.
     let half = strategy(json!({"type": "Progressive", "progressive": {"maxConcurrency": "50%"}}));
@@ -95,7 +95,7 @@ fn a_failure_past_the_deadline_stops_the_rollout() {
     let strict = strategy(
         json!({"type": "Progressive", "progressive": {"maxConcurrency": 1, "progressDeadline": "5m"}}),
     );
-    let stuck = statuses(&[("a", Status::Progressing, minutes_ago(10))]);
+    let stuck = statuses(&[("a", Status::Progressing, Some(minutes_ago(10)))]);
     assert!(
         plan(&strict, &groups, &stuck, now())
             .unwrap()
