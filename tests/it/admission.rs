@@ -23,6 +23,11 @@ fn resource(kind: &str) -> ApiResource {
         "ManagedCluster" => (CLUSTER, "v1", "managedclusters"),
         "ManagedClusterSetBinding" => (CLUSTER, "v1beta2", "managedclustersetbindings"),
         "ManifestWork" => ("work.open-cluster-management.io", "v1", "manifestworks"),
+        "ManifestWorkReplicaSet" => (
+            "work.open-cluster-management.io",
+            "v1alpha1",
+            "manifestworkreplicasets",
+        ),
         other => panic!("no resource for {other}"),
     };
     ApiResource::from_gvk_with_plural(
@@ -441,4 +446,30 @@ async fn cluster_names_and_client_urls_are_checked_for_everyone() {
         .await
         .unwrap_err();
     assert!(message.contains("must be a DNS-1123 label"), "{message}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replica_set_templates_follow_the_manifest_rules() {
+    let id = common::unique("it-vap-rs");
+    let (hub, user, group) = user(&id).await;
+    grant(&hub, &format!("{id}-creator"), &group, json!([{
+        "apiGroups": ["work.open-cluster-management.io"], "resources": ["manifestworkreplicasets"], "verbs": ["create"]}]))
+    .await;
+    let set = |name: &str, manifests: Value| {
+        json!({"apiVersion": "work.open-cluster-management.io/v1alpha1", "kind": "ManifestWorkReplicaSet",
+               "metadata": {"name": name, "namespace": "default"},
+               "spec": {"manifestWorkTemplate": {"workload": {"manifests": manifests}}, "placementRefs": [{"name": "p"}]}})
+    };
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"}});
+    let message = try_create(&user, set(&id, json!([]))).await.unwrap_err();
+    assert!(
+        message.contains(&format!("ManifestWorkReplicaSet default/{id} is refused: spec.manifestWorkTemplate.workload.manifests is empty")),
+        "{message}"
+    );
+    let message = try_create(&user, set(&id, json!([cm.clone(), cm.clone()])))
+        .await
+        .unwrap_err();
+    assert!(message.contains("appears more than once"), "{message}");
+    allowed("a well-formed replica set", &user, set(&id, json!([cm]))).await;
+    revoke(&hub, &[&format!("{id}-creator")]).await;
 }

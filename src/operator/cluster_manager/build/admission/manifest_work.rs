@@ -8,6 +8,8 @@ use crate::work::manifests::MAX_BYTES;
 
 /// Name of the ManifestWork policy and its binding.
 pub const POLICY: &str = "manifestworks.admission.open-cluster-management.io";
+/// Name of the ManifestWorkReplicaSet policy and its binding.
+pub const REPLICA_SET_POLICY: &str = "manifestworkreplicasets.admission.open-cluster-management.io";
 
 const WORK: &str = "work.open-cluster-management.io";
 
@@ -36,35 +38,48 @@ fn identifies(r: &str) -> String {
 }
 
 const WHOM: &str = "'ManifestWork ' + object.metadata.namespace + '/' + object.metadata.name";
+const REPLICA_SET: &str =
+    "'ManifestWorkReplicaSet ' + object.metadata.namespace + '/' + object.metadata.name";
 
-/// Upstream's manifest rules: some, each well formed, no two alike, within the size limit.
-fn manifest_rules() -> Vec<Validation> {
+/// The variables [`manifest_rules`] read: the manifests at `path` below the object, their
+/// duplicate keys and their size.
+fn manifest_variables(path: &[&str]) -> Vec<k8s_openapi::api::admissionregistration::v1::Variable> {
+    vec![
+        variable("manifests", or_default("object", path, "[]")),
+        variable("keys", format!("variables.manifests.map(m, {})", key("m"))),
+        // CEL renders the manifests as JSON with a space after each comma: within a few
+        // bytes per field of upstream's measure (the JSON bytes).
+        variable("size", "'%s'.format([variables.manifests]).size()"),
+    ]
+}
+
+/// Upstream's manifest rules: some, each well formed, no two alike, within the size limit;
+/// `whom` names the object in messages and `field` the manifests.
+fn manifest_rules(whom: &str, field: &str) -> Vec<Validation> {
     let limit = MAX_BYTES;
     let kib = MAX_BYTES / 1024;
     vec![
         invalid(
             "size(variables.manifests) > 0",
-            format!(
-                "{WHOM} + ' is refused: spec.workload.manifests is empty; a work needs at least one object'"
-            ),
+            format!("{whom} + ' is refused: {field} is empty; a work needs at least one object'"),
         ),
         invalid(
             format!("variables.manifests.all(m, {})", well_formed("m")),
             format!(
-                "{WHOM} + ' is refused: ' + string(size(variables.manifests.filter(m, !({}))))  + ' of its manifests lack apiVersion, kind or metadata.name, or set metadata.generateName (the agent applies objects by name)'",
+                "{whom} + ' is refused: ' + string(size(variables.manifests.filter(m, !({}))))  + ' of its manifests lack apiVersion, kind or metadata.name, or set metadata.generateName (the agent applies objects by name)'",
                 well_formed("m")
             ),
         ),
         invalid(
             "variables.keys.all(k, variables.keys.indexOf(k) == variables.keys.lastIndexOf(k))",
             format!(
-                "{WHOM} + ' is refused: manifest ' + variables.keys.filter(k, variables.keys.indexOf(k) != variables.keys.lastIndexOf(k))[0] + ' (apiVersion/kind/namespace/name) appears more than once'"
+                "{whom} + ' is refused: manifest ' + variables.keys.filter(k, variables.keys.indexOf(k) != variables.keys.lastIndexOf(k))[0] + ' (apiVersion/kind/namespace/name) appears more than once'"
             ),
         ),
         invalid(
             format!("variables.size <= {limit}"),
             format!(
-                "{WHOM} + ' is refused: its manifests take ' + string(variables.size / 1024) + ' KiB, over the {kib} KiB a ManifestWork may hold; split them over several works'"
+                "{whom} + ' is refused: its manifests take ' + string(variables.size / 1024) + ' KiB, over the {kib} KiB a ManifestWork may hold; split them over several works'"
             ),
         ),
     ]
@@ -147,23 +162,38 @@ pub(super) fn policy() -> k8s_openapi::api::admissionregistration::v1::Validatin
         resource: "manifestworks",
         operations: &["CREATE", "UPDATE"],
         match_conditions: Vec::new(),
-        variables: vec![
-            variable(
-                "manifests",
-                or_default("object", &["spec", "workload", "manifests"], "[]"),
-            ),
-            variable("keys", format!("variables.manifests.map(m, {})", key("m"))),
-            // CEL renders the manifests as JSON with a space after each comma: within a few
-            // bytes per field of upstream's measure (the JSON bytes).
-            variable("size", "'%s'.format([variables.manifests]).size()"),
-            variable(
+        variables: [
+            manifest_variables(&["spec", "workload", "manifests"]),
+            vec![variable(
                 "executorChanged",
                 format!(
                     "has({executor}) && !(oldObject != null && has(oldObject.spec.executor) && oldObject.spec.executor == {executor})"
                 ),
-            ),
-        ],
-        validations: [manifest_rules(), executor_rules(), option_rules()].concat(),
+            )],
+        ]
+        .concat(),
+        validations: [
+            manifest_rules(WHOM, "spec.workload.manifests"),
+            executor_rules(),
+            option_rules(),
+        ]
+        .concat(),
+    }
+    .build()
+}
+
+/// ManifestWorkReplicaSets: upstream's webhook checks the template's manifests only, by the
+/// ManifestWork rules (and no standard install routes requests to it; here they are enforced).
+pub(super) fn replica_set_policy()
+-> k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy {
+    Policy {
+        name: REPLICA_SET_POLICY,
+        group: WORK,
+        resource: "manifestworkreplicasets",
+        operations: &["CREATE", "UPDATE"],
+        match_conditions: Vec::new(),
+        variables: manifest_variables(&["spec", "manifestWorkTemplate", "workload", "manifests"]),
+        validations: manifest_rules(REPLICA_SET, "spec.manifestWorkTemplate.workload.manifests"),
     }
     .build()
 }

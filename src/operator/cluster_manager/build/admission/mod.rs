@@ -29,6 +29,7 @@ pub fn policies() -> Vec<ValidatingAdmissionPolicy> {
         managed_cluster::policy(),
         cluster_set_binding::policy(),
         manifest_work::policy(),
+        manifest_work::replica_set_policy(),
     ]
 }
 
