@@ -6,6 +6,7 @@
 mod cel;
 pub mod groups;
 pub mod schedule;
+mod seen;
 mod spread;
 pub mod status;
 mod writer;
@@ -75,24 +76,11 @@ pub async fn run_with(
     let placements = controller.store();
     let all = {
         let placements = placements.clone();
-        move || {
-            placements
-                .state()
-                .iter()
-                .map(|p| ObjectRef::from_obj(&**p))
-                .collect::<Vec<_>>()
-        }
+        move || those(&placements, |_| true)
     };
     let in_namespace = {
         let placements = placements.clone();
-        move |ns: Option<String>| {
-            placements
-                .state()
-                .iter()
-                .filter(|p| p.namespace() == ns)
-                .map(|p| ObjectRef::from_obj(&**p))
-                .collect::<Vec<_>>()
-        }
+        move |ns: Option<String>| those(&placements, |p| p.namespace() == ns)
     };
     let scoring_with = {
         let placements = placements.clone();
@@ -109,7 +97,16 @@ pub async fn run_with(
         lag: writer::Lag::default(),
     });
     let run = controller
-        .watches_shared_stream(cluster_events, move |_| all_for_clusters())
+        .watches_shared_stream(cluster_events, {
+            let seen = seen::Seen::new(clusters.clone());
+            move |mc| {
+                if seen.changed(&mc) {
+                    all_for_clusters()
+                } else {
+                    Vec::new()
+                }
+            }
+        })
         .watches_shared_stream(set_events, move |_| all_for_sets())
         .watches_shared_stream(binding_events, move |b| in_namespace(b.namespace()))
         .watches_shared_stream(score_events, scoring_with)
@@ -152,22 +149,29 @@ pub async fn run_with(
     Ok(())
 }
 
+/// The placements for which `pick` holds.
+fn those(
+    placements: &Store<Placement>,
+    pick: impl Fn(&Placement) -> bool,
+) -> Vec<ObjectRef<Placement>> {
+    placements
+        .state()
+        .iter()
+        .filter(|p| pick(p))
+        .map(|p| ObjectRef::from_obj(&**p))
+        .collect()
+}
+
 /// The placements scored by the AddOnPlacementScores named `resource`.
 fn scored_by(placements: &Store<Placement>, resource: &str) -> Vec<ObjectRef<Placement>> {
-    let uses = |p: &Placement| {
+    those(placements, |p| {
         p.spec
             .prioritizer_policy
             .iter()
             .flat_map(|policy| &policy.configurations)
             .filter_map(|c| c.score_coordinate.add_on.as_ref())
             .any(|a| a.resource_name == resource)
-    };
-    placements
-        .state()
-        .iter()
-        .filter(|p| uses(p))
-        .map(|p| ObjectRef::from_obj(&**p))
-        .collect()
+    })
 }
 
 #[allow(clippy::needless_pass_by_value)] // the signature kube-runtime calls
