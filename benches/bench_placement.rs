@@ -5,7 +5,9 @@
 //! 1. creates N available ManagedClusters in a set of their own (allocatable CPU spread), bound to
 //!    a fresh namespace, directly on the hub (no agents);
 //! 2. creates P placements, each `numberOfClusters: 10` with `ResourceAllocatableCPU` and
-//!    `Balance` (upstream's benchmark shape), and times until every one has its decision;
+//!    `Balance` in Additive mode — or, with `--upstream`, upstream's benchmark spec exactly (Exact
+//!    mode, an AddOn score, `ResourceAllocatableCPU` and `Balance`; every cluster gets a namespace
+//!    and an AddOnPlacementScore) — and times until every one has its decision;
 //! 3. times a one-cluster label change until a placement selecting that label decides it;
 //! 4. counts the controller's API requests (a layer on its client) and reads its RSS.
 //!
@@ -22,7 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use clusteradm::api::cluster::{ManagedCluster, Placement};
+use clusteradm::api::cluster::{AddOnPlacementScore, ManagedCluster, Placement};
 use clusteradm::hub::clusters::SharedClusters;
 use futures::{StreamExt as _, TryStreamExt as _};
 use k8s_openapi::api::core::v1::Namespace;
@@ -119,6 +121,47 @@ async fn clusters(hub: &Client, set: &str, n: usize) -> anyhow::Result<()> {
         .await
 }
 
+/// Upstream's benchmark scores: a namespace per cluster holding AddOnPlacementScore `demo` with
+/// score `demo` = 80, valid for 1000 minutes.
+async fn scores(hub: &Client, set: &str, n: usize) -> anyhow::Result<()> {
+    let valid_until = k8s_openapi::jiff::Timestamp::now() + Duration::from_secs(1000 * 60);
+    futures::stream::iter(0..n)
+        .map(|i| {
+            let hub = hub.clone();
+            let name = format!("{set}-{i}");
+            async move {
+                let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}}))?;
+                Api::<Namespace>::all(hub.clone()).create(&PostParams::default(), &ns).await?;
+                let api: Api<AddOnPlacementScore> = Api::namespaced(hub, &name);
+                let score: AddOnPlacementScore = serde_json::from_value(json!({
+                    "apiVersion": "cluster.open-cluster-management.io/v1alpha1", "kind": "AddOnPlacementScore",
+                    "metadata": {"name": "demo"}}))?;
+                api.create(&PostParams::default(), &score).await?;
+                let status = json!({"status": {"scores": [{"name": "demo", "value": 80}],
+                    "validUntil": valid_until.to_string()}});
+                api.patch_status("demo", &PatchParams::default(), &Patch::Merge(status)).await?;
+                anyhow::Ok(())
+            }
+        })
+        .buffer_unordered(CONCURRENCY)
+        .try_collect::<()>()
+        .await
+}
+
+/// The spec of every timed placement: upstream's benchmark's (Exact: an AddOn score,
+/// `ResourceAllocatableCPU` and `Balance`), or ours (Additive, so `Steady` holds decisions).
+fn timed_spec(upstream: bool) -> serde_json::Value {
+    let builtin = |name: &str| json!({"scoreCoordinate": {"type": "BuiltIn", "builtIn": name}, "weight": 1});
+    if upstream {
+        json!({"numberOfClusters": 10, "prioritizerPolicy": {"mode": "Exact", "configurations": [
+            {"scoreCoordinate": {"type": "AddOn", "addOn": {"resourceName": "demo", "scoreName": "demo"}}, "weight": 1},
+            builtin("ResourceAllocatableCPU"), builtin("Balance")]}})
+    } else {
+        json!({"numberOfClusters": 10, "prioritizerPolicy": {"mode": "Additive", "configurations": [
+            builtin("ResourceAllocatableCPU"), builtin("Balance")]}})
+    }
+}
+
 /// Waits until every placement in `ns` named in `names` satisfies `done`, watching them.
 async fn wait_placements(
     api: &Api<Placement>,
@@ -147,7 +190,13 @@ fn placement(name: &str, spec: serde_json::Value) -> anyhow::Result<Placement> {
         "metadata": {"name": name}, "spec": spec}))?)
 }
 
-async fn shape(config: &kube::Config, admin: &Client, n: usize, p: usize) -> anyhow::Result<()> {
+async fn shape(
+    config: &kube::Config,
+    admin: &Client,
+    n: usize,
+    p: usize,
+    upstream: bool,
+) -> anyhow::Result<()> {
     let set = format!("bench-{}-{n}x{p}", std::process::id());
     let ns = set.clone();
     clusteradm::apply::Applier::new(admin.clone(), TIMEOUT)
@@ -160,6 +209,9 @@ async fn shape(config: &kube::Config, admin: &Client, n: usize, p: usize) -> any
         ])
         .await?;
     clusters(admin, &set, n).await?;
+    if upstream {
+        scores(admin, &set, n).await?;
+    }
 
     // The controller, on its own counted client, started after the clusters exist (as after a
     // restart): its first list is part of the measure.
@@ -209,9 +261,7 @@ async fn shape(config: &kube::Config, admin: &Client, n: usize, p: usize) -> any
         .map(|i| {
             let placements = placements.clone();
             async move {
-                let pl = placement(&format!("p{i}"), json!({"numberOfClusters": 10, "prioritizerPolicy": {"mode": "Additive",
-                    "configurations": [{"scoreCoordinate": {"type": "BuiltIn", "builtIn": "ResourceAllocatableCPU"}, "weight": 1},
-                                       {"scoreCoordinate": {"type": "BuiltIn", "builtIn": "Balance"}, "weight": 1}]}}))?;
+                let pl = placement(&format!("p{i}"), timed_spec(upstream))?;
                 placements.create(&PostParams::default(), &pl).await?;
                 anyhow::Ok(())
             }
@@ -275,6 +325,17 @@ async fn shape(config: &kube::Config, admin: &Client, n: usize, p: usize) -> any
     // Clean up, and wait until it is done: the next shape's controller must not meet this one's
     // placements in a terminating namespace.
     let namespaces: Api<Namespace> = Api::all(admin.clone());
+    if upstream {
+        futures::stream::iter(0..n)
+            .map(|i| {
+                let namespaces = namespaces.clone();
+                let name = format!("{set}-{i}");
+                async move { namespaces.delete(&name, &DeleteParams::default()).await.map(|_| ()) }
+            })
+            .buffer_unordered(CONCURRENCY)
+            .try_collect::<()>()
+            .await?;
+    }
     let uid = namespaces.get(&ns).await?.metadata.uid.unwrap_or_default();
     namespaces.delete(&ns, &DeleteParams::default()).await?;
     let clusters: Api<ManagedCluster> = Api::all(admin.clone());
@@ -325,6 +386,7 @@ async fn main() -> anyhow::Result<()> {
         (1000, 1000),
         (10000, 1),
     ];
+    let mut upstream = false;
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -340,7 +402,10 @@ async fn main() -> anyhow::Result<()> {
                     })
                     .collect::<anyhow::Result<_>>()?;
             }
-            other => anyhow::bail!("unknown argument {other} (use --shapes 100x1,1000x100)"),
+            "--upstream" => upstream = true,
+            other => anyhow::bail!(
+                "unknown argument {other} (use --shapes 100x1,1000x100 and --upstream for upstream's placement spec)"
+            ),
         }
     }
     let path = std::env::var("HUB_KUBECONFIG")
@@ -357,7 +422,7 @@ async fn main() -> anyhow::Result<()> {
         )
         .await?;
     for (n, p) in shapes {
-        shape(&config, &admin, n, p).await?;
+        shape(&config, &admin, n, p, upstream).await?;
     }
     Ok(())
 }

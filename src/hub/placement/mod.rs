@@ -18,8 +18,8 @@ use std::time::Duration;
 use futures::{Stream, StreamExt as _};
 use kube::api::Api;
 use kube::runtime::controller::{self, Action, Controller};
-use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{Predicate as _, PredicateConfig, WatchStreamExt as _, predicates, watcher};
 use kube::{Client, ResourceExt};
 
 use crate::api::cluster::{
@@ -34,6 +34,8 @@ use schedule::Inputs;
 pub const CONCURRENCY: u16 = 16;
 /// Retry after a failed write.
 const RETRY: Duration = Duration::from_secs(2);
+/// Look again after a write held back until the store shows this process's previous one.
+const CATCH_UP: Duration = Duration::from_millis(200);
 
 /// Why a reconcile failed.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +50,7 @@ struct Context {
     decisions: Store<PlacementDecision>,
     scores: Store<AddOnPlacementScore>,
     lag: writer::Lag,
+    echoes: Arc<writer::Echoes>,
 }
 
 /// Runs the placement controller on a subscription to the shared ManagedCluster watch until
@@ -69,11 +72,20 @@ pub async fn run_with(
     let (scores, score_events, score_watch) =
         watch::shared::<AddOnPlacementScore>(&hub, watcher::Config::default());
 
-    let controller = Controller::new(
-        Api::<Placement>::all(hub.clone()),
-        watcher::Config::default(),
-    );
-    let placements = controller.store();
+    // A placement wakes for its spec, labels and annotations (the scheduling-disable one), not
+    // for the status this controller writes.
+    let (placements, writer) = reflector::store();
+    let spec_changes = watcher(Api::<Placement>::all(hub.clone()), watcher::Config::default())
+        .default_backoff()
+        .reflect(writer)
+        .applied_objects()
+        .predicate_filter(
+            (predicates::generation::<Placement>)
+                .combine(predicates::labels::<Placement>)
+                .combine(predicates::annotations::<Placement>),
+            PredicateConfig::default(),
+        );
+    let controller = Controller::for_stream(spec_changes, placements.clone());
     let all = {
         let placements = placements.clone();
         move || those(&placements, |_| true)
@@ -87,6 +99,7 @@ pub async fn run_with(
         move |score: Arc<AddOnPlacementScore>| scored_by(&placements, &score.name_any())
     };
     let (all_for_clusters, all_for_sets) = (all.clone(), all);
+    let echoes = Arc::new(writer::Echoes::default());
     let ctx = Arc::new(Context {
         client: hub,
         clusters: clusters.clone(),
@@ -95,6 +108,7 @@ pub async fn run_with(
         decisions: decisions.clone(),
         scores: scores.clone(),
         lag: writer::Lag::default(),
+        echoes: echoes.clone(),
     });
     let run = controller
         .watches_shared_stream(cluster_events, {
@@ -110,7 +124,10 @@ pub async fn run_with(
         .watches_shared_stream(set_events, move |_| all_for_sets())
         .watches_shared_stream(binding_events, move |b| in_namespace(b.namespace()))
         .watches_shared_stream(score_events, scoring_with)
-        .watches_shared_stream(decision_events, |d| {
+        .watches_shared_stream(decision_events, move |d| {
+            if echoes.is_echo(&d) {
+                return None;
+            }
             let placement = d.labels().get(PLACEMENT_LABEL)?.clone();
             Some(ObjectRef::new(&placement).within(&d.namespace()?))
         })
@@ -236,7 +253,7 @@ async fn reconcile(p: Arc<Placement>, ctx: Arc<Context>) -> Result<Action, Error
         (None, Err(m)) => (None, Some(m)),
         (None, Ok(g)) => (Some(g), None),
     };
-    let writer = writer::Writer::new(ctx.client.clone(), &p, &ctx.lag);
+    let writer = writer::Writer::new(ctx.client.clone(), &p, &ctx.lag, &ctx.echoes);
     let mine: Vec<Arc<PlacementDecision>> = ctx
         .decisions
         .state()
@@ -247,10 +264,11 @@ async fn reconcile(p: Arc<Placement>, ctx: Arc<Context>) -> Result<Action, Error
         })
         .collect();
     // A misconfigured placement keeps the decisions it had: a typo must not empty a fleet.
+    let mut deferred = false;
     let decisions = match groups {
         Some(g) => {
             let decisions = groups::decisions(&name, &g);
-            writer.decisions(&decisions, &mine).await?;
+            deferred |= writer.decisions(&decisions, &mine).await?;
             decisions
         }
         None => writer::as_decisions(&mine),
@@ -262,8 +280,14 @@ async fn reconcile(p: Arc<Placement>, ctx: Arc<Context>) -> Result<Action, Error
         &decisions,
         now,
     );
-    writer.status(&p, status).await?;
-    Ok(scheduled.requeue_in.map_or_else(Action::await_change, |d| {
+    deferred |= writer.status(&p, status).await?;
+    // Own writes do not wake a placement (see `run_with`): a write held back for the store to
+    // catch up is retried here.
+    let requeue = match (deferred.then_some(CATCH_UP), scheduled.requeue_in) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    Ok(requeue.map_or_else(Action::await_change, |d| {
         Action::requeue(d.max(Duration::from_millis(100)))
     }))
 }

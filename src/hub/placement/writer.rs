@@ -41,8 +41,38 @@ impl Lag {
     }
 }
 
+/// The resourceVersions of decisions this process wrote: their watch events are echoes of its
+/// own writes, which must not schedule the placement again (with `Balance` and no `Steady`,
+/// each placement re-deciding on its own echo, seeing the others' new choices, never settles).
+#[derive(Default)]
+pub(super) struct Echoes(std::sync::Mutex<std::collections::HashSet<String>>);
+
+impl Echoes {
+    fn key(d: &PlacementDecision) -> Option<String> {
+        Some(format!("{}/{}@{}", d.namespace()?, d.name_any(), d.resource_version()?))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn wrote(&self, d: &PlacementDecision) {
+        if let Some(key) = Self::key(d) {
+            self.lock().insert(key);
+        }
+    }
+
+    /// Whether `d` is what this process wrote (forgotten once heard).
+    pub(super) fn is_echo(&self, d: &PlacementDecision) -> bool {
+        Self::key(d).is_some_and(|key| self.lock().remove(&key))
+    }
+}
+
 pub(super) struct Writer<'a> {
     lag: &'a Lag,
+    echoes: &'a Echoes,
     ns: String,
     decisions: Api<PlacementDecision>,
     placements: Api<Placement>,
@@ -105,10 +135,11 @@ pub(super) fn as_decisions(existing: &[Arc<PlacementDecision>]) -> Vec<Decision>
 }
 
 impl<'a> Writer<'a> {
-    pub(super) fn new(client: Client, p: &Placement, lag: &'a Lag) -> Self {
+    pub(super) fn new(client: Client, p: &Placement, lag: &'a Lag, echoes: &'a Echoes) -> Self {
         let ns = p.namespace().unwrap_or_default();
         Self {
             lag,
+            echoes,
             ns: ns.clone(),
             decisions: Api::namespaced(client.clone(), &ns),
             placements: Api::namespaced(client, &ns),
@@ -131,31 +162,35 @@ impl<'a> Writer<'a> {
             new.metadata.owner_references = self.owner.clone().map(|o| vec![o]);
             match self.decisions.create(&PostParams::default(), &new).await {
                 Err(kube::Error::Api(s)) if s.code == 409 => {}
-                r => {
-                    r?;
-                }
+                r => self.echoes.wrote(&r?),
             }
         } else if existing.is_some_and(|h| h.metadata.labels.as_ref() != Some(&labels)) {
             let patch = json!({"metadata": {"labels": labels}});
-            self.decisions
+            let written = self
+                .decisions
                 .patch(&d.name, &PatchParams::default(), &Patch::Merge(patch))
                 .await?;
+            self.echoes.wrote(&written);
         }
         if existing.and_then(|h| h.status.as_ref()) != Some(&status) {
             let patch = json!({"status": status});
-            self.decisions
+            let written = self
+                .decisions
                 .patch_status(&d.name, &PatchParams::default(), &Patch::Merge(patch))
                 .await?;
+            self.echoes.wrote(&written);
         }
         Ok(())
     }
 
-    /// Makes the placement's PlacementDecisions `want`, given those it has.
+    /// Makes the placement's PlacementDecisions `want`, given those it has; `true` when a write
+    /// waits for the store to show this process's last one (look again shortly).
     pub(super) async fn decisions(
         &self,
         want: &[Decision],
         have: &[Arc<PlacementDecision>],
-    ) -> Result<(), kube::Error> {
+    ) -> Result<bool, kube::Error> {
+        let mut deferred = false;
         for d in want {
             let labels = labels(&self.placement, d);
             let status = status_of(d);
@@ -170,6 +205,7 @@ impl<'a> Writer<'a> {
             }
             let seen = existing.and_then(|h| h.resource_version());
             if self.lag.behind(&key, seen.as_ref()) {
+                deferred = true;
                 continue;
             }
             self.write(d, existing, labels, status).await?;
@@ -193,22 +229,23 @@ impl<'a> Writer<'a> {
                 self.lag.wrote(key, h.resource_version());
             }
         }
-        Ok(())
+        Ok(deferred)
     }
 
     /// Writes `status` unless the placement already has it; guarded by the resourceVersion.
+    /// `true` when the write waits for the store to show this process's last one.
     pub(super) async fn status(
         &self,
         p: &Placement,
         status: PlacementStatus,
-    ) -> Result<(), kube::Error> {
+    ) -> Result<bool, kube::Error> {
         let key = format!("status/{}/{}", self.ns, self.placement);
         if p.status.as_ref() == Some(&status) {
             self.lag.caught_up(&key);
-            return Ok(());
+            return Ok(false);
         }
         if self.lag.behind(&key, p.resource_version().as_ref()) {
-            return Ok(());
+            return Ok(true);
         }
         let patch =
             json!({"metadata": {"resourceVersion": p.meta().resource_version}, "status": status});
@@ -219,6 +256,7 @@ impl<'a> Writer<'a> {
                 &Patch::Merge(patch),
             )
             .await?;
-        Ok(())
+        self.lag.wrote(key, p.resource_version());
+        Ok(false)
     }
 }
