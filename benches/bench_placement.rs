@@ -151,7 +151,8 @@ async fn scores(hub: &Client, set: &str, n: usize) -> anyhow::Result<()> {
 /// The spec of every timed placement: upstream's benchmark's (Exact: an AddOn score,
 /// `ResourceAllocatableCPU` and `Balance`), or ours (Additive, so `Steady` holds decisions).
 fn timed_spec(upstream: bool) -> serde_json::Value {
-    let builtin = |name: &str| json!({"scoreCoordinate": {"type": "BuiltIn", "builtIn": name}, "weight": 1});
+    let builtin =
+        |name: &str| json!({"scoreCoordinate": {"type": "BuiltIn", "builtIn": name}, "weight": 1});
     if upstream {
         json!({"numberOfClusters": 10, "prioritizerPolicy": {"mode": "Exact", "configurations": [
             {"scoreCoordinate": {"type": "AddOn", "addOn": {"resourceName": "demo", "scoreName": "demo"}}, "weight": 1},
@@ -225,6 +226,7 @@ async fn shape(
         tokio::spawn(async move {
             let shared = SharedClusters::new();
             let (store, events) = shared.subscribe();
+            let events = futures::stream::select(events, shared.deletions());
             let run = clusteradm::hub::placement::run_with(
                 client.clone(),
                 store,
@@ -330,7 +332,12 @@ async fn shape(
             .map(|i| {
                 let namespaces = namespaces.clone();
                 let name = format!("{set}-{i}");
-                async move { namespaces.delete(&name, &DeleteParams::default()).await.map(|_| ()) }
+                async move {
+                    namespaces
+                        .delete(&name, &DeleteParams::default())
+                        .await
+                        .map(|_| ())
+                }
             })
             .buffer_unordered(CONCURRENCY)
             .try_collect::<()>()

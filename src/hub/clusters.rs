@@ -3,7 +3,7 @@
 //! of each listing and watching the fleet.
 use std::sync::Arc;
 
-use futures::{Stream, StreamExt as _};
+use futures::{Stream, StreamExt as _, TryStreamExt as _};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Api, Client};
@@ -18,12 +18,17 @@ const BUFFER: usize = 1024;
 pub struct SharedClusters {
     store: Store<ManagedCluster>,
     writer: reflector::store::Writer<ManagedCluster>,
+    deletions: std::sync::Mutex<Vec<futures::channel::mpsc::UnboundedSender<Arc<ManagedCluster>>>>,
 }
 
 impl Default for SharedClusters {
     fn default() -> Self {
         let (store, writer) = reflector::store_shared(BUFFER);
-        Self { store, writer }
+        Self {
+            store,
+            writer,
+            deletions: std::sync::Mutex::default(),
+        }
     }
 }
 
@@ -48,13 +53,36 @@ impl SharedClusters {
         (self.store.clone(), events)
     }
 
+    /// Every deleted ManagedCluster (the subscription of [`Self::subscribe`] carries only
+    /// clusters that exist).
+    pub fn deletions(&self) -> impl Stream<Item = Arc<ManagedCluster>> + Send + 'static {
+        let (tx, rx) = futures::channel::mpsc::unbounded();
+        self.deletions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(tx);
+        rx
+    }
+
     /// Watches ManagedClusters into the store until `shutdown` is cancelled.
     pub async fn run(self, client: Client, shutdown: Shutdown) {
+        let deletions = self
+            .deletions
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let watch = watcher(
             Api::<ManagedCluster>::all(client),
             watcher::Config::default(),
         )
         .default_backoff()
+        .inspect_ok(move |event| {
+            if let watcher::Event::Delete(mc) = event {
+                let mc = Arc::new(mc.clone());
+                for tx in &deletions {
+                    let _ = tx.unbounded_send(mc.clone());
+                }
+            }
+        })
         .reflect_shared(self.writer)
         .for_each(|event| async move {
             if let Err(e) = event {

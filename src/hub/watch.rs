@@ -2,7 +2,7 @@
 //! reconcile (sets and bindings for placement, works and decisions for replica sets).
 use std::sync::Arc;
 
-use futures::{Stream, StreamExt as _};
+use futures::{Stream, StreamExt as _, TryStreamExt as _};
 use kube::Client;
 use kube::api::Api;
 use kube::runtime::reflector::{self, Store};
@@ -26,12 +26,36 @@ where
         + Sync
         + 'static,
 {
+    shared_with(client, config, |_| {})
+}
+
+/// [`shared`], with `observe` seeing every watch event first — deletions and relists too, which
+/// the subscription does not carry.
+pub fn shared_with<K>(
+    client: &Client,
+    config: watcher::Config,
+    mut observe: impl FnMut(&watcher::Event<K>) + Send + 'static,
+) -> (
+    Store<K>,
+    impl Stream<Item = Arc<K>> + Send + 'static,
+    impl std::future::Future<Output = ()> + Send + 'static,
+)
+where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned
+        + Send
+        + Sync
+        + 'static,
+{
     let (store, writer) = reflector::store_shared(256);
     let events = writer
         .subscribe()
         .expect("a shared store always has a dispatcher");
     let watch = watcher(Api::<K>::all(client.clone()), config)
         .default_backoff()
+        .inspect_ok(move |event| observe(event))
         .reflect_shared(writer)
         .for_each(|e| async move {
             if let Err(e) = e {

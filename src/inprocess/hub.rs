@@ -57,6 +57,8 @@ pub async fn controllers(client: Client, shutdown: Shutdown) -> anyhow::Result<(
     let registration =
         registration::run_with(client.clone(), store, events, shutdown.clone()).map(stop_all);
     let (store, events) = clusters.subscribe();
+    // Placement must also hear of deletions, which the subscription leaves out.
+    let events = futures::stream::select(events, clusters.deletions());
     let placement = Box::pin(placement::run_with(
         client.clone(),
         store,

@@ -668,6 +668,12 @@ async fn a_cel_selector_picks_and_one_that_does_not_compile_is_misconfigured() {
         decided(hub, ns, "cel", "the big prod cluster", |d| d.len() == 1).await,
         [c[1].clone()]
     );
+    // The cluster is deleted: the placement hears of it and chooses nothing.
+    Api::<ManagedCluster>::all(hub.clone())
+        .delete(&c[1], &DeleteParams::default())
+        .await
+        .unwrap();
+    decided(hub, ns, "cel", "nothing left", <[String]>::is_empty).await;
     let bad = place("bad-cel", &[r#"managedCluster.metadata.labels["env"] =="#]);
     placements
         .create(&PostParams::default(), &bad)

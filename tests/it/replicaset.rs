@@ -91,6 +91,7 @@ fn configmap(data: &str) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // one set's life
 async fn a_replica_set_follows_its_placement_and_cleans_up() {
     let w = World::new("it-rs").await;
     cluster_namespaces(&w).await;
@@ -188,6 +189,21 @@ async fn a_replica_set_follows_its_placement_and_cleans_up() {
         status.placement_summary[0].available_decision_groups,
         "1 (2 / 2 clusters applied)"
     );
+
+    // A work deleted by hand comes back.
+    let gone = &works(hub, ns, "web", "two works", |f| f.len() == 2).await[0];
+    Api::<ManifestWork>::namespaced(hub.clone(), &gone.0)
+        .delete(
+            gone.1.metadata.name.as_deref().unwrap(),
+            &DeleteParams::default(),
+        )
+        .await
+        .unwrap();
+    let uid = gone.1.metadata.uid.clone();
+    works(hub, ns, "web", "the work re-created", |f| {
+        f.len() == 2 && f.iter().all(|(_, w)| w.metadata.uid != uid)
+    })
+    .await;
 
     // Deleting the set deletes its works, then the set (its finalizer) goes.
     sets.delete("web", &DeleteParams::default()).await.unwrap();

@@ -5,13 +5,13 @@
 //! [`writer`] makes the decisions and the [`status`] so.
 mod cel;
 pub mod groups;
+mod index;
 pub mod schedule;
 mod seen;
 mod spread;
 pub mod status;
 mod writer;
 
-use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -51,10 +51,37 @@ struct Context {
     scores: Store<AddOnPlacementScore>,
     lag: writer::Lag,
     echoes: Arc<writer::Echoes>,
+    index: Arc<index::Index>,
 }
 
-/// Runs the placement controller on a subscription to the shared ManagedCluster watch until
-/// `shutdown` is cancelled.
+/// Placements, and a stream of them that wakes for their spec, labels and annotations (the
+/// scheduling-disable one), not for the status this controller writes.
+fn spec_changes(
+    hub: &Client,
+) -> (
+    Store<Placement>,
+    impl Stream<Item = Result<Placement, watcher::Error>> + Send + 'static,
+) {
+    let (placements, writer) = reflector::store();
+    let changes = watcher(
+        Api::<Placement>::all(hub.clone()),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .reflect(writer)
+    .applied_objects()
+    .predicate_filter(
+        (predicates::generation::<Placement>)
+            .combine(predicates::labels::<Placement>)
+            .combine(predicates::annotations::<Placement>),
+        PredicateConfig::default(),
+    );
+    (placements, changes)
+}
+
+/// Runs the placement controller on a subscription to the shared ManagedCluster watch (with its
+/// deletions: [`SharedClusters::deletions`](crate::hub::clusters::SharedClusters::deletions))
+/// until `shutdown` is cancelled.
 pub async fn run_with(
     hub: Client,
     clusters: Store<ManagedCluster>,
@@ -65,26 +92,19 @@ pub async fn run_with(
         watch::shared::<ManagedClusterSet>(&hub, watcher::Config::default());
     let (bindings, binding_events, binding_watch) =
         watch::shared::<ManagedClusterSetBinding>(&hub, watcher::Config::default());
-    let (decisions, decision_events, decision_watch) = watch::shared::<PlacementDecision>(
-        &hub,
-        watcher::Config::default().labels(PLACEMENT_LABEL),
-    );
+    let decision_index = Arc::new(index::Index::default());
+    let (decisions, decision_events, decision_watch) = {
+        let index = decision_index.clone();
+        watch::shared_with::<PlacementDecision>(
+            &hub,
+            watcher::Config::default().labels(PLACEMENT_LABEL),
+            move |event| index.observe(event),
+        )
+    };
     let (scores, score_events, score_watch) =
         watch::shared::<AddOnPlacementScore>(&hub, watcher::Config::default());
 
-    // A placement wakes for its spec, labels and annotations (the scheduling-disable one), not
-    // for the status this controller writes.
-    let (placements, writer) = reflector::store();
-    let spec_changes = watcher(Api::<Placement>::all(hub.clone()), watcher::Config::default())
-        .default_backoff()
-        .reflect(writer)
-        .applied_objects()
-        .predicate_filter(
-            (predicates::generation::<Placement>)
-                .combine(predicates::labels::<Placement>)
-                .combine(predicates::annotations::<Placement>),
-            PredicateConfig::default(),
-        );
+    let (placements, spec_changes) = spec_changes(&hub);
     let controller = Controller::for_stream(spec_changes, placements.clone());
     let all = {
         let placements = placements.clone();
@@ -109,6 +129,7 @@ pub async fn run_with(
         scores: scores.clone(),
         lag: writer::Lag::default(),
         echoes: echoes.clone(),
+        index: decision_index,
     });
     let run = controller
         .watches_shared_stream(cluster_events, {
@@ -212,27 +233,15 @@ async fn reconcile(p: Arc<Placement>, ctx: Arc<Context>) -> Result<Action, Error
         .filter_map(|b| sets.iter().find(|s| s.name_any() == b.name_any()))
         .map(AsRef::as_ref)
         .collect();
-    let mut current = BTreeSet::new();
-    let mut others: HashMap<String, usize> = HashMap::new();
-    for d in ctx.decisions.state() {
-        let mine = d.namespace().as_deref() == Some(ns.as_str())
-            && d.labels().get(PLACEMENT_LABEL) == Some(&name);
-        for c in d.status.iter().flat_map(|s| &s.decisions) {
-            if mine {
-                current.insert(c.cluster_name.clone());
-            } else {
-                *others.entry(c.cluster_name.clone()).or_default() += 1;
-            }
-        }
-    }
+    let view = ctx.index.view(&ns, &name);
     let clusters = ctx.clusters.state();
     let now = k8s_openapi::jiff::Timestamp::now();
     let scheduled = schedule::schedule(&Inputs {
         placement: &p,
         bound_sets,
         clusters: &clusters,
-        current: &current,
-        others: &others,
+        current: &view.current,
+        others: &view.others,
         scores: {
             let store = ctx.scores.clone();
             Arc::new(move |cluster: &str, resource: &str| {
@@ -241,12 +250,12 @@ async fn reconcile(p: Arc<Placement>, ctx: Arc<Context>) -> Result<Action, Error
         },
         now,
     });
-    let selected: Vec<&ManagedCluster> = scheduled
+    let selected: Vec<Arc<ManagedCluster>> = scheduled
         .clusters
         .iter()
-        .filter_map(|n| clusters.iter().find(|c| &c.name_any() == n))
-        .map(AsRef::as_ref)
+        .filter_map(|n| ctx.clusters.get(&ObjectRef::new(n)))
         .collect();
+    let selected: Vec<&ManagedCluster> = selected.iter().map(AsRef::as_ref).collect();
     let (groups, misconfiguration) = match (&scheduled.misconfigured, groups::groups(&p, &selected))
     {
         (Some(m), _) => (None, Some(m.clone())),
@@ -254,14 +263,10 @@ async fn reconcile(p: Arc<Placement>, ctx: Arc<Context>) -> Result<Action, Error
         (None, Ok(g)) => (Some(g), None),
     };
     let writer = writer::Writer::new(ctx.client.clone(), &p, &ctx.lag, &ctx.echoes);
-    let mine: Vec<Arc<PlacementDecision>> = ctx
+    let mine: Vec<Arc<PlacementDecision>> = view
         .decisions
-        .state()
-        .into_iter()
-        .filter(|d| {
-            d.namespace().as_deref() == Some(ns.as_str())
-                && d.labels().get(PLACEMENT_LABEL) == Some(&name)
-        })
+        .iter()
+        .filter_map(|d| ctx.decisions.get(&ObjectRef::new(d).within(&ns)))
         .collect();
     // A misconfigured placement keeps the decisions it had: a typo must not empty a fleet.
     let mut deferred = false;

@@ -49,7 +49,12 @@ pub(super) struct Echoes(std::sync::Mutex<std::collections::HashSet<String>>);
 
 impl Echoes {
     fn key(d: &PlacementDecision) -> Option<String> {
-        Some(format!("{}/{}@{}", d.namespace()?, d.name_any(), d.resource_version()?))
+        Some(format!(
+            "{}/{}@{}",
+            d.namespace()?,
+            d.name_any(),
+            d.resource_version()?
+        ))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {

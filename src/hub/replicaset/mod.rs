@@ -60,10 +60,28 @@ fn naming(
         .collect()
 }
 
+/// The replica set a work belongs to, by its label `<namespace>.<name>` (a namespace has no
+/// dots, so the first one splits).
+fn owner(w: &ManifestWork) -> Option<ObjectRef<ManifestWorkReplicaSet>> {
+    let (ns, name) = w.labels().get(REPLICA_SET_LABEL)?.split_once('.')?;
+    Some(ObjectRef::new(name).within(ns))
+}
+
 /// Runs the controller until `shutdown` is cancelled.
 pub async fn run(hub: Client, shutdown: Shutdown) -> anyhow::Result<()> {
-    let (works, work_events, work_watch) =
-        watch::shared::<ManifestWork>(&hub, watcher::Config::default().labels(REPLICA_SET_LABEL));
+    // A deleted work is not in the subscription: its set hears of it through `deleted`.
+    let (deleted_tx, deleted) = futures::channel::mpsc::unbounded();
+    let (works, work_events, work_watch) = watch::shared_with::<ManifestWork>(
+        &hub,
+        watcher::Config::default().labels(REPLICA_SET_LABEL),
+        move |event| {
+            if let watcher::Event::Delete(w) = event
+                && let Some(set) = owner(w)
+            {
+                let _ = deleted_tx.unbounded_send(set);
+            }
+        },
+    );
     let (placements, placement_events, placement_watch) =
         watch::shared::<Placement>(&hub, watcher::Config::default());
     let (decisions, decision_events, decision_watch) = watch::shared::<PlacementDecision>(
@@ -84,11 +102,8 @@ pub async fn run(hub: Client, shutdown: Shutdown) -> anyhow::Result<()> {
         decisions: decisions.clone(),
     });
     let run = controller
-        .watches_shared_stream(work_events, |w| {
-            // `<namespace>.<name>`: a namespace has no dots, so the first one splits.
-            let (ns, name) = w.labels().get(REPLICA_SET_LABEL)?.split_once('.')?;
-            Some(ObjectRef::new(name).within(ns))
-        })
+        .watches_shared_stream(work_events, |w| owner(&w))
+        .reconcile_on(deleted)
         .watches_shared_stream(placement_events, move |p| {
             naming(&for_placements, p.namespace().as_deref(), &p.name_any())
         })
