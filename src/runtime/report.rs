@@ -37,6 +37,32 @@ pub fn describe(err: &(dyn Error + 'static)) -> String {
     }
 }
 
+/// Logs one result of a kube-runtime controller named `controller`: a failed reconcile as a
+/// warning naming the object, other failures as warnings, successes and vanished objects not.
+pub fn controller_result<K, E, Q>(
+    controller: &str,
+    result: &Result<
+        (
+            kube::runtime::reflector::ObjectRef<K>,
+            kube::runtime::controller::Action,
+        ),
+        kube::runtime::controller::Error<E, Q>,
+    >,
+) where
+    K: kube::Resource,
+    E: Error + 'static,
+    Q: Error + 'static,
+{
+    use kube::runtime::controller::Error as Failure;
+    match result {
+        Ok(_) | Err(Failure::ObjectNotFound(_)) => {}
+        Err(Failure::ReconcilerFailed(e, obj)) => {
+            tracing::warn!(object = %obj, "{controller}: {}", chain(e));
+        }
+        Err(e) => tracing::warn!("{controller}: {}", chain(e)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -156,13 +156,7 @@ pub async fn run_with(
         .graceful_shutdown_on(shutdown::cancelled(&shutdown))
         .run(reconcile, error_policy, ctx)
         .for_each(|result| async move {
-            match result {
-                Ok(_) | Err(controller::Error::ObjectNotFound(_)) => {}
-                Err(controller::Error::ReconcilerFailed(e, obj)) => {
-                    tracing::warn!(placement = %obj, "{}", report::chain(&e));
-                }
-                Err(e) => tracing::warn!("placement controller: {}", report::chain(&e)),
-            }
+            report::controller_result("placement controller", &result);
         });
     // Decide only from complete stores: a binding not yet listed must not look missing.
     let run = async {

@@ -118,13 +118,7 @@ pub async fn run_with(
         .graceful_shutdown_on(shutdown::cancelled(&shutdown))
         .run(reconcile, error_policy, ctx)
         .for_each(|result| async move {
-            match result {
-                Ok(_) | Err(controller::Error::ObjectNotFound(_)) => {}
-                Err(controller::Error::ReconcilerFailed(e, obj)) => {
-                    tracing::warn!(cluster = obj.name, "{}", report::chain(&e));
-                }
-                Err(e) => tracing::warn!("hub registration controller: {}", report::chain(&e)),
-            }
+            report::controller_result("hub registration controller", &result);
         });
     // Decide only from complete stores: a lease not yet listed must not look missing.
     let controller = async {

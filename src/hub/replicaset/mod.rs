@@ -115,13 +115,7 @@ pub async fn run(hub: Client, shutdown: Shutdown) -> anyhow::Result<()> {
         .graceful_shutdown_on(shutdown::cancelled(&shutdown))
         .run(reconcile, error_policy, ctx)
         .for_each(|result| async move {
-            match result {
-                Ok(_) | Err(controller::Error::ObjectNotFound(_)) => {}
-                Err(controller::Error::ReconcilerFailed(e, obj)) => {
-                    tracing::warn!(replicaset = %obj, "{}", report::chain(&e));
-                }
-                Err(e) => tracing::warn!("replica-set controller: {}", report::chain(&e)),
-            }
+            report::controller_result("replica-set controller", &result);
         });
     // Decide only from complete stores: a work not yet listed must not look missing.
     let run = async {
