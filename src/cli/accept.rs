@@ -56,32 +56,135 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     } else {
         args.clusters.clone()
     };
-    // Every cluster must exist before anything changes (with --wait: until it does).
-    let mut clusters = Vec::new();
-    for name in &names {
-        let found = clusters_api
-            .get_opt(name)
+    // Every cluster must exist, and every plan be made, before anything changes (with --wait:
+    // until they do), so one blocked cluster leaves all untouched.
+    let clusters = lookup(&clusters_api, &names, &args, ctx).await?;
+    // Many clusters: one list of their CSRs rather than one per cluster.
+    let mut listed = if names.len() > 1 {
+        Some(cluster_csrs(&kube.client).await?)
+    } else {
+        None
+    };
+    let mut plans = Vec::new();
+    for mc in &clusters {
+        let name = mc.metadata.name.clone().unwrap_or_default();
+        let prelisted = listed.as_mut().map(|l| l.remove(&name).unwrap_or_default());
+        plans.push(plan_for(&kube.client, &name, mc, &args, ctx, prelisted).await?);
+    }
+    execute_all(&kube.client, &plans, ctx).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Clusters approved and accepted at once.
+const CONCURRENCY: usize = 16;
+
+/// The ManagedClusters `names` (one list when there are several), waiting for missing ones with
+/// `--wait`; without it every missing one is named.
+async fn lookup(
+    api: &Api<ManagedCluster>,
+    names: &[String],
+    args: &Args,
+    ctx: &Ctx,
+) -> anyhow::Result<Vec<ManagedCluster>> {
+    let mut found: BTreeMap<String, ManagedCluster> = if names.len() > 1 {
+        api.list(&ListParams::default())
             .await
             .map_err(crate::error::ocm_api_missing)
-            .with_context(|| format!("reading ManagedCluster {name} on the hub"))?;
-        let found = match found {
-            None if args.wait => wait_for_cluster(&clusters_api, name, ctx).await?,
-            other => other,
+            .context("listing ManagedClusters on the hub")?
+            .items
+            .into_iter()
+            .filter_map(|mc| Some((mc.metadata.name.clone()?, mc)))
+            .filter(|(n, _)| names.contains(n))
+            .collect()
+    } else {
+        let mut one = BTreeMap::new();
+        for name in names {
+            if let Some(mc) = api
+                .get_opt(name)
+                .await
+                .map_err(crate::error::ocm_api_missing)
+                .with_context(|| format!("reading ManagedCluster {name} on the hub"))?
+            {
+                one.insert(name.clone(), mc);
+            }
+        }
+        one
+    };
+    let mut missing = Vec::new();
+    let absent: Vec<&String> = names.iter().filter(|n| !found.contains_key(*n)).collect();
+    for name in absent {
+        if args.wait
+            && let Some(mc) = wait_for_cluster(api, name, ctx).await?
+        {
+            found.insert(name.clone(), mc);
+            continue;
+        }
+        missing.push(name.clone());
+    }
+    if !missing.is_empty() {
+        let what = match missing.as_slice() {
+            [one] => format!("managed cluster {one} not found on the hub"),
+            many => format!("managed clusters {} not found on the hub", many.join(", ")),
         };
-        let mc = found.ok_or_else(|| {
-            UserError::new(
-                format!("managed cluster {name} not found on the hub"),
-                "the agent creates it when the cluster joins (`clusteradm join`); `clusteradm get clusters` lists the known clusters",
-            )
-        })?;
-        clusters.push(mc);
+        return Err(UserError::new(
+            what,
+            "the agent creates it when the cluster joins (`clusteradm join`); `clusteradm get clusters` lists the known clusters",
+        )
+        .into());
     }
-    for mc in clusters {
-        let name = mc.metadata.name.clone().unwrap_or_default();
-        let plan = plan_for(&kube.client, &name, &mc, &args, ctx).await?;
-        execute(&kube.client, &plan, ctx).await?;
+    Ok(names.iter().filter_map(|n| found.remove(n)).collect())
+}
+
+/// Every CSR that names a cluster, by cluster.
+async fn cluster_csrs(client: &kube::Client) -> anyhow::Result<BTreeMap<String, Vec<CsrFacts>>> {
+    let api: Api<CertificateSigningRequest> = Api::all(client.clone());
+    let mut by_cluster: BTreeMap<String, Vec<CsrFacts>> = BTreeMap::new();
+    for csr in api
+        .list(&ListParams::default().labels(CLUSTER_NAME_LABEL))
+        .await
+        .context("listing CertificateSigningRequests on the hub")?
+        .items
+    {
+        if let Some(cluster) = csr
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(CLUSTER_NAME_LABEL))
+        {
+            by_cluster
+                .entry(cluster.clone())
+                .or_default()
+                .push(CsrFacts::of(&csr));
+        }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(by_cluster)
+}
+
+/// Executes every plan, [`CONCURRENCY`] at a time; one failure does not stop the others, and
+/// all failures are reported.
+async fn execute_all(client: &kube::Client, plans: &[Plan], ctx: &Ctx) -> anyhow::Result<()> {
+    use futures::StreamExt as _;
+    let failures: Vec<anyhow::Error> = futures::stream::iter(plans)
+        .map(|plan| execute(client, plan, ctx))
+        .buffer_unordered(CONCURRENCY)
+        .filter_map(|r| async move { r.err() })
+        .collect()
+        .await;
+    match failures.len() {
+        0 => Ok(()),
+        1 => Err(failures.into_iter().next().expect("one failure")),
+        n => {
+            let all: Vec<String> = failures
+                .iter()
+                .map(|e| format!("  {}", crate::runtime::report::chain(e.as_ref())))
+                .collect();
+            Err(anyhow::anyhow!(
+                "{n} of {} clusters were not accepted:\n{}",
+                plans.len(),
+                all.join("\n")
+            ))
+        }
+    }
 }
 
 /// Watches for the ManagedCluster to appear, up to `--timeout` (`None` when it did not).
@@ -142,24 +245,29 @@ async fn choose(api: &Api<ManagedCluster>, ctx: &Ctx) -> anyhow::Result<Option<V
     ))
 }
 
-/// The plan for one cluster, waiting for its CSR with `--wait`.
+/// The plan for one cluster (from `prelisted` CSRs, or its own list), waiting for its CSR with
+/// `--wait`.
 async fn plan_for(
     client: &kube::Client,
     name: &str,
     mc: &ManagedCluster,
     args: &Args,
     ctx: &Ctx,
+    prelisted: Option<Vec<CsrFacts>>,
 ) -> anyhow::Result<Plan> {
     let api: Api<CertificateSigningRequest> = Api::all(client.clone());
     let selector = format!("{CLUSTER_NAME_LABEL}={name}");
-    let csrs: Vec<CsrFacts> = api
-        .list(&ListParams::default().labels(&selector))
-        .await
-        .context("listing CertificateSigningRequests on the hub")?
-        .items
-        .iter()
-        .map(CsrFacts::of)
-        .collect();
+    let csrs: Vec<CsrFacts> = match prelisted {
+        Some(csrs) => csrs,
+        None => api
+            .list(&ListParams::default().labels(&selector))
+            .await
+            .context("listing CertificateSigningRequests on the hub")?
+            .items
+            .iter()
+            .map(CsrFacts::of)
+            .collect(),
+    };
     let decide = |csrs: &[CsrFacts]| {
         approval::plan(name, mc, csrs, args.skip_approve_check, &args.requesters)
     };

@@ -258,3 +258,41 @@ async fn a_csr_asking_for_more_than_a_year_is_not_approved() {
     assert_eq!(approved(&name).await, None);
     remove(&c).await;
 }
+
+/// Fifty clusters in one call: one list of clusters and of CSRs, approvals in parallel; a
+/// cluster that does not exist is named with the others and nothing changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_clusters_are_accepted_in_one_call() {
+    let token = fixture::hub().await;
+    let prefix = common::unique("it-acc50");
+    let clusters: Vec<String> = (0..50).map(|i| format!("{prefix}-{i}")).collect();
+    let csrs = futures::future::join_all(clusters.iter().map(|c| registration(&token, c, c))).await;
+
+    let mut with_unknown = clusters.clone();
+    with_unknown.push(format!("{prefix}-missing"));
+    let out = fixture::run(accept(&["--clusters", &with_unknown.join(",")])).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains(&format!("managed cluster {prefix}-missing not found")),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(approved(&csrs[0]).await, None, "nothing changed");
+
+    let start = std::time::Instant::now();
+    let out = fixture::run(accept(&["--clusters", &clusters.join(",")])).await;
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    eprintln!("accepted 50 clusters in {:?}", start.elapsed());
+    assert_eq!(
+        stderr.matches("(hubAcceptsClient: true)").count(),
+        50,
+        "{stderr}"
+    );
+    let api: Api<ManagedCluster> = Api::all(common::hub().await);
+    for (c, csr) in clusters.iter().zip(&csrs) {
+        assert!(api.get(c).await.unwrap().spec.hub_accepts_client, "{c}");
+        assert!(approved(csr).await.is_some(), "{csr}");
+    }
+    futures::future::join_all(clusters.iter().map(|c| remove(c))).await;
+}
