@@ -149,6 +149,25 @@ impl World {
         }
     }
 
+    /// `create placement NAME -n <ns> --clustersets <set> EXTRA...`.
+    pub(crate) async fn create_placement(
+        &self,
+        name: &str,
+        extra: &[&str],
+    ) -> (i32, String, String) {
+        let mut args = vec![
+            "create",
+            "placement",
+            name,
+            "-n",
+            &self.ns,
+            "--clustersets",
+            &self.set,
+        ];
+        args.extend_from_slice(extra);
+        fixture::on_hub(&args).await
+    }
+
     pub(crate) async fn remove(self) {
         for c in &self.clusters {
             let _ = Api::<ManagedCluster>::all(self.hub.clone())
@@ -166,18 +185,9 @@ impl World {
 async fn a_placement_follows_labels_count_prioritizers_and_availability() {
     let w = World::new("it-pl").await;
     let (hub, ns, c) = (&w.hub, w.ns.as_str(), &w.clusters);
-    let (code, out, err) = fixture::on_hub(&[
-        "create",
-        "placement",
-        "prod",
-        "-n",
-        ns,
-        "--clustersets",
-        &w.set,
-        "--label-selectors",
-        "env=prod",
-    ])
-    .await;
+    let (code, out, err) = w
+        .create_placement("prod", &["--label-selectors", "env=prod"])
+        .await;
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         out.trim(),

@@ -97,18 +97,9 @@ async fn a_replica_set_follows_its_placement_and_cleans_up() {
     cluster_namespaces(&w).await;
     let (hub, ns, c) = (&w.hub, w.ns.as_str(), &w.clusters);
     let placement = format!("{ns}/prod");
-    let (code, _, err) = fixture::on_hub(&[
-        "create",
-        "placement",
-        "prod",
-        "-n",
-        ns,
-        "--clustersets",
-        &w.set,
-        "--label-selectors",
-        "env=prod",
-    ])
-    .await;
+    let (code, _, err) = w
+        .create_placement("prod", &["--label-selectors", "env=prod"])
+        .await;
     assert_eq!(code, 0, "{err}");
     crate::placement::decided(hub, ns, "prod", "prod decided", |d| d.len() == 2).await;
 
@@ -220,16 +211,7 @@ async fn a_progressive_rollout_waits_for_each_cluster() {
     let w = World::new("it-rsp").await;
     cluster_namespaces(&w).await;
     let (hub, ns, c) = (&w.hub, w.ns.as_str(), &w.clusters);
-    let (code, _, err) = fixture::on_hub(&[
-        "create",
-        "placement",
-        "all",
-        "-n",
-        ns,
-        "--clustersets",
-        &w.set,
-    ])
-    .await;
+    let (code, _, err) = w.create_placement("all", &[]).await;
     assert_eq!(code, 0, "{err}");
     crate::placement::decided(hub, ns, "all", "all decided", |d| d.len() == 3).await;
 
