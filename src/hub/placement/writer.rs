@@ -41,6 +41,9 @@ impl Lag {
     }
 }
 
+/// Echoes remembered at most.
+const MAX_ECHOES: usize = 100_000;
+
 /// The resourceVersions of decisions this process wrote: their watch events are echoes of its
 /// own writes, which must not schedule the placement again (with `Balance` and no `Steady`,
 /// each placement re-deciding on its own echo, seeing the others' new choices, never settles).
@@ -65,7 +68,13 @@ impl Echoes {
 
     fn wrote(&self, d: &PlacementDecision) {
         if let Some(key) = Self::key(d) {
-            self.lock().insert(key);
+            let mut echoes = self.lock();
+            // An echo heard before its write returned, or lost to a relist, is never removed:
+            // forget them all now and then (the cost is one extra reconcile each).
+            if echoes.len() >= MAX_ECHOES {
+                echoes.clear();
+            }
+            echoes.insert(key);
         }
     }
 
