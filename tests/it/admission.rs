@@ -64,13 +64,24 @@ async fn allowed(what: &str, user: &kube::Client, object: Value) {
     .await;
 }
 
-/// Waits until `user` is refused `object`, and returns the message.
+/// Waits until admission refuses `user` `object`, and returns the message. An RBAC
+/// refusal doesn't count: a grant made just before takes moments to reach the authorizer.
 async fn refused(what: &str, user: &kube::Client, object: Value) -> String {
     common::eventually(what, Duration::from_secs(30), || {
         let (user, object) = (user.clone(), object.clone());
-        async move { try_create(&user, object).await.err() }
+        async move {
+            try_create(&user, object)
+                .await
+                .err()
+                .filter(|message| !is_rbac_refusal(message))
+        }
     })
     .await
+}
+
+/// The authorizer's wording: `User "u" cannot create resource "r" ...`.
+fn is_rbac_refusal(message: &str) -> bool {
+    message.contains("\" cannot ") && message.contains(" resource \"")
 }
 
 /// A ClusterRole with `rules` bound to `group`, removed on drop of the returned guard's names.
