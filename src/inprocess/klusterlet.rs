@@ -37,12 +37,13 @@ pub async fn run(
     let token = shutdown.child_token();
     let agents = {
         let token = token.clone();
-        let supervisor = agent::work::supervisor::run(
-            config.managed.clone(),
-            config.agent_namespace.clone(),
-            config.cluster_name.clone(),
-            token.clone(),
-        );
+        let supervised = agent::work::supervisor::Supervised {
+            managed: config.managed.clone(),
+            namespace: config.agent_namespace.clone(),
+            cluster: config.cluster_name.clone(),
+            applied_names: agent::work::AppliedNames::PerHub,
+        };
+        let supervisor = agent::work::supervisor::run(supervised, token.clone());
         async move {
             let (registration, ()) =
                 tokio::join!(agent::registration::run(registration, token), supervisor);

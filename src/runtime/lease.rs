@@ -18,10 +18,14 @@ use kube::api::{Api, ObjectMeta, PostParams};
 
 use super::Shutdown;
 
-/// How long a renewal counts.
-pub const DURATION: Duration = Duration::from_secs(30);
+/// How long a renewal counts. Long enough that the holder rides out an API server outage of
+/// half a minute (a restart, an upgrade) instead of stopping every loop it runs.
+pub const DURATION: Duration = Duration::from_secs(60);
 /// How often the holder renews.
 pub const RENEW_EVERY: Duration = Duration::from_secs(10);
+/// The holder stops when it could not renew for this long: before the Lease expires, so another
+/// process can never take over while this one still reconciles.
+pub const RENEW_DEADLINE: Duration = Duration::from_secs(45);
 /// How often a waiting process tries to take the lease.
 pub const RETRY_EVERY: Duration = Duration::from_secs(2);
 
@@ -111,7 +115,7 @@ impl LeaseLock {
     /// `Ok(false)` when another process holds it, or won a race for it.
     pub async fn try_acquire_or_renew(&self) -> Result<bool, kube::Error> {
         let now = MicroTime(Timestamp::now());
-        let seconds = i32::try_from(DURATION.as_secs()).unwrap_or(30);
+        let seconds = i32::try_from(DURATION.as_secs()).unwrap_or(60);
         let Some(current) = self.api.get_opt(&self.name).await? else {
             let lease = Lease {
                 metadata: ObjectMeta {
@@ -192,7 +196,7 @@ fn conflict_is_false(result: Result<Lease, kube::Error>) -> Result<bool, kube::E
 /// Why leading ended without a shutdown.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "lost the lease {lease}: another process took over, or it could not be renewed for {DURATION:?}"
+    "lost the lease {lease}: another process took over, or it could not be renewed for {RENEW_DEADLINE:?}"
 )]
 pub struct LostLease {
     /// `namespace/name`.
@@ -202,7 +206,7 @@ pub struct LostLease {
 /// Leader election: waits until this process holds `lock`, then runs `work` with a child of
 /// `shutdown`, renewing the Lease meanwhile. Returns `work`'s result when it ends or `shutdown` is
 /// cancelled (then the Lease is released); cancels `work` and returns [`LostLease`] when the Lease
-/// was taken by another process or could not be renewed within its duration.
+/// was taken by another process or could not be renewed for [`RENEW_DEADLINE`].
 /// `waiting` is called once with the current holder when the Lease is taken by someone else.
 pub async fn lead<W, F>(
     lock: LeaseLock,
@@ -255,7 +259,7 @@ where
                 }
                 Err(e) => {
                     tracing::warn!("renewing the lease {}: {e}", lock.path());
-                    if renewed.elapsed() >= DURATION {
+                    if renewed.elapsed() >= RENEW_DEADLINE {
                         child.cancel();
                         let _ = (&mut task).await;
                         return Err(LostLease { lease: lock.path() }.into());

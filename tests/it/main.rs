@@ -11,6 +11,7 @@ mod clustersets;
 mod control_plane;
 mod init;
 mod join_mitm;
+mod lease;
 mod placement;
 mod registration;
 mod replicaset;

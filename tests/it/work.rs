@@ -6,15 +6,17 @@
 //!
 //! Submodules: `docs_example` (the OCM docs' first ManifestWork, through the CLI), `lifecycle` (overwrite, prune, delete, orphan, drift, offline agent),
 //! `failures` (bad manifests the agent reports, bad input the CLI refuses), `credential` (the
-//! agent with exactly the RBAC an accepted cluster gets).
+//! agent with exactly the RBAC an accepted cluster gets), `shared` (agents of several clusters
+//! on one managed API server, as `scripts/scale` runs them).
 mod credential;
 mod docs_example;
 mod failures;
 mod lifecycle;
+mod shared;
 
 use std::time::Duration;
 
-use clusteradm::agent::work::WorkAgentOptions;
+use clusteradm::agent::work::{AppliedNames, WorkAgentOptions};
 use clusteradm::api::conditions::{self, APPLIED, AVAILABLE};
 use clusteradm::api::work::{AppliedManifestWork, ManifestWork};
 use clusteradm::apply::Applier;
@@ -96,6 +98,13 @@ impl TestCluster {
     /// Starts a work agent for this cluster with an admin hub client.
     pub fn agent(&self, resync: Duration) -> Agent {
         Agent::start(self.hub.clone(), self.managed.clone(), &self.name, resync)
+    }
+
+    /// Starts a work agent that shares the managed API server with other clusters' agents.
+    pub fn sharing_agent(&self) -> Agent {
+        Agent::start_with(self.hub.clone(), self.managed.clone(), &self.name, |opts| {
+            opts.applied_names = AppliedNames::PerCluster;
+        })
     }
 }
 
@@ -195,10 +204,20 @@ pub struct Agent {
 impl Agent {
     /// Starts an agent for `cluster` with the given hub credential.
     pub fn start(hub: Client, managed: Client, cluster: &str, resync: Duration) -> Self {
+        Self::start_with(hub, managed, cluster, |opts| opts.resync = resync)
+    }
+
+    /// Starts an agent for `cluster` with options changed by `tune`.
+    pub fn start_with(
+        hub: Client,
+        managed: Client,
+        cluster: &str,
+        tune: impl FnOnce(&mut WorkAgentOptions),
+    ) -> Self {
         let (server, _) = common::server_and_ca(&common::env().hub);
         let mut opts =
             WorkAgentOptions::new(hub, server, managed, cluster, format!("{cluster}-agent"));
-        opts.resync = resync;
+        tune(&mut opts);
         let stop = clusteradm::runtime::Shutdown::new();
         let task = tokio::spawn(clusteradm::agent::work::run(opts, stop.clone()));
         Self {

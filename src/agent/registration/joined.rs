@@ -30,6 +30,12 @@ pub enum Exit {
 /// Longest wait between two attempts to renew a refused or failed certificate rotation.
 const MAX_ROTATION_BACKOFF: Duration = Duration::from_secs(300);
 
+/// Until its first heartbeat succeeds, a just-accepted cluster waits for the hub to grant its
+/// RBAC (403s for seconds, for as long as a minute when a thousand clusters are accepted at
+/// once): retries stay at most this far apart, so the cluster is Available soon after its grant
+/// rather than up to `max_backoff` later.
+const FIRST_BEAT_MAX_BACKOFF: Duration = Duration::from_secs(8);
+
 type Rotation = Pin<Box<dyn Future<Output = Result<HubCredential, Error>> + Send>>;
 
 /// Stays joined with `credential` until shutdown, a 401, or a reason to bootstrap again.
@@ -38,7 +44,8 @@ pub async fn run(
     mut credential: HubCredential,
     cancel: &Shutdown,
 ) -> Result<Exit, Error> {
-    let mut backoff = Backoff::capped(opts.max_backoff);
+    let mut backoff = Backoff::capped(FIRST_BEAT_MAX_BACKOFF.min(opts.max_backoff));
+    let mut first_beat = true;
     let mut rotation_backoff = Backoff::new(rotate::MIN_ROTATION_INTERVAL, MAX_ROTATION_BACKOFF);
     let mut hub = credential.client().await?;
     let secrets: Api<Secret> = Api::namespaced(opts.managed.clone(), &opts.namespace);
@@ -59,6 +66,9 @@ pub async fn run(
             () = sleep_until(next_beat) => {
                 next_beat = match heartbeat(opts, &hub).await {
                     Ok(period) => {
+                        if std::mem::take(&mut first_beat) {
+                            backoff = Backoff::capped(opts.max_backoff);
+                        }
                         backoff.reset();
                         Instant::now() + period
                     }

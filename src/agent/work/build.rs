@@ -27,6 +27,13 @@ pub fn applied_work_name(hub_hash: &str, work: &str) -> String {
     format!("{hub_hash}-{work}")
 }
 
+/// Name of the AppliedManifestWork of `work` of `cluster` when several clusters' agents share
+/// one managed API server: `<hub hash>-<cluster>-<work name>`.
+#[must_use]
+pub fn cluster_applied_work_name(hub_hash: &str, cluster: &str, work: &str) -> String {
+    format!("{hub_hash}-{cluster}-{work}")
+}
+
 /// A manifest that has what it takes to be applied.
 #[derive(Debug, Clone)]
 pub struct Parsed {

@@ -25,6 +25,20 @@ fn id(group: &str, resource: &str, ns: &str, name: &str) -> ResourceIdentifier {
 }
 
 #[test]
+fn applied_work_names_are_per_hub_as_upstream_or_per_cluster_when_shared() {
+    let hub = hub_hash("https://hub:6443");
+    // One cluster per managed API server: upstream's name, the same for every cluster.
+    assert_eq!(applied_work_name(&hub, "web"), format!("{hub}-web"));
+    // Several: each cluster's record of a work of the same name is its own.
+    let (a, b) = (
+        cluster_applied_work_name(&hub, "cluster-a", "web"),
+        cluster_applied_work_name(&hub, "cluster-b", "web"),
+    );
+    assert_ne!(a, b);
+    assert_eq!(a, format!("{hub}-cluster-a-web"));
+}
+
+#[test]
 fn hub_hash_is_hex_sha256_of_the_url() {
     // sha256("https://hub:6443"), as `printf %s https://hub:6443 | sha256sum` prints it.
     assert_eq!(

@@ -45,6 +45,20 @@ pub struct WorkAgentOptions {
     pub resync: Duration,
     /// How many works are reconciled at once.
     pub concurrency: u16,
+    /// How AppliedManifestWorks are named on the managed cluster.
+    pub applied_names: AppliedNames,
+}
+
+/// How AppliedManifestWorks are named. They are cluster-scoped on the managed cluster, so agents
+/// of several clusters that share one managed API server (hosted agents of several clusters
+/// pointed at one cluster, or `scripts/scale`'s fleet) need names that say which cluster's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AppliedNames {
+    /// `<hub hash>-<work>`, as upstream: one cluster per managed API server.
+    #[default]
+    PerHub,
+    /// `<hub hash>-<cluster>-<work>`: several clusters per managed API server.
+    PerCluster,
 }
 
 impl WorkAgentOptions {
@@ -65,6 +79,7 @@ impl WorkAgentOptions {
             agent_id: agent_id.into(),
             resync: DEFAULT_RESYNC,
             concurrency: 10,
+            applied_names: AppliedNames::PerHub,
         }
     }
 }
@@ -75,6 +90,7 @@ pub(crate) struct Context {
     pub managed: Client,
     pub cluster: String,
     pub hub_hash: String,
+    pub applied_names: AppliedNames,
     pub agent_id: String,
     pub resync: Duration,
     pub discovery: Discovery,
@@ -84,6 +100,16 @@ impl Context {
     pub(crate) fn works(&self) -> Api<ManifestWork> {
         Api::namespaced(self.hub.clone(), &self.cluster)
     }
+
+    /// The name of the AppliedManifestWork of `work`.
+    pub(crate) fn applied_work_name(&self, work: &str) -> String {
+        match self.applied_names {
+            AppliedNames::PerHub => build::applied_work_name(&self.hub_hash, work),
+            AppliedNames::PerCluster => {
+                build::cluster_applied_work_name(&self.hub_hash, &self.cluster, work)
+            }
+        }
+    }
 }
 
 /// Runs the work agent until `shutdown` completes. Errors of single works are logged and
@@ -91,6 +117,7 @@ impl Context {
 pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<()> {
     let ctx = Arc::new(Context {
         hub_hash: build::hub_hash(opts.hub_url.trim_end_matches('/')),
+        applied_names: opts.applied_names,
         discovery: Discovery::new(opts.managed.clone()),
         hub: opts.hub,
         managed: opts.managed,

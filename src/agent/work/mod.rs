@@ -26,7 +26,7 @@ pub mod supervisor;
 mod sweep;
 mod sync;
 
-pub use controller::{WorkAgentOptions, run};
+pub use controller::{AppliedNames, WorkAgentOptions, run};
 
 /// A failure of one reconcile; the controller logs it and retries with a delay.
 #[derive(Debug, thiserror::Error)]

@@ -23,8 +23,27 @@ struct Credential {
     agent_id: String,
 }
 
-/// Supervises the work agent of `cluster` until `shutdown` is cancelled.
-pub async fn run(managed: kube::Client, namespace: String, cluster: String, shutdown: Shutdown) {
+/// Whose work agent, and where its credential is.
+#[derive(Clone)]
+pub struct Supervised {
+    /// Client of the managed cluster.
+    pub managed: kube::Client,
+    /// The agent namespace holding `hub-kubeconfig-secret`.
+    pub namespace: String,
+    /// The cluster's name on the hub.
+    pub cluster: String,
+    /// How the agent names AppliedManifestWorks.
+    pub applied_names: super::AppliedNames,
+}
+
+/// Supervises the work agent of `agent.cluster` until `shutdown` is cancelled.
+pub async fn run(agent: Supervised, shutdown: Shutdown) {
+    let Supervised {
+        managed,
+        namespace,
+        cluster,
+        applied_names,
+    } = agent;
     let secrets: Api<Secret> = Api::namespaced(managed.clone(), &namespace);
     let config =
         watcher::Config::default().fields(&format!("metadata.name={HUB_KUBECONFIG_SECRET}"));
@@ -49,7 +68,15 @@ pub async fn run(managed: kube::Client, namespace: String, cluster: String, shut
             token.cancel(); // the old certificate is being replaced
         }
         let token = shutdown.child_token();
-        match start(&managed, &namespace, &cluster, &credential, token.clone()).await {
+        let started = start(
+            &managed,
+            &namespace,
+            &cluster,
+            applied_names,
+            &credential,
+            token.clone(),
+        );
+        match started.await {
             Ok(()) => current = Some((credential, token)),
             Err(err) => tracing::error!(%cluster, "cannot start the work agent: {err:#}"),
         }
@@ -77,6 +104,7 @@ async fn start(
     managed: &kube::Client,
     namespace: &str,
     cluster: &str,
+    applied_names: super::AppliedNames,
     credential: &Credential,
     token: Shutdown,
 ) -> anyhow::Result<()> {
@@ -95,19 +123,20 @@ async fn start(
         Timeouts::LOOP,
     )
     .await?;
-    let opts = super::WorkAgentOptions::new(
+    let mut opts = super::WorkAgentOptions::new(
         hub,
         hub_url,
         managed.clone(),
         cluster,
         credential.agent_id.clone(),
     );
+    opts.applied_names = applied_names;
+    tracing::info!(%cluster, "work agent started with the hub credential");
     let cluster = cluster.to_string();
     tokio::spawn(async move {
         if let Err(err) = super::run(opts, token).await {
             tracing::error!(%cluster, "work agent stopped: {err:#}");
         }
     });
-    tracing::info!("work agent started with the hub credential");
     Ok(())
 }

@@ -20,7 +20,7 @@ use crate::api::work::{AppliedManifestWork, AppliedManifestWorkSpec, ManifestWor
 /// Applies a live work; returns when it is due again.
 pub(crate) async fn sync(work: &ManifestWork, ctx: &Context) -> Result<Duration, Error> {
     let name = work.name_any();
-    let amw_name = build::applied_work_name(&ctx.hub_hash, &name);
+    let amw_name = ctx.applied_work_name(&name);
     let spec = AppliedManifestWorkSpec {
         hub_hash: ctx.hub_hash.clone(),
         agent_id: Some(ctx.agent_id.clone()),
@@ -143,7 +143,7 @@ fn ensure_removed(work: &str, removals: &[Removal]) -> Result<(), Error> {
 /// AppliedManifestWork. Errs while anything is left, so the work keeps its finalizer.
 pub(crate) async fn finalize(work: &ManifestWork, ctx: &Context) -> Result<(), Error> {
     let name = work.name_any();
-    let amw_name = build::applied_work_name(&ctx.hub_hash, &name);
+    let amw_name = ctx.applied_work_name(&name);
     let api: Api<AppliedManifestWork> = Api::all(ctx.managed.clone());
     let Some(amw) = api
         .get_opt(&amw_name)

@@ -33,13 +33,19 @@ pub const FIELD_MANAGER: &str = "clusteradm-registration-hub";
 #[derive(Clone)]
 pub struct Writer {
     client: Client,
+    /// The ClusterRoles every cluster's bindings share, applied once per process rather than
+    /// once per accepted cluster (2,000 writes saved when 1,000 clusters are accepted).
+    shared_roles: std::sync::Arc<tokio::sync::OnceCell<()>>,
 }
 
 impl Writer {
     /// A writer with `client`.
     #[must_use]
     pub fn new(client: Client) -> Self {
-        Self { client }
+        Self {
+            client,
+            shared_roles: std::sync::Arc::default(),
+        }
     }
 
     /// Carries out one action.
@@ -94,40 +100,35 @@ impl Writer {
             });
         }
         let grant = rbac::grant(cluster);
-        for role in rbac::shared_cluster_roles() {
-            self.ssa(Api::<ClusterRole>::all(self.client.clone()), &role)
-                .await?;
-        }
+        self.shared_roles
+            .get_or_try_init(|| async {
+                let roles = rbac::shared_cluster_roles();
+                let api = Api::<ClusterRole>::all(self.client.clone());
+                futures::future::try_join_all(roles.iter().map(|r| self.ssa(api.clone(), r)))
+                    .await
+                    .map(drop)
+            })
+            .await?;
         self.ssa(Api::<Namespace>::all(self.client.clone()), &grant.namespace)
             .await?;
-        self.ssa(
-            Api::<ClusterRole>::all(self.client.clone()),
-            &grant.cluster_role,
-        )
-        .await?;
-        self.ssa(
-            Api::<ClusterRoleBinding>::all(self.client.clone()),
-            &grant.cluster_role_binding,
-        )
-        .await?;
-        let bindings: Api<RoleBinding> = Api::namespaced(self.client.clone(), cluster);
-        for binding in &grant.role_bindings {
-            match self.ssa(bindings.clone(), binding).await {
-                // A binding from an earlier version referred to a namespaced Role: a roleRef
-                // cannot change, so it is replaced (and that Role removed).
-                Err(kube::Error::Api(s)) if s.code == 422 => {
-                    let name = binding.metadata.name.clone().unwrap_or_default();
-                    ignore_404(bindings.delete(&name, &DeleteParams::default()).await)?;
-                    ignore_404(
-                        Api::<Role>::namespaced(self.client.clone(), cluster)
-                            .delete(&name, &DeleteParams::default())
-                            .await,
-                    )?;
-                    self.ssa(bindings.clone(), binding).await?;
-                }
-                other => other?,
-            }
-        }
+        // What lives in the namespace needs it; the rest is independent: one round trip.
+        let cluster_wide = async {
+            self.ssa(
+                Api::<ClusterRole>::all(self.client.clone()),
+                &grant.cluster_role,
+            )
+            .await?;
+            self.ssa(
+                Api::<ClusterRoleBinding>::all(self.client.clone()),
+                &grant.cluster_role_binding,
+            )
+            .await
+            .map_err(Error::from)
+        };
+        let bindings = futures::future::try_join_all(
+            grant.role_bindings.iter().map(|b| self.bind(cluster, b)),
+        );
+        futures::future::try_join(cluster_wide, bindings).await?;
         self.set_finalizer(cluster, true).await?;
         let accepted = condition(
             HUB_ACCEPTED_MANAGED_CLUSTER,
@@ -303,6 +304,25 @@ impl Writer {
             Ok(list) => Ok(!list.items.is_empty()),
             Err(kube::Error::Api(s)) if s.code == 404 => Ok(false),
             Err(e) => Err(e),
+        }
+    }
+
+    /// Applies one of the cluster's RoleBindings. A binding from an earlier version referred to
+    /// a namespaced Role: a roleRef cannot change, so it is replaced (and that Role removed).
+    async fn bind(&self, cluster: &str, binding: &RoleBinding) -> Result<(), Error> {
+        let bindings: Api<RoleBinding> = Api::namespaced(self.client.clone(), cluster);
+        match self.ssa(bindings.clone(), binding).await {
+            Err(kube::Error::Api(s)) if s.code == 422 => {
+                let name = binding.metadata.name.clone().unwrap_or_default();
+                ignore_404(bindings.delete(&name, &DeleteParams::default()).await)?;
+                ignore_404(
+                    Api::<Role>::namespaced(self.client.clone(), cluster)
+                        .delete(&name, &DeleteParams::default())
+                        .await,
+                )?;
+                Ok(self.ssa(bindings, binding).await?)
+            }
+            other => Ok(other?),
         }
     }
 

@@ -2,6 +2,8 @@
 //! running the binary.
 #![allow(dead_code)]
 
+pub mod proxy;
+
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -5,74 +5,15 @@
 //! untouched: the hub's certificate names 127.0.0.1), so the shared hub apiserver stays up for
 //! the tests running beside it. The test that stops the real hub apiserver is in the serial
 //! `lifecycle` test binary (tests/lifecycle/hub_restart.rs).
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use kube::api::Api;
-use tokio::net::{TcpListener, TcpStream};
-use tokio::task::{JoinHandle, JoinSet};
 
 use clusteradm::api::cluster::ManagedCluster;
 
 use super::fixture::{self, condition, wait_condition};
 use crate::common;
-
-/// A TCP proxy to the hub that can be taken down and brought back on the same port.
-struct Proxy {
-    addr: SocketAddr,
-    upstream: SocketAddr,
-    task: Option<JoinHandle<()>>,
-}
-
-impl Proxy {
-    async fn start(upstream: SocketAddr) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        Self {
-            addr,
-            upstream,
-            task: Some(tokio::spawn(serve(listener, upstream))),
-        }
-    }
-
-    /// Closes the port and every open connection: the hub is unreachable.
-    fn down(&mut self) {
-        if let Some(task) = self.task.take() {
-            task.abort();
-        }
-    }
-
-    async fn up(&mut self) {
-        let listener = TcpListener::bind(self.addr).await.unwrap();
-        self.task = Some(tokio::spawn(serve(listener, self.upstream)));
-    }
-}
-
-async fn serve(listener: TcpListener, upstream: SocketAddr) {
-    // Dropped with the task: aborts every connection.
-    let mut connections = JoinSet::new();
-    loop {
-        let Ok((mut inbound, _)) = listener.accept().await else {
-            continue;
-        };
-        connections.spawn(async move {
-            if let Ok(mut outbound) = TcpStream::connect(upstream).await {
-                let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
-            }
-        });
-    }
-}
-
-fn hub_addr() -> (String, SocketAddr) {
-    let (server, ca) = common::server_and_ca(&common::env().hub);
-    let authority = server.trim_start_matches("https://").trim_end_matches('/');
-    (
-        ca,
-        authority
-            .parse()
-            .expect("the test hub listens on an IP:port"),
-    )
-}
+use crate::common::proxy::{Proxy, hub_addr};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agent_rides_out_a_hub_outage() {

@@ -1,0 +1,65 @@
+//! What the benchmarks share: request counting by verb and resource, and process memory.
+#![allow(dead_code)] // each bench uses its own part
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use kube::Client;
+
+/// Requests by verb and resource, for the breakdown printed with each shape.
+pub type Kinds = Arc<std::sync::Mutex<std::collections::BTreeMap<String, u64>>>;
+
+/// `GET placements`, `PATCH placementdecisions/status`, `WATCH managedclusters`, ...
+pub fn kind_of(req: &http::Request<kube::client::Body>) -> String {
+    let path = req.uri().path();
+    let query = req.uri().query().unwrap_or_default();
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    // /apis/<group>/<version>/[namespaces/<ns>/]<resource>[/<name>[/<sub>]]
+    let rest = if parts.first() == Some(&"api") {
+        &parts[2.min(parts.len())..]
+    } else {
+        &parts[3.min(parts.len())..]
+    };
+    let rest = if rest.first() == Some(&"namespaces") && rest.len() > 2 {
+        &rest[2..]
+    } else {
+        rest
+    };
+    let resource = match rest {
+        [r, _, sub, ..] => format!("{r}/{sub}"),
+        [r, ..] => (*r).to_string(),
+        [] => "?".into(),
+    };
+    let verb = if query.contains("watch=true") {
+        "WATCH".to_string()
+    } else {
+        req.method().to_string()
+    };
+    format!("{verb} {resource}")
+}
+
+pub fn counted(
+    config: &kube::Config,
+    counter: Arc<AtomicU64>,
+    kinds: Kinds,
+) -> anyhow::Result<Client> {
+    let layer = tower::util::MapRequestLayer::new(move |req: http::Request<kube::client::Body>| {
+        counter.fetch_add(1, Ordering::Relaxed);
+        *kinds.lock().unwrap().entry(kind_of(&req)).or_default() += 1;
+        req
+    });
+    Ok(kube::client::ClientBuilder::try_from(config.clone())?
+        .with_layer(&layer)
+        .build())
+}
+
+pub fn rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib: f64 = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    kib / 1024.0
+}
