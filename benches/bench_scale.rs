@@ -57,7 +57,7 @@ use kube::{Client, Resource, ResourceExt as _};
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
-use common::{Kinds, counted, rss_mib};
+use common::{Kinds, counted, rss_mib, rss_mib_of};
 
 const TIMEOUT: Duration = Duration::from_secs(600);
 const CONCURRENCY: usize = 32;
@@ -135,16 +135,9 @@ fn proc_sample(pid: u32) -> anyhow::Result<ProcSample> {
     let after = &stat[stat.rfind(')').context("odd /proc stat")? + 2..];
     let fields: Vec<&str> = after.split_whitespace().collect();
     let ticks = fields[11].parse::<u64>()? + fields[12].parse::<u64>()?;
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    let kib: f64 = status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.0);
     Ok(ProcSample {
         ticks,
-        rss_mib: kib / 1024.0,
+        rss_mib: rss_mib_of(&pid.to_string()),
         at: Instant::now(),
     })
 }

@@ -53,8 +53,14 @@ pub fn counted(
         .build())
 }
 
+/// Resident memory of this process, MiB.
 pub fn rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    rss_mib_of("self")
+}
+
+/// Resident memory of process `pid` (or `self`), MiB; 0 when it cannot be read.
+pub fn rss_mib_of(pid: &str) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let kib: f64 = status
         .lines()
         .find(|l| l.starts_with("VmRSS:"))

@@ -26,6 +26,9 @@ use crate::api::work::ManifestWork;
 /// `HubAcceptedManagedCluster=False` reason when the cluster's namespace is not its to have.
 pub const NAMESPACE_CONFLICT: &str = "ClusterNamespaceConflict";
 
+/// How often accepting a cluster re-applies the shared ClusterRoles.
+const SHARED_ROLES_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Field manager of the hub controller's writes.
 pub const FIELD_MANAGER: &str = "clusteradm-registration-hub";
 
@@ -33,9 +36,10 @@ pub const FIELD_MANAGER: &str = "clusteradm-registration-hub";
 #[derive(Clone)]
 pub struct Writer {
     client: Client,
-    /// The ClusterRoles every cluster's bindings share, applied once per process rather than
-    /// once per accepted cluster (2,000 writes saved when 1,000 clusters are accepted).
-    shared_roles: std::sync::Arc<tokio::sync::OnceCell<()>>,
+    /// When the ClusterRoles every cluster's bindings share were last applied: at most once a
+    /// [`SHARED_ROLES_EVERY`] rather than once per accepted cluster (2,000 writes fewer when
+    /// 1,000 clusters are accepted), yet restored soon if someone deletes them.
+    shared_roles_applied: std::sync::Arc<std::sync::Mutex<Option<std::time::Instant>>>,
 }
 
 impl Writer {
@@ -44,7 +48,7 @@ impl Writer {
     pub fn new(client: Client) -> Self {
         Self {
             client,
-            shared_roles: std::sync::Arc::default(),
+            shared_roles_applied: std::sync::Arc::default(),
         }
     }
 
@@ -100,15 +104,7 @@ impl Writer {
             });
         }
         let grant = rbac::grant(cluster);
-        self.shared_roles
-            .get_or_try_init(|| async {
-                let roles = rbac::shared_cluster_roles();
-                let api = Api::<ClusterRole>::all(self.client.clone());
-                futures::future::try_join_all(roles.iter().map(|r| self.ssa(api.clone(), r)))
-                    .await
-                    .map(drop)
-            })
-            .await?;
+        self.ensure_shared_roles().await?;
         self.ssa(Api::<Namespace>::all(self.client.clone()), &grant.namespace)
             .await?;
         // What lives in the namespace needs it; the rest is independent: one round trip.
@@ -305,6 +301,19 @@ impl Writer {
             Err(kube::Error::Api(s)) if s.code == 404 => Ok(false),
             Err(e) => Err(e),
         }
+    }
+
+    async fn ensure_shared_roles(&self) -> Result<(), kube::Error> {
+        let fresh =
+            |at: &Option<std::time::Instant>| at.is_some_and(|t| t.elapsed() < SHARED_ROLES_EVERY);
+        if fresh(&self.shared_roles_applied.lock().expect("not poisoned")) {
+            return Ok(());
+        }
+        let api = Api::<ClusterRole>::all(self.client.clone());
+        let roles = rbac::shared_cluster_roles();
+        futures::future::try_join_all(roles.iter().map(|r| self.ssa(api.clone(), r))).await?;
+        *self.shared_roles_applied.lock().expect("not poisoned") = Some(std::time::Instant::now());
+        Ok(())
     }
 
     /// Applies one of the cluster's RoleBindings. A binding from an earlier version referred to
