@@ -1,12 +1,98 @@
-//! A shared watch of one kind into a store, for hub controllers that read a kind they do not
-//! reconcile (sets and bindings for placement, works and decisions for replica sets).
-use std::sync::Arc;
+//! Shared watches for hub controllers: one watch per kind into a store, fanned out to every
+//! controller that reads the kind (sets and bindings for placement, works and decisions for
+//! replica sets, ManagedClusters for all of them).
+//!
+//! The fan-out is ours, not kube-runtime's `reflect_shared`: its subscriber hands out references
+//! looked up in the store, and one for an object deleted before the subscriber read it makes the
+//! subscription return `Pending` with no waker registered. That subscription then never wakes,
+//! its buffer fills and the one watch stops for every controller. In the test suite, clusters
+//! that came and went at start-up stalled the hub for good. A [`Fanout`] hands out the objects
+//! themselves, without bound, so a deleted object is delivered as last seen and no reader can
+//! stall the watch or another reader.
+use std::sync::{Arc, Mutex, PoisonError};
 
+use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
 use futures::{Stream, StreamExt as _, TryStreamExt as _};
 use kube::Client;
 use kube::api::Api;
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
+
+/// Every changed object of one kind, to each subscriber.
+pub struct Fanout<K> {
+    subscribers: Mutex<Vec<UnboundedSender<Arc<K>>>>,
+}
+
+impl<K> Default for Fanout<K> {
+    fn default() -> Self {
+        Self {
+            subscribers: Mutex::default(),
+        }
+    }
+}
+
+impl<K> Fanout<K> {
+    /// A stream of every object published from now on.
+    pub fn subscribe(&self) -> UnboundedReceiver<Arc<K>> {
+        let (tx, rx) = unbounded();
+        self.lock().push(tx);
+        rx
+    }
+
+    /// Sends `object` to every subscriber still listening; forgets the others.
+    pub fn publish(&self, object: &Arc<K>) {
+        self.lock()
+            .retain(|tx| tx.unbounded_send(object.clone()).is_ok());
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<UnboundedSender<Arc<K>>>> {
+        self.subscribers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A watch of every `K` into `writer`'s store, publishing what it applies to `fanout` (each object
+/// on a change, all of them after every (re)list) and showing every raw event to `observe` first.
+pub fn publishing<K>(
+    client: &Client,
+    config: watcher::Config,
+    writer: reflector::store::Writer<K>,
+    fanout: Arc<Fanout<K>>,
+    mut observe: impl FnMut(&watcher::Event<K>) + Send + 'static,
+) -> impl Future<Output = ()> + Send + 'static
+where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned
+        + Send
+        + Sync
+        + 'static,
+{
+    let reader = writer.as_reader();
+    watcher(Api::<K>::all(client.clone()), config)
+        .default_backoff()
+        .inspect_ok(move |event| observe(event))
+        .reflect(writer)
+        .inspect_ok(move |event| match event {
+            watcher::Event::Apply(object) => {
+                let stored = reader.get(&ObjectRef::from_obj(object));
+                fanout.publish(&stored.unwrap_or_else(|| Arc::new(object.clone())));
+            }
+            watcher::Event::InitDone => {
+                for object in reader.state() {
+                    fanout.publish(&object);
+                }
+            }
+            _ => {}
+        })
+        .for_each(|e| async move {
+            if let Err(e) = e {
+                tracing::warn!("{} watch: {e}", K::kind(&()));
+            }
+        })
+}
 
 /// A shared watch of every `K` into a store, with a subscription for a controller.
 pub fn shared<K>(
@@ -15,7 +101,7 @@ pub fn shared<K>(
 ) -> (
     Store<K>,
     impl Stream<Item = Arc<K>> + Send + 'static,
-    impl std::future::Future<Output = ()> + Send + 'static,
+    impl Future<Output = ()> + Send + 'static,
 )
 where
     K: kube::Resource<DynamicType = ()>
@@ -34,11 +120,11 @@ where
 pub fn shared_with<K>(
     client: &Client,
     config: watcher::Config,
-    mut observe: impl FnMut(&watcher::Event<K>) + Send + 'static,
+    observe: impl FnMut(&watcher::Event<K>) + Send + 'static,
 ) -> (
     Store<K>,
     impl Stream<Item = Arc<K>> + Send + 'static,
-    impl std::future::Future<Output = ()> + Send + 'static,
+    impl Future<Output = ()> + Send + 'static,
 )
 where
     K: kube::Resource<DynamicType = ()>
@@ -49,18 +135,29 @@ where
         + Sync
         + 'static,
 {
-    let (store, writer) = reflector::store_shared(256);
-    let events = writer
-        .subscribe()
-        .expect("a shared store always has a dispatcher");
-    let watch = watcher(Api::<K>::all(client.clone()), config)
-        .default_backoff()
-        .inspect_ok(move |event| observe(event))
-        .reflect_shared(writer)
-        .for_each(|e| async move {
-            if let Err(e) = e {
-                tracing::warn!("{} watch: {e}", K::kind(&()));
-            }
-        });
+    let (store, writer) = reflector::store();
+    let fanout = Arc::new(Fanout::default());
+    let events = fanout.subscribe();
+    let watch = publishing(client, config, writer, fanout, observe);
     (store, events, watch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_subscriber_gets_every_object_and_a_dropped_one_is_forgotten() {
+        let fanout = Fanout::<String>::default();
+        let mut first = fanout.subscribe();
+        let second = fanout.subscribe();
+        fanout.publish(&Arc::new("a".to_string()));
+        drop(second);
+        fanout.publish(&Arc::new("b".to_string()));
+        assert_eq!(fanout.lock().len(), 1);
+        let got: Vec<String> = std::iter::from_fn(|| first.try_recv().ok())
+            .map(|s| (*s).clone())
+            .collect();
+        assert_eq!(got, ["a", "b"]);
+    }
 }

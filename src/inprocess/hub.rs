@@ -54,8 +54,13 @@ pub async fn controllers(client: Client, shutdown: Shutdown) -> anyhow::Result<(
         shutdown.cancel();
         result
     };
-    let registration =
-        registration::run_with(client.clone(), store, events, shutdown.clone()).map(stop_all);
+    let registration = Box::pin(registration::run_with(
+        client.clone(),
+        store,
+        events,
+        shutdown.clone(),
+    ))
+    .map(stop_all);
     let (store, events) = clusters.subscribe();
     // Placement must also hear of deletions, which the subscription leaves out.
     let events = futures::stream::select(events, clusters.deletions());

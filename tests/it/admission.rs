@@ -472,7 +472,7 @@ async fn replica_set_templates_follow_the_manifest_rules() {
                "spec": {"manifestWorkTemplate": {"workload": {"manifests": manifests}}, "placementRefs": [{"name": "p"}]}})
     };
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"}});
-    let message = try_create(&user, set(&id, json!([]))).await.unwrap_err();
+    let message = refused("an empty replica set", &user, set(&id, json!([]))).await;
     assert!(
         message.contains(&format!("ManifestWorkReplicaSet default/{id} is refused: spec.manifestWorkTemplate.workload.manifests is empty")),
         "{message}"

@@ -15,4 +15,5 @@ mod lease;
 mod placement;
 mod registration;
 mod replicaset;
+mod shared_watch;
 mod work;

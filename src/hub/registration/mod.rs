@@ -74,32 +74,25 @@ pub async fn run_with(
     cluster_events: impl Stream<Item = Arc<ManagedCluster>> + Send + 'static,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
-    let (csrs, csr_writer) = reflector::store_shared(256);
-    let csr_events = csr_writer
-        .subscribe()
-        .expect("a shared store always has a dispatcher");
-    let csr_watch = watcher(
-        Api::<CertificateSigningRequest>::all(hub.clone()),
+    let (csrs, csr_events, csr_watch) = crate::hub::watch::shared::<CertificateSigningRequest>(
+        &hub,
         watcher::Config::default().labels(CLUSTER_NAME_LABEL),
-    )
-    .default_backoff()
-    .reflect_shared(csr_writer);
+    );
     let (leases, lease_writer) = reflector::store();
     let lease_watch = watcher(
         Api::<Lease>::all(hub.clone()),
         watcher::Config::default().fields(&format!("metadata.name={CLUSTER_LEASE_NAME}")),
     )
     .default_backoff()
-    .reflect(lease_writer);
-    let watches = futures::stream::select(
-        csr_watch.map(|e| e.map(|_| ())),
-        lease_watch.map(|e| e.map(|_| ())),
-    )
+    .reflect(lease_writer)
     .for_each(|event| async move {
         if let Err(e) = event {
-            tracing::warn!("hub registration watch: {e}");
+            tracing::warn!("Lease watch: {e}");
         }
     });
+    let watches = async {
+        tokio::join!(csr_watch, lease_watch);
+    };
 
     let ctx = Arc::new(Context {
         writer: Writer::new(hub),

@@ -23,6 +23,7 @@ pub struct Env {
 /// The clusters named by HUB_KUBECONFIG and MANAGED_KUBECONFIG. A missing variable fails the test
 /// with the command to run: a silent skip would hide that nothing was tested.
 pub fn env() -> Env {
+    log_to_file();
     let get = |name: &str| -> PathBuf {
         let value = std::env::var_os(name).unwrap_or_else(|| {
             panic!(
@@ -38,6 +39,27 @@ pub fn env() -> Env {
         hub: get("HUB_KUBECONFIG"),
         managed: get("MANAGED_KUBECONFIG"),
     }
+}
+
+/// With `IT_LOG=<file>`, the in-process hub controllers and agents of this test binary log there
+/// (`RUST_LOG` filters, default info): what `scripts/test` shows when a test fails.
+fn log_to_file() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let Some(path) = std::env::var_os("IT_LOG") else {
+            return;
+        };
+        let Ok(file) = std::fs::File::create(&path) else {
+            return;
+        };
+        let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_ansi(false)
+            .with_writer(std::sync::Mutex::new(file))
+            .try_init();
+    });
 }
 
 /// An admin client for a kubeconfig file.
