@@ -19,6 +19,9 @@ _clusteradm() {
             clusteradm,accept)
                 cmd="clusteradm__subcmd__accept"
                 ;;
+            clusteradm,addon)
+                cmd="clusteradm__subcmd__addon"
+                ;;
             clusteradm,clean)
                 cmd="clusteradm__subcmd__clean"
                 ;;
@@ -57,6 +60,24 @@ _clusteradm() {
                 ;;
             clusteradm,version)
                 cmd="clusteradm__subcmd__version"
+                ;;
+            clusteradm__subcmd__addon,disable)
+                cmd="clusteradm__subcmd__addon__subcmd__disable"
+                ;;
+            clusteradm__subcmd__addon,enable)
+                cmd="clusteradm__subcmd__addon__subcmd__enable"
+                ;;
+            clusteradm__subcmd__addon,help)
+                cmd="clusteradm__subcmd__addon__subcmd__help"
+                ;;
+            clusteradm__subcmd__addon__subcmd__help,disable)
+                cmd="clusteradm__subcmd__addon__subcmd__help__subcmd__disable"
+                ;;
+            clusteradm__subcmd__addon__subcmd__help,enable)
+                cmd="clusteradm__subcmd__addon__subcmd__help__subcmd__enable"
+                ;;
+            clusteradm__subcmd__addon__subcmd__help,help)
+                cmd="clusteradm__subcmd__addon__subcmd__help__subcmd__help"
                 ;;
             clusteradm__subcmd__clusterset,bind)
                 cmd="clusteradm__subcmd__clusterset__subcmd__bind"
@@ -124,6 +145,12 @@ _clusteradm() {
             clusteradm__subcmd__delete__subcmd__help,work)
                 cmd="clusteradm__subcmd__delete__subcmd__help__subcmd__work"
                 ;;
+            clusteradm__subcmd__get,addon)
+                cmd="clusteradm__subcmd__get__subcmd__addon"
+                ;;
+            clusteradm__subcmd__get,addons)
+                cmd="clusteradm__subcmd__get__subcmd__addon"
+                ;;
             clusteradm__subcmd__get,clusters)
                 cmd="clusteradm__subcmd__get__subcmd__clusters"
                 ;;
@@ -148,6 +175,9 @@ _clusteradm() {
             clusteradm__subcmd__get,works)
                 cmd="clusteradm__subcmd__get__subcmd__works"
                 ;;
+            clusteradm__subcmd__get__subcmd__help,addon)
+                cmd="clusteradm__subcmd__get__subcmd__help__subcmd__addon"
+                ;;
             clusteradm__subcmd__get__subcmd__help,clusters)
                 cmd="clusteradm__subcmd__get__subcmd__help__subcmd__clusters"
                 ;;
@@ -168,6 +198,9 @@ _clusteradm() {
                 ;;
             clusteradm__subcmd__help,accept)
                 cmd="clusteradm__subcmd__help__subcmd__accept"
+                ;;
+            clusteradm__subcmd__help,addon)
+                cmd="clusteradm__subcmd__help__subcmd__addon"
                 ;;
             clusteradm__subcmd__help,clean)
                 cmd="clusteradm__subcmd__help__subcmd__clean"
@@ -208,6 +241,12 @@ _clusteradm() {
             clusteradm__subcmd__help,version)
                 cmd="clusteradm__subcmd__help__subcmd__version"
                 ;;
+            clusteradm__subcmd__help__subcmd__addon,disable)
+                cmd="clusteradm__subcmd__help__subcmd__addon__subcmd__disable"
+                ;;
+            clusteradm__subcmd__help__subcmd__addon,enable)
+                cmd="clusteradm__subcmd__help__subcmd__addon__subcmd__enable"
+                ;;
             clusteradm__subcmd__help__subcmd__clusterset,bind)
                 cmd="clusteradm__subcmd__help__subcmd__clusterset__subcmd__bind"
                 ;;
@@ -231,6 +270,9 @@ _clusteradm() {
                 ;;
             clusteradm__subcmd__help__subcmd__delete,work)
                 cmd="clusteradm__subcmd__help__subcmd__delete__subcmd__work"
+                ;;
+            clusteradm__subcmd__help__subcmd__get,addon)
+                cmd="clusteradm__subcmd__help__subcmd__get__subcmd__addon"
                 ;;
             clusteradm__subcmd__help__subcmd__get,clusters)
                 cmd="clusteradm__subcmd__help__subcmd__get__subcmd__clusters"
@@ -278,7 +320,7 @@ _clusteradm() {
 
     case "${cmd}" in
         clusteradm)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version init clean join unjoin accept get create delete clusterset operator version completion generate help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version init clean join unjoin accept get create delete addon clusterset operator version completion generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -368,6 +410,221 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__addon)
+            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version enable disable help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__addon__subcmd__disable)
+            opts="-v -q -h -V --names --clusters --all-clusters --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --names)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --clusters)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__addon__subcmd__enable)
+            opts="-n -v -q -h -V --names --clusters --namespace --annotate --labels --output-file --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --names)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --clusters)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --annotate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --labels)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__addon__subcmd__help)
+            opts="enable disable help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__addon__subcmd__help__subcmd__disable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__addon__subcmd__help__subcmd__enable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__addon__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;
@@ -1238,12 +1495,65 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__get)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version clusters clustersets clusterset placements placement token works help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version addon addons clusters clustersets clusterset placements placement token works help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__get__subcmd__addon)
+            opts="-o -v -q -h -V --clusters --output --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --clusters)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table yaml json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table yaml json" -- "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -1377,8 +1687,22 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__get__subcmd__help)
-            opts="clusters clustersets placements token works help"
+            opts="addon clusters clustersets placements token works help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__get__subcmd__help__subcmd__addon)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1650,7 +1974,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help)
-            opts="init clean join unjoin accept get create delete clusterset operator version completion generate help"
+            opts="init clean join unjoin accept get create delete addon clusterset operator version completion generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1666,6 +1990,48 @@ _clusteradm() {
         clusteradm__subcmd__help__subcmd__accept)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__addon)
+            opts="enable disable"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__addon__subcmd__disable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__addon__subcmd__enable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1874,8 +2240,22 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help__subcmd__get)
-            opts="clusters clustersets placements token works"
+            opts="addon clusters clustersets placements token works"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__get__subcmd__addon)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

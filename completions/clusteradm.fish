@@ -43,6 +43,7 @@ complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "accept" -d 'A
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "get" -d 'Show hub state: the join token, ManifestWorks'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "create" -d 'Create objects on the hub: a ManifestWork, a cluster set, a placement'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "delete" -d 'Delete objects from the hub: a ManifestWork, a cluster set'
+complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "addon" -d 'Enable or disable add-ons on managed clusters'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "clusterset" -d 'Manage cluster sets: move clusters into one, bind one to a namespace or unbind it'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "operator" -d 'Run an operator loop in the foreground (hub: the ClusterManager operator)'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "version" -d 'Print the client version and the API server\'s version'
@@ -148,25 +149,57 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s v -l ve
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s V -l version -d 'Print version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset placements placement token works help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset placements placement token works help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset placements placement token works help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset placements placement token works help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset placements placement token works help" -l dry-run -d 'Print what would be applied instead of applying it'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset placements placement token works help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset placements placement token works help" -s q -l quiet -d 'Only errors and warnings on stderr'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset placements placement token works help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset placements placement token works help" -s V -l version -d 'Print version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset placements placement token works help" -f -a "clusters" -d 'List managed clusters: accepted, joined, available, Kubernetes version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset placements placement token works help" -f -a "clustersets" -d 'List cluster sets: bound namespaces, status and how many clusters each selects'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset placements placement token works help" -f -a "clusterset" -d 'List cluster sets: bound namespaces, status and how many clusters each selects'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset placements placement token works help" -f -a "placements" -d 'List placements: satisfied, reason, and every cluster selected'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset placements placement token works help" -f -a "placement" -d 'List placements: satisfied, reason, and every cluster selected'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset placements placement token works help" -f -a "token" -d 'Print the join command with a bootstrap token (a fresh one when the old has expired)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset placements placement token works help" -f -a "works" -d 'List ManifestWorks and their status, per cluster'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from clusters clustersets clusterset placements placement token works help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -f -a "addon" -d 'List add-ons per cluster: install namespace, available, degraded, progressing, identity'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -f -a "addons" -d 'List add-ons per cluster: install namespace, available, degraded, progressing, identity'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -f -a "clusters" -d 'List managed clusters: accepted, joined, available, Kubernetes version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -f -a "clustersets" -d 'List cluster sets: bound namespaces, status and how many clusters each selects'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -f -a "clusterset" -d 'List cluster sets: bound namespaces, status and how many clusters each selects'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -f -a "placements" -d 'List placements: satisfied, reason, and every cluster selected'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -f -a "placement" -d 'List placements: satisfied, reason, and every cluster selected'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -f -a "token" -d 'Print the join command with a bootstrap token (a fresh one when the old has expired)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -f -a "works" -d 'List ManifestWorks and their status, per cluster'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -l clusters -d 'Only these managed clusters, comma-separated' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table'
+yaml\t'YAML (a list is printed as a `kind: List`)'
+json\t'JSON (a list is printed as a `kind: List`)'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -l clusters -d 'Only these managed clusters, comma-separated' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table'
+yaml\t'YAML (a list is printed as a `kind: List`)'
+json\t'JSON (a list is printed as a `kind: List`)'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table'
 yaml\t'YAML (a list is printed as a `kind: List`)'
 json\t'JSON (a list is printed as a `kind: List`)'"
@@ -272,6 +305,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from help" -f -a "addon" -d 'List add-ons per cluster: install namespace, available, degraded, progressing, identity'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from help" -f -a "clusters" -d 'List managed clusters: accepted, joined, available, Kubernetes version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from help" -f -a "clustersets" -d 'List cluster sets: bound namespaces, status and how many clusters each selects'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from help" -f -a "placements" -d 'List placements: satisfied, reason, and every cluster selected'
@@ -384,6 +418,54 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from help" -f -a "clusterset" -d 'Delete a ManagedClusterSet that no namespace is bound to'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from help" -f -a "work" -d 'Delete a ManifestWork from clusters and wait until its resources are removed'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -f -a "enable" -d 'Enable add-ons on clusters (a ManagedClusterAddOn in each cluster\'s namespace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -f -a "disable" -d 'Disable add-ons on clusters (delete their ManagedClusterAddOns)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l names -d 'Names of the add-ons to enable, comma-separated' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l clusters -d 'The managed clusters, comma-separated' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -s n -l namespace -d 'Namespace the add-on\'s agent is installed in on the managed cluster' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l annotate -d 'Annotations to set on the ManagedClusterAddOns (key=value, comma-separated)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l labels -d 'Labels to set on the ManagedClusterAddOns (key=value, comma-separated)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l output-file -d 'Also write the ManagedClusterAddOns, as YAML, to this file' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -l names -d 'Names of the add-ons to disable, comma-separated' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -l clusters -d 'The managed clusters, comma-separated' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -l all-clusters -d 'Every managed cluster the hub knows'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from help" -f -a "enable" -d 'Enable add-ons on clusters (a ManagedClusterAddOn in each cluster\'s namespace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from help" -f -a "disable" -d 'Disable add-ons on clusters (delete their ManagedClusterAddOns)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
@@ -517,20 +599,22 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s v -l 
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s V -l version -d 'Print version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "init" -d 'Make the current cluster an OCM hub and print the command that joins clusters to it'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "clean" -d 'Remove OCM from the hub: the ClusterManager, hub components, operator and bootstrap credentials'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "join" -d 'Join the current cluster to a hub as a managed cluster'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "unjoin" -d 'Remove the current cluster\'s klusterlet (and operator) so it leaves its hub'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "accept" -d 'Accept managed clusters: approve their agents\' CSRs and set hubAcceptsClient'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "get" -d 'Show hub state: the join token, ManifestWorks'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "create" -d 'Create objects on the hub: a ManifestWork, a cluster set, a placement'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "delete" -d 'Delete objects from the hub: a ManifestWork, a cluster set'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "clusterset" -d 'Manage cluster sets: move clusters into one, bind one to a namespace or unbind it'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "operator" -d 'Run an operator loop in the foreground (hub: the ClusterManager operator)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "version" -d 'Print the client version and the API server\'s version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "completion" -d 'Print a shell completion script (bash, zsh, fish)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "generate" -d 'Regenerate (or check) the files derived from the code: CRDs and completions'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete clusterset operator version completion generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete addon clusterset operator version completion generate help" -f -a "init" -d 'Make the current cluster an OCM hub and print the command that joins clusters to it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete addon clusterset operator version completion generate help" -f -a "clean" -d 'Remove OCM from the hub: the ClusterManager, hub components, operator and bootstrap credentials'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete addon clusterset operator version completion generate help" -f -a "join" -d 'Join the current cluster to a hub as a managed cluster'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete addon clusterset operator version completion generate help" -f -a "unjoin" -d 'Remove the current cluster\'s klusterlet (and operator) so it leaves its hub'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete addon clusterset operator version completion generate help" -f -a "accept" -d 'Accept managed clusters: approve their agents\' CSRs and set hubAcceptsClient'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete addon clusterset operator version completion generate help" -f -a "get" -d 'Show hub state: the join token, ManifestWorks'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete addon clusterset operator version completion generate help" -f -a "create" -d 'Create objects on the hub: a ManifestWork, a cluster set, a placement'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete addon clusterset operator version completion generate help" -f -a "delete" -d 'Delete objects from the hub: a ManifestWork, a cluster set'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete addon clusterset operator version completion generate help" -f -a "addon" -d 'Enable or disable add-ons on managed clusters'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete addon clusterset operator version completion generate help" -f -a "clusterset" -d 'Manage cluster sets: move clusters into one, bind one to a namespace or unbind it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete addon clusterset operator version completion generate help" -f -a "operator" -d 'Run an operator loop in the foreground (hub: the ClusterManager operator)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete addon clusterset operator version completion generate help" -f -a "version" -d 'Print the client version and the API server\'s version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete addon clusterset operator version completion generate help" -f -a "completion" -d 'Print a shell completion script (bash, zsh, fish)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete addon clusterset operator version completion generate help" -f -a "generate" -d 'Regenerate (or check) the files derived from the code: CRDs and completions'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete addon clusterset operator version completion generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from get" -f -a "addon" -d 'List add-ons per cluster: install namespace, available, degraded, progressing, identity'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from get" -f -a "clusters" -d 'List managed clusters: accepted, joined, available, Kubernetes version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from get" -f -a "clustersets" -d 'List cluster sets: bound namespaces, status and how many clusters each selects'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from get" -f -a "placements" -d 'List placements: satisfied, reason, and every cluster selected'
@@ -541,6 +625,8 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_s
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from create" -f -a "work" -d 'Wrap manifests into a ManifestWork for each target cluster'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from delete" -f -a "clusterset" -d 'Delete a ManagedClusterSet that no namespace is bound to'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from delete" -f -a "work" -d 'Delete a ManifestWork from clusters and wait until its resources are removed'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from addon" -f -a "enable" -d 'Enable add-ons on clusters (a ManagedClusterAddOn in each cluster\'s namespace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from addon" -f -a "disable" -d 'Disable add-ons on clusters (delete their ManagedClusterAddOns)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from clusterset" -f -a "set" -d 'Move clusters into a cluster set (sets their cluster-set label)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from clusterset" -f -a "bind" -d 'Let placements in a namespace use a cluster set (a ManagedClusterSetBinding)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from clusterset" -f -a "unbind" -d 'Remove a cluster set\'s binding from a namespace'

@@ -1,6 +1,7 @@
 //! The command-line surface: one module per command, each an `Args` struct and an async `run`.
 //! Glue only: the work is done by the library modules.
 pub mod accept;
+pub mod addon;
 pub mod args;
 pub mod clean;
 pub mod clusterset;
@@ -63,6 +64,8 @@ pub enum Command {
     Create(create::Args),
     /// Delete objects from the hub: a ManifestWork, a cluster set
     Delete(delete::Args),
+    /// Enable or disable add-ons on managed clusters
+    Addon(addon::Args),
     /// Manage cluster sets: move clusters into one, bind one to a namespace or unbind it
     Clusterset(clusterset::Args),
     /// Run an operator loop in the foreground (hub: the ClusterManager operator)
@@ -146,6 +149,7 @@ pub async fn run(cli: Cli, printer: Printer) -> anyhow::Result<ExitCode> {
         Command::Get(args) => get::run(args, &ctx).await,
         Command::Create(args) => create::run(args, &ctx).await,
         Command::Delete(args) => delete::run(args, &ctx).await,
+        Command::Addon(args) => addon::run(args, &ctx).await,
         Command::Clusterset(args) => clusterset::run(args, &ctx).await,
         Command::Operator(args) => operator::run(args, &ctx).await,
         Command::Version(args) => version::run(args, &ctx).await,

@@ -4,6 +4,7 @@
 mod common;
 
 mod accept;
+mod addon;
 mod admission;
 mod apply;
 mod bad_input;

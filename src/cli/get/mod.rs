@@ -1,4 +1,5 @@
 //! `clusteradm get <noun>`: read-only views of hub state.
+pub mod addons;
 pub mod clusters;
 pub mod clustersets;
 pub mod token;
@@ -19,6 +20,9 @@ pub struct Args {
 /// The nouns of `get`.
 #[derive(Debug, clap::Subcommand)]
 pub enum What {
+    /// List add-ons per cluster: install namespace, available, degraded, progressing, identity
+    #[command(visible_alias = "addons")]
+    Addon(addons::Args),
     /// List managed clusters: accepted, joined, available, Kubernetes version
     Clusters(clusters::Args),
     /// List cluster sets: bound namespaces, status and how many clusters each selects
@@ -36,6 +40,7 @@ pub enum What {
 /// Runs `get`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     match args.what {
+        What::Addon(a) => addons::run(a, ctx).await,
         What::Clusters(a) => clusters::run(a, ctx).await,
         What::Clustersets(a) => clustersets::run(a, ctx).await,
         What::Placements(a) => crate::cli::placement::get(a, ctx).await,
