@@ -18,6 +18,29 @@ use kube::api::Api;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
 
+/// What a shared watch can hold: a cluster-scoped or namespaced kind with a static type.
+pub trait Watched:
+    kube::Resource<DynamicType = ()>
+    + Clone
+    + std::fmt::Debug
+    + serde::de::DeserializeOwned
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<K> Watched for K where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// Every changed object of one kind, to each subscriber.
 pub struct Fanout<K> {
     subscribers: Mutex<Vec<UnboundedSender<Arc<K>>>>,
@@ -62,13 +85,7 @@ pub fn publishing<K>(
     mut observe: impl FnMut(&watcher::Event<K>) + Send + 'static,
 ) -> impl Future<Output = ()> + Send + 'static
 where
-    K: kube::Resource<DynamicType = ()>
-        + Clone
-        + std::fmt::Debug
-        + serde::de::DeserializeOwned
-        + Send
-        + Sync
-        + 'static,
+    K: Watched,
 {
     let reader = writer.as_reader();
     watcher(Api::<K>::all(client.clone()), config)
@@ -104,13 +121,7 @@ pub fn shared<K>(
     impl Future<Output = ()> + Send + 'static,
 )
 where
-    K: kube::Resource<DynamicType = ()>
-        + Clone
-        + std::fmt::Debug
-        + serde::de::DeserializeOwned
-        + Send
-        + Sync
-        + 'static,
+    K: Watched,
 {
     shared_with(client, config, |_| {})
 }
@@ -127,13 +138,7 @@ pub fn shared_with<K>(
     impl Future<Output = ()> + Send + 'static,
 )
 where
-    K: kube::Resource<DynamicType = ()>
-        + Clone
-        + std::fmt::Debug
-        + serde::de::DeserializeOwned
-        + Send
-        + Sync
-        + 'static,
+    K: Watched,
 {
     let (store, writer) = reflector::store();
     let fanout = Arc::new(Fanout::default());

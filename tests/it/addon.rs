@@ -12,19 +12,25 @@ use clusteradm::api::cluster::{ManagedCluster, ManagedClusterSpec};
 use crate::common;
 use crate::registration::fixture::{self, on_hub};
 
+/// A ManagedCluster and nothing else: no agent, no namespace (the hub has not accepted it).
+async fn new_cluster(prefix: &str) -> String {
+    let name = common::unique(prefix);
+    Api::<ManagedCluster>::all(common::hub().await)
+        .create(
+            &PostParams::default(),
+            &ManagedCluster::new(&name, ManagedClusterSpec::default()),
+        )
+        .await
+        .unwrap();
+    name
+}
+
 /// Two clusters with their namespaces (as the hub makes them on accept), no agents.
 async fn clusters(prefix: &str) -> Vec<String> {
     let hub = common::hub().await;
     let mut names = Vec::new();
     for _ in 0..2 {
-        let name = common::unique(prefix);
-        Api::<ManagedCluster>::all(hub.clone())
-            .create(
-                &PostParams::default(),
-                &ManagedCluster::new(&name, ManagedClusterSpec::default()),
-            )
-            .await
-            .unwrap();
+        let name = new_cluster(prefix).await;
         let ns = Namespace {
             metadata: ObjectMeta {
                 name: Some(name.clone()),
@@ -237,14 +243,7 @@ async fn enabling_on_an_unknown_cluster_or_an_unknown_addon_writes_nothing() {
     assert!(err.contains("expected key=value"), "{err}");
 
     // A cluster the hub has not accepted has no namespace for the add-on.
-    let unaccepted = common::unique("it-addon-new");
-    Api::<ManagedCluster>::all(hub.clone())
-        .create(
-            &PostParams::default(),
-            &ManagedCluster::new(&unaccepted, ManagedClusterSpec::default()),
-        )
-        .await
-        .unwrap();
+    let unaccepted = new_cluster("it-addon-new").await;
     let (code, _, err) = on_hub(&[
         "addon",
         "enable",
