@@ -392,6 +392,7 @@ fn start_agents(managed: &Client, names: &[String], token: &Shutdown) {
             namespace: name.clone(),
             cluster: name.clone(),
             applied_names: AppliedNames::PerCluster,
+            addons: false,
         };
         tokio::spawn(clusteradm::agent::work::supervisor::run(
             work,

@@ -11,6 +11,9 @@ use super::conditions::Condition;
 mod managed;
 pub use managed::*;
 
+/// Where an add-on's agent is installed on the managed cluster unless its ManagedClusterAddOn
+/// says otherwise (upstream's default).
+pub const DEFAULT_INSTALL_NAMESPACE: &str = "open-cluster-management-agent-addon";
 /// Label naming the add-on an object belongs to (add-on CSRs, leases).
 pub const ADDON_NAME_LABEL: &str = "open-cluster-management.io/addon-name";
 /// ManagedClusterAddOn condition: the add-on's configs are resolved.

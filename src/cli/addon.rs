@@ -13,15 +13,14 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
 use serde_json::json;
 
-use crate::api::addon::{ClusterManagementAddOn, ManagedClusterAddOn, ManagedClusterAddOnSpec};
+use crate::api::addon::{
+    ClusterManagementAddOn, DEFAULT_INSTALL_NAMESPACE, ManagedClusterAddOn, ManagedClusterAddOnSpec,
+};
 use crate::api::cluster::ManagedCluster;
 use crate::api::names::is_dns_label;
 use crate::cli::Ctx;
 use crate::error::UserError;
 use crate::ui::stdout::println;
-
-/// Where an add-on's agent runs on the managed cluster unless told otherwise (upstream's default).
-pub const DEFAULT_INSTALL_NAMESPACE: &str = "open-cluster-management-agent-addon";
 
 /// `addon` subcommands.
 #[derive(Debug, clap::Args)]

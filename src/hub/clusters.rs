@@ -49,6 +49,12 @@ impl SharedClusters {
         (self.store.clone(), self.changes.subscribe())
     }
 
+    /// The store alone, for a controller that reads clusters but is not woken by them.
+    #[must_use]
+    pub fn store(&self) -> Store<ManagedCluster> {
+        self.store.clone()
+    }
+
     /// Every deleted ManagedCluster (the subscription of [`Self::subscribe`] carries only
     /// changes).
     pub fn deletions(&self) -> impl Stream<Item = Arc<ManagedCluster>> + Send + 'static {

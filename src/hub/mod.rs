@@ -5,6 +5,7 @@
 //! Each controller is a folder with the same files: `mod.rs` wires a kube-runtime `Controller`,
 //! a pure `decide` (observed state → actions, tested without a cluster) and a `writer` that
 //! carries the actions out. How they are started together is [`crate::inprocess`]'s business.
+pub mod addon;
 pub mod clusters;
 pub mod clustersets;
 pub mod placement;

@@ -6,6 +6,7 @@
 //! The subject is what the signed certificate authenticates as, so a CSR is approved only when
 //! its subject is exactly the named cluster's: a bootstrap requester could otherwise ask for
 //! another cluster's identity, or for `O=system:masters`.
+pub mod addon;
 pub mod approval;
 
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;

@@ -5,7 +5,7 @@ use futures::FutureExt as _;
 use kube::Client;
 
 use crate::hub::clusters::SharedClusters;
-use crate::hub::{clustersets, placement, registration, replicaset};
+use crate::hub::{addon, clustersets, placement, registration, replicaset};
 use crate::operator::cluster_manager::{self as operator, InProcess};
 use crate::runtime::Shutdown;
 use crate::runtime::lease;
@@ -74,12 +74,19 @@ pub async fn controllers(client: Client, shutdown: Shutdown) -> anyhow::Result<(
     let (store, events) = clusters.subscribe();
     let sets = clustersets::run_with(client.clone(), store, events, shutdown.clone()).map(stop_all);
     let replicasets = Box::pin(replicaset::run(client.clone(), shutdown.clone())).map(stop_all);
+    let addons = Box::pin(addon::run_with(
+        client.clone(),
+        clusters.store(),
+        shutdown.clone(),
+    ))
+    .map(stop_all);
     let watch = Box::pin(clusters.run(client, shutdown.clone()));
-    let (registration, sets, placement, replicasets, ()) =
-        tokio::join!(registration, sets, placement, replicasets, watch);
+    let (registration, sets, placement, replicasets, addons, ()) =
+        tokio::join!(registration, sets, placement, replicasets, addons, watch);
     registration.map_err(|e| e.context("the hub registration controller stopped"))?;
     placement.map_err(|e| e.context("the placement controller stopped"))?;
     replicasets.map_err(|e| e.context("the ManifestWorkReplicaSet controller stopped"))?;
+    addons.map_err(|e| e.context("the add-on registration controller stopped"))?;
     sets.map_err(|e| e.context("the hub cluster-set controllers stopped"))
 }
 

@@ -42,6 +42,7 @@ pub async fn run(
             namespace: config.agent_namespace.clone(),
             cluster: config.cluster_name.clone(),
             applied_names: agent::work::AppliedNames::PerHub,
+            addons: true,
         };
         let supervisor = agent::work::supervisor::run(supervised, token.clone());
         async move {

@@ -1,13 +1,26 @@
 //! `addon enable`, `addon disable` and `get addon` on the real hub: ManagedClusterAddOns written
 //! as upstream's `clusteradm` writes them, idempotent, and nothing written when any cluster or
-//! add-on named is unknown.
-use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
+//! add-on named is unknown; and add-on registration: an add-on agent's own hub identity, signed
+//! only as registered, and the credential gone when the add-on is.
+use std::time::Duration;
 
+use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+use kube::ResourceExt as _;
+use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use serde_json::json;
+
+use clusteradm::agent::addon::AddonOptions;
 use clusteradm::api::addon::{
     ClusterManagementAddOn, ClusterManagementAddOnSpec, ManagedClusterAddOn,
 };
 use clusteradm::api::cluster::{ManagedCluster, ManagedClusterSpec};
+use clusteradm::api::names::CLIENT_SIGNER;
+use clusteradm::identity::CsrFacts;
+use clusteradm::identity::addon::{AddonSubject, default_group, default_user};
+use clusteradm::runtime::Shutdown;
 
 use crate::common;
 use crate::registration::fixture::{self, on_hub};
@@ -273,4 +286,200 @@ async fn enabling_on_an_unknown_cluster_or_an_unknown_addon_writes_nothing() {
     let mut all = c.clone();
     all.push(unaccepted);
     cleanup(&addon, &all).await;
+}
+
+/// A CSR the cluster's agent sends for an add-on of its cluster, asking for `subject`.
+async fn send_csr(
+    agent: &kube::Client,
+    cluster: &str,
+    addon: &str,
+    user: String,
+    groups: Vec<String>,
+    signer: &str,
+) -> String {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let pem =
+        clusteradm::agent::addon::request_pem(&AddonSubject { user, groups }, addon, &key).unwrap();
+    let mut csr = clusteradm::agent::addon::csr_object(cluster, addon, &pem);
+    csr.spec.signer_name = signer.to_string();
+    Api::<CertificateSigningRequest>::all(agent.clone())
+        .create(&PostParams::default(), &csr)
+        .await
+        .unwrap()
+        .name_any()
+}
+
+fn is_forbidden<T>(result: &Result<T, kube::Error>) -> bool {
+    matches!(result, Err(kube::Error::Api(s)) if s.code == 403)
+}
+
+/// What the add-on's hub side does: registers an identity on the hub's signer, and grants it
+/// ConfigMaps in the cluster namespace.
+async fn register_and_grant(hub: &kube::Client, cluster: &str, addon: &str, install: &str) {
+    Api::<ManagedClusterAddOn>::namespaced(hub.clone(), cluster)
+        .patch_status(
+            addon,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {
+                "namespace": install,
+                "registrations": [{"signerName": CLIENT_SIGNER}]}})),
+        )
+        .await
+        .unwrap();
+    let role: Role = serde_json::from_value(json!({
+        "metadata": {"name": addon, "namespace": cluster},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}]}))
+    .unwrap();
+    Api::<Role>::namespaced(hub.clone(), cluster)
+        .create(&PostParams::default(), &role)
+        .await
+        .unwrap();
+    let binding: RoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": addon, "namespace": cluster},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": addon},
+        "subjects": [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io",
+                      "name": default_group(cluster, addon)}]}))
+    .unwrap();
+    Api::<RoleBinding>::namespaced(hub.clone(), cluster)
+        .create(&PostParams::default(), &binding)
+        .await
+        .unwrap();
+}
+
+/// Forged requests by the cluster's agent for its add-on: another cluster's identity, an extra
+/// group, a signer the add-on did not register.
+async fn forge_csrs(me: &kube::Client, c: &str, addon: &str) -> [String; 3] {
+    let (user, group) = (default_user(c, addon), default_group(c, addon));
+    let other = (default_user("other", addon), default_group("other", addon));
+    [
+        send_csr(me, c, addon, other.0, vec![other.1], CLIENT_SIGNER).await,
+        send_csr(
+            me,
+            c,
+            addon,
+            user.clone(),
+            vec![group.clone(), "hub-admins".into()],
+            CLIENT_SIGNER,
+        )
+        .await,
+        send_csr(
+            me,
+            c,
+            addon,
+            user,
+            vec![group],
+            "example.com/not-registered",
+        )
+        .await,
+    ]
+}
+
+/// The add-on identity reads ConfigMaps in its cluster namespace (once its grant is in force),
+/// and nothing else.
+async fn only_configmaps_in(as_addon: &kube::Client, c: &str) {
+    common::eventually("the add-on's RBAC", Duration::from_secs(30), || {
+        let cms = Api::<ConfigMap>::namespaced(as_addon.clone(), c);
+        async move { cms.list(&ListParams::default()).await.ok() }
+    })
+    .await;
+    let lp = ListParams::default();
+    let elsewhere = Api::<ConfigMap>::namespaced(as_addon.clone(), "default");
+    assert!(is_forbidden(&elsewhere.list(&lp).await));
+    let secrets = Api::<Secret>::namespaced(as_addon.clone(), c);
+    assert!(is_forbidden(&secrets.list(&lp).await));
+    let clusters = Api::<ManagedCluster>::all(as_addon.clone());
+    assert!(is_forbidden(&clusters.list(&lp).await));
+}
+
+/// A hub client from the kubeconfig in an add-on's secret.
+async fn client_of(secret: &Secret) -> kube::Client {
+    let text = String::from_utf8(secret.data.as_ref().unwrap()["kubeconfig"].0.clone()).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(
+        Kubeconfig::from_yaml(&text).unwrap(),
+        &KubeConfigOptions::default(),
+    )
+    .await
+    .unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_addon_agent_gets_its_own_hub_identity_and_nothing_more() {
+    let agent = fixture::joined(fixture::options(common::managed().await, "it-addon-reg")).await;
+    let c = agent.cluster().to_string();
+    let (hub, managed) = (common::hub().await, common::managed().await);
+    let me = fixture::cert_client(&agent.hub_secret().await).await;
+    let addon = common::unique("it-hello");
+    let install = common::unique("it-addon-ns");
+    known_addon(&addon).await;
+    let (code, _, err) = on_hub(&[
+        "addon",
+        "enable",
+        "--names",
+        &addon,
+        "--clusters",
+        &c,
+        "-n",
+        &install,
+    ])
+    .await;
+    assert_eq!(code, 0, "{err}");
+
+    register_and_grant(&hub, &c, &addon, &install).await;
+
+    let forged = forge_csrs(&me, &c, &addon).await;
+
+    let shutdown = Shutdown::new();
+    let (server, ca_data) = common::server_and_ca(&common::env().hub);
+    let opts = AddonOptions {
+        hub: me.clone(),
+        managed: managed.clone(),
+        cluster: c.clone(),
+        server,
+        ca_data,
+    };
+    tokio::spawn(clusteradm::agent::addon::run(opts, shutdown.clone()));
+    let secrets: Api<Secret> = Api::namespaced(managed.clone(), &install);
+    let name = format!("{addon}-hub-kubeconfig");
+    let secret = fixture::wait(
+        secrets.clone(),
+        &name,
+        "the add-on's hub kubeconfig",
+        |s: Option<&Secret>| {
+            s.and_then(|s| s.data.as_ref())
+                .is_some_and(|d| d.contains_key("kubeconfig"))
+        },
+    )
+    .await;
+
+    // The hub signed the add-on's own request, approved by the hub, and none of the forged ones.
+    let csrs: Api<CertificateSigningRequest> = Api::all(hub.clone());
+    for forged in &forged {
+        let csr = csrs.get(forged).await.unwrap();
+        assert!(
+            CsrFacts::of(&csr).pending,
+            "forged CSR {forged} was decided: {:?}",
+            csr.status
+        );
+    }
+
+    only_configmaps_in(&client_of(&secret).await, &c).await;
+
+    // Disabled: the credential is deleted from the managed cluster.
+    let (code, _, err) = on_hub(&["addon", "disable", "--names", &addon, "--clusters", &c]).await;
+    assert_eq!(code, 0, "{err}");
+    let uid = secret.metadata.uid.clone().unwrap();
+    fixture::wait_deleted(secrets, &name, &uid).await;
+
+    shutdown.cancel();
+    for forged in &forged {
+        let _ = csrs.delete(forged, &DeleteParams::default()).await;
+    }
+    let _ = Api::<Namespace>::all(managed)
+        .delete(&install, &DeleteParams::default())
+        .await;
+    let _ = Api::<ClusterManagementAddOn>::all(hub)
+        .delete(&addon, &DeleteParams::default())
+        .await;
+    agent.remove().await;
 }

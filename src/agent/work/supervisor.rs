@@ -1,6 +1,6 @@
-//! Runs the in-process work agent with the credential the registration agent earns: waits for
-//! `hub-kubeconfig-secret`, starts the agent with a hub client built from it, and restarts the
-//! agent whenever the secret changes (certificate rotation, re-bootstrap), so the work agent
+//! Runs the in-process work agent (and add-on registration) with the credential the registration
+//! agent earns: waits for `hub-kubeconfig-secret`, starts the agent with a hub client built from
+//! it, and restarts the agent whenever the secret changes (certificate rotation, re-bootstrap), so the work agent
 //! never holds a stale certificate.
 use std::pin::pin;
 
@@ -34,6 +34,8 @@ pub struct Supervised {
     pub cluster: String,
     /// How the agent names AppliedManifestWorks.
     pub applied_names: super::AppliedNames,
+    /// Also register the cluster's add-ons with the same credential ([`crate::agent::addon`]).
+    pub addons: bool,
 }
 
 /// Supervises the work agent of `agent.cluster` until `shutdown` is cancelled.
@@ -43,6 +45,7 @@ pub async fn run(agent: Supervised, shutdown: Shutdown) {
         namespace,
         cluster,
         applied_names,
+        addons,
     } = agent;
     let secrets: Api<Secret> = Api::namespaced(managed.clone(), &namespace);
     let config =
@@ -73,6 +76,7 @@ pub async fn run(agent: Supervised, shutdown: Shutdown) {
             &namespace,
             &cluster,
             applied_names,
+            addons,
             &credential,
             token.clone(),
         );
@@ -105,6 +109,7 @@ async fn start(
     namespace: &str,
     cluster: &str,
     applied_names: super::AppliedNames,
+    addons: bool,
     credential: &Credential,
     token: Shutdown,
 ) -> anyhow::Result<()> {
@@ -123,6 +128,19 @@ async fn start(
         Timeouts::LOOP,
     )
     .await?;
+    if addons {
+        let (server, ca_data) =
+            crate::agent::registration::bootstrap::hub_endpoint(&credential.kubeconfig)
+                .map_err(|e| anyhow::anyhow!("the hub kubeconfig secret: {e}"))?;
+        let opts = crate::agent::addon::AddonOptions {
+            hub: hub.clone(),
+            managed: managed.clone(),
+            cluster: cluster.to_string(),
+            server,
+            ca_data,
+        };
+        tokio::spawn(crate::agent::addon::run(opts, token.clone()));
+    }
     let mut opts = super::WorkAgentOptions::new(
         hub,
         hub_url,

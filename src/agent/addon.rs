@@ -1,0 +1,393 @@
+//! The managed cluster's side of add-on registration, as upstream's registration agent does it:
+//! for each ManagedClusterAddOn in the cluster's namespace on the hub that registers an identity
+//! with the hub's client signer, a key, a CSR (`generateName: addon-<cluster>-<addon>-`, labels
+//! cluster-name and addon-name, the registered subject or upstream's default) sent with the
+//! cluster agent's own credential, and once the hub signs it the secret `<addon>-hub-kubeconfig`
+//! in the add-on's install namespace on the managed cluster: a kubeconfig for the hub with that
+//! identity, `tls.crt`, `tls.key` and `cluster-name`. The certificate is renewed when 20 % of its
+//! lifetime is left; the secret is deleted when the add-on goes.
+//!
+//! Not yet: custom signers (a certificate and key for another endpoint) and lease health.
+use std::collections::{BTreeMap, HashMap};
+use std::pin::pin;
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use k8s_openapi::ByteString;
+use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::runtime::{WatchStreamExt as _, watcher};
+use kube::{Client, ResourceExt};
+use serde_json::json;
+
+use crate::agent::registration::csr::{self, USAGES};
+use crate::agent::registration::rotate;
+use crate::agent::registration::secret::HubCredential;
+use crate::api::addon::{ADDON_NAME_LABEL, DEFAULT_INSTALL_NAMESPACE, ManagedClusterAddOn};
+use crate::api::cluster::CLUSTER_NAME_LABEL;
+use crate::api::names::CLIENT_SIGNER;
+use crate::identity::addon::{AddonSubject, subject};
+use crate::runtime::{Backoff, Shutdown};
+
+const FIELD_MANAGER: &str = "clusteradm-addon-registration";
+const ORGANIZATION_OID: &[u64] = &[2, 5, 4, 10];
+
+/// What add-on registration needs: both clusters and the agent's own hub endpoint.
+#[derive(Clone)]
+pub struct AddonOptions {
+    /// Hub client with the cluster agent's credential.
+    pub hub: Client,
+    /// Client of the managed cluster.
+    pub managed: Client,
+    /// The cluster's name on the hub.
+    pub cluster: String,
+    /// Hub URL, for the add-on's kubeconfig.
+    pub server: String,
+    /// Hub CA (base64 PEM), for the add-on's kubeconfig.
+    pub ca_data: String,
+}
+
+/// One identity an add-on's agent needs: whom, and where its secret goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Wanted {
+    addon: String,
+    namespace: String,
+    secret: String,
+    subject: AddonSubject,
+}
+
+impl Wanted {
+    /// What `mca` registers with the hub's signer, if anything.
+    fn of(mca: &ManagedClusterAddOn, cluster: &str) -> Option<Self> {
+        let status = mca.status.as_ref()?;
+        let registration = status
+            .registrations
+            .iter()
+            .find(|r| r.signer_name == CLIENT_SIGNER)?;
+        let addon = mca.name_any();
+        let namespace = status
+            .namespace
+            .clone()
+            .or_else(|| mca.spec.install_namespace.clone())
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| DEFAULT_INSTALL_NAMESPACE.to_string());
+        Some(Self {
+            secret: format!("{addon}-hub-kubeconfig"),
+            subject: subject(registration, cluster, &addon),
+            addon,
+            namespace,
+        })
+    }
+}
+
+/// Keeps every registered add-on identity of the cluster until `shutdown` is cancelled.
+pub async fn run(opts: AddonOptions, shutdown: Shutdown) {
+    let api: Api<ManagedClusterAddOn> = Api::namespaced(opts.hub.clone(), &opts.cluster);
+    let mut events = pin!(watcher(api, watcher::Config::default()).default_backoff());
+    let mut kept: HashMap<String, (Wanted, Shutdown)> = HashMap::new();
+    let mut listed: Vec<String> = Vec::new();
+    loop {
+        let event = tokio::select! {
+            () = shutdown.cancelled() => break,
+            event = events.next() => match event {
+                Some(Ok(event)) => event,
+                Some(Err(e)) => { tracing::debug!(cluster = %opts.cluster, "watching ManagedClusterAddOns: {e}"); continue }
+                None => break,
+            },
+        };
+        match event {
+            watcher::Event::Init => listed.clear(),
+            watcher::Event::InitApply(mca) | watcher::Event::Apply(mca) => {
+                listed.push(mca.name_any());
+                let wanted = Wanted::of(&mca, &opts.cluster);
+                let name = mca.name_any();
+                if kept.get(&name).map(|(w, _)| Some(w)) == Some(wanted.as_ref()) {
+                    continue;
+                }
+                if let Some((old, token)) = kept.remove(&name) {
+                    token.cancel();
+                    if wanted.as_ref().is_none_or(|w| w.namespace != old.namespace) {
+                        forget(&opts.managed, &old).await;
+                    }
+                }
+                if let Some(wanted) = wanted {
+                    let token = shutdown.child_token();
+                    tokio::spawn(keep(opts.clone(), wanted.clone(), token.clone()));
+                    kept.insert(name, (wanted, token));
+                }
+            }
+            watcher::Event::Delete(mca) => {
+                if let Some((old, token)) = kept.remove(&mca.name_any()) {
+                    token.cancel();
+                    forget(&opts.managed, &old).await;
+                }
+            }
+            watcher::Event::InitDone => {
+                let gone: Vec<String> = kept
+                    .keys()
+                    .filter(|k| !listed.contains(k))
+                    .cloned()
+                    .collect();
+                for name in gone {
+                    if let Some((old, token)) = kept.remove(&name) {
+                        token.cancel();
+                        forget(&opts.managed, &old).await;
+                    }
+                }
+            }
+        }
+    }
+    for (_, token) in kept.values() {
+        token.cancel();
+    }
+}
+
+/// Deletes the identity's secret: the add-on is gone, so is its right to the hub.
+async fn forget(managed: &Client, wanted: &Wanted) {
+    let secrets: Api<Secret> = Api::namespaced(managed.clone(), &wanted.namespace);
+    match secrets
+        .delete(&wanted.secret, &DeleteParams::default())
+        .await
+    {
+        Ok(_) => {
+            tracing::info!(addon = %wanted.addon, "deleted {}/{}", wanted.namespace, wanted.secret);
+        }
+        Err(kube::Error::Api(s)) if s.code == 404 => {}
+        Err(e) => {
+            tracing::warn!(addon = %wanted.addon, "deleting {}/{}: {e}", wanted.namespace, wanted.secret);
+        }
+    }
+}
+
+/// Keeps one identity: a valid certificate in its secret, renewed before it expires.
+async fn keep(opts: AddonOptions, wanted: Wanted, token: Shutdown) {
+    let mut backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(300));
+    loop {
+        let wait = match renew_at(&opts, &wanted).await {
+            Ok(Some(at)) => at.saturating_sub(rotate::now_seconds()).max(5),
+            Ok(None) => match issue(&opts, &wanted, &token).await {
+                Ok(()) => {
+                    backoff.reset();
+                    continue;
+                }
+                Err(e) => {
+                    let delay = backoff.next_delay();
+                    tracing::warn!(cluster = %opts.cluster, addon = %wanted.addon, "registering the add-on: {e:#}; retrying in {delay:?}");
+                    i64::try_from(delay.as_secs()).unwrap_or(300).max(1)
+                }
+            },
+            Err(e) => {
+                tracing::warn!(cluster = %opts.cluster, addon = %wanted.addon, "reading the add-on's secret: {e}");
+                i64::try_from(backoff.next_delay().as_secs())
+                    .unwrap_or(300)
+                    .max(1)
+            }
+        };
+        let wait = Duration::from_secs(u64::try_from(wait).unwrap_or(5));
+        tokio::select! {
+            () = token.cancelled() => return,
+            () = tokio::time::sleep(wait) => {}
+        }
+    }
+}
+
+/// When the stored certificate is due for renewal, or `None` when there is none to keep.
+async fn renew_at(opts: &AddonOptions, wanted: &Wanted) -> Result<Option<i64>, kube::Error> {
+    let secrets: Api<Secret> = Api::namespaced(opts.managed.clone(), &wanted.namespace);
+    let Some(secret) = secrets.get_opt(&wanted.secret).await? else {
+        return Ok(None);
+    };
+    let Some(cert) = crate::secrets::field(&secret, "tls.crt") else {
+        return Ok(None);
+    };
+    let Ok(validity) = rotate::validity(cert.as_bytes()) else {
+        return Ok(None);
+    };
+    if common_name(cert.as_bytes()).as_deref() != Some(wanted.subject.user.as_str()) {
+        return Ok(None);
+    }
+    let due = rotate::rotation_due(validity, rotate::DEFAULT_THRESHOLD);
+    Ok((due > rotate::now_seconds()).then_some(due))
+}
+
+/// The CN of the first certificate of a PEM bundle.
+fn common_name(pem: &[u8]) -> Option<String> {
+    let der = crate::pki::certificates_der(pem).ok()?.into_iter().next()?;
+    let (_, cert) = x509_parser::parse_x509_certificate(&der).ok()?;
+    let cn = cert
+        .subject()
+        .iter_common_name()
+        .next()?
+        .as_str()
+        .ok()?
+        .to_string();
+    Some(cn)
+}
+
+/// A PEM request for `subject`, signed by `key`.
+pub fn request_pem(
+    subject: &AddonSubject,
+    addon: &str,
+    key: &rcgen::KeyPair,
+) -> anyhow::Result<String> {
+    let mut params =
+        rcgen::CertificateParams::new(vec![format!("{addon}.addon.open-cluster-management.io")])?;
+    let mut dn = rcgen::DistinguishedName::new();
+    dn.push(rcgen::DnType::CommonName, subject.user.as_str());
+    for (i, group) in subject.groups.iter().enumerate() {
+        // rcgen keeps one value per attribute type: further Os are the same OID under another key.
+        let kind = if i == 0 {
+            rcgen::DnType::OrganizationName
+        } else {
+            rcgen::DnType::CustomDnType(ORGANIZATION_OID.to_vec())
+        };
+        dn.push(kind, group.as_str());
+    }
+    params.distinguished_name = dn;
+    Ok(params.serialize_request(key)?.pem()?)
+}
+
+/// The CSR object for the add-on's request, as upstream names and labels it.
+pub fn csr_object(cluster: &str, addon: &str, pem: &str) -> CertificateSigningRequest {
+    let mut csr = csr::object(cluster, pem, None);
+    csr.metadata.generate_name = Some(format!("addon-{cluster}-{addon}-"));
+    csr.metadata.labels = Some(BTreeMap::from([
+        (CLUSTER_NAME_LABEL.to_string(), cluster.to_string()),
+        (ADDON_NAME_LABEL.to_string(), addon.to_string()),
+    ]));
+    csr.spec.usages = Some(USAGES.iter().map(ToString::to_string).collect());
+    csr
+}
+
+/// Sends a CSR for the identity, waits until the hub signs it, and stores it.
+async fn issue(opts: &AddonOptions, wanted: &Wanted, token: &Shutdown) -> anyhow::Result<()> {
+    let key = rcgen::KeyPair::generate()?;
+    let pem = request_pem(&wanted.subject, &wanted.addon, &key)?;
+    let api: Api<CertificateSigningRequest> = Api::all(opts.hub.clone());
+    let created = api
+        .create(
+            &PostParams::default(),
+            &csr_object(&opts.cluster, &wanted.addon, &pem),
+        )
+        .await?;
+    let name = created.name_any();
+    tracing::info!(cluster = %opts.cluster, addon = %wanted.addon, csr = %name, "waiting for the hub to sign the add-on's CSR");
+    let cert = tokio::select! {
+        r = csr::wait_signed(api, &name) => r?,
+        () = token.cancelled() => return Ok(()),
+    };
+    let credential = HubCredential {
+        server: opts.server.clone(),
+        ca_data: opts.ca_data.clone(),
+        cert_pem: cert,
+        key_pem: key.serialize_pem(),
+        cluster: opts.cluster.clone(),
+        agent: wanted.addon.clone(),
+    };
+    store(&opts.managed, wanted, &credential).await?;
+    tracing::info!(cluster = %opts.cluster, addon = %wanted.addon, "add-on credential stored in {}/{}", wanted.namespace, wanted.secret);
+    Ok(())
+}
+
+/// Writes the secret (and its namespace, if the add-on's manifests have not made it yet).
+async fn store(
+    managed: &Client,
+    wanted: &Wanted,
+    credential: &HubCredential,
+) -> anyhow::Result<()> {
+    let namespaces: Api<Namespace> = Api::all(managed.clone());
+    if namespaces.get_opt(&wanted.namespace).await?.is_none() {
+        let ns = Namespace {
+            metadata: ObjectMeta {
+                name: Some(wanted.namespace.clone()),
+                ..ObjectMeta::default()
+            },
+            ..Namespace::default()
+        };
+        match namespaces.create(&PostParams::default(), &ns).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 409 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let data: BTreeMap<String, ByteString> = [
+        ("kubeconfig", credential.kubeconfig()),
+        ("tls.crt", credential.cert_pem.clone()),
+        ("tls.key", credential.key_pem.clone()),
+        ("cluster-name", credential.cluster.clone()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), ByteString(v.into_bytes())))
+    .collect();
+    let secret = json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": wanted.secret, "namespace": wanted.namespace},
+        "type": "Opaque",
+        "data": data,
+    });
+    Api::<Secret>::namespaced(managed.clone(), &wanted.namespace)
+        .patch(
+            &wanted.secret,
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(&secret),
+        )
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::addon::{
+        ManagedClusterAddOnSpec, ManagedClusterAddOnStatus, RegistrationConfig,
+    };
+    use crate::identity::addon::{default_group, default_user};
+
+    #[test]
+    fn the_request_carries_the_registered_subject() {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let subject = AddonSubject {
+            user: default_user("c1", "hello"),
+            groups: vec![default_group("c1", "hello"), "system:authenticated".into()],
+        };
+        let pem = request_pem(&subject, "hello", &key).unwrap();
+        let parsed = crate::identity::parse_request(pem.as_bytes()).unwrap();
+        assert_eq!(parsed.common_name, subject.user);
+        assert_eq!(parsed.organizations, subject.groups);
+        let csr = csr_object("c1", "hello", &pem);
+        assert_eq!(
+            csr.metadata.generate_name.as_deref(),
+            Some("addon-c1-hello-")
+        );
+        assert_eq!(csr.metadata.labels.unwrap()[ADDON_NAME_LABEL], "hello");
+        assert_eq!(csr.spec.signer_name, CLIENT_SIGNER);
+    }
+
+    #[test]
+    fn only_a_client_signer_registration_is_kept_in_the_install_namespace() {
+        let mut mca = ManagedClusterAddOn::new("hello", ManagedClusterAddOnSpec::default());
+        assert_eq!(Wanted::of(&mca, "c1"), None);
+        mca.status = Some(ManagedClusterAddOnStatus {
+            registrations: vec![RegistrationConfig {
+                signer_name: "example.com/other".into(),
+                subject: None,
+            }],
+            ..ManagedClusterAddOnStatus::default()
+        });
+        assert_eq!(Wanted::of(&mca, "c1"), None);
+        mca.status
+            .as_mut()
+            .unwrap()
+            .registrations
+            .push(RegistrationConfig {
+                signer_name: CLIENT_SIGNER.into(),
+                subject: None,
+            });
+        let wanted = Wanted::of(&mca, "c1").unwrap();
+        assert_eq!(wanted.namespace, DEFAULT_INSTALL_NAMESPACE);
+        assert_eq!(wanted.secret, "hello-hub-kubeconfig");
+        mca.spec.install_namespace = Some("addons".into());
+        assert_eq!(Wanted::of(&mca, "c1").unwrap().namespace, "addons");
+    }
+}
