@@ -123,8 +123,8 @@ pub enum ObjectErrorKind {
     /// The API call failed.
     #[error(transparent)]
     Api(#[from] kube::Error),
-    /// Watching a CRD for Established failed.
-    #[error("waiting for Established failed")]
+    /// Watching a CRD for Established (or an object for its deletion) failed.
+    #[error("waiting on the object failed")]
     Wait(#[source] kube::runtime::wait::Error),
     /// A deleted object was still there after the timeout (a finalizer nobody removes?).
     #[error("still present {0:?} after deletion (a finalizer is pending)")]
@@ -272,7 +272,17 @@ impl Applier {
             .labels
             .get_or_insert_default()
             .insert(MANAGED_BY_LABEL.into(), crate::FIELD_MANAGER.into());
-        let before = api.get_metadata_opt(&name).await?;
+        let mut before = api.get_metadata_opt(&name).await?;
+        if let Some(uid) = before
+            .as_ref()
+            .filter(|b| b.metadata.deletion_timestamp.is_some())
+            .and_then(|b| b.metadata.uid.clone())
+        {
+            // Applied now, it would be patched and then deleted (a terminating CRD also refuses
+            // every new custom resource): wait until it is gone, then create it afresh.
+            self.wait_gone(&api, &name, &uid).await?;
+            before = None;
+        }
         let result = api
             .patch(
                 &name,
@@ -295,6 +305,25 @@ impl Applier {
             change,
             result,
         })
+    }
+
+    async fn wait_gone(
+        &self,
+        api: &Api<DynamicObject>,
+        name: &str,
+        uid: &str,
+    ) -> Result<(), ObjectErrorKind> {
+        tracing::info!("{name} is being deleted: waiting until it is gone before applying it");
+        match tokio::time::timeout(
+            self.crd_timeout,
+            await_condition(api.clone(), name, conditions::is_deleted(uid)),
+        )
+        .await
+        {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(ObjectErrorKind::Wait(e)),
+            Err(_) => Err(ObjectErrorKind::StillPresent(self.crd_timeout)),
+        }
     }
 
     async fn wait_established(&self, crd: &DynamicObject) -> Result<(), ObjectErrorKind> {

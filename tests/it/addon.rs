@@ -12,7 +12,8 @@ use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, P
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::json;
 
-use clusteradm::agent::addon::AddonOptions;
+use clusteradm::agent::work::AppliedNames;
+use clusteradm::agent::work::supervisor::{self, Supervised};
 use clusteradm::api::addon::{
     ClusterManagementAddOn, ClusterManagementAddOnSpec, ManagedClusterAddOn,
 };
@@ -71,6 +72,15 @@ async fn known_addon(name: &str) {
         .unwrap();
 }
 
+/// The hub set up, two accepted clusters without agents, and an add-on the hub knows.
+async fn two_clusters_and_an_addon(prefix: &str) -> (kube::Client, Vec<String>, String) {
+    fixture::hub().await;
+    let c = clusters(prefix).await;
+    let addon = common::unique("it-hello");
+    known_addon(&addon).await;
+    (common::hub().await, c, addon)
+}
+
 async fn cleanup(addon: &str, clusters: &[String]) {
     let hub = common::hub().await;
     let _ = Api::<ClusterManagementAddOn>::all(hub.clone())
@@ -88,11 +98,7 @@ async fn cleanup(addon: &str, clusters: &[String]) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn enable_get_and_disable_an_addon_on_two_clusters() {
-    fixture::hub().await;
-    let hub = common::hub().await;
-    let c = clusters("it-addon").await;
-    let addon = common::unique("it-hello");
-    known_addon(&addon).await;
+    let (hub, c, addon) = two_clusters_and_an_addon("it-addon").await;
     let both = c.join(",");
 
     let args = [
@@ -194,11 +200,7 @@ async fn enable_get_and_disable_an_addon_on_two_clusters() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn enabling_on_an_unknown_cluster_or_an_unknown_addon_writes_nothing() {
-    fixture::hub().await;
-    let hub = common::hub().await;
-    let c = clusters("it-addon-bad").await;
-    let addon = common::unique("it-hello");
-    known_addon(&addon).await;
+    let (hub, c, addon) = two_clusters_and_an_addon("it-addon-bad").await;
     let nothing_on = |cluster: String| {
         let hub = hub.clone();
         let addon = addon.clone();
@@ -429,16 +431,17 @@ async fn an_addon_agent_gets_its_own_hub_identity_and_nothing_more() {
 
     let forged = forge_csrs(&me, &c, &addon).await;
 
+    // As `join --in-process` runs it: beside the work agent, with the credential the cluster's
+    // registration agent keeps in its hub kubeconfig secret.
     let shutdown = Shutdown::new();
-    let (server, ca_data) = common::server_and_ca(&common::env().hub);
-    let opts = AddonOptions {
-        hub: me.clone(),
+    let supervised = Supervised {
         managed: managed.clone(),
+        namespace: agent.opts.namespace.clone(),
         cluster: c.clone(),
-        server,
-        ca_data,
+        applied_names: AppliedNames::PerHub,
+        addons: true,
     };
-    tokio::spawn(clusteradm::agent::addon::run(opts, shutdown.clone()));
+    tokio::spawn(supervisor::run(supervised, shutdown.clone()));
     let secrets: Api<Secret> = Api::namespaced(managed.clone(), &install);
     let name = format!("{addon}-hub-kubeconfig");
     let secret = fixture::wait(

@@ -3,9 +3,10 @@
 use std::time::Duration;
 
 use clusteradm::apply::{Applier, Change, parse_objects};
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, DeleteParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use serde_json::json;
 
 use crate::common;
 
@@ -193,4 +194,60 @@ async fn resource_versions(
         out.push(got.metadata.resource_version);
     }
     out
+}
+
+/// An object being deleted (here a ConfigMap held by a finalizer; in the interop run a CRD that
+/// `clean` was still removing) is not patched on its way out: the apply waits until it is gone,
+/// then creates it afresh.
+#[tokio::test]
+async fn an_object_being_deleted_is_recreated_once_gone() {
+    let hub = common::hub().await;
+    let name = common::unique("it-apply-dying");
+    let cms: Api<ConfigMap> = Api::namespaced(hub.clone(), "default");
+    let text = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: default\ndata: {{a: b}}\n"
+    );
+    let objects = parse_objects(&text, "cm").unwrap();
+    Applier::new(hub.clone(), Duration::from_secs(30))
+        .apply(objects.clone())
+        .await
+        .unwrap();
+    let hold = Patch::Merge(json!({"metadata": {"finalizers": ["it.clusteradm.dev/hold"]}}));
+    cms.patch(&name, &PatchParams::default(), &hold)
+        .await
+        .unwrap();
+    cms.delete(&name, &DeleteParams::default()).await.unwrap();
+    let dying = cms.get(&name).await.unwrap();
+    assert!(dying.metadata.deletion_timestamp.is_some());
+
+    let apply = tokio::spawn({
+        let (hub, objects) = (hub.clone(), objects.clone());
+        async move {
+            Applier::new(hub, Duration::from_secs(30))
+                .apply(objects)
+                .await
+        }
+    });
+    // While the finalizer holds it, the apply neither finishes nor touches it.
+    let unchanged = cms.get(&name).await.unwrap();
+    assert_eq!(
+        unchanged.metadata.resource_version,
+        dying.metadata.resource_version
+    );
+    assert!(!apply.is_finished());
+    let release = Patch::Merge(json!({"metadata": {"finalizers": null}}));
+    cms.patch(&name, &PatchParams::default(), &release)
+        .await
+        .unwrap();
+
+    let report = tokio::time::timeout(Duration::from_secs(30), apply)
+        .await
+        .expect("the apply did not finish once the object was gone")
+        .unwrap()
+        .unwrap();
+    assert_eq!(report.applied[0].change, Change::Created);
+    let fresh = cms.get(&name).await.unwrap();
+    assert_ne!(fresh.metadata.uid, dying.metadata.uid);
+    assert!(fresh.metadata.deletion_timestamp.is_none());
+    cms.delete(&name, &DeleteParams::default()).await.unwrap();
 }
