@@ -163,7 +163,8 @@ async fn forget(managed: &Client, wanted: &Wanted) {
 /// Keeps one identity: a valid certificate in its secret, renewed before it expires.
 async fn keep(opts: AddonOptions, wanted: Wanted, token: Shutdown) {
     let mut backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(300));
-    loop {
+    // `issue` returns early when cancelled: never send another CSR after that.
+    while !token.is_cancelled() {
         let wait = match renew_at(&opts, &wanted).await {
             Ok(Some(at)) => at.saturating_sub(rotate::now_seconds()).max(5),
             Ok(None) => match issue(&opts, &wanted, &token).await {
