@@ -43,8 +43,8 @@ pub async fn run(
     .await
 }
 
-/// The hub controllers (registration, cluster sets, placement, replica sets) over one shared
-/// ManagedCluster watch, until
+/// The hub controllers (registration, cluster sets, placement, replica sets, add-on
+/// registration) over one shared ManagedCluster watch, until
 /// `shutdown` is cancelled.
 pub async fn controllers(client: Client, shutdown: Shutdown) -> anyhow::Result<()> {
     let clusters = SharedClusters::new();

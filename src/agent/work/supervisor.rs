@@ -1,7 +1,7 @@
 //! Runs the in-process work agent (and add-on registration) with the credential the registration
 //! agent earns: waits for `hub-kubeconfig-secret`, starts the agent with a hub client built from
-//! it, and restarts the agent whenever the secret changes (certificate rotation, re-bootstrap), so the work agent
-//! never holds a stale certificate.
+//! it, and restarts the agent whenever the secret changes (certificate rotation, re-bootstrap),
+//! so the work agent never holds a stale certificate.
 use std::pin::pin;
 
 use anyhow::Context as _;
