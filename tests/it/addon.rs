@@ -5,8 +5,10 @@
 use std::time::Duration;
 
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt as _;
 use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -393,6 +395,51 @@ async fn only_configmaps_in(as_addon: &kube::Client, c: &str) {
     assert!(is_forbidden(&clusters.list(&lp).await));
 }
 
+/// What an add-on's agent does to say it is alive: its install namespace and a Lease named after
+/// the add-on there, renewed now.
+async fn renew_lease(managed: &kube::Client, install: &str, addon: &str) {
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": install}})).unwrap();
+    Api::<Namespace>::all(managed.clone())
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+    let lease: Lease = serde_json::from_value(json!({
+        "metadata": {"name": addon, "namespace": install},
+        "spec": {"renewTime": Timestamp::now().to_string()}}))
+    .unwrap();
+    Api::<Lease>::namespaced(managed.clone(), install)
+        .create(&PostParams::default(), &lease)
+        .await
+        .unwrap();
+}
+
+/// The hub hears from the cluster that the add-on is available, and `get addon` shows it.
+async fn available_by_lease(hub: &kube::Client, c: &str, addon: &str) {
+    let api = Api::<ManagedClusterAddOn>::namespaced(hub.clone(), c);
+    fixture::wait(
+        api,
+        addon,
+        "Available from the add-on's lease",
+        |m: Option<&ManagedClusterAddOn>| {
+            m.and_then(|m| m.status.as_ref())
+                .and_then(|s| clusteradm::api::conditions::find(&s.conditions, "Available"))
+                .is_some_and(|a| {
+                    a.status == "True" && a.reason == "ManagedClusterAddOnLeaseUpdated"
+                })
+        },
+    )
+    .await;
+    let (code, out, err) = on_hub(&["get", "addon", addon, "--clusters", c]).await;
+    assert_eq!(code, 0, "{err}");
+    let row: Vec<&str> = out
+        .lines()
+        .nth(1)
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(row.get(3), Some(&"True"), "{out}");
+}
+
 /// A hub client from the kubeconfig in an add-on's secret.
 async fn client_of(secret: &Secret) -> kube::Client {
     let text = String::from_utf8(secret.data.as_ref().unwrap()["kubeconfig"].0.clone()).unwrap();
@@ -431,6 +478,8 @@ async fn an_addon_agent_gets_its_own_hub_identity_and_nothing_more() {
 
     let forged = forge_csrs(&me, &c, &addon).await;
 
+    renew_lease(&managed, &install, &addon).await;
+
     // As `join --in-process` runs it: beside the work agent, with the credential the cluster's
     // registration agent keeps in its hub kubeconfig secret.
     let shutdown = Shutdown::new();
@@ -467,6 +516,7 @@ async fn an_addon_agent_gets_its_own_hub_identity_and_nothing_more() {
     }
 
     only_configmaps_in(&client_of(&secret).await, &c).await;
+    available_by_lease(&hub, &c, &addon).await;
 
     // Disabled: the credential is deleted from the managed cluster.
     let (code, _, err) = on_hub(&["addon", "disable", "--names", &addon, "--clusters", &c]).await;

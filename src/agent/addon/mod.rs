@@ -7,7 +7,11 @@
 //! identity, `tls.crt`, `tls.key` and `cluster-name`. The certificate is renewed when 20 % of its
 //! lifetime is left; the secret is deleted when the add-on goes.
 //!
-//! Not yet: custom signers (a certificate and key for another endpoint) and lease health.
+//! It also reports each add-on's health from its lease ([`health`]).
+//!
+//! Not yet: custom signers (a certificate and key for another endpoint).
+pub mod health;
+
 use std::collections::{BTreeMap, HashMap};
 use std::pin::pin;
 use std::time::Duration;
@@ -17,7 +21,7 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
-use kube::runtime::{WatchStreamExt as _, watcher};
+use kube::runtime::{WatchStreamExt as _, reflector, watcher};
 use kube::{Client, ResourceExt};
 use serde_json::json;
 
@@ -66,12 +70,7 @@ impl Wanted {
             .iter()
             .find(|r| r.signer_name == CLIENT_SIGNER)?;
         let addon = mca.name_any();
-        let namespace = status
-            .namespace
-            .clone()
-            .or_else(|| mca.spec.install_namespace.clone())
-            .filter(|n| !n.is_empty())
-            .unwrap_or_else(|| DEFAULT_INSTALL_NAMESPACE.to_string());
+        let namespace = install_namespace(mca);
         Some(Self {
             secret: format!("{addon}-hub-kubeconfig"),
             subject: subject(registration, cluster, &addon),
@@ -84,8 +83,14 @@ impl Wanted {
 /// Keeps every registered add-on identity of the cluster until `shutdown` is cancelled.
 pub async fn run(opts: AddonOptions, shutdown: Shutdown) {
     let api: Api<ManagedClusterAddOn> = Api::namespaced(opts.hub.clone(), &opts.cluster);
-    let mut events = pin!(watcher(api, watcher::Config::default()).default_backoff());
+    let (addons, writer) = reflector::store();
+    let mut events = pin!(
+        watcher(api, watcher::Config::default())
+            .default_backoff()
+            .reflect(writer)
+    );
     let mut kept: HashMap<String, (Wanted, Shutdown)> = HashMap::new();
+    let mut health = Health::default();
     let mut listed: Vec<String> = Vec::new();
     loop {
         let event = tokio::select! {
@@ -100,6 +105,7 @@ pub async fn run(opts: AddonOptions, shutdown: Shutdown) {
             watcher::Event::Init => listed.clear(),
             watcher::Event::InitApply(mca) | watcher::Event::Apply(mca) => {
                 listed.push(mca.name_any());
+                health.follow(&opts, &mca, &addons, &shutdown);
                 let wanted = Wanted::of(&mca, &opts.cluster);
                 let name = mca.name_any();
                 if kept.get(&name).map(|(w, _)| Some(w)) == Some(wanted.as_ref()) {
@@ -118,6 +124,7 @@ pub async fn run(opts: AddonOptions, shutdown: Shutdown) {
                 }
             }
             watcher::Event::Delete(mca) => {
+                health.stop(&mca.name_any());
                 if let Some((old, token)) = kept.remove(&mca.name_any()) {
                     token.cancel();
                     forget(&opts.managed, &old).await;
@@ -129,6 +136,7 @@ pub async fn run(opts: AddonOptions, shutdown: Shutdown) {
                     .filter(|k| !listed.contains(k))
                     .cloned()
                     .collect();
+                health.keep_only(&listed);
                 for name in gone {
                     if let Some((old, token)) = kept.remove(&name) {
                         token.cancel();
@@ -141,6 +149,70 @@ pub async fn run(opts: AddonOptions, shutdown: Shutdown) {
     for (_, token) in kept.values() {
         token.cancel();
     }
+    health.keep_only(&[]);
+}
+
+/// One health reporter per add-on, restarted when its install namespace changes.
+#[derive(Default)]
+struct Health {
+    reporters: HashMap<String, (String, Shutdown)>,
+}
+
+impl Health {
+    fn follow(
+        &mut self,
+        opts: &AddonOptions,
+        mca: &ManagedClusterAddOn,
+        addons: &reflector::Store<ManagedClusterAddOn>,
+        shutdown: &Shutdown,
+    ) {
+        let (name, namespace) = (mca.name_any(), install_namespace(mca));
+        if self
+            .reporters
+            .get(&name)
+            .is_some_and(|(ns, _)| *ns == namespace)
+        {
+            return;
+        }
+        self.stop(&name);
+        let token = shutdown.child_token();
+        tokio::spawn(health::report(
+            opts.clone(),
+            name.clone(),
+            namespace.clone(),
+            addons.clone(),
+            token.clone(),
+        ));
+        self.reporters.insert(name, (namespace, token));
+    }
+
+    fn stop(&mut self, name: &str) {
+        if let Some((_, token)) = self.reporters.remove(name) {
+            token.cancel();
+        }
+    }
+
+    fn keep_only(&mut self, names: &[String]) {
+        let gone: Vec<String> = self
+            .reporters
+            .keys()
+            .filter(|k| !names.contains(k))
+            .cloned()
+            .collect();
+        for name in gone {
+            self.stop(&name);
+        }
+    }
+}
+
+/// Where the add-on's agent runs: the hub's word in the status, else the spec, else the default.
+fn install_namespace(mca: &ManagedClusterAddOn) -> String {
+    mca.status
+        .as_ref()
+        .and_then(|s| s.namespace.clone())
+        .or_else(|| mca.spec.install_namespace.clone())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| DEFAULT_INSTALL_NAMESPACE.to_string())
 }
 
 /// Deletes the identity's secret: the add-on is gone, so is its right to the hub.
