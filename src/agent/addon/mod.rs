@@ -12,7 +12,7 @@
 //! Not yet: custom signers (a certificate and key for another endpoint).
 pub mod health;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::pin::pin;
 use std::time::Duration;
 
@@ -91,7 +91,8 @@ pub async fn run(opts: AddonOptions, shutdown: Shutdown) {
     );
     let mut kept: HashMap<String, (Wanted, Shutdown)> = HashMap::new();
     let mut health = Health::default();
-    let mut listed: Vec<String> = Vec::new();
+    // The add-ons seen since the last (re)list: after it, the others are gone.
+    let mut listed: HashSet<String> = HashSet::new();
     loop {
         let event = tokio::select! {
             () = shutdown.cancelled() => break,
@@ -104,7 +105,7 @@ pub async fn run(opts: AddonOptions, shutdown: Shutdown) {
         match event {
             watcher::Event::Init => listed.clear(),
             watcher::Event::InitApply(mca) | watcher::Event::Apply(mca) => {
-                listed.push(mca.name_any());
+                listed.insert(mca.name_any());
                 health.follow(&opts, &mca, &addons, &shutdown);
                 let wanted = Wanted::of(&mca, &opts.cluster);
                 let name = mca.name_any();
@@ -133,7 +134,7 @@ pub async fn run(opts: AddonOptions, shutdown: Shutdown) {
             watcher::Event::InitDone => {
                 let gone: Vec<String> = kept
                     .keys()
-                    .filter(|k| !listed.contains(k))
+                    .filter(|k| !listed.contains(*k))
                     .cloned()
                     .collect();
                 health.keep_only(&listed);
@@ -149,7 +150,7 @@ pub async fn run(opts: AddonOptions, shutdown: Shutdown) {
     for (_, token) in kept.values() {
         token.cancel();
     }
-    health.keep_only(&[]);
+    health.keep_only(&HashSet::new());
 }
 
 /// One health reporter per add-on, restarted when its install namespace changes.
@@ -192,11 +193,11 @@ impl Health {
         }
     }
 
-    fn keep_only(&mut self, names: &[String]) {
+    fn keep_only(&mut self, names: &HashSet<String>) {
         let gone: Vec<String> = self
             .reporters
             .keys()
-            .filter(|k| !names.contains(k))
+            .filter(|k| !names.contains(*k))
             .cloned()
             .collect();
         for name in gone {
