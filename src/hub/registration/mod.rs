@@ -31,6 +31,7 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Client, ResourceExt};
 
+use crate::api::addon::ADDON_NAME_LABEL;
 use crate::api::cluster::{CLUSTER_LEASE_NAME, CLUSTER_NAME_LABEL, ManagedCluster};
 use crate::hub::clusters::SharedClusters;
 use crate::identity::CsrFacts;
@@ -74,9 +75,10 @@ pub async fn run_with(
     cluster_events: impl Stream<Item = Arc<ManagedCluster>> + Send + 'static,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
+    // Add-on CSRs carry the cluster label too; they are the add-on controller's to judge.
     let (csrs, csr_events, csr_watch) = crate::hub::watch::shared::<CertificateSigningRequest>(
         &hub,
-        watcher::Config::default().labels(CLUSTER_NAME_LABEL),
+        watcher::Config::default().labels(&format!("{CLUSTER_NAME_LABEL},!{ADDON_NAME_LABEL}")),
     );
     let (leases, lease_writer) = reflector::store();
     let lease_watch = watcher(
