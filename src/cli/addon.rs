@@ -19,6 +19,7 @@ use crate::api::addon::{
 use crate::api::cluster::ManagedCluster;
 use crate::api::names::is_dns_label;
 use crate::cli::Ctx;
+use crate::cli::clusters::{self, names};
 use crate::error::UserError;
 use crate::ui::stdout::println;
 
@@ -90,17 +91,6 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Names given as a comma-separated flag: trimmed, empties dropped, each once, in order.
-fn names(given: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for n in given.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
-        if !out.iter().any(|o| o == n) {
-            out.push(n.to_string());
-        }
-    }
-    out
-}
-
 /// `key=value` pairs of `--annotate` or `--labels`.
 fn pairs(flag: &str, given: &[String]) -> Result<BTreeMap<String, String>, UserError> {
     given
@@ -116,23 +106,6 @@ fn pairs(flag: &str, given: &[String]) -> Result<BTreeMap<String, String>, UserE
             )),
         })
         .collect()
-}
-
-/// Fails, naming the first, unless every cluster exists on the hub.
-async fn check_clusters(client: &Client, clusters: &[String], nothing: &str) -> anyhow::Result<()> {
-    let api: Api<ManagedCluster> = Api::all(client.clone());
-    let found = try_join_all(clusters.iter().map(|c| api.get_opt(c)))
-        .await
-        .map_err(crate::error::ocm_api_missing)
-        .context("reading ManagedClusters")?;
-    if let Some((missing, _)) = clusters.iter().zip(&found).find(|(_, c)| c.is_none()) {
-        return Err(UserError::new(
-            format!("managed cluster {missing} not found on the hub: {nothing}"),
-            "`clusteradm get clusters` lists the known clusters",
-        )
-        .into());
-    }
-    Ok(())
 }
 
 /// Fails, naming the first, unless every cluster has its namespace on the hub (the hub makes it
@@ -202,7 +175,7 @@ async fn enable(args: EnableArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let annotations = pairs("annotate", &args.annotate)?;
     let labels = pairs("labels", &args.labels)?;
     let kube = ctx.kube().await?;
-    check_clusters(&kube.client, &clusters, "no add-on was enabled").await?;
+    clusters::existing(&kube.client, &clusters, "no add-on was enabled").await?;
     check_namespaces(&kube.client, &clusters).await?;
     let known: Api<ClusterManagementAddOn> = Api::all(kube.client.clone());
     for addon in &addons {
@@ -292,30 +265,27 @@ async fn disable(args: DisableArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         all
     } else {
         let clusters = names(&args.clusters);
-        check_clusters(&kube.client, &clusters, "no add-on was disabled").await?;
+        clusters::existing(&kube.client, &clusters, "no add-on was disabled").await?;
         clusters
     };
     for addon in &addons {
         for cluster in &clusters {
             let api: Api<ManagedClusterAddOn> = Api::namespaced(kube.client.clone(), cluster);
-            let exists = api
-                .get_opt(addon)
-                .await
-                .with_context(|| format!("reading ManagedClusterAddOn {cluster}/{addon}"))?
-                .is_some();
-            if !exists {
-                println(format!("{addon} add-on not found in cluster: {cluster}."))?;
-                continue;
-            }
-            if !ctx.global.dry_run {
-                match api.delete(addon, &DeleteParams::default()).await {
-                    Ok(_) => {}
-                    Err(kube::Error::Api(s)) if s.code == 404 => {}
-                    Err(e) => {
-                        return Err(anyhow::Error::from(e).context(format!(
-                            "disabling add-on {addon} on cluster {cluster}; run the command again to finish"
-                        )));
-                    }
+            // One request either way: `--dry-run` asks the API server to only pretend.
+            let params = DeleteParams {
+                dry_run: ctx.global.dry_run,
+                ..DeleteParams::default()
+            };
+            match api.delete(addon, &params).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(s)) if s.code == 404 => {
+                    println(format!("{addon} add-on not found in cluster: {cluster}."))?;
+                    continue;
+                }
+                Err(e) => {
+                    return Err(anyhow::Error::from(e).context(format!(
+                        "disabling add-on {addon} on cluster {cluster}; run the command again to finish"
+                    )));
                 }
             }
             println(format!(
@@ -329,12 +299,6 @@ async fn disable(args: DisableArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_are_trimmed_and_deduplicated_in_order() {
-        let given = ["b".to_string(), " a ".into(), String::new(), "b".into()];
-        assert_eq!(names(&given), ["b", "a"]);
-    }
 
     #[test]
     fn pairs_need_one_equals_sign_and_a_key() {

@@ -5,7 +5,6 @@
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use futures::future::try_join_all;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::wait::{await_condition, conditions};
 use kube::{Client, ResourceExt};
@@ -17,6 +16,7 @@ use crate::api::cluster::{
 };
 use crate::api::names::is_dns_label;
 use crate::cli::Ctx;
+use crate::cli::clusters;
 use crate::error::UserError;
 use crate::ui::stdout::println;
 
@@ -193,24 +193,9 @@ async fn set(args: SetArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let kube = ctx.kube().await?;
     existing_set(&kube.client, name).await?;
     let api: Api<ManagedCluster> = Api::all(kube.client.clone());
-    let mut names: Vec<&str> = args
-        .clusters
-        .iter()
-        .map(|c| c.trim())
-        .filter(|c| !c.is_empty())
-        .collect();
-    names.dedup();
-    let clusters = try_join_all(names.iter().map(|c| api.get_opt(c)))
-        .await
-        .context("reading ManagedClusters")?;
-    if let Some((missing, _)) = names.iter().zip(&clusters).find(|(_, c)| c.is_none()) {
-        return Err(UserError::new(
-            format!("managed cluster {missing} not found on the hub: no cluster was moved"),
-            "`clusteradm get clusters` lists the known clusters",
-        )
-        .into());
-    }
-    for mc in clusters.into_iter().flatten() {
+    let names = clusters::names(&args.clusters);
+    let found = clusters::existing(&kube.client, &names, "no cluster was moved").await?;
+    for mc in found {
         let cluster = mc.name_any();
         let old = mc
             .labels()

@@ -4,6 +4,7 @@ pub mod accept;
 pub mod addon;
 pub mod args;
 pub mod clean;
+pub mod clusters;
 pub mod clusterset;
 pub mod completion;
 pub mod create;

@@ -74,6 +74,26 @@ async fn known_addon(name: &str) {
         .unwrap();
 }
 
+/// `clusteradm <args>` on the hub, which must succeed: its stdout.
+async fn succeeds(args: &[&str]) -> String {
+    let (code, out, err) = on_hub(args).await;
+    assert_eq!(code, 0, "{args:?}: {err}");
+    out
+}
+
+fn says(out: &str, text: &str) {
+    assert!(out.contains(text), "expected {text:?} in:\n{out}");
+}
+
+/// Whether `addon` has its ManagedClusterAddOn on `cluster`.
+async fn enabled_on(hub: &kube::Client, cluster: &str, addon: &str) -> bool {
+    Api::<ManagedClusterAddOn>::namespaced(hub.clone(), cluster)
+        .get_opt(addon)
+        .await
+        .unwrap()
+        .is_some()
+}
+
 /// The hub set up, two accepted clusters without agents, and an add-on the hub knows.
 async fn two_clusters_and_an_addon(prefix: &str) -> (kube::Client, Vec<String>, String) {
     fixture::hub().await;
@@ -117,14 +137,13 @@ async fn enable_get_and_disable_an_addon_on_two_clusters() {
         "--labels",
         "tier=gold",
     ];
-    let (code, out, err) = on_hub(&args).await;
-    assert_eq!(code, 0, "{err}");
-    assert!(
-        out.contains(&format!(
+    let out = succeeds(&args).await;
+    says(
+        &out,
+        &format!(
             "Deploying {addon} add-on to namespaces hello-ns of managed cluster: {}.",
             c[0]
-        )),
-        "{out}"
+        ),
     );
     for cluster in &c {
         let mca = Api::<ManagedClusterAddOn>::namespaced(hub.clone(), cluster)
@@ -136,67 +155,50 @@ async fn enable_get_and_disable_an_addon_on_two_clusters() {
         assert_eq!(mca.metadata.labels.unwrap()["tier"], "gold");
     }
     // Twice: nothing changes, and it says so.
-    let (code, out, _) = on_hub(&args).await;
-    assert_eq!(code, 0);
+    let out = succeeds(&args).await;
     assert_eq!(out.matches("is already enabled").count(), 2, "{out}");
 
-    let (code, out, err) = on_hub(&["get", "addon", &addon]).await;
-    assert_eq!(code, 0, "{err}");
+    let out = succeeds(&["get", "addon", &addon]).await;
     for cluster in &c {
+        let row = [
+            addon.as_str(),
+            cluster.as_str(),
+            "hello-ns",
+            "Unknown",
+            "Unknown",
+            "Unknown",
+        ];
         assert!(
-            out.lines().any(|l| l.split_whitespace().collect::<Vec<_>>()
-                == [
-                    addon.as_str(),
-                    cluster.as_str(),
-                    "hello-ns",
-                    "Unknown",
-                    "Unknown",
-                    "Unknown"
-                ]),
+            out.lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>() == row),
             "{out}"
         );
     }
-    let (code, out, _) = on_hub(&["get", "addon", &addon, "--clusters", &c[1], "-o", "json"]).await;
-    assert_eq!(code, 0);
+    let out = succeeds(&["get", "addon", &addon, "--clusters", &c[1], "-o", "json"]).await;
     // One object alone, as kubectl prints one.
     let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(listed["kind"], "ManagedClusterAddOn", "{out}");
     assert_eq!(listed["metadata"]["namespace"], c[1].as_str());
 
-    let (code, out, err) =
-        on_hub(&["addon", "disable", "--names", &addon, "--clusters", &c[0]]).await;
-    assert_eq!(code, 0, "{err}");
-    assert!(
-        out.contains(&format!(
-            "Undeploying {addon} add-on in managed cluster: {}.",
-            c[0]
-        )),
-        "{out}"
+    // --dry-run says what it would do and deletes nothing.
+    let disable = ["addon", "disable", "--names", &addon, "--clusters", &c[0]];
+    let out = succeeds(&[&disable[..], &["--dry-run"]].concat()).await;
+    says(&out, "Undeploying");
+    assert!(enabled_on(&hub, &c[0], &addon).await);
+    let out = succeeds(&disable).await;
+    says(
+        &out,
+        &format!("Undeploying {addon} add-on in managed cluster: {}.", c[0]),
     );
     // No finalizer holds a ManagedClusterAddOn until the add-on manager adds its own.
-    assert!(
-        Api::<ManagedClusterAddOn>::namespaced(hub.clone(), &c[0])
-            .get_opt(&addon)
-            .await
-            .unwrap()
-            .is_none()
+    assert!(!enabled_on(&hub, &c[0], &addon).await);
+    let out = succeeds(&disable).await;
+    says(
+        &out,
+        &format!("{addon} add-on not found in cluster: {}.", c[0]),
     );
-    let (code, out, _) =
-        on_hub(&["addon", "disable", "--names", &addon, "--clusters", &c[0]]).await;
-    assert_eq!(code, 0);
-    assert!(
-        out.contains(&format!("{addon} add-on not found in cluster: {}.", c[0])),
-        "{out}"
-    );
-    let (code, _, err) = on_hub(&["addon", "disable", "--names", &addon, "--all-clusters"]).await;
-    assert_eq!(code, 0, "{err}");
-    assert!(
-        Api::<ManagedClusterAddOn>::namespaced(hub.clone(), &c[1])
-            .get_opt(&addon)
-            .await
-            .unwrap()
-            .is_none()
-    );
+    succeeds(&["addon", "disable", "--names", &addon, "--all-clusters"]).await;
+    assert!(!enabled_on(&hub, &c[1], &addon).await);
     cleanup(&addon, &c).await;
 }
 
@@ -429,8 +431,7 @@ async fn available_by_lease(hub: &kube::Client, c: &str, addon: &str) {
         },
     )
     .await;
-    let (code, out, err) = on_hub(&["get", "addon", addon, "--clusters", c]).await;
-    assert_eq!(code, 0, "{err}");
+    let out = succeeds(&["get", "addon", addon, "--clusters", c]).await;
     let row: Vec<&str> = out
         .lines()
         .nth(1)
@@ -461,7 +462,7 @@ async fn an_addon_agent_gets_its_own_hub_identity_and_nothing_more() {
     let addon = common::unique("it-hello");
     let install = common::unique("it-addon-ns");
     known_addon(&addon).await;
-    let (code, _, err) = on_hub(&[
+    succeeds(&[
         "addon",
         "enable",
         "--names",
@@ -472,7 +473,6 @@ async fn an_addon_agent_gets_its_own_hub_identity_and_nothing_more() {
         &install,
     ])
     .await;
-    assert_eq!(code, 0, "{err}");
 
     register_and_grant(&hub, &c, &addon, &install).await;
 
@@ -519,8 +519,7 @@ async fn an_addon_agent_gets_its_own_hub_identity_and_nothing_more() {
     available_by_lease(&hub, &c, &addon).await;
 
     // Disabled: the credential is deleted from the managed cluster.
-    let (code, _, err) = on_hub(&["addon", "disable", "--names", &addon, "--clusters", &c]).await;
-    assert_eq!(code, 0, "{err}");
+    succeeds(&["addon", "disable", "--names", &addon, "--clusters", &c]).await;
     let uid = secret.metadata.uid.clone().unwrap();
     fixture::wait_deleted(secrets, &name, &uid).await;
 

@@ -25,17 +25,19 @@ use kube::runtime::{WatchStreamExt as _, reflector, watcher};
 use kube::{Client, ResourceExt};
 use serde_json::json;
 
-use crate::agent::registration::csr::{self, USAGES};
+use crate::agent::registration::bootstrap::KUBECONFIG_KEY;
+use crate::agent::registration::csr;
 use crate::agent::registration::rotate;
-use crate::agent::registration::secret::HubCredential;
-use crate::api::addon::{ADDON_NAME_LABEL, DEFAULT_INSTALL_NAMESPACE, ManagedClusterAddOn};
+use crate::agent::registration::secret::{
+    CLUSTER_NAME_KEY, HubCredential, TLS_CRT_KEY, TLS_KEY_KEY,
+};
+use crate::api::addon::{ADDON_NAME_LABEL, ManagedClusterAddOn};
 use crate::api::cluster::CLUSTER_NAME_LABEL;
 use crate::api::names::CLIENT_SIGNER;
 use crate::identity::addon::{AddonSubject, subject};
 use crate::runtime::{Backoff, Shutdown};
 
 const FIELD_MANAGER: &str = "clusteradm-addon-registration";
-const ORGANIZATION_OID: &[u64] = &[2, 5, 4, 10];
 
 /// What add-on registration needs: both clusters and the agent's own hub endpoint.
 #[derive(Clone)]
@@ -70,7 +72,7 @@ impl Wanted {
             .iter()
             .find(|r| r.signer_name == CLIENT_SIGNER)?;
         let addon = mca.name_any();
-        let namespace = install_namespace(mca);
+        let namespace = mca.install_namespace();
         Some(Self {
             secret: format!("{addon}-hub-kubeconfig"),
             subject: subject(registration, cluster, &addon),
@@ -167,7 +169,7 @@ impl Health {
         addons: &reflector::Store<ManagedClusterAddOn>,
         shutdown: &Shutdown,
     ) {
-        let (name, namespace) = (mca.name_any(), install_namespace(mca));
+        let (name, namespace) = (mca.name_any(), mca.install_namespace());
         if self
             .reporters
             .get(&name)
@@ -206,16 +208,6 @@ impl Health {
     }
 }
 
-/// Where the add-on's agent runs: the hub's word in the status, else the spec, else the default.
-fn install_namespace(mca: &ManagedClusterAddOn) -> String {
-    mca.status
-        .as_ref()
-        .and_then(|s| s.namespace.clone())
-        .or_else(|| mca.spec.install_namespace.clone())
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| DEFAULT_INSTALL_NAMESPACE.to_string())
-}
-
 /// Deletes the identity's secret: the add-on is gone, so is its right to the hub.
 async fn forget(managed: &Client, wanted: &Wanted) {
     let secrets: Api<Secret> = Api::namespaced(managed.clone(), &wanted.namespace);
@@ -235,11 +227,15 @@ async fn forget(managed: &Client, wanted: &Wanted) {
 
 /// Keeps one identity: a valid certificate in its secret, renewed before it expires.
 async fn keep(opts: AddonOptions, wanted: Wanted, token: Shutdown) {
-    let mut backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(300));
+    let mut backoff = Backoff::capped(Duration::from_secs(300));
     // `issue` returns early when cancelled: never send another CSR after that.
     while !token.is_cancelled() {
         let wait = match renew_at(&opts, &wanted).await {
-            Ok(Some(at)) => at.saturating_sub(rotate::now_seconds()).max(5),
+            Ok(Some(at)) => Duration::from_secs(
+                u64::try_from(at - rotate::now_seconds())
+                    .unwrap_or(0)
+                    .max(5),
+            ),
             Ok(None) => match issue(&opts, &wanted, &token).await {
                 Ok(()) => {
                     backoff.reset();
@@ -248,17 +244,14 @@ async fn keep(opts: AddonOptions, wanted: Wanted, token: Shutdown) {
                 Err(e) => {
                     let delay = backoff.next_delay();
                     tracing::warn!(cluster = %opts.cluster, addon = %wanted.addon, "registering the add-on: {e:#}; retrying in {delay:?}");
-                    i64::try_from(delay.as_secs()).unwrap_or(300).max(1)
+                    delay
                 }
             },
             Err(e) => {
                 tracing::warn!(cluster = %opts.cluster, addon = %wanted.addon, "reading the add-on's secret: {e}");
-                i64::try_from(backoff.next_delay().as_secs())
-                    .unwrap_or(300)
-                    .max(1)
+                backoff.next_delay()
             }
         };
-        let wait = Duration::from_secs(u64::try_from(wait).unwrap_or(5));
         tokio::select! {
             () = token.cancelled() => return,
             () = tokio::time::sleep(wait) => {}
@@ -272,7 +265,7 @@ async fn renew_at(opts: &AddonOptions, wanted: &Wanted) -> Result<Option<i64>, k
     let Some(secret) = secrets.get_opt(&wanted.secret).await? else {
         return Ok(None);
     };
-    let Some(cert) = crate::secrets::field(&secret, "tls.crt") else {
+    let Some(cert) = crate::secrets::field(&secret, TLS_CRT_KEY) else {
         return Ok(None);
     };
     let Ok(validity) = rotate::validity(cert.as_bytes()) else {
@@ -305,24 +298,17 @@ pub fn request_pem(
     addon: &str,
     key: &rcgen::KeyPair,
 ) -> anyhow::Result<String> {
-    let mut params =
-        rcgen::CertificateParams::new(vec![format!("{addon}.addon.open-cluster-management.io")])?;
-    let mut dn = rcgen::DistinguishedName::new();
-    dn.push(rcgen::DnType::CommonName, subject.user.as_str());
-    for (i, group) in subject.groups.iter().enumerate() {
-        // rcgen keeps one value per attribute type: further Os are the same OID under another key.
-        let kind = if i == 0 {
-            rcgen::DnType::OrganizationName
-        } else {
-            rcgen::DnType::CustomDnType(ORGANIZATION_OID.to_vec())
-        };
-        dn.push(kind, group.as_str());
-    }
-    params.distinguished_name = dn;
-    Ok(params.serialize_request(key)?.pem()?)
+    let dns = vec![format!("{addon}.addon.open-cluster-management.io")];
+    Ok(csr::subject_request(
+        &subject.user,
+        &subject.groups,
+        dns,
+        key,
+    )?)
 }
 
 /// The CSR object for the add-on's request, as upstream names and labels it.
+#[must_use]
 pub fn csr_object(cluster: &str, addon: &str, pem: &str) -> CertificateSigningRequest {
     let mut csr = csr::object(cluster, pem, None);
     csr.metadata.generate_name = Some(format!("addon-{cluster}-{addon}-"));
@@ -330,7 +316,6 @@ pub fn csr_object(cluster: &str, addon: &str, pem: &str) -> CertificateSigningRe
         (CLUSTER_NAME_LABEL.to_string(), cluster.to_string()),
         (ADDON_NAME_LABEL.to_string(), addon.to_string()),
     ]));
-    csr.spec.usages = Some(USAGES.iter().map(ToString::to_string).collect());
     csr
 }
 
@@ -386,10 +371,10 @@ async fn store(
         }
     }
     let data: BTreeMap<String, ByteString> = [
-        ("kubeconfig", credential.kubeconfig()),
-        ("tls.crt", credential.cert_pem.clone()),
-        ("tls.key", credential.key_pem.clone()),
-        ("cluster-name", credential.cluster.clone()),
+        (KUBECONFIG_KEY, credential.kubeconfig()),
+        (TLS_CRT_KEY, credential.cert_pem.clone()),
+        (TLS_KEY_KEY, credential.key_pem.clone()),
+        (CLUSTER_NAME_KEY, credential.cluster.clone()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), ByteString(v.into_bytes())))
@@ -414,7 +399,8 @@ async fn store(
 mod tests {
     use super::*;
     use crate::api::addon::{
-        ManagedClusterAddOnSpec, ManagedClusterAddOnStatus, RegistrationConfig,
+        DEFAULT_INSTALL_NAMESPACE, ManagedClusterAddOnSpec, ManagedClusterAddOnStatus,
+        RegistrationConfig,
     };
     use crate::identity::addon::{default_group, default_user};
 

@@ -27,27 +27,41 @@ pub const USAGES: [&str; 3] = ["digital signature", "key encipherment", "client 
 
 /// A PEM certificate request for the agent's identity, signed by `key`.
 pub fn request_pem(cluster: &str, agent: &str, key: &rcgen::KeyPair) -> Result<String, Error> {
-    let mut params = rcgen::CertificateParams::new(Vec::<String>::new())
-        .map_err(|e| Error::Other(format!("building the CSR: {e}")))?;
-    let mut dn = rcgen::DistinguishedName::new();
-    dn.push(
-        rcgen::DnType::CommonName,
-        identity::common_name(cluster, agent),
-    );
-    dn.push(
-        rcgen::DnType::OrganizationName,
+    let groups = [
         identity::cluster_group(cluster),
-    );
-    // rcgen keeps one value per attribute type: the second O is the same OID under another key.
-    dn.push(
-        rcgen::DnType::CustomDnType(ORGANIZATION_OID.to_vec()),
-        MANAGED_CLUSTERS_GROUP,
-    );
+        MANAGED_CLUSTERS_GROUP.to_string(),
+    ];
+    subject_request(
+        &identity::common_name(cluster, agent),
+        &groups,
+        Vec::new(),
+        key,
+    )
+    .map_err(|e| Error::Other(format!("building the CSR: {e}")))
+}
+
+/// A PEM certificate request for CN `user` with an O per group and `dns_names`, signed by `key`
+/// (the agent's own identity, and its add-ons').
+pub fn subject_request(
+    user: &str,
+    groups: &[String],
+    dns_names: Vec<String>,
+    key: &rcgen::KeyPair,
+) -> Result<String, rcgen::Error> {
+    let mut params = rcgen::CertificateParams::new(dns_names)?;
+    let mut dn = rcgen::DistinguishedName::new();
+    dn.push(rcgen::DnType::CommonName, user);
+    for (i, group) in groups.iter().enumerate() {
+        // rcgen keeps one value per attribute type: further Os are the same OID under another key.
+        let kind = if i == 0 {
+            rcgen::DnType::OrganizationName
+        } else {
+            rcgen::DnType::CustomDnType(ORGANIZATION_OID.to_vec())
+        };
+        dn.push(kind, group.as_str());
+    }
     params.distinguished_name = dn;
-    params
-        .serialize_request(key)
-        .and_then(|r| r.pem())
-        .map_err(|e| Error::Other(format!("signing the CSR: {e}")))
+    params.serialize_request(key)?.pem()
 }
 
 /// The CSR object for a PEM request.

@@ -42,6 +42,20 @@ pub struct ManagedClusterAddOnSpec {
     pub configs: Vec<AddOnConfig>,
 }
 
+impl ManagedClusterAddOn {
+    /// Where the add-on's agent runs on the managed cluster: the hub's word in the status, else
+    /// the spec, else upstream's default.
+    #[must_use]
+    pub fn install_namespace(&self) -> String {
+        self.status
+            .as_ref()
+            .and_then(|s| s.namespace.clone())
+            .or_else(|| self.spec.install_namespace.clone())
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| super::DEFAULT_INSTALL_NAMESPACE.to_string())
+    }
+}
+
 /// Observed state of an add-on on a cluster.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -82,10 +82,6 @@ pub fn render(enabled: &[ManagedClusterAddOn], idle: &[String]) -> String {
                 .and_then(|s| conditions::find(&s.conditions, type_))
                 .map_or_else(|| "Unknown".to_string(), |c| c.status.clone())
         };
-        let namespace = status
-            .and_then(|s| s.namespace.clone())
-            .or_else(|| mca.spec.install_namespace.clone())
-            .unwrap_or_default();
         let identity: Vec<String> = status
             .map(|s| s.registrations.as_slice())
             .unwrap_or_default()
@@ -100,7 +96,7 @@ pub fn render(enabled: &[ManagedClusterAddOn], idle: &[String]) -> String {
         t.add_row(vec![
             mca.name_any(),
             mca.namespace().unwrap_or_default(),
-            namespace,
+            mca.install_namespace(),
             condition("Available"),
             condition("Degraded"),
             condition("Progressing"),
