@@ -61,6 +61,12 @@ _clusteradm() {
             clusteradm,version)
                 cmd="clusteradm__subcmd__version"
                 ;;
+            clusteradm__subcmd__addon,agent)
+                cmd="clusteradm__subcmd__addon__subcmd__agent"
+                ;;
+            clusteradm__subcmd__addon,create)
+                cmd="clusteradm__subcmd__addon__subcmd__create"
+                ;;
             clusteradm__subcmd__addon,disable)
                 cmd="clusteradm__subcmd__addon__subcmd__disable"
                 ;;
@@ -69,6 +75,12 @@ _clusteradm() {
                 ;;
             clusteradm__subcmd__addon,help)
                 cmd="clusteradm__subcmd__addon__subcmd__help"
+                ;;
+            clusteradm__subcmd__addon__subcmd__help,agent)
+                cmd="clusteradm__subcmd__addon__subcmd__help__subcmd__agent"
+                ;;
+            clusteradm__subcmd__addon__subcmd__help,create)
+                cmd="clusteradm__subcmd__addon__subcmd__help__subcmd__create"
                 ;;
             clusteradm__subcmd__addon__subcmd__help,disable)
                 cmd="clusteradm__subcmd__addon__subcmd__help__subcmd__disable"
@@ -240,6 +252,12 @@ _clusteradm() {
                 ;;
             clusteradm__subcmd__help,version)
                 cmd="clusteradm__subcmd__help__subcmd__version"
+                ;;
+            clusteradm__subcmd__help__subcmd__addon,agent)
+                cmd="clusteradm__subcmd__help__subcmd__addon__subcmd__agent"
+                ;;
+            clusteradm__subcmd__help__subcmd__addon,create)
+                cmd="clusteradm__subcmd__help__subcmd__addon__subcmd__create"
                 ;;
             clusteradm__subcmd__help__subcmd__addon,disable)
                 cmd="clusteradm__subcmd__help__subcmd__addon__subcmd__disable"
@@ -418,12 +436,134 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__addon)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version enable disable help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version create agent enable disable help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__addon__subcmd__agent)
+            opts="-v -q -h -V --hub-kubeconfig --cluster-name --addon-namespace --addon-name --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version helloworld"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --hub-kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster-name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --addon-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --addon-name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__addon__subcmd__create)
+            opts="-f -R -v -q -h --filename --version --overwrite --hub-registration --cluster-role-bind --labels --placement-ref --recursive --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --filename)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -f)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster-role-bind)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --labels)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --placement-ref)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -577,8 +717,36 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__addon__subcmd__help)
-            opts="enable disable help"
+            opts="create agent enable disable help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__addon__subcmd__help__subcmd__agent)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__addon__subcmd__help__subcmd__create)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2002,8 +2170,36 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help__subcmd__addon)
-            opts="enable disable"
+            opts="create agent enable disable"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__addon__subcmd__agent)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__addon__subcmd__create)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -418,20 +418,55 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from help" -f -a "clusterset" -d 'Delete a ManagedClusterSet that no namespace is bound to'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from help" -f -a "work" -d 'Delete a ManifestWork from clusters and wait until its resources are removed'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -l dry-run -d 'Print what would be applied instead of applying it'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -s q -l quiet -d 'Only errors and warnings on stderr'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -s V -l version -d 'Print version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -f -a "enable" -d 'Enable add-ons on clusters (a ManagedClusterAddOn in each cluster\'s namespace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -f -a "disable" -d 'Disable add-ons on clusters (delete their ManagedClusterAddOns)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from enable disable help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -f -a "create" -d 'Create an add-on from its agent\'s manifests or an AddOnTemplate (a ClusterManagementAddOn and its AddOnTemplate)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -f -a "agent" -d 'Run an example add-on\'s agent (helloworld) against the add-on\'s hub identity'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -f -a "enable" -d 'Enable add-ons on clusters (a ManagedClusterAddOn in each cluster\'s namespace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -f -a "disable" -d 'Disable add-ons on clusters (delete their ManagedClusterAddOns)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -s f -l filename -d 'Files or directories with the agent\'s manifests, or with an AddOnTemplate' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l version -d 'Version of the add-on (the template is named NAME-VERSION)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l cluster-role-bind -d 'A ClusterRole the agent\'s hub identity is bound to in its cluster\'s namespace' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l labels -d 'Labels of the ClusterManagementAddOn and AddOnTemplate (key=value, comma-separated)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l placement-ref -d 'A placement whose clusters get the add-on (NAMESPACE/NAME); without it, `addon enable`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l overwrite -d 'Replace the add-on and its template if they exist'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l hub-registration -d 'Give the agent an identity on the hub (a client certificate)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -s R -l recursive -d 'Look into subdirectories of -f directories'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l hub-kubeconfig -d 'Kubeconfig of the add-on\'s hub identity (the `<addon>-hub-kubeconfig` secret\'s)' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l cluster-name -d 'The managed cluster\'s name on the hub' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l addon-namespace -d 'The add-on\'s install namespace on the managed cluster' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l addon-name -d 'The add-on\'s name (its Lease\'s)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -s q -l quiet -d 'Only errors and warnings on stderr'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l names -d 'Names of the add-ons to enable, comma-separated' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l clusters -d 'The managed clusters, comma-separated' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -s n -l namespace -d 'Namespace the add-on\'s agent is installed in on the managed cluster' -r
@@ -463,6 +498,8 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from help" -f -a "create" -d 'Create an add-on from its agent\'s manifests or an AddOnTemplate (a ClusterManagementAddOn and its AddOnTemplate)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from help" -f -a "agent" -d 'Run an example add-on\'s agent (helloworld) against the add-on\'s hub identity'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from help" -f -a "enable" -d 'Enable add-ons on clusters (a ManagedClusterAddOn in each cluster\'s namespace)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from help" -f -a "disable" -d 'Disable add-ons on clusters (delete their ManagedClusterAddOns)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -625,6 +662,8 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_s
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from create" -f -a "work" -d 'Wrap manifests into a ManifestWork for each target cluster'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from delete" -f -a "clusterset" -d 'Delete a ManagedClusterSet that no namespace is bound to'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from delete" -f -a "work" -d 'Delete a ManifestWork from clusters and wait until its resources are removed'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from addon" -f -a "create" -d 'Create an add-on from its agent\'s manifests or an AddOnTemplate (a ClusterManagementAddOn and its AddOnTemplate)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from addon" -f -a "agent" -d 'Run an example add-on\'s agent (helloworld) against the add-on\'s hub identity'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from addon" -f -a "enable" -d 'Enable add-ons on clusters (a ManagedClusterAddOn in each cluster\'s namespace)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from addon" -f -a "disable" -d 'Disable add-ons on clusters (delete their ManagedClusterAddOns)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from clusterset" -f -a "set" -d 'Move clusters into a cluster set (sets their cluster-set label)'

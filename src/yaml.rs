@@ -8,6 +8,24 @@ use serde::de::DeserializeOwned;
 #[error(transparent)]
 pub struct Error(#[from] serde_yaml::Error);
 
+impl Error {
+    /// Where the parser stopped: 1-based line and column within the text it was given.
+    #[must_use]
+    pub fn location(&self) -> Option<(usize, usize)> {
+        self.0.location().map(|l| (l.line(), l.column()))
+    }
+
+    /// The message without its trailing ` at line L column C`.
+    #[must_use]
+    pub fn message(&self) -> String {
+        let text = self.0.to_string();
+        match text.rfind(" at line ") {
+            Some(at) => text[..at].to_string(),
+            None => text,
+        }
+    }
+}
+
 /// Parses one YAML document.
 pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, Error> {
     Ok(serde_yaml::from_str(text)?)

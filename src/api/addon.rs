@@ -9,13 +9,25 @@ use serde::{Deserialize, Serialize};
 use super::conditions::Condition;
 
 mod managed;
+mod template;
+pub mod v1beta1;
 pub use managed::*;
+pub use template::*;
 
 /// Where an add-on's agent is installed on the managed cluster unless its ManagedClusterAddOn
 /// says otherwise (upstream's default).
 pub const DEFAULT_INSTALL_NAMESPACE: &str = "open-cluster-management-agent-addon";
 /// Label naming the add-on an object belongs to (add-on CSRs, leases).
 pub const ADDON_NAME_LABEL: &str = "open-cluster-management.io/addon-name";
+/// Label on objects the add-on manager makes from an AddOnTemplate (its hub role bindings).
+pub const ADDON_TEMPLATE_LABEL: &str = "open-cluster-management.io/addon-template-name";
+/// ClusterManagementAddOn annotation: who installs the add-on (`addon-manager`, the default, or
+/// `self`, an add-on with its own manager).
+pub const LIFECYCLE_ANNOTATION: &str = "addon.open-cluster-management.io/lifecycle";
+/// [`LIFECYCLE_ANNOTATION`] value: the hub's add-on manager installs it.
+pub const LIFECYCLE_ADDON_MANAGER: &str = "addon-manager";
+/// ManagedClusterAddOn condition: a rollout of the agent is under way.
+pub const PROGRESSING: &str = "Progressing";
 /// ManagedClusterAddOn condition: the add-on's configs are resolved.
 pub const CONFIGURED: &str = "Configured";
 /// ManagedClusterAddOn condition: the agent manifests were applied.

@@ -62,8 +62,15 @@ pub fn hub_crds() -> Vec<CustomResourceDefinition> {
         finish(cluster::AddOnPlacementScore::crd(), false, &[]),
         finish(work::ManifestWork::crd(), false, &[]),
         finish(work::ManifestWorkReplicaSet::crd(), false, &[]),
-        finish(addon::ClusterManagementAddOn::crd(), true, &[]),
-        finish(addon::ManagedClusterAddOn::crd(), true, &[]),
+        also_serving(
+            finish(addon::ClusterManagementAddOn::crd(), true, &[]),
+            finish(addon::v1beta1::ClusterManagementAddOn::crd(), true, &[]),
+        ),
+        also_serving(
+            finish(addon::ManagedClusterAddOn::crd(), true, &[]),
+            finish(addon::v1beta1::ManagedClusterAddOn::crd(), true, &[]),
+        ),
+        finish(addon::AddOnTemplate::crd(), true, &[]),
     ]
 }
 
@@ -74,6 +81,19 @@ pub fn managed_crds() -> Vec<CustomResourceDefinition> {
         finish(work::AppliedManifestWork::crd(), false, &[]),
         finish(cluster::ClusterClaim::crd(), false, &[]),
     ]
+}
+
+/// `stored`, also serving the versions of `other` (same kind), which are not stored: the API
+/// server converts them to and from the stored version.
+fn also_serving(
+    mut stored: CustomResourceDefinition,
+    other: CustomResourceDefinition,
+) -> CustomResourceDefinition {
+    for mut version in other.spec.versions {
+        version.storage = false;
+        stored.spec.versions.push(version);
+    }
+    stored
 }
 
 /// Completes a derived CRD like upstream's: declares the implicit `apiVersion`, `kind` and

@@ -112,9 +112,22 @@ pub fn is_dns_label(name: &str) -> bool {
         && bytes.last().is_some_and(ok_char)
 }
 
+/// Whether `name` is a DNS-1123 subdomain: dot-separated labels, at most 253 characters.
+#[must_use]
+pub fn is_dns_subdomain(name: &str) -> bool {
+    name.len() <= 253 && name.split('.').all(is_dns_label)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn subdomains_are_dot_separated_labels() {
+        assert!(is_dns_subdomain("helloworld-0.0.1"));
+        assert!(!is_dns_subdomain("helloworld-0..1"));
+        assert!(!is_dns_subdomain("Hello"));
+    }
 
     #[test]
     fn system_namespaces_are_never_a_clusters() {

@@ -23,6 +23,9 @@ use crate::cli::clusters::{self, names};
 use crate::error::UserError;
 use crate::ui::stdout::println;
 
+mod agent;
+mod create;
+
 /// `addon` subcommands.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -34,6 +37,11 @@ pub struct Args {
 /// The verbs of `addon`.
 #[derive(Debug, clap::Subcommand)]
 pub enum What {
+    /// Create an add-on from its agent's manifests or an AddOnTemplate (a ClusterManagementAddOn
+    /// and its AddOnTemplate)
+    Create(create::CreateArgs),
+    /// Run an example add-on's agent (helloworld) against the add-on's hub identity
+    Agent(agent::AgentArgs),
     /// Enable add-ons on clusters (a ManagedClusterAddOn in each cluster's namespace)
     Enable(EnableArgs),
     /// Disable add-ons on clusters (delete their ManagedClusterAddOns)
@@ -86,6 +94,8 @@ pub struct DisableArgs {
 /// Runs `addon ...`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     match args.what {
+        What::Create(a) => create::create(a, ctx).await,
+        What::Agent(a) => agent::agent(a, ctx).await,
         What::Enable(a) => enable(a, ctx).await,
         What::Disable(a) => disable(a, ctx).await,
     }

@@ -176,6 +176,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         ctx.printer.info("running the ClusterManager operator and hub controllers in this process (Ctrl-C to stop)");
         crate::inprocess::hub::run(
             kube.client.clone(),
+            kube.loaded.config.cluster_url.clone(),
             crate::runtime::shutdown::on_signal(),
             |holder| {
                 ctx.printer.warn(format!(

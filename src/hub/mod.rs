@@ -8,6 +8,7 @@
 pub mod addon;
 pub mod clusters;
 pub mod clustersets;
+pub mod conversion;
 pub mod placement;
 pub mod registration;
 pub mod replicaset;

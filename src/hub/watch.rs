@@ -111,6 +111,25 @@ where
         })
 }
 
+/// A shared watch of every `K` into a store, with a [`Fanout`] for as many controllers as
+/// subscribe to it before the watch runs.
+pub fn fanned<K>(
+    client: &Client,
+    config: watcher::Config,
+) -> (
+    Store<K>,
+    Arc<Fanout<K>>,
+    impl Future<Output = ()> + Send + 'static,
+)
+where
+    K: Watched,
+{
+    let (store, writer) = reflector::store();
+    let fanout = Arc::new(Fanout::default());
+    let watch = publishing(client, config, writer, fanout.clone(), |_| {});
+    (store, fanout, watch)
+}
+
 /// A shared watch of every `K` into a store, with a subscription for a controller.
 pub fn shared<K>(
     client: &Client,

@@ -14,6 +14,7 @@ use crate::runtime::lease;
 /// until `shutdown` is cancelled. `waiting` is told who holds the Lease if another process does.
 pub async fn run(
     client: Client,
+    url: http::Uri,
     shutdown: Shutdown,
     waiting: impl FnOnce(&str),
 ) -> anyhow::Result<()> {
@@ -23,7 +24,7 @@ pub async fn run(
             let token = token.clone();
             let client = client.clone();
             async move {
-                let result = controllers(client, token.clone()).await;
+                let result = controllers(client, url, token.clone()).await;
                 token.cancel();
                 result
             }
@@ -46,7 +47,10 @@ pub async fn run(
 /// The hub controllers (registration, cluster sets, placement, replica sets, add-on
 /// registration) over one shared ManagedCluster watch, until
 /// `shutdown` is cancelled.
-pub async fn controllers(client: Client, shutdown: Shutdown) -> anyhow::Result<()> {
+///
+/// `url` is the hub's API server as this process reaches it: the add-on conversion webhook
+/// listens on the address this host reaches it from.
+pub async fn controllers(client: Client, url: http::Uri, shutdown: Shutdown) -> anyhow::Result<()> {
     let clusters = SharedClusters::new();
     let (store, events) = clusters.subscribe();
     // One controller stopping stops the others: a hub half running is worse than one stopped.
@@ -76,6 +80,7 @@ pub async fn controllers(client: Client, shutdown: Shutdown) -> anyhow::Result<(
     let replicasets = Box::pin(replicaset::run(client.clone(), shutdown.clone())).map(stop_all);
     let addons = Box::pin(addon::run_with(
         client.clone(),
+        url,
         clusters.store(),
         shutdown.clone(),
     ))

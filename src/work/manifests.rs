@@ -181,7 +181,8 @@ fn bounded(input: impl std::io::Read, path: &Path) -> std::io::Result<Result<Str
 }
 
 /// Splits a YAML stream at `---` lines; returns each non-empty document with its first line.
-fn documents(text: &str) -> Vec<(usize, String)> {
+#[must_use]
+pub fn documents(text: &str) -> Vec<(usize, String)> {
     let mut docs = Vec::new();
     let mut current = String::new();
     let mut start = 1;

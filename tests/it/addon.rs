@@ -28,6 +28,9 @@ use clusteradm::runtime::Shutdown;
 use crate::common;
 use crate::registration::fixture::{self, on_hub};
 
+mod conversion;
+mod template;
+
 /// A ManagedCluster and nothing else: no agent, no namespace (the hub has not accepted it).
 async fn new_cluster(prefix: &str) -> String {
     let name = common::unique(prefix);

@@ -38,6 +38,7 @@ impl Operator {
         let stop = clusteradm::runtime::Shutdown::new();
         let task = tokio::spawn(clusteradm::inprocess::hub::run(
             client.clone(),
+            crate::common::hub_url(),
             stop.clone(),
             |holder| panic!("another process ({holder}) holds the operator Lease"),
         ));

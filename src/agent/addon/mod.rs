@@ -11,6 +11,7 @@
 //!
 //! Not yet: custom signers (a certificate and key for another endpoint).
 pub mod health;
+pub mod helloworld;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::pin::pin;
@@ -52,6 +53,9 @@ pub struct AddonOptions {
     pub server: String,
     /// Hub CA (base64 PEM), for the add-on's kubeconfig.
     pub ca_data: String,
+    /// Run the agent of the example add-on ([`helloworld`]) in this process once its identity
+    /// is stored, as `join --in-process` runs every agent.
+    pub example_agents: bool,
 }
 
 /// One identity an add-on's agent needs: whom, and where its secret goes.
@@ -228,17 +232,27 @@ async fn forget(managed: &Client, wanted: &Wanted) {
 /// Keeps one identity: a valid certificate in its secret, renewed before it expires.
 async fn keep(opts: AddonOptions, wanted: Wanted, token: Shutdown) {
     let mut backoff = Backoff::capped(Duration::from_secs(300));
+    // The example add-on's agent, while it runs here: restarted with each new certificate.
+    let mut example: Option<Shutdown> = None;
     // `issue` returns early when cancelled: never send another CSR after that.
     while !token.is_cancelled() {
         let wait = match renew_at(&opts, &wanted).await {
-            Ok(Some(at)) => Duration::from_secs(
-                u64::try_from(at - rotate::now_seconds())
-                    .unwrap_or(0)
-                    .max(5),
-            ),
+            Ok(Some(at)) => {
+                if example.is_none() && opts.example_agents && wanted.addon == helloworld::NAME {
+                    example = start_example(&opts, &wanted, &token).await;
+                }
+                Duration::from_secs(
+                    u64::try_from(at - rotate::now_seconds())
+                        .unwrap_or(0)
+                        .max(5),
+                )
+            }
             Ok(None) => match issue(&opts, &wanted, &token).await {
                 Ok(()) => {
                     backoff.reset();
+                    if let Some(old) = example.take() {
+                        old.cancel();
+                    }
                     continue;
                 }
                 Err(e) => {
@@ -257,6 +271,40 @@ async fn keep(opts: AddonOptions, wanted: Wanted, token: Shutdown) {
             () = tokio::time::sleep(wait) => {}
         }
     }
+}
+
+/// Starts the example add-on's agent with the identity in its secret; `None` if it cannot yet.
+async fn start_example(opts: &AddonOptions, wanted: &Wanted, token: &Shutdown) -> Option<Shutdown> {
+    use crate::runtime::client::{self as kubeconfig_client, Origin, Timeouts};
+    let secrets: Api<Secret> = Api::namespaced(opts.managed.clone(), &wanted.namespace);
+    let secret = secrets.get_opt(&wanted.secret).await.ok()??;
+    let kubeconfig = crate::secrets::field(&secret, KUBECONFIG_KEY)?;
+    let source = format!("secret {}/{}", wanted.namespace, wanted.secret);
+    let hub = match kubeconfig_client::from_kubeconfig(
+        &kubeconfig,
+        Origin::Cluster,
+        &source,
+        Timeouts::LOOP,
+    )
+    .await
+    {
+        Ok(hub) => hub,
+        Err(e) => {
+            tracing::warn!(addon = %wanted.addon, "the add-on's kubeconfig: {e}");
+            return None;
+        }
+    };
+    let child = token.child_token();
+    let agent = helloworld::Options {
+        hub,
+        managed: opts.managed.clone(),
+        cluster: opts.cluster.clone(),
+        addon: wanted.addon.clone(),
+        namespace: wanted.namespace.clone(),
+    };
+    tracing::info!(cluster = %opts.cluster, addon = %wanted.addon, "running the add-on's agent in-process");
+    tokio::spawn(helloworld::run(agent, child.clone()));
+    Some(child)
 }
 
 /// When the stored certificate is due for renewal, or `None` when there is none to keep.

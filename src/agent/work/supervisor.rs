@@ -34,7 +34,8 @@ pub struct Supervised {
     pub cluster: String,
     /// How the agent names AppliedManifestWorks.
     pub applied_names: super::AppliedNames,
-    /// Also register the cluster's add-ons with the same credential ([`crate::agent::addon`]).
+    /// Also register the cluster's add-ons with the same credential ([`crate::agent::addon`]),
+    /// and run the example add-on's agent once it is registered.
     pub addons: bool,
 }
 
@@ -138,6 +139,8 @@ async fn start(
             cluster: cluster.to_string(),
             server,
             ca_data,
+            // This process runs the agents in-process: it runs the example add-on's agent too.
+            example_agents: true,
         };
         tokio::spawn(crate::agent::addon::run(opts, token.clone()));
     }

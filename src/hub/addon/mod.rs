@@ -1,139 +1,68 @@
-//! The hub's side of add-on registration: a `Controller` over ManagedClusterAddOns, woken by
-//! add-on CSRs, that approves a CSR only when it asks for exactly an identity its add-on
-//! registered on that cluster ([`crate::identity::addon::check`]), from that cluster's agent,
-//! and only while the cluster is accepted. A refused CSR stays pending, as upstream leaves it,
-//! and is logged with the reason. What the identity may then do is the add-on's hub RBAC.
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+//! The hub's add-on controllers, run by `init --in-process` over one watch of
+//! ManagedClusterAddOns and one of ClusterManagementAddOns:
+//! - [`registration`]: approves add-on agents' CSRs, only for identities their add-on registered;
+//! - [`manager`]: owns each ManagedClusterAddOn by its add-on and deploys template add-ons
+//!   ([`template`], [`deploy`]);
+//! - [`install`]: the `Placements` install strategy;
+//! - the conversion webhook between the add-on API's versions ([`crate::hub::conversion`]).
+pub mod deploy;
+pub mod install;
+pub mod manager;
+pub mod registration;
+pub mod template;
 
-use futures::StreamExt as _;
-use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
-use kube::runtime::controller::{Action, Controller};
-use kube::runtime::reflector::{ObjectRef, Store};
+use kube::Client;
+use kube::runtime::reflector::Store;
 use kube::runtime::watcher;
-use kube::{Client, ResourceExt};
 
-use crate::api::addon::{ADDON_NAME_LABEL, ManagedClusterAddOn};
-use crate::api::cluster::{CLUSTER_NAME_LABEL, ManagedCluster};
+use crate::api::addon::{ClusterManagementAddOn, ManagedClusterAddOn};
+use crate::api::cluster::ManagedCluster;
 use crate::hub::watch;
-use crate::identity::{CsrFacts, addon, approval};
-use crate::runtime::{Shutdown, report, shutdown};
+use crate::runtime::Shutdown;
 
-/// Reason written on the CSRs this controller approves.
-const REASON: &str = "AutoApprovedByHubAddonRegistration";
-const RETRY: Duration = Duration::from_secs(5);
-
-struct Context {
-    client: Client,
-    clusters: Store<ManagedCluster>,
-    csrs: Store<CertificateSigningRequest>,
-    /// CSRs already reported as refused: each is said once, not on every wake-up.
-    reported: Mutex<HashSet<String>>,
-}
-
-/// Refused CSRs remembered before the memo starts over (the API server deletes them in a day).
-const REPORTED_MAX: usize = 10_000;
-
-/// Runs until `shutdown` is cancelled.
+/// Runs the add-on controllers until `shutdown` is cancelled (each returns then; the conversion
+/// webhook first sets the CRDs back) or one of them fails.
 pub async fn run_with(
     hub: Client,
+    url: http::Uri,
     clusters: Store<ManagedCluster>,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
-    let (addons, addon_events, addon_watch) =
-        watch::shared::<ManagedClusterAddOn>(&hub, watcher::Config::default());
-    let (csrs, csr_events, csr_watch) = watch::shared::<CertificateSigningRequest>(
-        &hub,
-        watcher::Config::default().labels(ADDON_NAME_LABEL),
+    let (addons, addon_fanout, addon_watch) =
+        watch::fanned::<ManagedClusterAddOn>(&hub, watcher::Config::default());
+    let (cmas, cma_fanout, cma_watch) =
+        watch::fanned::<ClusterManagementAddOn>(&hub, watcher::Config::default());
+    let registration = registration::run_with(
+        hub.clone(),
+        clusters.clone(),
+        addons.clone(),
+        addon_fanout.subscribe(),
+        shutdown.clone(),
     );
-    let ctx = Arc::new(Context {
-        client: hub,
-        clusters: clusters.clone(),
-        csrs: csrs.clone(),
-        reported: Mutex::default(),
-    });
-    let run = Controller::for_shared_stream(addon_events, addons.clone())
-        .watches_shared_stream(csr_events, |csr| {
-            let labels = csr.labels();
-            let (cluster, addon) = (
-                labels.get(CLUSTER_NAME_LABEL)?,
-                labels.get(ADDON_NAME_LABEL)?,
-            );
-            Some(ObjectRef::new(addon).within(cluster))
-        })
-        .graceful_shutdown_on(shutdown::cancelled(&shutdown))
-        .run(
-            reconcile,
-            |_, _: &kube::Error, _| Action::requeue(RETRY),
-            ctx,
-        )
-        .for_each(|result| async move {
-            report::controller_result("add-on registration controller", &result);
-        });
-    let run = async {
-        let _ = tokio::join!(
-            clusters.wait_until_ready(),
-            addons.wait_until_ready(),
-            csrs.wait_until_ready()
-        );
-        run.await;
-    };
+    let manager = manager::run_with(
+        hub.clone(),
+        clusters,
+        addons.clone(),
+        addon_fanout.subscribe(),
+        cmas.clone(),
+        cma_fanout.subscribe(),
+        shutdown.clone(),
+    );
+    let hub_for_conversion = hub.clone();
+    let install = install::run_with(
+        hub,
+        addons,
+        addon_fanout.subscribe(),
+        cmas,
+        cma_fanout.subscribe(),
+        shutdown.clone(),
+    );
+    let conversion = crate::hub::conversion::run(hub_for_conversion, url, shutdown.clone());
     let watches = async {
-        tokio::join!(addon_watch, csr_watch);
+        tokio::join!(addon_watch, cma_watch);
     };
     tokio::select! {
-        () = run => {}
-        () = watches => {}
-        () = shutdown.cancelled() => {}
+        r = async { tokio::try_join!(registration, manager, install, conversion) } => r.map(|_| ()),
+        () = watches => Ok(()),
     }
-    Ok(())
-}
-
-async fn reconcile(
-    mca: Arc<ManagedClusterAddOn>,
-    ctx: Arc<Context>,
-) -> Result<Action, kube::Error> {
-    let (name, cluster) = (mca.name_any(), mca.namespace().unwrap_or_default());
-    let accepted = ctx
-        .clusters
-        .get(&ObjectRef::new(&cluster))
-        .is_some_and(|mc| mc.spec.hub_accepts_client && mc.metadata.deletion_timestamp.is_none());
-    if !accepted || mca.metadata.deletion_timestamp.is_some() {
-        return Ok(Action::await_change());
-    }
-    let registrations = mca
-        .status
-        .as_ref()
-        .map(|s| s.registrations.as_slice())
-        .unwrap_or_default();
-    let pending = ctx.csrs.state().into_iter().filter(|csr| {
-        let labels = csr.labels();
-        labels.get(CLUSTER_NAME_LABEL) == Some(&cluster)
-            && labels.get(ADDON_NAME_LABEL) == Some(&name)
-    });
-    for csr in pending {
-        let facts = CsrFacts::of(&csr);
-        if !facts.pending {
-            continue;
-        }
-        match addon::check(&facts, &cluster, &name, registrations) {
-            Ok(()) => {
-                let message =
-                    format!("add-on {name} of cluster {cluster}: the identity it registered");
-                approval::approve_csr(&ctx.client, &facts.name, REASON, &message).await?;
-                tracing::info!(%cluster, addon = %name, csr = %facts.name, "approved an add-on CSR");
-            }
-            Err(why) => {
-                let mut reported = ctx.reported.lock().unwrap_or_else(PoisonError::into_inner);
-                if reported.len() >= REPORTED_MAX {
-                    reported.clear();
-                }
-                if reported.insert(facts.name.clone()) {
-                    tracing::info!(%cluster, addon = %name, csr = %facts.name, "not approving an add-on CSR: {why}");
-                }
-            }
-        }
-    }
-    Ok(Action::await_change())
 }

@@ -41,6 +41,20 @@ pub fn env() -> Env {
     }
 }
 
+/// The hub API server's URL, from the hub kubeconfig (what an in-process hub is given).
+#[allow(dead_code)] // each test binary uses a different part of this module
+pub fn hub_url() -> http::Uri {
+    let kubeconfig = kube::config::Kubeconfig::read_from(env().hub).unwrap();
+    let server = kubeconfig.clusters[0]
+        .cluster
+        .as_ref()
+        .unwrap()
+        .server
+        .clone()
+        .unwrap();
+    server.parse().unwrap()
+}
+
 /// With `IT_LOG=<file>`, the in-process hub controllers and agents of this test binary log there
 /// (`RUST_LOG` filters, default info): what `scripts/test` shows when a test fails.
 fn log_to_file() {

@@ -91,9 +91,13 @@ pub fn start_hub_controller() {
                 .unwrap();
             rt.block_on(async {
                 let hub = common::hub().await;
-                clusteradm::inprocess::hub::controllers(hub, clusteradm::runtime::Shutdown::new())
-                    .await
-                    .unwrap();
+                clusteradm::inprocess::hub::controllers(
+                    hub,
+                    common::hub_url(),
+                    clusteradm::runtime::Shutdown::new(),
+                )
+                .await
+                .unwrap();
             });
         });
     });

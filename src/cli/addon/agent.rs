@@ -1,0 +1,63 @@
+//! `addon agent helloworld`: the example add-on's agent, as the helloworld template's Deployment
+//! runs it (`join --in-process` runs the same agent in its own process instead).
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+
+use crate::agent::addon::helloworld;
+use crate::cli::Ctx;
+use crate::error::UserError;
+use crate::runtime::client::{self as kubeconfig_client, Origin, Timeouts};
+use crate::runtime::shutdown;
+
+/// The add-on agents this binary carries.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Example {
+    /// Copies ConfigMaps from the cluster's namespace on the hub to the managed cluster
+    Helloworld,
+}
+
+/// Flags of `addon agent`.
+#[derive(Debug, clap::Args)]
+pub struct AgentArgs {
+    /// Which add-on's agent
+    pub addon: Example,
+    /// Kubeconfig of the add-on's hub identity (the `<addon>-hub-kubeconfig` secret's)
+    #[arg(long, value_name = "FILE")]
+    pub hub_kubeconfig: PathBuf,
+    /// The managed cluster's name on the hub
+    #[arg(long, value_name = "NAME")]
+    pub cluster_name: String,
+    /// The add-on's install namespace on the managed cluster
+    #[arg(long, value_name = "NAMESPACE", default_value = crate::api::addon::DEFAULT_INSTALL_NAMESPACE)]
+    pub addon_namespace: String,
+    /// The add-on's name (its Lease's)
+    #[arg(long, value_name = "NAME", default_value = helloworld::NAME)]
+    pub addon_name: String,
+}
+
+/// Runs the agent until Ctrl-C or SIGTERM; the managed cluster is `--kubeconfig`'s.
+pub async fn agent(args: AgentArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let source = args.hub_kubeconfig.display().to_string();
+    let text = std::fs::read_to_string(&args.hub_kubeconfig).map_err(|e| {
+        UserError::new(
+            format!("cannot read --hub-kubeconfig {source}: {e}"),
+            "pass the add-on's hub kubeconfig file",
+        )
+    })?;
+    let hub = kubeconfig_client::from_kubeconfig(&text, Origin::User, &source, Timeouts::LOOP)
+        .await
+        .map_err(|e| UserError::new(e.to_string(), "pass the add-on's hub kubeconfig file"))?;
+    let managed = ctx.kube().await.context("the managed cluster")?.client;
+    let Example::Helloworld = args.addon;
+    let opts = helloworld::Options {
+        hub,
+        managed,
+        cluster: args.cluster_name,
+        addon: args.addon_name,
+        namespace: args.addon_namespace,
+    };
+    helloworld::run(opts, shutdown::on_signal()).await;
+    Ok(ExitCode::SUCCESS)
+}

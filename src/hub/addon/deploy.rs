@@ -1,0 +1,494 @@
+//! What the add-on manager wants for one template add-on on one cluster, decided from what the
+//! stores show (no I/O): the deploy ManifestWork `addon-<name>-deploy-0`, the hub RoleBindings of
+//! its `KubeClient` registration, and the ManagedClusterAddOn's status — config references,
+//! registrations, install namespace, health-check mode and the conditions `Configured`,
+//! `RegistrationApplied`, `ManifestApplied`, `Available` and `Progressing`, with upstream's
+//! reasons and messages (addon-framework `agentdeploy`, `registration`; ocm `addonconfiguration`,
+//! `addonprogressing`).
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::rbac::v1::{RoleBinding, RoleRef, Subject as RbacSubject};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
+use kube::api::ObjectMeta;
+use kube::{Resource as _, ResourceExt as _};
+use serde_json::json;
+
+use super::template::{self, GROUP, RenderError};
+use crate::api::addon::{
+    ADDON_NAME_LABEL, ADDON_TEMPLATE_LABEL, ADDON_TEMPLATES, AddOnTemplate, CONFIGURED,
+    ConfigReference, ConfigSpecHash, HealthCheck, HealthCheckMode, HubPermissionType,
+    MANIFEST_APPLIED, ManagedClusterAddOn, ManagedClusterAddOnStatus, REGISTRATION_APPLIED,
+    RegistrationType,
+};
+use crate::api::cluster::{
+    MANAGED_CLUSTER_CONDITION_AVAILABLE as CLUSTER_AVAILABLE, ManagedCluster,
+};
+use crate::api::conditions::{self, APPLIED, AVAILABLE, FALSE, PROGRESSING, TRUE, UNKNOWN};
+use crate::api::work::{ManifestWork, ManifestWorkSpec};
+
+/// Work annotation with the spec hashes of the configs the work was made from (upstream's
+/// `ManifestConfigSpecHashAnnotationKey`): how a rollout tells a current work from a stale one.
+pub const CONFIG_SPEC_HASH_ANNOTATION: &str = "open-cluster-management.io/config-spec-hash";
+
+/// The deploy work's name: upstream's prefix and the index of the only work.
+#[must_use]
+pub fn work_name(addon: &str) -> String {
+    format!("addon-{addon}-deploy-0")
+}
+
+/// The name of the RoleBinding for a hub permission, as upstream's template agent names it.
+#[must_use]
+pub fn binding_name(addon: &str, role_kind: &str) -> String {
+    format!(
+        "open-cluster-management:{addon}:{}:agent",
+        role_kind.to_lowercase()
+    )
+}
+
+/// Everything the manager writes for one ManagedClusterAddOn.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// The deploy work as it should be (`None`: no template, nothing to deploy).
+    pub work: Option<ManifestWork>,
+    /// Hub RoleBindings of the `KubeClient` registration.
+    pub bindings: Vec<RoleBinding>,
+    /// The status as it should be.
+    pub status: ManagedClusterAddOnStatus,
+}
+
+/// What [`decide`] reads.
+pub struct Inputs<'a> {
+    /// The add-on on the cluster.
+    pub mca: &'a ManagedClusterAddOn,
+    /// The template it uses, by name, and the template if it exists.
+    pub template: Option<(String, Option<&'a AddOnTemplate>)>,
+    /// The deploy work as the store shows it.
+    pub work: Option<&'a ManifestWork>,
+    /// The managed cluster.
+    pub cluster: Option<&'a ManagedCluster>,
+    /// Now, for condition times.
+    pub now: &'a Time,
+}
+
+/// Decides the plan for a template add-on.
+pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
+    let mca = inputs.mca;
+    let (addon, cluster) = (mca.name_any(), mca.namespace().unwrap_or_default());
+    let mut status = mca.status.clone().unwrap_or_default();
+    let now = inputs.now;
+    let Some((name, found)) = &inputs.template else {
+        return Ok(Plan {
+            status,
+            ..Plan::default()
+        });
+    };
+    let Some(template) = found else {
+        conditions::set(
+            &mut status.conditions,
+            conditions::new(
+                CONFIGURED,
+                FALSE,
+                "ConfigurationsNotConfigured",
+                format!("AddOnTemplate {name} not found"),
+                now,
+            ),
+        );
+        return Ok(Plan {
+            status,
+            ..Plan::default()
+        });
+    };
+    let desired = template::spec_hash(template);
+    let last_applied = status
+        .config_references
+        .iter()
+        .find(|r| r.group == GROUP && r.resource == ADDON_TEMPLATES)
+        .and_then(|r| r.last_applied_config.clone());
+    status.config_references = vec![ConfigReference {
+        group: GROUP.into(),
+        resource: ADDON_TEMPLATES.into(),
+        namespace: None,
+        name: name.clone(),
+        last_observed_generation: None,
+        desired_config: Some(desired.clone()),
+        last_applied_config: last_applied,
+    }];
+    conditions::set(
+        &mut status.conditions,
+        conditions::new(
+            CONFIGURED,
+            TRUE,
+            "ConfigurationsConfigured",
+            "Configurations configured",
+            now,
+        ),
+    );
+    status.namespace = Some(template::install_namespace(template));
+    status.registrations = template::registrations(template, &cluster, &addon);
+    status.health_check = Some(HealthCheck {
+        mode: Some(HealthCheckMode::Customized),
+    });
+    let bindings = bindings(template, mca);
+    let (reason, message) = if status.registrations.is_empty() {
+        (
+            "NilRegistration",
+            "Registration of the addon agent is configured",
+        )
+    } else {
+        (
+            "SetPermissionApplied",
+            "Registration of the addon agent is configured",
+        )
+    };
+    conditions::set(
+        &mut status.conditions,
+        conditions::new(REGISTRATION_APPLIED, TRUE, reason, message, now),
+    );
+    let (manifests, configs) = template::render(template, &cluster, &addon)?;
+    let mut spec: ManifestWorkSpec = template.spec.agent_spec.clone();
+    spec.workload.manifests.clone_from(&manifests);
+    spec.manifest_configs.extend(configs);
+    let work = work(mca, spec, &desired);
+    manifest_applied(&mut status, inputs.work, now);
+    available(&mut status, inputs, &manifests, now);
+    progressing(&mut status, inputs.work, &desired, &work, now);
+    Ok(Plan {
+        work: Some(work),
+        bindings,
+        status,
+    })
+}
+
+/// An owner reference to `mca`; `controller` for what the add-on manager alone manages.
+fn owner(mca: &ManagedClusterAddOn, controller: bool) -> OwnerReference {
+    OwnerReference {
+        api_version: ManagedClusterAddOn::api_version(&()).into_owned(),
+        kind: ManagedClusterAddOn::kind(&()).into_owned(),
+        name: mca.name_any(),
+        uid: mca.uid().unwrap_or_default(),
+        controller: controller.then_some(true),
+        block_owner_deletion: controller.then_some(true),
+    }
+}
+
+fn work(
+    mca: &ManagedClusterAddOn,
+    spec: ManifestWorkSpec,
+    template: &ConfigSpecHash,
+) -> ManifestWork {
+    let addon = mca.name_any();
+    let mut work = ManifestWork::new(&work_name(&addon), spec);
+    work.metadata.namespace = mca.namespace();
+    // `<resource>.<group>/<namespace>/<name>`, as upstream keys it.
+    let key = format!("{ADDON_TEMPLATES}.{GROUP}//{}", template.name);
+    let hashes = json!({ key: template.spec_hash.clone().unwrap_or_default() });
+    work.metadata.annotations = Some(BTreeMap::from([(
+        CONFIG_SPEC_HASH_ANNOTATION.into(),
+        hashes.to_string(),
+    )]));
+    work.metadata.labels = Some(BTreeMap::from([(ADDON_NAME_LABEL.into(), addon)]));
+    work.metadata.owner_references = Some(vec![owner(mca, true)]);
+    work
+}
+
+/// The RoleBindings of the template's `KubeClient` hub permissions for the subject the status
+/// registers: the ClusterRole in the cluster's namespace (owned by the add-on, so it goes with
+/// it), or a role in a named namespace.
+fn bindings(template: &AddOnTemplate, mca: &ManagedClusterAddOn) -> Vec<RoleBinding> {
+    let (addon, cluster) = (mca.name_any(), mca.namespace().unwrap_or_default());
+    let user = template::agent_user(&cluster, &addon);
+    let subjects = vec![RbacSubject {
+        kind: "User".into(),
+        api_group: Some("rbac.authorization.k8s.io".into()),
+        name: user,
+        namespace: None,
+    }];
+    let permissions = template
+        .spec
+        .registration
+        .iter()
+        .filter(|r| r.type_ == RegistrationType::KubeClient)
+        .filter_map(|r| r.kube_client.as_ref())
+        .flat_map(|k| &k.hub_permissions);
+    let mut out = Vec::new();
+    for permission in permissions {
+        let (namespace, role_ref, owned) = match permission.type_ {
+            HubPermissionType::CurrentCluster => {
+                let Some(current) = &permission.current_cluster else {
+                    continue;
+                };
+                let role_ref = RoleRef {
+                    api_group: Some("rbac.authorization.k8s.io".into()),
+                    kind: "ClusterRole".into(),
+                    name: current.cluster_role_name.clone(),
+                };
+                (cluster.clone(), role_ref, true)
+            }
+            HubPermissionType::SingleNamespace => {
+                let Some(single) = &permission.single_namespace else {
+                    continue;
+                };
+                let role_ref = RoleRef {
+                    api_group: Some(single.role_ref.api_group.clone()),
+                    kind: single.role_ref.kind.clone(),
+                    name: single.role_ref.name.clone(),
+                };
+                (single.namespace.clone(), role_ref, false)
+            }
+        };
+        out.push(RoleBinding {
+            metadata: ObjectMeta {
+                name: Some(binding_name(&addon, &role_ref.kind)),
+                namespace: Some(namespace),
+                labels: Some(BTreeMap::from([
+                    (ADDON_NAME_LABEL.into(), addon.clone()),
+                    (ADDON_TEMPLATE_LABEL.into(), String::new()),
+                ])),
+                owner_references: owned.then(|| vec![owner(mca, false)]),
+                ..ObjectMeta::default()
+            },
+            role_ref,
+            subjects: Some(subjects.clone()),
+        });
+    }
+    out
+}
+
+/// `ManifestApplied` from the work's `Applied`: nothing until the work agent reports.
+fn manifest_applied(
+    status: &mut ManagedClusterAddOnStatus,
+    work: Option<&ManifestWork>,
+    now: &Time,
+) {
+    let applied = work
+        .and_then(|w| w.status.as_ref())
+        .and_then(|s| conditions::find(&s.conditions, APPLIED));
+    let condition = match applied {
+        None => return,
+        Some(c) if c.status == TRUE => conditions::new(
+            MANIFEST_APPLIED,
+            TRUE,
+            "AddonManifestApplied",
+            "manifests of addon are applied successfully",
+            now,
+        ),
+        Some(_) => conditions::new(
+            MANIFEST_APPLIED,
+            FALSE,
+            "AddonManifestAppliedFailed",
+            "failed to apply the manifests of addon",
+            now,
+        ),
+    };
+    conditions::set(&mut status.conditions, condition);
+}
+
+/// `Available` as upstream's workload-availability prober: from the deploy work, and from the
+/// replica counts the work agent feeds back for each Deployment and DaemonSet.
+fn available(
+    status: &mut ManagedClusterAddOnStatus,
+    inputs: &Inputs<'_>,
+    manifests: &[serde_json::Value],
+    now: &Time,
+) {
+    if conditions::find(&status.conditions, MANIFEST_APPLIED).is_none() {
+        return;
+    }
+    let cluster_unknown = inputs
+        .cluster
+        .and_then(|c| c.status.as_ref())
+        .and_then(|s| conditions::find(&s.conditions, CLUSTER_AVAILABLE))
+        .is_some_and(|c| c.status == UNKNOWN);
+    if cluster_unknown {
+        return;
+    }
+    let addon = inputs.mca.name_any();
+    let set = |status: &mut ManagedClusterAddOnStatus, s: &str, reason: &str, message: String| {
+        conditions::set(
+            &mut status.conditions,
+            conditions::new(AVAILABLE, s, reason, message, now),
+        );
+    };
+    let Some(work) = inputs.work else {
+        set(
+            status,
+            UNKNOWN,
+            "WorkNotFound",
+            "Addon manifestWork is not found".into(),
+        );
+        return;
+    };
+    let work_status = work.status.clone().unwrap_or_default();
+    match conditions::find(&work_status.conditions, AVAILABLE) {
+        None => {
+            set(
+                status,
+                UNKNOWN,
+                "WorkNotApplied",
+                "Addon manifestWork is not applied yet".into(),
+            );
+            return;
+        }
+        Some(c) if c.status == FALSE => {
+            set(status, FALSE, "WorkNotApplied", c.message.clone());
+            return;
+        }
+        Some(_) => {}
+    }
+    let probed = probe(manifests, &work_status);
+    match probed {
+        Probe::NoWorkloads | Probe::Healthy => set(
+            status,
+            TRUE,
+            "ProbeAvailable",
+            format!("{addon} add-on is available."),
+        ),
+        Probe::NoResults => set(
+            status,
+            UNKNOWN,
+            "NoProbeResult",
+            "Probe results are not returned".into(),
+        ),
+        Probe::Unhealthy(why) => set(
+            status,
+            FALSE,
+            "ProbeUnavailable",
+            format!("Probe addon unavailable with err {why}"),
+        ),
+    }
+}
+
+enum Probe {
+    NoWorkloads,
+    NoResults,
+    Healthy,
+    Unhealthy(String),
+}
+
+/// Upstream's `WorkloadAvailabilityHealthChecker` over the fed-back values: a Deployment is
+/// healthy with one ready replica (or none wanted), a DaemonSet with all of them ready.
+fn probe(manifests: &[serde_json::Value], status: &crate::api::work::ManifestWorkStatus) -> Probe {
+    let workloads: Vec<(&str, &str, &str)> = manifests
+        .iter()
+        .filter_map(|m| {
+            let resource = match m["kind"].as_str()? {
+                "Deployment" if m["spec"]["replicas"].as_i64() != Some(0) => "deployments",
+                "DaemonSet" => "daemonsets",
+                _ => return None,
+            };
+            Some((
+                resource,
+                m["metadata"]["namespace"].as_str().unwrap_or_default(),
+                m["metadata"]["name"].as_str()?,
+            ))
+        })
+        .collect();
+    if workloads.is_empty() {
+        return Probe::NoWorkloads;
+    }
+    let reported = status
+        .resource_status
+        .as_ref()
+        .map(|r| r.manifests.as_slice())
+        .unwrap_or_default();
+    let mut found = 0;
+    for (resource, namespace, name) in workloads {
+        let values = reported.iter().find_map(|m| {
+            let meta = &m.resource_meta;
+            (meta.resource.as_deref() == Some(resource)
+                && meta.namespace.as_deref().unwrap_or_default() == namespace
+                && meta.name.as_deref() == Some(name))
+            .then_some(m.status_feedback.as_ref()?)
+            .filter(|f| !f.values.is_empty())
+        });
+        let Some(feedback) = values else {
+            continue;
+        };
+        found += 1;
+        let value = |names: &[&str]| {
+            feedback
+                .values
+                .iter()
+                .find(|v| names.contains(&v.name.as_str()))
+                .and_then(|v| v.field_value.integer)
+        };
+        let (Some(ready), Some(wanted)) = (
+            value(&["ReadyReplicas", "NumberReady"]),
+            value(&["Replicas", "DesiredNumberScheduled"]),
+        ) else {
+            return Probe::Unhealthy(format!(
+                "readyReplica is not probed for {resource} {namespace}/{name}"
+            ));
+        };
+        let healthy = match resource {
+            "deployments" => wanted == 0 || ready >= 1,
+            _ => ready == wanted,
+        };
+        if !healthy {
+            return Probe::Unhealthy(format!(
+                "desiredNumberReplicas is {wanted} but readyReplica is {ready} for {resource} {namespace}/{name}"
+            ));
+        }
+    }
+    if found == 0 {
+        Probe::NoResults
+    } else {
+        Probe::Healthy
+    }
+}
+
+/// Whether two works were made from the same configs (their spec-hash annotations agree).
+#[must_use]
+pub fn same_configs(a: &ManifestWork, b: &ManifestWork) -> bool {
+    let hash = |w: &ManifestWork| w.annotations().get(CONFIG_SPEC_HASH_ANNOTATION).cloned();
+    hash(a).is_some() && hash(a) == hash(b)
+}
+
+/// `Progressing` as upstream's progressing controller: waiting for the manifests, progressing
+/// until the work runs the desired template, then completed (and the template is recorded as
+/// last applied).
+fn progressing(
+    status: &mut ManagedClusterAddOnStatus,
+    current: Option<&ManifestWork>,
+    desired: &ConfigSpecHash,
+    wanted: &ManifestWork,
+    now: &Time,
+) {
+    let (s, reason, message) = match conditions::find(&status.conditions, MANIFEST_APPLIED) {
+        None => (
+            FALSE,
+            "WaitingForManifestApplied",
+            "Waiting for ManagedClusterAddOn ManifestApplied condition".to_string(),
+        ),
+        Some(c) if c.status != TRUE => (FALSE, "Failed", c.message.clone()),
+        Some(_) => {
+            let up_to_date = current.is_some_and(|w| same_configs(w, wanted));
+            let ready = current.and_then(|w| w.status.as_ref()).is_some_and(|s| {
+                conditions::is_true(&s.conditions, APPLIED)
+                    && conditions::is_true(&s.conditions, AVAILABLE)
+            });
+            if !up_to_date {
+                (
+                    TRUE,
+                    "Progressing",
+                    "progressing... mca and work configs mismatch".to_string(),
+                )
+            } else if !ready {
+                (
+                    TRUE,
+                    "Progressing",
+                    "progressing... work is not ready".to_string(),
+                )
+            } else {
+                for r in &mut status.config_references {
+                    r.last_applied_config = Some(desired.clone());
+                }
+                (FALSE, "Completed", "completed with no errors.".to_string())
+            }
+        }
+    };
+    conditions::set(
+        &mut status.conditions,
+        conditions::new(PROGRESSING, s, reason, message, now),
+    );
+}

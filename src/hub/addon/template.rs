@@ -1,0 +1,385 @@
+//! What an AddOnTemplate means for one cluster, as upstream's template add-on agent reads it
+//! (ocm `pkg/addon/templateagent`): which template a ManagedClusterAddOn uses, its spec hash,
+//! the identities it registers, where its agent is installed, and its manifests rendered for the
+//! cluster — `{{CLUSTER_NAME}}`, `{{HUB_KUBECONFIG}}` and `{{INSTALL_NAMESPACE}}` substituted, the
+//! same values as environment variables of every Deployment and DaemonSet container, and the
+//! hub kubeconfig secret mounted where `HUB_KUBECONFIG` points.
+use serde_json::{Value, json};
+
+use crate::api::addon::{
+    ADDON_TEMPLATES, AddOnTemplate, ClusterManagementAddOn, ConfigSpecHash,
+    DEFAULT_INSTALL_NAMESPACE, ManagedClusterAddOn, RegistrationConfig, RegistrationType, Subject,
+};
+use crate::api::names::CLIENT_SIGNER;
+use crate::api::work::{FeedbackRule, FeedbackType, ManifestConfigOption, ResourceIdentifier};
+use crate::identity::addon::{addon_group, default_group};
+
+/// The add-on API group, where AddOnTemplates live.
+pub const GROUP: &str = "addon.open-cluster-management.io";
+/// Where the agent's hub kubeconfig secret is mounted in its pods.
+const HUB_KUBECONFIG_DIR: &str = "/managed/hub-kubeconfig";
+
+/// The AddOnTemplate `mca` uses: its own config if it names one, else its add-on's default.
+#[must_use]
+pub fn template_name(mca: &ManagedClusterAddOn, cma: &ClusterManagementAddOn) -> Option<String> {
+    let own = mca
+        .spec
+        .configs
+        .iter()
+        .find(|c| c.group == GROUP && c.resource == ADDON_TEMPLATES)
+        .map(|c| c.name.clone());
+    own.or_else(|| {
+        cma.spec
+            .supported_configs
+            .iter()
+            .find(|c| c.group == GROUP && c.resource == ADDON_TEMPLATES)
+            .and_then(|c| c.default_config.as_ref())
+            .map(|d| d.name.clone())
+    })
+}
+
+/// The template's name and the SHA-256 of its spec, as upstream's `GetSpecHash` computes it
+/// (the JSON of `{"spec": …}` with sorted keys), so a spec change is a new desired config.
+#[must_use]
+pub fn spec_hash(template: &AddOnTemplate) -> ConfigSpecHash {
+    let spec = serde_json::to_value(&template.spec).unwrap_or(Value::Null);
+    let bytes = serde_json::to_vec(&json!({ "spec": spec })).unwrap_or_default();
+    let digest = ring::digest::digest(&ring::digest::SHA256, &bytes);
+    let hex = crate::pki::hex(digest.as_ref());
+    ConfigSpecHash {
+        namespace: None,
+        name: template.metadata.name.clone().unwrap_or_default(),
+        spec_hash: Some(hex),
+    }
+}
+
+/// The user of a template add-on's agent: upstream names the agent `<addon>-agent`.
+#[must_use]
+pub fn agent_user(cluster: &str, addon: &str) -> String {
+    format!("{}:agent:{addon}-agent", default_group(cluster, addon))
+}
+
+/// The identities the template registers for `addon` on `cluster`, as the ManagedClusterAddOn's
+/// status lists them. A `CustomSigner` is listed with its own subject or the default one.
+#[must_use]
+pub fn registrations(
+    template: &AddOnTemplate,
+    cluster: &str,
+    addon: &str,
+) -> Vec<RegistrationConfig> {
+    let default_subject = || Subject {
+        user: Some(agent_user(cluster, addon)),
+        groups: vec![default_group(cluster, addon), addon_group(addon)],
+        organization_units: Vec::new(),
+    };
+    template
+        .spec
+        .registration
+        .iter()
+        .filter_map(|r| match r.type_ {
+            RegistrationType::KubeClient => Some(RegistrationConfig {
+                signer_name: CLIENT_SIGNER.to_string(),
+                subject: Some(default_subject()),
+            }),
+            RegistrationType::CustomSigner => {
+                r.custom_signer.as_ref().map(|s| RegistrationConfig {
+                    signer_name: s.signer_name.clone(),
+                    subject: Some(s.subject.clone().unwrap_or_else(default_subject)),
+                })
+            }
+        })
+        .collect()
+}
+
+/// Where the agent runs: the namespace of the template's first Deployment, else of its first
+/// DaemonSet, else upstream's default.
+#[must_use]
+pub fn install_namespace(template: &AddOnTemplate) -> String {
+    let manifests = &template.spec.agent_spec.workload.manifests;
+    let namespace_of = |kind: &str| {
+        manifests
+            .iter()
+            .find(|m| m["kind"] == kind && is_apps(m))
+            .and_then(|m| m["metadata"]["namespace"].as_str())
+            .filter(|ns| !ns.is_empty())
+            .map(str::to_string)
+    };
+    namespace_of("Deployment")
+        .or_else(|| namespace_of("DaemonSet"))
+        .unwrap_or_else(|| DEFAULT_INSTALL_NAMESPACE.to_string())
+}
+
+fn is_apps(manifest: &Value) -> bool {
+    manifest["apiVersion"]
+        .as_str()
+        .is_some_and(|v| v.starts_with("apps/"))
+}
+
+/// Why a template could not be rendered.
+#[derive(Debug, thiserror::Error)]
+#[error("manifest {index} of AddOnTemplate {template} is not valid JSON once rendered: {source}")]
+pub struct RenderError {
+    template: String,
+    index: usize,
+    source: serde_json::Error,
+}
+
+/// The template's manifests for `cluster`, and the status feedback upstream asks for on each
+/// Deployment and DaemonSet (which its health check reads).
+pub fn render(
+    template: &AddOnTemplate,
+    cluster: &str,
+    addon: &str,
+) -> Result<(Vec<Value>, Vec<ManifestConfigOption>), RenderError> {
+    let kube_client = template
+        .spec
+        .registration
+        .iter()
+        .any(|r| r.type_ == RegistrationType::KubeClient);
+    // Sorted by name, as upstream orders them: defaults, then built-ins.
+    let mut values: Vec<(&str, String)> = Vec::new();
+    if !template.spec.registration.is_empty() {
+        values.push(("HUB_KUBECONFIG", format!("{HUB_KUBECONFIG_DIR}/kubeconfig")));
+    }
+    values.push(("CLUSTER_NAME", cluster.to_string()));
+    let mut manifests = Vec::new();
+    let mut configs = Vec::new();
+    for (index, manifest) in template
+        .spec
+        .agent_spec
+        .workload
+        .manifests
+        .iter()
+        .enumerate()
+    {
+        let text = substitute(&manifest.to_string(), &values);
+        let mut object: Value = serde_json::from_str(&text).map_err(|source| RenderError {
+            template: template.metadata.name.clone().unwrap_or_default(),
+            index,
+            source,
+        })?;
+        if is_apps(&object) && matches!(object["kind"].as_str(), Some("Deployment" | "DaemonSet")) {
+            decorate_pods(&mut object, &values, kube_client, addon);
+            configs.push(feedback(&object));
+        }
+        manifests.push(object);
+    }
+    Ok((manifests, configs))
+}
+
+/// Replaces each `{{KEY}}` by its value; unknown keys become empty, as upstream's fasttemplate
+/// leaves them.
+fn substitute(text: &str, values: &[(&str, String)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("{{") {
+        let Some(len) = rest[start + 2..].find("}}") else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        let key = &rest[start + 2..start + 2 + len];
+        if let Some((_, value)) = values.iter().find(|(k, _)| *k == key) {
+            // The manifest is JSON text: the value must stay inside its string.
+            let quoted = Value::String(value.clone()).to_string();
+            out.push_str(&quoted[1..quoted.len() - 1]);
+        }
+        rest = &rest[start + 2 + len + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Adds the values as environment variables of every container and, for a `KubeClient`
+/// registration, mounts the `<addon>-hub-kubeconfig` secret.
+fn decorate_pods(object: &mut Value, values: &[(&str, String)], kube_client: bool, addon: &str) {
+    let pod = &mut object["spec"]["template"]["spec"];
+    if !pod.is_object() {
+        return;
+    }
+    let env: Vec<Value> = values
+        .iter()
+        .map(|(k, v)| json!({"name": k, "value": v}))
+        .collect();
+    if let Some(containers) = pod["containers"].as_array_mut() {
+        for container in containers {
+            push_all(&mut container["env"], &env);
+            if kube_client {
+                push_all(
+                    &mut container["volumeMounts"],
+                    &[json!({"name": "hub-kubeconfig", "mountPath": HUB_KUBECONFIG_DIR})],
+                );
+            }
+        }
+    }
+    if kube_client {
+        push_all(
+            &mut pod["volumes"],
+            &[
+                json!({"name": "hub-kubeconfig", "secret": {"secretName": format!("{addon}-hub-kubeconfig")}}),
+            ],
+        );
+    }
+}
+
+fn push_all(list: &mut Value, items: &[Value]) {
+    if !list.is_array() {
+        *list = Value::Array(Vec::new());
+    }
+    if let Some(list) = list.as_array_mut() {
+        list.extend_from_slice(items);
+    }
+}
+
+/// Upstream's well-known status feedback for a workload: replicas and readiness.
+fn feedback(object: &Value) -> ManifestConfigOption {
+    let resource = match object["kind"].as_str() {
+        Some("DaemonSet") => "daemonsets",
+        _ => "deployments",
+    };
+    ManifestConfigOption {
+        resource_identifier: ResourceIdentifier {
+            group: Some("apps".into()),
+            resource: resource.into(),
+            name: object["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .into(),
+            namespace: object["metadata"]["namespace"].as_str().map(str::to_string),
+        },
+        feedback_rules: vec![FeedbackRule {
+            type_: FeedbackType::WellKnownStatus,
+            json_paths: Vec::new(),
+        }],
+        ..ManifestConfigOption::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::addon::{AddOnTemplateSpec, KubeClientRegistration, RegistrationSpec};
+    use crate::api::work::{ManifestWorkSpec, ManifestsTemplate};
+
+    fn template(manifests: Vec<Value>, kube_client: bool) -> AddOnTemplate {
+        let registration = if kube_client {
+            vec![RegistrationSpec {
+                type_: RegistrationType::KubeClient,
+                kube_client: Some(KubeClientRegistration::default()),
+                custom_signer: None,
+            }]
+        } else {
+            Vec::new()
+        };
+        let mut t = AddOnTemplate::new(
+            "hello-0.0.1",
+            AddOnTemplateSpec {
+                addon_name: "hello".into(),
+                agent_spec: ManifestWorkSpec {
+                    workload: ManifestsTemplate { manifests },
+                    ..ManifestWorkSpec::default()
+                },
+                registration,
+            },
+        );
+        t.metadata.name = Some("hello-0.0.1".into());
+        t
+    }
+
+    fn deployment() -> Value {
+        json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "hello-agent", "namespace": "hello-ns"},
+            "spec": {"template": {"spec": {"containers": [{
+                "name": "agent", "image": "x",
+                "args": ["--cluster-name={{CLUSTER_NAME}}", "--hub-kubeconfig={{HUB_KUBECONFIG}}", "{{UNKNOWN}}"]
+            }]}}}
+        })
+    }
+
+    #[test]
+    fn values_are_substituted_and_injected_as_upstream_does() {
+        let (manifests, configs) =
+            render(&template(vec![deployment()], true), "c1", "hello").unwrap();
+        let container = &manifests[0]["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(
+            container["args"],
+            json!([
+                "--cluster-name=c1",
+                "--hub-kubeconfig=/managed/hub-kubeconfig/kubeconfig",
+                ""
+            ])
+        );
+        assert_eq!(
+            container["env"],
+            json!([{"name": "HUB_KUBECONFIG", "value": "/managed/hub-kubeconfig/kubeconfig"},
+                   {"name": "CLUSTER_NAME", "value": "c1"}])
+        );
+        assert_eq!(
+            manifests[0]["spec"]["template"]["spec"]["volumes"][0]["secret"]["secretName"],
+            "hello-hub-kubeconfig"
+        );
+        assert_eq!(configs.len(), 1);
+        assert_eq!(configs[0].resource_identifier.resource, "deployments");
+    }
+
+    #[test]
+    fn without_registrations_there_is_no_hub_kubeconfig() {
+        let (manifests, _) = render(&template(vec![deployment()], false), "c1", "hello").unwrap();
+        let container = &manifests[0]["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(
+            container["env"],
+            json!([{"name": "CLUSTER_NAME", "value": "c1"}])
+        );
+        assert!(container.get("volumeMounts").is_none());
+    }
+
+    #[test]
+    fn a_value_with_quotes_stays_valid_json() {
+        assert_eq!(
+            substitute(r#"{"a":"{{X}}"}"#, &[("X", "say \"hi\"".into())]),
+            r#"{"a":"say \"hi\""}"#
+        );
+    }
+
+    #[test]
+    fn the_install_namespace_is_the_first_deployments_and_the_hash_follows_the_spec() {
+        let t = template(
+            vec![
+                json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "a", "namespace": "other"}}),
+                deployment(),
+            ],
+            true,
+        );
+        assert_eq!(install_namespace(&t), "hello-ns");
+        assert_eq!(
+            install_namespace(&template(Vec::new(), false)),
+            DEFAULT_INSTALL_NAMESPACE
+        );
+        let (a, b) = (
+            spec_hash(&t),
+            spec_hash(&template(vec![deployment()], true)),
+        );
+        assert_eq!(a.name, "hello-0.0.1");
+        assert_eq!(a.spec_hash.as_ref().map(String::len), Some(64));
+        assert_ne!(a.spec_hash, b.spec_hash);
+    }
+
+    #[test]
+    fn the_agent_registers_upstreams_template_identity() {
+        let r = registrations(&template(Vec::new(), true), "c1", "hello");
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].signer_name, CLIENT_SIGNER);
+        let subject = r[0].subject.as_ref().unwrap();
+        assert_eq!(
+            subject.user.as_deref(),
+            Some("system:open-cluster-management:cluster:c1:addon:hello:agent:hello-agent")
+        );
+        assert_eq!(
+            subject.groups,
+            [
+                "system:open-cluster-management:cluster:c1:addon:hello",
+                "system:open-cluster-management:addon:hello"
+            ]
+        );
+    }
+}
