@@ -53,6 +53,9 @@ struct Context {
     works: Store<ManifestWork>,
     /// RoleBindings as this process last applied them: applied again only when they change.
     applied: Mutex<HashMap<(String, String), RoleBinding>>,
+    /// Deploy works as this process last applied them, until the store shows them: a reconcile
+    /// woken by its own status write does not apply the same work again.
+    works_applied: Mutex<HashMap<(String, String), ManifestWork>>,
 }
 
 /// The ManagedClusterAddOns of add-on `name`.
@@ -89,6 +92,7 @@ pub async fn run_with(
         templates: templates.clone(),
         works: works.clone(),
         applied: Mutex::default(),
+        works_applied: Mutex::default(),
     });
     let (by_cma, by_template) = (addons.clone(), addons.clone());
     let run = Controller::for_shared_stream(addon_events, addons.clone())
@@ -146,10 +150,13 @@ async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<A
     if mca.metadata.deletion_timestamp.is_some() {
         return Ok(Action::await_change());
     }
-    if own(&ctx.client, &mca, &cma).await? {
-        // The update wakes this add-on again.
-        return Ok(Action::await_change());
-    }
+    let mca = match own(&ctx.client, &mca, &cma).await? {
+        Owned::Already => mca,
+        // Carry on with the updated object: its version guards the status write below.
+        Owned::Now(updated) => Arc::new(*updated),
+        // Changed meanwhile: the change wakes this add-on again.
+        Owned::Conflict => return Ok(Action::await_change()),
+    };
     let Some(template_name) = template::template_name(&mca, &cma) else {
         // Not a template add-on: its own manager deploys it.
         return Ok(Action::await_change());
@@ -170,16 +177,8 @@ async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<A
     for binding in &plan.bindings {
         apply_binding(&ctx, binding).await?;
     }
-    if let Some(wanted) = &plan.work
-        && work.as_deref().is_none_or(|w| !same_work(w, wanted))
-    {
-        Api::<ManifestWork>::namespaced(ctx.client.clone(), &cluster)
-            .patch(
-                &wanted.name_any(),
-                &PatchParams::apply(FIELD_MANAGER).force(),
-                &Patch::Apply(wanted),
-            )
-            .await?;
+    if let Some(wanted) = &plan.work {
+        apply_work(&ctx, work.as_deref(), wanted).await?;
     }
     if mca.status.as_ref() != Some(&plan.status) {
         // Guarded by the version read: the agent's own status writes are not overwritten.
@@ -206,6 +205,42 @@ fn same_work(current: &ManifestWork, wanted: &ManifestWork) -> bool {
     deploy::same_configs(current, wanted)
         && current.labels().get(ADDON_NAME_LABEL) == wanted.labels().get(ADDON_NAME_LABEL)
         && current.owner_references() == wanted.owner_references()
+}
+
+/// Applies the deploy work unless the store, or this process's last write, shows it as wanted.
+async fn apply_work(
+    ctx: &Context,
+    current: Option<&ManifestWork>,
+    wanted: &ManifestWork,
+) -> Result<(), kube::Error> {
+    let key = (wanted.namespace().unwrap_or_default(), wanted.name_any());
+    let written = {
+        let mut memo = ctx
+            .works_applied
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if current.is_some_and(|w| same_work(w, wanted)) {
+            memo.remove(&key);
+            true
+        } else {
+            memo.get(&key).is_some_and(|w| same_work(w, wanted))
+        }
+    };
+    if written {
+        return Ok(());
+    }
+    Api::<ManifestWork>::namespaced(ctx.client.clone(), &key.0)
+        .patch(
+            &key.1,
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(wanted),
+        )
+        .await?;
+    ctx.works_applied
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(key, wanted.clone());
+    Ok(())
 }
 
 async fn apply_binding(ctx: &Context, binding: &RoleBinding) -> Result<(), kube::Error> {
@@ -236,16 +271,26 @@ async fn apply_binding(ctx: &Context, binding: &RoleBinding) -> Result<(), kube:
     Ok(())
 }
 
+/// What [`own`] found or did.
+enum Owned {
+    /// The add-on already owned it.
+    Already,
+    /// Owned now: the object as written.
+    Now(Box<ManagedClusterAddOn>),
+    /// It changed since it was read.
+    Conflict,
+}
+
 /// Makes the ClusterManagementAddOn an owner of `mca`, as upstream's addon-owner controller
-/// does; `true` when it wrote.
+/// does.
 async fn own(
     client: &Client,
     mca: &ManagedClusterAddOn,
     cma: &ClusterManagementAddOn,
-) -> Result<bool, kube::Error> {
+) -> Result<Owned, kube::Error> {
     let uid = cma.uid().unwrap_or_default();
     if mca.owner_references().iter().any(|o| o.uid == uid) {
-        return Ok(false);
+        return Ok(Owned::Already);
     }
     let mut owners = mca.owner_references().to_vec();
     owners.push(OwnerReference {
@@ -270,8 +315,8 @@ async fn own(
     )
     .await
     {
-        Ok(_) => Ok(true),
-        Err(kube::Error::Api(e)) if e.code == 409 => Ok(true),
+        Ok(updated) => Ok(Owned::Now(Box::new(updated))),
+        Err(kube::Error::Api(e)) if e.code == 409 => Ok(Owned::Conflict),
         Err(e) => Err(e),
     }
 }
