@@ -27,7 +27,6 @@ use common::{Kinds, counted, rss_mib};
 use futures::{StreamExt as _, TryStreamExt as _};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, ResourceExt as _};
 use serde_json::json;
 
@@ -239,19 +238,7 @@ async fn main() -> anyhow::Result<()> {
     } else {
         sizes
     };
-    let path = std::env::var("HUB_KUBECONFIG")
-        .context("HUB_KUBECONFIG is not set (see scripts/bench-addon)")?;
-    let kc = Kubeconfig::read_from(&path).with_context(|| format!("reading {path}"))?;
-    let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default()).await?;
-    let admin = Client::try_from(config.clone())?;
-    clusteradm::apply::Applier::new(admin.clone(), TIMEOUT)
-        .apply(
-            clusteradm::api::hub_crds()
-                .iter()
-                .map(clusteradm::apply::to_dynamic)
-                .collect(),
-        )
-        .await?;
+    let (config, admin) = common::hub_with_crds("scripts/bench-addon").await?;
     for n in sizes {
         run(&config, &admin, n).await?;
     }

@@ -32,7 +32,6 @@ use clusteradm::hub::clusters::SharedClusters;
 use futures::{StreamExt as _, TryStreamExt as _};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Client, ResourceExt as _};
 use serde_json::json;
@@ -364,19 +363,7 @@ async fn main() -> anyhow::Result<()> {
             ),
         }
     }
-    let path = std::env::var("HUB_KUBECONFIG")
-        .context("HUB_KUBECONFIG is not set (see scripts/bench-placement)")?;
-    let kc = Kubeconfig::read_from(&path).with_context(|| format!("reading {path}"))?;
-    let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default()).await?;
-    let admin = Client::try_from(config.clone())?;
-    clusteradm::apply::Applier::new(admin.clone(), TIMEOUT)
-        .apply(
-            clusteradm::api::hub_crds()
-                .iter()
-                .map(clusteradm::apply::to_dynamic)
-                .collect(),
-        )
-        .await?;
+    let (config, admin) = common::hub_with_crds("scripts/bench-placement").await?;
     for (n, p) in shapes {
         shape(&config, &admin, n, p, upstream).await?;
     }

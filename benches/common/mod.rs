@@ -69,3 +69,26 @@ pub fn rss_mib_of(pid: &str) -> f64 {
         .unwrap_or(0.0);
     kib / 1024.0
 }
+
+/// The hub of `HUB_KUBECONFIG` (set by `script`'s control plane) with the hub CRDs applied: its
+/// config, for counted clients, and an admin client.
+pub async fn hub_with_crds(script: &str) -> anyhow::Result<(kube::Config, Client)> {
+    use anyhow::Context as _;
+    let path = std::env::var("HUB_KUBECONFIG")
+        .with_context(|| format!("HUB_KUBECONFIG is not set (see {script})"))?;
+    let kc =
+        kube::config::Kubeconfig::read_from(&path).with_context(|| format!("reading {path}"))?;
+    let config =
+        kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+            .await?;
+    let admin = Client::try_from(config.clone())?;
+    clusteradm::apply::Applier::new(admin.clone(), std::time::Duration::from_secs(600))
+        .apply(
+            clusteradm::api::hub_crds()
+                .iter()
+                .map(clusteradm::apply::to_dynamic)
+                .collect(),
+        )
+        .await?;
+    Ok((config, admin))
+}

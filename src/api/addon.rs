@@ -8,8 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use super::conditions::Condition;
 
+mod deployment_config;
 mod managed;
 mod template;
+pub use deployment_config::*;
 pub mod v1beta1;
 pub use managed::*;
 pub use template::*;

@@ -339,10 +339,10 @@ fn install_order_and_groups() {
         crds.into_iter().filter_map(|c| c.metadata.name).collect()
     };
     let all = names(super::all_crds());
-    assert_eq!(all.len(), 15);
+    assert_eq!(all.len(), 16);
     assert_eq!(
         all.iter().collect::<BTreeSet<_>>().len(),
-        15,
+        16,
         "duplicate CRDs: {all:?}"
     );
     assert!(

@@ -71,6 +71,10 @@ pub fn hub_crds() -> Vec<CustomResourceDefinition> {
             finish(addon::v1beta1::ManagedClusterAddOn::crd(), true, &[]),
         ),
         finish(addon::AddOnTemplate::crd(), true, &[]),
+        also_serving_as(
+            finish(addon::AddOnDeploymentConfig::crd(), true, &[]),
+            "v1beta1",
+        ),
     ]
 }
 
@@ -93,6 +97,19 @@ fn also_serving(
         version.storage = false;
         stored.spec.versions.push(version);
     }
+    stored
+}
+
+/// `stored`, also serving its one version's schema as `version` (the API server converts between
+/// versions of one schema by the name alone).
+fn also_serving_as(
+    mut stored: CustomResourceDefinition,
+    version: &str,
+) -> CustomResourceDefinition {
+    let mut other = stored.spec.versions[0].clone();
+    other.name = version.to_string();
+    other.storage = false;
+    stored.spec.versions.push(other);
     stored
 }
 

@@ -60,9 +60,23 @@ pub fn check(
     addon: &str,
     registrations: &[RegistrationConfig],
 ) -> Result<(), String> {
-    if csr.signer != CLIENT_SIGNER {
+    check_with_signers(csr, cluster, addon, registrations, &[])
+}
+
+/// [`check`], also allowing the custom signers in `hub_signers`: those the add-on's template —
+/// the hub's word, not the status its agent may write — registers. A `kubernetes.io/` signer
+/// other than the client signer is never an add-on's.
+pub fn check_with_signers(
+    csr: &CsrFacts,
+    cluster: &str,
+    addon: &str,
+    registrations: &[RegistrationConfig],
+    hub_signers: &[String],
+) -> Result<(), String> {
+    let custom = hub_signers.contains(&csr.signer) && !csr.signer.starts_with("kubernetes.io/");
+    if csr.signer != CLIENT_SIGNER && !custom {
         return Err(format!(
-            "its signer is {}: the hub signs only {CLIENT_SIGNER} for add-ons",
+            "its signer is {}: the hub approves only {CLIENT_SIGNER} and the custom signers of the add-on's template",
             csr.signer
         ));
     }

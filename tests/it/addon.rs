@@ -309,8 +309,7 @@ async fn send_csr(
     let key = rcgen::KeyPair::generate().unwrap();
     let pem =
         clusteradm::agent::addon::request_pem(&AddonSubject { user, groups }, addon, &key).unwrap();
-    let mut csr = clusteradm::agent::addon::csr_object(cluster, addon, &pem);
-    csr.spec.signer_name = signer.to_string();
+    let csr = clusteradm::agent::addon::csr_object(cluster, addon, signer, &pem);
     Api::<CertificateSigningRequest>::all(agent.clone())
         .create(&PostParams::default(), &csr)
         .await

@@ -58,31 +58,51 @@ pub struct AddonOptions {
     pub example_agents: bool,
 }
 
-/// One identity an add-on's agent needs: whom, and where its secret goes.
+/// One identity an add-on's agent needs: whom, from which signer, and where its secret goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Wanted {
     addon: String,
     namespace: String,
     secret: String,
+    signer: String,
     subject: AddonSubject,
 }
 
 impl Wanted {
-    /// What `mca` registers with the hub's signer, if anything.
-    fn of(mca: &ManagedClusterAddOn, cluster: &str) -> Option<Self> {
-        let status = mca.status.as_ref()?;
-        let registration = status
-            .registrations
-            .iter()
-            .find(|r| r.signer_name == CLIENT_SIGNER)?;
+    /// Every identity `mca` registers, one per signer: the hub's client signer's secret is a
+    /// kubeconfig `<addon>-hub-kubeconfig`; another signer's is a certificate and key,
+    /// `<addon>-<signer, / as ->-client-cert` (upstream's names).
+    fn all(mca: &ManagedClusterAddOn, cluster: &str) -> Vec<Self> {
+        let Some(status) = mca.status.as_ref() else {
+            return Vec::new();
+        };
         let addon = mca.name_any();
         let namespace = mca.install_namespace();
-        Some(Self {
-            secret: format!("{addon}-hub-kubeconfig"),
-            subject: subject(registration, cluster, &addon),
-            addon,
-            namespace,
-        })
+        let mut out: Vec<Self> = Vec::new();
+        for registration in &status.registrations {
+            let signer = registration.signer_name.clone();
+            if signer.is_empty() || out.iter().any(|w| w.signer == signer) {
+                continue;
+            }
+            let secret = if signer == CLIENT_SIGNER {
+                format!("{addon}-hub-kubeconfig")
+            } else {
+                format!("{addon}-{}-client-cert", signer.replace('/', "-"))
+            };
+            out.push(Self {
+                secret,
+                subject: subject(registration, cluster, &addon),
+                addon: addon.clone(),
+                namespace: namespace.clone(),
+                signer,
+            });
+        }
+        out
+    }
+
+    /// Whether this identity is a client of the hub's API server (a kubeconfig).
+    fn hub_client(&self) -> bool {
+        self.signer == CLIENT_SIGNER
     }
 }
 
@@ -95,7 +115,7 @@ pub async fn run(opts: AddonOptions, shutdown: Shutdown) {
             .default_backoff()
             .reflect(writer)
     );
-    let mut kept: HashMap<String, (Wanted, Shutdown)> = HashMap::new();
+    let mut kept: HashMap<String, (Vec<Wanted>, Shutdown)> = HashMap::new();
     let mut health = Health::default();
     // The add-ons seen since the last (re)list: after it, the others are gone.
     let mut listed: HashSet<String> = HashSet::new();
@@ -113,20 +133,28 @@ pub async fn run(opts: AddonOptions, shutdown: Shutdown) {
             watcher::Event::InitApply(mca) | watcher::Event::Apply(mca) => {
                 listed.insert(mca.name_any());
                 health.follow(&opts, &mca, &addons, &shutdown);
-                let wanted = Wanted::of(&mca, &opts.cluster);
+                let wanted = Wanted::all(&mca, &opts.cluster);
                 let name = mca.name_any();
-                if kept.get(&name).map(|(w, _)| Some(w)) == Some(wanted.as_ref()) {
+                if kept.get(&name).map(|(w, _)| w) == Some(&wanted) {
                     continue;
                 }
                 if let Some((old, token)) = kept.remove(&name) {
                     token.cancel();
-                    if wanted.as_ref().is_none_or(|w| w.namespace != old.namespace) {
-                        forget(&opts.managed, &old).await;
-                    }
+                    let dropped: Vec<Wanted> = old
+                        .into_iter()
+                        .filter(|o| {
+                            !wanted
+                                .iter()
+                                .any(|w| w.secret == o.secret && w.namespace == o.namespace)
+                        })
+                        .collect();
+                    forget(&opts.managed, &dropped).await;
                 }
-                if let Some(wanted) = wanted {
+                if !wanted.is_empty() {
                     let token = shutdown.child_token();
-                    tokio::spawn(keep(opts.clone(), wanted.clone(), token.clone()));
+                    for w in &wanted {
+                        tokio::spawn(keep(opts.clone(), w.clone(), token.child_token()));
+                    }
                     kept.insert(name, (wanted, token));
                 }
             }
@@ -212,8 +240,14 @@ impl Health {
     }
 }
 
-/// Deletes the identity's secret: the add-on is gone, so is its right to the hub.
-async fn forget(managed: &Client, wanted: &Wanted) {
+/// Deletes the identities' secrets: the add-on is gone, so is its right to the hub.
+async fn forget(managed: &Client, wanted: &[Wanted]) {
+    for w in wanted {
+        forget_one(managed, w).await;
+    }
+}
+
+async fn forget_one(managed: &Client, wanted: &Wanted) {
     let secrets: Api<Secret> = Api::namespaced(managed.clone(), &wanted.namespace);
     match secrets
         .delete(&wanted.secret, &DeleteParams::default())
@@ -238,7 +272,11 @@ async fn keep(opts: AddonOptions, wanted: Wanted, token: Shutdown) {
     while !token.is_cancelled() {
         let wait = match renew_at(&opts, &wanted).await {
             Ok(Some(at)) => {
-                if example.is_none() && opts.example_agents && wanted.addon == helloworld::NAME {
+                if example.is_none()
+                    && opts.example_agents
+                    && wanted.hub_client()
+                    && wanted.addon == helloworld::NAME
+                {
                     example = start_example(&opts, &wanted, &token).await;
                 }
                 Duration::from_secs(
@@ -355,10 +393,16 @@ pub fn request_pem(
     )?)
 }
 
-/// The CSR object for the add-on's request, as upstream names and labels it.
+/// The CSR object for the add-on's request to `signer`, as upstream names and labels it.
 #[must_use]
-pub fn csr_object(cluster: &str, addon: &str, pem: &str) -> CertificateSigningRequest {
+pub fn csr_object(
+    cluster: &str,
+    addon: &str,
+    signer: &str,
+    pem: &str,
+) -> CertificateSigningRequest {
     let mut csr = csr::object(cluster, pem, None);
+    csr.spec.signer_name = signer.to_string();
     csr.metadata.generate_name = Some(format!("addon-{cluster}-{addon}-"));
     csr.metadata.labels = Some(BTreeMap::from([
         (CLUSTER_NAME_LABEL.to_string(), cluster.to_string()),
@@ -375,7 +419,7 @@ async fn issue(opts: &AddonOptions, wanted: &Wanted, token: &Shutdown) -> anyhow
     let created = api
         .create(
             &PostParams::default(),
-            &csr_object(&opts.cluster, &wanted.addon, &pem),
+            &csr_object(&opts.cluster, &wanted.addon, &wanted.signer, &pem),
         )
         .await?;
     let name = created.name_any();
@@ -418,15 +462,18 @@ async fn store(
             Err(e) => return Err(e.into()),
         }
     }
-    let data: BTreeMap<String, ByteString> = [
-        (KUBECONFIG_KEY, credential.kubeconfig()),
+    let mut data = vec![
         (TLS_CRT_KEY, credential.cert_pem.clone()),
         (TLS_KEY_KEY, credential.key_pem.clone()),
-        (CLUSTER_NAME_KEY, credential.cluster.clone()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), ByteString(v.into_bytes())))
-    .collect();
+    ];
+    if wanted.hub_client() {
+        data.push((KUBECONFIG_KEY, credential.kubeconfig()));
+        data.push((CLUSTER_NAME_KEY, credential.cluster.clone()));
+    }
+    let data: BTreeMap<String, ByteString> = data
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), ByteString(v.into_bytes())))
+        .collect();
     let secret = json!({
         "apiVersion": "v1", "kind": "Secret",
         "metadata": {"name": wanted.secret, "namespace": wanted.namespace},
@@ -463,7 +510,7 @@ mod tests {
         let parsed = crate::identity::parse_request(pem.as_bytes()).unwrap();
         assert_eq!(parsed.common_name, subject.user);
         assert_eq!(parsed.organizations, subject.groups);
-        let csr = csr_object("c1", "hello", &pem);
+        let csr = csr_object("c1", "hello", CLIENT_SIGNER, &pem);
         assert_eq!(
             csr.metadata.generate_name.as_deref(),
             Some("addon-c1-hello-")
@@ -473,29 +520,37 @@ mod tests {
     }
 
     #[test]
-    fn only_a_client_signer_registration_is_kept_in_the_install_namespace() {
+    fn each_registered_signer_gets_its_secret_in_the_install_namespace() {
         let mut mca = ManagedClusterAddOn::new("hello", ManagedClusterAddOnSpec::default());
-        assert_eq!(Wanted::of(&mca, "c1"), None);
+        assert!(Wanted::all(&mca, "c1").is_empty());
+        let registration = |signer: &str| RegistrationConfig {
+            signer_name: signer.into(),
+            subject: None,
+        };
         mca.status = Some(ManagedClusterAddOnStatus {
-            registrations: vec![RegistrationConfig {
-                signer_name: "example.com/other".into(),
-                subject: None,
-            }],
+            registrations: vec![
+                registration("example.com/other"),
+                registration(CLIENT_SIGNER),
+                registration(CLIENT_SIGNER),
+            ],
             ..ManagedClusterAddOnStatus::default()
         });
-        assert_eq!(Wanted::of(&mca, "c1"), None);
-        mca.status
-            .as_mut()
-            .unwrap()
-            .registrations
-            .push(RegistrationConfig {
-                signer_name: CLIENT_SIGNER.into(),
-                subject: None,
-            });
-        let wanted = Wanted::of(&mca, "c1").unwrap();
-        assert_eq!(wanted.namespace, DEFAULT_INSTALL_NAMESPACE);
-        assert_eq!(wanted.secret, "hello-hub-kubeconfig");
+        let wanted = Wanted::all(&mca, "c1");
+        let secrets: Vec<&str> = wanted.iter().map(|w| w.secret.as_str()).collect();
+        assert_eq!(
+            secrets,
+            [
+                "hello-example.com-other-client-cert",
+                "hello-hub-kubeconfig"
+            ]
+        );
+        assert!(
+            wanted
+                .iter()
+                .all(|w| w.namespace == DEFAULT_INSTALL_NAMESPACE)
+        );
+        assert!(!wanted[0].hub_client() && wanted[1].hub_client());
         mca.spec.install_namespace = Some("addons".into());
-        assert_eq!(Wanted::of(&mca, "c1").unwrap().namespace, "addons");
+        assert_eq!(Wanted::all(&mca, "c1")[0].namespace, "addons");
     }
 }

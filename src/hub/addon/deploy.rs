@@ -15,10 +15,10 @@ use serde_json::json;
 
 use super::template::{self, GROUP, RenderError};
 use crate::api::addon::{
-    ADDON_NAME_LABEL, ADDON_TEMPLATE_LABEL, ADDON_TEMPLATES, AddOnTemplate, CONFIGURED,
-    ConfigReference, ConfigSpecHash, HealthCheck, HealthCheckMode, HubPermissionType,
-    MANIFEST_APPLIED, ManagedClusterAddOn, ManagedClusterAddOnStatus, REGISTRATION_APPLIED,
-    RegistrationType,
+    ADDON_DEPLOYMENT_CONFIGS, ADDON_NAME_LABEL, ADDON_TEMPLATE_LABEL, ADDON_TEMPLATES,
+    AddOnDeploymentConfig, AddOnTemplate, CONFIGURED, ConfigReference, ConfigSpecHash, HealthCheck,
+    HealthCheckMode, HubPermissionType, MANIFEST_APPLIED, ManagedClusterAddOn,
+    ManagedClusterAddOnStatus, REGISTRATION_APPLIED, RegistrationType,
 };
 use crate::api::cluster::{
     MANAGED_CLUSTER_CONDITION_AVAILABLE as CLUSTER_AVAILABLE, ManagedCluster,
@@ -62,6 +62,8 @@ pub struct Inputs<'a> {
     pub mca: &'a ManagedClusterAddOn,
     /// The template it uses, by name, and the template if it exists.
     pub template: Option<(String, Option<&'a AddOnTemplate>)>,
+    /// The AddOnDeploymentConfig it uses, by (namespace, name), and the config if it exists.
+    pub config: Option<((String, String), Option<&'a AddOnDeploymentConfig>)>,
     /// The deploy work as the store shows it.
     pub work: Option<&'a ManifestWork>,
     /// The managed cluster.
@@ -83,36 +85,26 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
         });
     };
     let Some(template) = found else {
-        conditions::set(
-            &mut status.conditions,
-            conditions::new(
-                CONFIGURED,
-                FALSE,
-                "ConfigurationsNotConfigured",
-                format!("AddOnTemplate {name} not found"),
-                now,
-            ),
-        );
-        return Ok(Plan {
+        return Ok(not_configured(
             status,
-            ..Plan::default()
-        });
+            format!("AddOnTemplate {name} not found"),
+            now,
+        ));
     };
-    let desired = template::spec_hash(template);
-    let last_applied = status
-        .config_references
-        .iter()
-        .find(|r| r.group == GROUP && r.resource == ADDON_TEMPLATES)
-        .and_then(|r| r.last_applied_config.clone());
-    status.config_references = vec![ConfigReference {
-        group: GROUP.into(),
-        resource: ADDON_TEMPLATES.into(),
-        namespace: None,
-        name: name.clone(),
-        last_observed_generation: None,
-        desired_config: Some(desired.clone()),
-        last_applied_config: last_applied,
-    }];
+    let config = match &inputs.config {
+        None => None,
+        Some(((ns, name), Some(config))) => Some((ns, name, &config.spec)),
+        Some(((ns, name), None)) => {
+            let message = format!("AddOnDeploymentConfig {ns}/{name} not found");
+            return Ok(not_configured(status, message, now));
+        }
+    };
+    let mut desired = vec![(ADDON_TEMPLATES, template::spec_hash(template))];
+    if let Some((ns, name, spec)) = config {
+        let hash = template::spec_hash_of(Some(ns.clone()).filter(|n| !n.is_empty()), name, spec);
+        desired.push((ADDON_DEPLOYMENT_CONFIGS, hash));
+    }
+    status.config_references = references(&status.config_references, &desired);
     conditions::set(
         &mut status.conditions,
         conditions::new(
@@ -123,7 +115,8 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
             now,
         ),
     );
-    status.namespace = Some(template::install_namespace(template));
+    let config = config.map(|(_, _, spec)| spec);
+    status.namespace = Some(template::install_namespace(template, config));
     status.registrations = template::registrations(template, &cluster, &addon);
     status.health_check = Some(HealthCheck {
         mode: Some(HealthCheckMode::Customized),
@@ -144,19 +137,60 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
         &mut status.conditions,
         conditions::new(REGISTRATION_APPLIED, TRUE, reason, message, now),
     );
-    let (manifests, configs) = template::render(template, &cluster, &addon)?;
+    let (manifests, configs) = template::render(template, &cluster, &addon, config)?;
     let mut spec: ManifestWorkSpec = template.spec.agent_spec.clone();
     spec.workload.manifests.clone_from(&manifests);
     spec.manifest_configs.extend(configs);
     let work = work(mca, spec, &desired);
     manifest_applied(&mut status, inputs.work, now);
     available(&mut status, inputs, &manifests, now);
-    progressing(&mut status, inputs.work, &desired, &work, now);
+    progressing(&mut status, inputs.work, &work, now);
     Ok(Plan {
         work: Some(work),
         bindings,
         status,
     })
+}
+
+/// The status of an add-on whose configs are missing: `Configured` False, saying which.
+fn not_configured(mut status: ManagedClusterAddOnStatus, message: String, now: &Time) -> Plan {
+    conditions::set(
+        &mut status.conditions,
+        conditions::new(
+            CONFIGURED,
+            FALSE,
+            "ConfigurationsNotConfigured",
+            message,
+            now,
+        ),
+    );
+    Plan {
+        status,
+        ..Plan::default()
+    }
+}
+
+/// The config references for the `desired` configs (by resource), each keeping the version it
+/// last rolled out from `current`.
+fn references(
+    current: &[ConfigReference],
+    desired: &[(&str, ConfigSpecHash)],
+) -> Vec<ConfigReference> {
+    desired
+        .iter()
+        .map(|(resource, hash)| ConfigReference {
+            group: GROUP.into(),
+            resource: (*resource).into(),
+            namespace: hash.namespace.clone(),
+            name: hash.name.clone(),
+            last_observed_generation: None,
+            desired_config: Some(hash.clone()),
+            last_applied_config: current
+                .iter()
+                .find(|r| r.group == GROUP && r.resource == *resource)
+                .and_then(|r| r.last_applied_config.clone()),
+        })
+        .collect()
 }
 
 /// An owner reference to `mca`; `controller` for what the add-on manager alone manages.
@@ -174,14 +208,24 @@ fn owner(mca: &ManagedClusterAddOn, controller: bool) -> OwnerReference {
 fn work(
     mca: &ManagedClusterAddOn,
     spec: ManifestWorkSpec,
-    template: &ConfigSpecHash,
+    configs: &[(&str, ConfigSpecHash)],
 ) -> ManifestWork {
     let addon = mca.name_any();
     let mut work = ManifestWork::new(&work_name(&addon), spec);
     work.metadata.namespace = mca.namespace();
     // `<resource>.<group>/<namespace>/<name>`, as upstream keys it.
-    let key = format!("{ADDON_TEMPLATES}.{GROUP}//{}", template.name);
-    let hashes = json!({ key: template.spec_hash.clone().unwrap_or_default() });
+    let hashes: serde_json::Map<String, serde_json::Value> = configs
+        .iter()
+        .map(|(resource, c)| {
+            let key = format!(
+                "{resource}.{GROUP}/{}/{}",
+                c.namespace.clone().unwrap_or_default(),
+                c.name
+            );
+            (key, json!(c.spec_hash.clone().unwrap_or_default()))
+        })
+        .collect();
+    let hashes = serde_json::Value::Object(hashes);
     work.metadata.annotations = Some(BTreeMap::from([(
         CONFIG_SPEC_HASH_ANNOTATION.into(),
         hashes.to_string(),
@@ -450,7 +494,6 @@ pub fn same_configs(a: &ManifestWork, b: &ManifestWork) -> bool {
 fn progressing(
     status: &mut ManagedClusterAddOnStatus,
     current: Option<&ManifestWork>,
-    desired: &ConfigSpecHash,
     wanted: &ManifestWork,
     now: &Time,
 ) {
@@ -481,7 +524,7 @@ fn progressing(
                 )
             } else {
                 for r in &mut status.config_references {
-                    r.last_applied_config = Some(desired.clone());
+                    r.last_applied_config.clone_from(&r.desired_config);
                 }
                 (FALSE, "Completed", "completed with no errors.".to_string())
             }

@@ -24,7 +24,8 @@ use serde_json::json;
 use super::deploy::{self, Inputs};
 use super::template;
 use crate::api::addon::{
-    ADDON_NAME_LABEL, AddOnTemplate, ClusterManagementAddOn, ManagedClusterAddOn,
+    ADDON_NAME_LABEL, AddOnDeploymentConfig, AddOnTemplate, ClusterManagementAddOn,
+    ManagedClusterAddOn,
 };
 use crate::api::cluster::ManagedCluster;
 use crate::api::work::ManifestWork;
@@ -50,6 +51,7 @@ struct Context {
     clusters: Store<ManagedCluster>,
     cmas: Store<ClusterManagementAddOn>,
     templates: Store<AddOnTemplate>,
+    configs: Store<AddOnDeploymentConfig>,
     works: Store<ManifestWork>,
     /// RoleBindings as this process last applied them: applied again only when they change.
     applied: Mutex<HashMap<(String, String), RoleBinding>>,
@@ -71,18 +73,44 @@ fn of_addon(
         .collect()
 }
 
+/// The ManagedClusterAddOns that use the AddOnDeploymentConfig `namespace/name`.
+fn using_config(
+    addons: &Store<ManagedClusterAddOn>,
+    cmas: &Store<ClusterManagementAddOn>,
+    namespace: &str,
+    name: &str,
+) -> Vec<ObjectRef<ManagedClusterAddOn>> {
+    let wanted = (namespace.to_string(), name.to_string());
+    addons
+        .state()
+        .iter()
+        .filter(|a| {
+            cmas.get(&ObjectRef::new(&a.name_any()))
+                .and_then(|cma| super::config::reference(a, &cma))
+                .is_some_and(|r| r == wanted)
+        })
+        .map(|a| ObjectRef::from_obj(&**a))
+        .collect()
+}
+
 /// Runs until `shutdown` is cancelled.
 pub async fn run_with(
     hub: Client,
     clusters: Store<ManagedCluster>,
     addons: Store<ManagedClusterAddOn>,
     addon_events: impl Stream<Item = Arc<ManagedClusterAddOn>> + Send + 'static,
-    cmas: Store<ClusterManagementAddOn>,
-    cma_events: impl Stream<Item = Arc<ClusterManagementAddOn>> + Send + 'static,
+    (cmas, cma_events): (
+        Store<ClusterManagementAddOn>,
+        impl Stream<Item = Arc<ClusterManagementAddOn>> + Send + 'static,
+    ),
+    (templates, template_events): (
+        Store<AddOnTemplate>,
+        impl Stream<Item = Arc<AddOnTemplate>> + Send + 'static,
+    ),
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
-    let (templates, template_events, template_watch) =
-        watch::shared::<AddOnTemplate>(&hub, watcher::Config::default());
+    let (configs, config_events, config_watch) =
+        watch::shared::<AddOnDeploymentConfig>(&hub, watcher::Config::default());
     let (works, work_events, work_watch) =
         watch::shared::<ManifestWork>(&hub, watcher::Config::default().labels(ADDON_NAME_LABEL));
     let ctx = Arc::new(Context {
@@ -90,15 +118,25 @@ pub async fn run_with(
         clusters: clusters.clone(),
         cmas: cmas.clone(),
         templates: templates.clone(),
+        configs: configs.clone(),
         works: works.clone(),
         applied: Mutex::default(),
         works_applied: Mutex::default(),
     });
     let (by_cma, by_template) = (addons.clone(), addons.clone());
+    let (by_config, cmas_by_config) = (addons.clone(), cmas.clone());
     let run = Controller::for_shared_stream(addon_events, addons.clone())
         .watches_shared_stream(cma_events, move |cma| of_addon(&by_cma, &cma.name_any()))
         .watches_shared_stream(template_events, move |t| {
             of_addon(&by_template, &t.spec.addon_name)
+        })
+        .watches_shared_stream(config_events, move |c| {
+            using_config(
+                &by_config,
+                &cmas_by_config,
+                &c.namespace().unwrap_or_default(),
+                &c.name_any(),
+            )
         })
         .watches_shared_stream(work_events, |w| {
             let addon = w.labels().get(ADDON_NAME_LABEL)?;
@@ -115,13 +153,14 @@ pub async fn run_with(
             addons.wait_until_ready(),
             cmas.wait_until_ready(),
             templates.wait_until_ready(),
+            configs.wait_until_ready(),
             works.wait_until_ready()
         );
         tracing::info!("add-on manager started");
         run.await;
     };
     let watches = async {
-        tokio::join!(template_watch, work_watch);
+        tokio::join!(config_watch, work_watch);
     };
     tokio::select! {
         () = run => {}
@@ -166,10 +205,15 @@ async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<A
         .works
         .get(&ObjectRef::new(&deploy::work_name(&name)).within(&cluster));
     let managed_cluster = ctx.clusters.get(&ObjectRef::new(&cluster));
+    let config_ref = super::config::reference(&mca, &cma);
+    let config = config_ref
+        .as_ref()
+        .and_then(|(ns, name)| ctx.configs.get(&ObjectRef::new(name).within(ns)));
     let now = Time(k8s_openapi::jiff::Timestamp::now());
     let plan = deploy::decide(&Inputs {
         mca: &mca,
         template: Some((template_name, template.as_deref())),
+        config: config_ref.map(|r| (r, config.as_deref())),
         work: work.as_deref(),
         cluster: managed_cluster.as_deref(),
         now: &now,

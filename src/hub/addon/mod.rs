@@ -1,21 +1,24 @@
 //! The hub's add-on controllers, run by `init --in-process` over one watch of
 //! ManagedClusterAddOns and one of ClusterManagementAddOns:
-//! - [`registration`]: approves add-on agents' CSRs, only for identities their add-on registered;
+//! - [`registration`]: approves add-on agents' CSRs, only for identities their add-on registered,
+//!   and signs those of its template's custom signers ([`signer`]);
 //! - [`manager`]: owns each ManagedClusterAddOn by its add-on and deploys template add-ons
 //!   ([`template`], [`deploy`]);
 //! - [`install`]: the `Placements` install strategy;
 //! - the conversion webhook between the add-on API's versions ([`crate::hub::conversion`]).
+pub mod config;
 pub mod deploy;
 pub mod install;
 pub mod manager;
 pub mod registration;
+pub mod signer;
 pub mod template;
 
 use kube::Client;
 use kube::runtime::reflector::Store;
 use kube::runtime::watcher;
 
-use crate::api::addon::{ClusterManagementAddOn, ManagedClusterAddOn};
+use crate::api::addon::{AddOnTemplate, ClusterManagementAddOn, ManagedClusterAddOn};
 use crate::api::cluster::ManagedCluster;
 use crate::hub::watch;
 use crate::runtime::Shutdown;
@@ -32,11 +35,14 @@ pub async fn run_with(
         watch::fanned::<ManagedClusterAddOn>(&hub, watcher::Config::default());
     let (cmas, cma_fanout, cma_watch) =
         watch::fanned::<ClusterManagementAddOn>(&hub, watcher::Config::default());
+    let (templates, template_fanout, template_watch) =
+        watch::fanned::<AddOnTemplate>(&hub, watcher::Config::default());
     let registration = registration::run_with(
         hub.clone(),
         clusters.clone(),
         addons.clone(),
         addon_fanout.subscribe(),
+        (cmas.clone(), templates.clone()),
         shutdown.clone(),
     );
     let manager = manager::run_with(
@@ -44,8 +50,8 @@ pub async fn run_with(
         clusters,
         addons.clone(),
         addon_fanout.subscribe(),
-        cmas.clone(),
-        cma_fanout.subscribe(),
+        (cmas.clone(), cma_fanout.subscribe()),
+        (templates, template_fanout.subscribe()),
         shutdown.clone(),
     );
     let hub_for_conversion = hub.clone();
@@ -59,7 +65,7 @@ pub async fn run_with(
     );
     let conversion = crate::hub::conversion::run(hub_for_conversion, url, shutdown.clone());
     let watches = async {
-        tokio::join!(addon_watch, cma_watch);
+        tokio::join!(addon_watch, cma_watch, template_watch);
     };
     tokio::select! {
         r = async { tokio::try_join!(registration, manager, install, conversion) } => r.map(|_| ()),

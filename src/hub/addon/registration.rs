@@ -14,7 +14,10 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 
-use crate::api::addon::{ADDON_NAME_LABEL, ManagedClusterAddOn};
+use super::signer;
+use crate::api::addon::{
+    ADDON_NAME_LABEL, AddOnTemplate, ClusterManagementAddOn, ManagedClusterAddOn,
+};
 use crate::api::cluster::{CLUSTER_NAME_LABEL, ManagedCluster};
 use crate::hub::watch;
 use crate::identity::{CsrFacts, addon, approval};
@@ -28,6 +31,9 @@ struct Context {
     client: Client,
     clusters: Store<ManagedCluster>,
     csrs: Store<CertificateSigningRequest>,
+    /// Add-ons and templates: which custom signers an add-on's template registers.
+    cmas: Store<ClusterManagementAddOn>,
+    templates: Store<AddOnTemplate>,
     /// CSRs already reported as refused: each is said once, not on every wake-up.
     reported: Mutex<HashSet<String>>,
 }
@@ -41,6 +47,7 @@ pub async fn run_with(
     clusters: Store<ManagedCluster>,
     addons: Store<ManagedClusterAddOn>,
     addon_events: impl futures::Stream<Item = Arc<ManagedClusterAddOn>> + Send + 'static,
+    (cmas, templates): (Store<ClusterManagementAddOn>, Store<AddOnTemplate>),
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
     let (csrs, csr_events, csr_watch) = watch::shared::<CertificateSigningRequest>(
@@ -51,6 +58,8 @@ pub async fn run_with(
         client: hub,
         clusters: clusters.clone(),
         csrs: csrs.clone(),
+        cmas,
+        templates,
         reported: Mutex::default(),
     });
     let run = Controller::for_shared_stream(addon_events, addons.clone())
@@ -104,22 +113,44 @@ async fn reconcile(
         .as_ref()
         .map(|s| s.registrations.as_slice())
         .unwrap_or_default();
-    let pending = ctx.csrs.state().into_iter().filter(|csr| {
+    let template = ctx
+        .cmas
+        .get(&ObjectRef::new(&name))
+        .and_then(|cma| super::template::template_name(&mca, &cma))
+        .and_then(|t| ctx.templates.get(&ObjectRef::new(&t)));
+    let custom = template
+        .as_deref()
+        .map(signer::custom_signers)
+        .unwrap_or_default();
+    let hub_signers: Vec<String> = custom.iter().map(|c| c.signer_name.clone()).collect();
+    let ours = ctx.csrs.state().into_iter().filter(|csr| {
         let labels = csr.labels();
         labels.get(CLUSTER_NAME_LABEL) == Some(&cluster)
             && labels.get(ADDON_NAME_LABEL) == Some(&name)
     });
-    for csr in pending {
+    for csr in ours {
         let facts = CsrFacts::of(&csr);
+        let unsigned = csr.status.as_ref().is_none_or(|s| s.certificate.is_none());
+        let custom_signer = custom.iter().find(|c| c.signer_name == facts.signer);
+        if facts.approved
+            && unsigned
+            && let Some(signer) = custom_signer
+        {
+            sign(&ctx, &csr, signer).await;
+            continue;
+        }
         if !facts.pending {
             continue;
         }
-        match addon::check(&facts, &cluster, &name, registrations) {
+        match addon::check_with_signers(&facts, &cluster, &name, registrations, &hub_signers) {
             Ok(()) => {
                 let message =
                     format!("add-on {name} of cluster {cluster}: the identity it registered");
                 approval::approve_csr(&ctx.client, &facts.name, REASON, &message).await?;
                 tracing::info!(%cluster, addon = %name, csr = %facts.name, "approved an add-on CSR");
+                if let Some(signer) = custom_signer {
+                    sign(&ctx, &csr, signer).await;
+                }
             }
             Err(why) => {
                 let mut reported = ctx.reported.lock().unwrap_or_else(PoisonError::into_inner);
@@ -133,4 +164,21 @@ async fn reconcile(
         }
     }
     Ok(Action::await_change())
+}
+
+/// Signs an approved custom-signer CSR; a failure (no CA yet, say) is logged and retried when
+/// the add-on or the CSR next changes.
+async fn sign(
+    ctx: &Context,
+    csr: &CertificateSigningRequest,
+    signer: &crate::api::addon::CustomSignerRegistration,
+) {
+    match signer::sign(&ctx.client, csr, signer).await {
+        Ok(()) => {
+            tracing::info!(csr = %csr.name_any(), signer = %signer.signer_name, "signed an add-on CSR");
+        }
+        Err(e) => {
+            tracing::warn!(csr = %csr.name_any(), signer = %signer.signer_name, "signing an add-on CSR: {e:#}");
+        }
+    }
 }

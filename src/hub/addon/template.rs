@@ -7,8 +7,9 @@
 use serde_json::{Value, json};
 
 use crate::api::addon::{
-    ADDON_TEMPLATES, AddOnTemplate, ClusterManagementAddOn, ConfigSpecHash,
-    DEFAULT_INSTALL_NAMESPACE, ManagedClusterAddOn, RegistrationConfig, RegistrationType, Subject,
+    ADDON_TEMPLATES, AddOnDeploymentConfigSpec, AddOnTemplate, ClusterManagementAddOn,
+    ConfigSpecHash, DEFAULT_INSTALL_NAMESPACE, ManagedClusterAddOn, RegistrationConfig,
+    RegistrationType, Subject,
 };
 use crate::api::names::CLIENT_SIGNER;
 use crate::api::work::{FeedbackRule, FeedbackType, ManifestConfigOption, ResourceIdentifier};
@@ -38,18 +39,32 @@ pub fn template_name(mca: &ManagedClusterAddOn, cma: &ClusterManagementAddOn) ->
     })
 }
 
-/// The template's name and the SHA-256 of its spec, as upstream's `GetSpecHash` computes it
-/// (the JSON of `{"spec": …}` with sorted keys), so a spec change is a new desired config.
+/// The template's name and the SHA-256 of its spec (see [`spec_hash_of`]).
 #[must_use]
 pub fn spec_hash(template: &AddOnTemplate) -> ConfigSpecHash {
-    let spec = serde_json::to_value(&template.spec).unwrap_or(Value::Null);
+    spec_hash_of(
+        None,
+        &template.metadata.name.clone().unwrap_or_default(),
+        &template.spec,
+    )
+}
+
+/// A config object's namespace, name and the SHA-256 of its spec, as upstream's `GetSpecHash`
+/// computes it (the JSON of `{"spec": …}` with sorted keys), so a spec change is a new desired
+/// config.
+#[must_use]
+pub fn spec_hash_of(
+    namespace: Option<String>,
+    name: &str,
+    spec: &impl serde::Serialize,
+) -> ConfigSpecHash {
+    let spec = serde_json::to_value(spec).unwrap_or(Value::Null);
     let bytes = serde_json::to_vec(&json!({ "spec": spec })).unwrap_or_default();
     let digest = ring::digest::digest(&ring::digest::SHA256, &bytes);
-    let hex = crate::pki::hex(digest.as_ref());
     ConfigSpecHash {
-        namespace: None,
-        name: template.metadata.name.clone().unwrap_or_default(),
-        spec_hash: Some(hex),
+        namespace,
+        name: name.to_string(),
+        spec_hash: Some(crate::pki::hex(digest.as_ref())),
     }
 }
 
@@ -91,10 +106,16 @@ pub fn registrations(
         .collect()
 }
 
-/// Where the agent runs: the namespace of the template's first Deployment, else of its first
-/// DaemonSet, else upstream's default.
+/// Where the agent runs: the config's install namespace, else the namespace of the template's
+/// first Deployment, else of its first DaemonSet, else upstream's default.
 #[must_use]
-pub fn install_namespace(template: &AddOnTemplate) -> String {
+pub fn install_namespace(
+    template: &AddOnTemplate,
+    config: Option<&AddOnDeploymentConfigSpec>,
+) -> String {
+    if let Some(ns) = config.and_then(super::config::install_namespace) {
+        return ns.to_string();
+    }
     let manifests = &template.spec.agent_spec.workload.manifests;
     let namespace_of = |kind: &str| {
         manifests
@@ -130,6 +151,7 @@ pub fn render(
     template: &AddOnTemplate,
     cluster: &str,
     addon: &str,
+    config: Option<&AddOnDeploymentConfigSpec>,
 ) -> Result<(Vec<Value>, Vec<ManifestConfigOption>), RenderError> {
     let kube_client = template
         .spec
@@ -137,11 +159,23 @@ pub fn render(
         .iter()
         .any(|r| r.type_ == RegistrationType::KubeClient);
     // Sorted by name, as upstream orders them: defaults, then built-ins.
-    let mut values: Vec<(&str, String)> = Vec::new();
+    // Environment values, as upstream orders them: defaults, then built-ins.
+    let mut values: Vec<(String, String)> = Vec::new();
     if !template.spec.registration.is_empty() {
-        values.push(("HUB_KUBECONFIG", format!("{HUB_KUBECONFIG_DIR}/kubeconfig")));
+        values.push((
+            "HUB_KUBECONFIG".into(),
+            format!("{HUB_KUBECONFIG_DIR}/kubeconfig"),
+        ));
     }
-    values.push(("CLUSTER_NAME", cluster.to_string()));
+    values.push(("CLUSTER_NAME".into(), cluster.to_string()));
+    if let Some(ns) = config.and_then(super::config::install_namespace) {
+        values.push(("INSTALL_NAMESPACE".into(), ns.to_string()));
+    }
+    // Substituted: the config's variables too (the built-ins win over them).
+    let mut substituted: Vec<(String, String)> =
+        config.map(super::config::variables).unwrap_or_default();
+    substituted.retain(|(k, _)| !values.iter().any(|(v, _)| v == k));
+    substituted.extend(values.iter().cloned());
     let mut manifests = Vec::new();
     let mut configs = Vec::new();
     for (index, manifest) in template
@@ -152,12 +186,15 @@ pub fn render(
         .iter()
         .enumerate()
     {
-        let text = substitute(&manifest.to_string(), &values);
+        let text = substitute(&manifest.to_string(), &substituted);
         let mut object: Value = serde_json::from_str(&text).map_err(|source| RenderError {
             template: template.metadata.name.clone().unwrap_or_default(),
             index,
             source,
         })?;
+        if let Some(config) = config {
+            super::config::decorate(&mut object, config);
+        }
         if is_apps(&object) && matches!(object["kind"].as_str(), Some("Deployment" | "DaemonSet")) {
             decorate_pods(&mut object, &values, kube_client, addon);
             configs.push(feedback(&object));
@@ -169,7 +206,7 @@ pub fn render(
 
 /// Replaces each `{{KEY}}` by its value; unknown keys become empty, as upstream's fasttemplate
 /// leaves them.
-fn substitute(text: &str, values: &[(&str, String)]) -> String {
+fn substitute(text: &str, values: &[(String, String)]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("{{") {
@@ -191,7 +228,7 @@ fn substitute(text: &str, values: &[(&str, String)]) -> String {
 
 /// Adds the values as environment variables of every container and, for a `KubeClient`
 /// registration, mounts the `<addon>-hub-kubeconfig` secret.
-fn decorate_pods(object: &mut Value, values: &[(&str, String)], kube_client: bool, addon: &str) {
+fn decorate_pods(object: &mut Value, values: &[(String, String)], kube_client: bool, addon: &str) {
     let pod = &mut object["spec"]["template"]["spec"];
     if !pod.is_object() {
         return;
@@ -299,7 +336,7 @@ mod tests {
     #[test]
     fn values_are_substituted_and_injected_as_upstream_does() {
         let (manifests, configs) =
-            render(&template(vec![deployment()], true), "c1", "hello").unwrap();
+            render(&template(vec![deployment()], true), "c1", "hello", None).unwrap();
         let container = &manifests[0]["spec"]["template"]["spec"]["containers"][0];
         assert_eq!(
             container["args"],
@@ -324,7 +361,8 @@ mod tests {
 
     #[test]
     fn without_registrations_there_is_no_hub_kubeconfig() {
-        let (manifests, _) = render(&template(vec![deployment()], false), "c1", "hello").unwrap();
+        let (manifests, _) =
+            render(&template(vec![deployment()], false), "c1", "hello", None).unwrap();
         let container = &manifests[0]["spec"]["template"]["spec"]["containers"][0];
         assert_eq!(
             container["env"],
@@ -336,7 +374,7 @@ mod tests {
     #[test]
     fn a_value_with_quotes_stays_valid_json() {
         assert_eq!(
-            substitute(r#"{"a":"{{X}}"}"#, &[("X", "say \"hi\"".into())]),
+            substitute(r#"{"a":"{{X}}"}"#, &[("X".into(), "say \"hi\"".into())]),
             r#"{"a":"say \"hi\""}"#
         );
     }
@@ -350,9 +388,9 @@ mod tests {
             ],
             true,
         );
-        assert_eq!(install_namespace(&t), "hello-ns");
+        assert_eq!(install_namespace(&t, None), "hello-ns");
         assert_eq!(
-            install_namespace(&template(Vec::new(), false)),
+            install_namespace(&template(Vec::new(), false), None),
             DEFAULT_INSTALL_NAMESPACE
         );
         let (a, b) = (

@@ -12,7 +12,9 @@ use serde_json::json;
 
 use clusteradm::agent::work::AppliedNames;
 use clusteradm::agent::work::supervisor::{self, Supervised};
-use clusteradm::api::addon::{AddOnTemplate, ClusterManagementAddOn, ManagedClusterAddOn};
+use clusteradm::api::addon::{
+    AddOnDeploymentConfig, AddOnTemplate, ClusterManagementAddOn, ManagedClusterAddOn,
+};
 use clusteradm::api::cluster::PlacementDecision;
 use clusteradm::api::conditions::find;
 use clusteradm::api::work::ManifestWork;
@@ -31,6 +33,33 @@ fn condition<'a>(
 ) -> Option<&'a clusteradm::api::conditions::Condition> {
     m.and_then(|m| m.status.as_ref())
         .and_then(|s| find(&s.conditions, type_))
+}
+
+/// A joined cluster whose agents run as `join --in-process` runs them: registration, then the
+/// work agent, add-on registration and the example add-on's agent under the supervisor (until the
+/// token is cancelled).
+async fn supervised_agent(prefix: &str) -> (fixture::Agent, Shutdown) {
+    let managed = common::managed().await;
+    clusteradm::apply::Applier::new(managed.clone(), Duration::from_secs(60))
+        .apply(
+            clusteradm::api::managed_crds()
+                .iter()
+                .map(clusteradm::apply::to_dynamic)
+                .collect(),
+        )
+        .await
+        .unwrap();
+    let agent = fixture::joined(fixture::options(managed.clone(), prefix)).await;
+    let shutdown = Shutdown::new();
+    let supervised = Supervised {
+        managed,
+        namespace: agent.opts.namespace.clone(),
+        cluster: agent.cluster().to_string(),
+        applied_names: AppliedNames::PerHub,
+        addons: true,
+    };
+    tokio::spawn(supervisor::run(supervised, shutdown.clone()));
+    (agent, shutdown)
 }
 
 /// The manager's part: the deploy work (rendered for the cluster, owned by the add-on), the hub
@@ -114,28 +143,9 @@ async fn deployed_by_the_manager(hub: &kube::Client, c: &str) -> ManifestWork {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_helloworld_template_addon_runs_end_to_end() {
-    clusteradm::apply::Applier::new(common::managed().await, Duration::from_secs(60))
-        .apply(
-            clusteradm::api::managed_crds()
-                .iter()
-                .map(clusteradm::apply::to_dynamic)
-                .collect(),
-        )
-        .await
-        .unwrap();
-    let agent = fixture::joined(fixture::options(common::managed().await, "it-hw")).await;
+    let (agent, shutdown) = supervised_agent("it-hw").await;
     let c = agent.cluster().to_string();
     let (hub, managed) = (common::hub().await, common::managed().await);
-    // As `join --in-process` runs it: the work agent, add-on registration and the example agent.
-    let shutdown = Shutdown::new();
-    let supervised = Supervised {
-        managed: managed.clone(),
-        namespace: agent.opts.namespace.clone(),
-        cluster: c.clone(),
-        applied_names: AppliedNames::PerHub,
-        addons: true,
-    };
-    tokio::spawn(supervisor::run(supervised, shutdown.clone()));
 
     remove_helloworld(&hub).await;
     let repo = env!("CARGO_MANIFEST_DIR");
@@ -439,4 +449,218 @@ async fn addon_create_refuses_bad_input_and_creates_nothing() {
             .unwrap()
             .is_none()
     );
+}
+
+/// The hub CA secret `<addon>-ca` and a template file for `addon` whose registration is the
+/// custom signer `example.com/<addon>` with that CA, and whose manifests hold no workload.
+async fn signed_addon(hub: &kube::Client, addon: &str) -> std::path::PathBuf {
+    let ca = clusteradm::operator::cluster_manager::certs::issue_signer(
+        k8s_openapi::jiff::Timestamp::now().as_second(),
+    )
+    .unwrap();
+    let secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": format!("{addon}-ca"), "namespace": "open-cluster-management-hub"},
+        "stringData": {"tls.crt": ca.cert, "tls.key": ca.key},
+    }))
+    .unwrap();
+    let _ = Api::<Namespace>::all(hub.clone())
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "open-cluster-management-hub"}}))
+                .unwrap(),
+        )
+        .await;
+    Api::<Secret>::namespaced(hub.clone(), "open-cluster-management-hub")
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+    let signer = format!("example.com/{addon}");
+    let dir = std::env::temp_dir().join(addon);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("template.yaml");
+    std::fs::write(&file, format!(
+        "apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: AddOnTemplate\nmetadata:\n  name: t\nspec:\n  addonName: {addon}\n  registration:\n  - type: CustomSigner\n    customSigner:\n      signerName: {signer}\n      signingCA:\n        name: {addon}-ca\n  agentSpec:\n    workload:\n      manifests:\n      - apiVersion: v1\n        kind: ConfigMap\n        metadata:\n          name: {addon}\n          namespace: default\n        data:\n          a: b\n"
+    )).unwrap();
+    file
+}
+
+/// A template add-on without workloads, whose agent registers a custom signer: the hub approves
+/// and signs its CSR with the template's CA, the agent stores the certificate as upstream names
+/// it, and the add-on is Available once its work is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_custom_signer_is_signed_with_the_templates_ca() {
+    let (agent, shutdown) = supervised_agent("it-signer").await;
+    let c = agent.cluster().to_string();
+    let (hub, managed) = (common::hub().await, common::managed().await);
+
+    let addon = common::unique("it-signed");
+    let file = signed_addon(&hub, &addon).await;
+    succeeds(&["addon", "create", &addon, "-f", file.to_str().unwrap()]).await;
+    // Without a Deployment the template's install namespace is upstream's default; the
+    // registration agent makes it if need be when it stores the certificate.
+    let enabled = std::time::Instant::now();
+    succeeds(&["addon", "enable", "--names", &addon, "--clusters", &c]).await;
+
+    let name = format!("{addon}-example.com-{addon}-client-cert");
+    let stored = fixture::wait(
+        Api::<Secret>::namespaced(
+            managed.clone(),
+            clusteradm::api::addon::DEFAULT_INSTALL_NAMESPACE,
+        ),
+        &name,
+        "the custom-signed certificate",
+        |s: Option<&Secret>| s.is_some(),
+    )
+    .await;
+    let data = stored.data.unwrap();
+    assert!(
+        !data.contains_key("kubeconfig"),
+        "a custom signer's secret holds no kubeconfig"
+    );
+    let der = clusteradm::pki::certificates_der(&data["tls.crt"].0)
+        .unwrap()
+        .remove(0);
+    let (_, cert) = x509_parser::parse_x509_certificate(&der).unwrap();
+    assert!(
+        cert.issuer()
+            .to_string()
+            .contains("cluster-manager-webhook@"),
+        "{}",
+        cert.issuer()
+    );
+    fixture::wait(
+        Api::<ManagedClusterAddOn>::namespaced(hub.clone(), &c),
+        &addon,
+        "Available (a template without workloads)",
+        |m: Option<&ManagedClusterAddOn>| {
+            condition(m, "Available")
+                .is_some_and(|c| c.status == "True" && c.reason == "ProbeAvailable")
+        },
+    )
+    .await;
+    eprintln!(
+        "addon enable → Available on one cluster: {} ms",
+        enabled.elapsed().as_millis()
+    );
+
+    // Disabled while the work agent runs: it releases the deploy work's finalizer.
+    let work = Api::<ManifestWork>::namespaced(hub.clone(), &c)
+        .get(&format!("addon-{addon}-deploy-0"))
+        .await
+        .unwrap();
+    succeeds(&["addon", "disable", "--names", &addon, "--clusters", &c]).await;
+    fixture::wait_deleted(
+        Api::<ManifestWork>::namespaced(hub.clone(), &c),
+        &work.name_any(),
+        &work.uid().unwrap(),
+    )
+    .await;
+    shutdown.cancel();
+    let dp = DeleteParams::default();
+    let _ = Api::<ClusterManagementAddOn>::all(hub.clone())
+        .delete(&addon, &dp)
+        .await;
+    let _ = Api::<AddOnTemplate>::all(hub.clone())
+        .delete(&format!("{addon}-0.0.1"), &dp)
+        .await;
+    let _ = Api::<Secret>::namespaced(hub, "open-cluster-management-hub")
+        .delete(&format!("{addon}-ca"), &dp)
+        .await;
+    let _ = Api::<Secret>::namespaced(managed, clusteradm::api::addon::DEFAULT_INSTALL_NAMESPACE)
+        .delete(&name, &dp)
+        .await;
+    agent.remove().await;
+}
+
+/// An AddOnDeploymentConfig named by the add-on: its variables fill the template, its install
+/// namespace moves the manifests, and a change to it re-renders the deploy work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deployment_config_fills_and_moves_the_template() {
+    fixture::hub().await;
+    let hub = common::hub().await;
+    let c = clusters("it-adc").await;
+    let addon = common::unique("it-adc-addon");
+    let dir = std::env::temp_dir().join(&addon);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("agent.yaml");
+    std::fs::write(&file, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hello\n  namespace: default\ndata:\n  greeting: '{{GREETING}}'\n  cluster: '{{CLUSTER_NAME}}'\n").unwrap();
+    succeeds(&["addon", "create", &addon, "-f", file.to_str().unwrap()]).await;
+    let install = common::unique("it-adc-ns");
+    let configs: Api<AddOnDeploymentConfig> = Api::namespaced(hub.clone(), &c[1]);
+    let config = |greeting: &str| -> AddOnDeploymentConfig {
+        serde_json::from_value(json!({
+            "apiVersion": "addon.open-cluster-management.io/v1alpha1", "kind": "AddOnDeploymentConfig",
+            "metadata": {"name": "cfg", "namespace": c[1]},
+            "spec": {"agentInstallNamespace": install, "customizedVariables": [{"name": "GREETING", "value": greeting}]},
+        }))
+        .unwrap()
+    };
+    configs
+        .create(&PostParams::default(), &config("hello"))
+        .await
+        .unwrap();
+    let group = "addon.open-cluster-management.io";
+    let patch = json!({"spec": {"supportedConfigs": [
+        {"group": group, "resource": "addontemplates", "defaultConfig": {"name": format!("{addon}-0.0.1")}},
+        {"group": group, "resource": "addondeploymentconfigs", "defaultConfig": {"namespace": c[1], "name": "cfg"}},
+    ]}});
+    Api::<ClusterManagementAddOn>::all(hub.clone())
+        .patch(&addon, &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .unwrap();
+    succeeds(&["addon", "enable", "--names", &addon, "--clusters", &c[0]]).await;
+
+    let works = Api::<ManifestWork>::namespaced(hub.clone(), &c[0]);
+    let rendered = |greeting: &'static str| {
+        let (c0, install) = (c[0].clone(), install.clone());
+        move |w: Option<&ManifestWork>| {
+            w.and_then(|w| w.spec.workload.manifests.first())
+                .is_some_and(|m| {
+                    m["data"] == json!({"greeting": greeting, "cluster": c0})
+                        && m["metadata"]["namespace"] == json!(install)
+                })
+        }
+    };
+    let work_name = format!("addon-{addon}-deploy-0");
+    fixture::wait(
+        works.clone(),
+        &work_name,
+        "the work rendered with the config",
+        rendered("hello"),
+    )
+    .await;
+    let mca = Api::<ManagedClusterAddOn>::namespaced(hub.clone(), &c[0])
+        .get(&addon)
+        .await
+        .unwrap();
+    let status = mca.status.unwrap();
+    assert_eq!(status.namespace.as_deref(), Some(install.as_str()));
+    let resources: Vec<&str> = status
+        .config_references
+        .iter()
+        .map(|r| r.resource.as_str())
+        .collect();
+    assert_eq!(resources, ["addontemplates", "addondeploymentconfigs"]);
+
+    configs
+        .replace("cfg", &PostParams::default(), &{
+            let mut changed = config("bye");
+            changed.metadata.resource_version =
+                configs.get("cfg").await.unwrap().metadata.resource_version;
+            changed
+        })
+        .await
+        .unwrap();
+    fixture::wait(
+        works,
+        &work_name,
+        "the work re-rendered after the config changed",
+        rendered("bye"),
+    )
+    .await;
+
+    let _ = Api::<AddOnTemplate>::all(hub.clone())
+        .delete(&format!("{addon}-0.0.1"), &DeleteParams::default())
+        .await;
+    super::cleanup(&addon, &c).await;
 }

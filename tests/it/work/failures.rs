@@ -197,12 +197,19 @@ async fn placement_choosing(hub: &kube::Client, ns: &str, cluster: &str) {
         .await
         .unwrap();
     let decisions: Api<PlacementDecision> = Api::namespaced(hub.clone(), ns);
+    let clusters: Api<ManagedCluster> = Api::all(hub.clone());
+    // Settled: the hub may have tainted the cluster unreachable before it read it Available,
+    // and a decision made before the taint would then be taken back.
     common::eventually(
-        "the placement to choose the cluster",
+        "the placement to choose the untainted cluster",
         Duration::from_secs(30),
         || {
-            let decisions = decisions.clone();
+            let (decisions, clusters) = (decisions.clone(), clusters.clone());
             async move {
+                let mc = clusters.get(cluster).await.ok()?;
+                if !mc.spec.taints.is_empty() {
+                    return None;
+                }
                 let d = decisions.get_opt("p-decision-1").await.ok()??;
                 d.status?
                     .decisions

@@ -1,0 +1,137 @@
+//! Custom signers of template add-ons, as upstream's template agent signs them: an approved CSR
+//! for a signer the add-on's AddOnTemplate registers (`CustomSigner`) is signed here with the CA
+//! in the template's `signingCA` secret (`tls.crt`, `tls.key`; in the hub namespace unless it
+//! names another), valid for a day, client usage only. kube-controller-manager signs only the
+//! `kubernetes.io/` signers, so nothing else would.
+use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, Patch, PatchParams};
+use kube::{Client, ResourceExt as _};
+use rcgen::{ExtendedKeyUsagePurpose, KeyUsagePurpose};
+use serde_json::json;
+
+use crate::api::addon::{AddOnTemplate, CustomSignerRegistration, RegistrationType};
+use crate::api::names::HUB_NAMESPACE;
+
+/// How long a custom-signed certificate lasts (upstream's template agent: 24 hours).
+const VALIDITY_SECONDS: i64 = 24 * 3600;
+
+/// The custom signers the template registers.
+#[must_use]
+pub fn custom_signers(template: &AddOnTemplate) -> Vec<&CustomSignerRegistration> {
+    template
+        .spec
+        .registration
+        .iter()
+        .filter(|r| r.type_ == RegistrationType::CustomSigner)
+        .filter_map(|r| r.custom_signer.as_ref())
+        .collect()
+}
+
+/// A certificate for the PEM request `request`, signed by the CA (`ca_cert`, `ca_key`, PEM),
+/// valid from `now` for a day.
+pub fn sign_pem(request: &str, ca_cert: &str, ca_key: &str, now: i64) -> anyhow::Result<String> {
+    let mut csr = rcgen::CertificateSigningRequestParams::from_pem(request)?;
+    let at = |t: i64| time::OffsetDateTime::from_unix_timestamp(t);
+    csr.params.not_before = at(now - 60)?;
+    csr.params.not_after = at(now + VALIDITY_SECONDS)?;
+    csr.params.is_ca = rcgen::IsCa::ExplicitNoCa;
+    csr.params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
+    csr.params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    csr.params.use_authority_key_identifier_extension = true;
+    let key = rcgen::KeyPair::from_pem(ca_key)?;
+    let issuer = rcgen::Issuer::from_ca_cert_pem(ca_cert, key)?;
+    Ok(csr.signed_by(&issuer)?.pem())
+}
+
+/// Signs `csr` with `signer`'s CA and writes the certificate to its status.
+pub async fn sign(
+    client: &Client,
+    csr: &CertificateSigningRequest,
+    signer: &CustomSignerRegistration,
+) -> anyhow::Result<()> {
+    let namespace = signer
+        .signing_ca
+        .namespace
+        .clone()
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| HUB_NAMESPACE.to_string());
+    let secret = Api::<Secret>::namespaced(client.clone(), &namespace)
+        .get(&signer.signing_ca.name)
+        .await
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "reading the signing CA {namespace}/{}: {e}",
+                signer.signing_ca.name
+            )
+        })?;
+    let field = |key: &str| {
+        crate::secrets::field(&secret, key).ok_or_else(|| {
+            anyhow::anyhow!(
+                "the signing CA {namespace}/{} has no {key}",
+                signer.signing_ca.name
+            )
+        })
+    };
+    let request = String::from_utf8(csr.spec.request.0.clone())?;
+    let now = crate::agent::registration::rotate::now_seconds();
+    let cert = sign_pem(&request, &field("tls.crt")?, &field("tls.key")?, now)?;
+    let encoded = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, cert);
+    Api::<CertificateSigningRequest>::all(client.clone())
+        .patch_status(
+            &csr.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"certificate": encoded}})),
+        )
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_is_signed_by_the_ca_for_a_day_as_a_client() {
+        let ca = crate::operator::cluster_manager::certs::issue_signer(1_700_000_000).unwrap();
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::default();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "agent");
+        let request = params.serialize_request(&key).unwrap().pem().unwrap();
+        let pem = sign_pem(&request, &ca.cert, &ca.key, 1_700_000_100).unwrap();
+        let der = crate::pki::certificates_der(pem.as_bytes())
+            .unwrap()
+            .remove(0);
+        let (_, cert) = x509_parser::parse_x509_certificate(&der).unwrap();
+        assert_eq!(
+            cert.subject()
+                .iter_common_name()
+                .next()
+                .unwrap()
+                .as_str()
+                .unwrap(),
+            "agent"
+        );
+        assert!(
+            cert.issuer()
+                .to_string()
+                .contains("cluster-manager-webhook@1700000000")
+        );
+        assert_eq!(
+            cert.validity().not_after.timestamp(),
+            1_700_000_100 + VALIDITY_SECONDS
+        );
+        assert!(
+            cert.extended_key_usage()
+                .unwrap()
+                .unwrap()
+                .value
+                .client_auth
+        );
+    }
+}
