@@ -354,13 +354,26 @@ async fn register_and_grant(hub: &kube::Client, cluster: &str, addon: &str, inst
         .unwrap();
 }
 
-/// Forged requests by the cluster's agent for its add-on: another cluster's identity, an extra
-/// group, a signer the add-on did not register.
-async fn forge_csrs(me: &kube::Client, c: &str, addon: &str) -> [String; 3] {
+/// Forged requests by the cluster's agent for its add-on: another cluster's identity, another
+/// add-on's, an extra group, a signer the add-on did not register.
+async fn forge_csrs(me: &kube::Client, c: &str, addon: &str) -> [String; 4] {
     let (user, group) = (default_user(c, addon), default_group(c, addon));
     let other = (default_user("other", addon), default_group("other", addon));
+    let other_addon = (
+        default_user(c, "other-addon"),
+        default_group(c, "other-addon"),
+    );
     [
         send_csr(me, c, addon, other.0, vec![other.1], CLIENT_SIGNER).await,
+        send_csr(
+            me,
+            c,
+            addon,
+            other_addon.0,
+            vec![other_addon.1],
+            CLIENT_SIGNER,
+        )
+        .await,
         send_csr(
             me,
             c,
