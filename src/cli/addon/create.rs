@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, PostParams};
 use kube::{Client, ResourceExt as _};
 use serde_json::Value;
 
@@ -31,8 +31,6 @@ use crate::error::UserError;
 use crate::hub::addon::template::GROUP;
 use crate::ui::stdout::println;
 use crate::work::manifests;
-
-const FIELD_MANAGER: &str = "clusteradm";
 
 /// Flags of `addon create`.
 #[derive(Debug, clap::Args)]
@@ -99,19 +97,20 @@ fn read_documents(args: &CreateArgs) -> anyhow::Result<Documents> {
     for path in manifests::files(&args.files, args.recursive).map_err(bad_file)? {
         let (source, text) = manifests::read(&path).map_err(bad_file)?;
         for (line, doc) in manifests::documents(&text) {
+            // Where the parser stopped, counted from the top of the file.
+            let at = |e: &crate::yaml::Error| e.location().map_or(line, |(l, _)| line + l - 1);
             let value: Value = crate::yaml::from_str(&doc).map_err(|e| {
-                let at = e.location().map_or(line, |(l, _)| line + l - 1);
                 user(
-                    format!("{source}: line {at}: not valid YAML: {}", e.message()),
+                    format!("{source}: line {}: not valid YAML: {}", at(&e), e.message()),
                     "fix the YAML",
                 )
             })?;
             if value["kind"] == "AddOnTemplate" {
                 let parsed: AddOnTemplate = crate::yaml::from_str(&doc).map_err(|e| {
-                    let at = e.location().map_or(line, |(l, _)| line + l - 1);
                     user(
                         format!(
-                            "{source}: line {at}: not a valid AddOnTemplate: {}",
+                            "{source}: line {}: not a valid AddOnTemplate: {}",
+                            at(&e),
                             e.message()
                         ),
                         "see `kubectl explain addontemplate.spec` on the hub for the fields",
@@ -123,11 +122,6 @@ fn read_documents(args: &CreateArgs) -> anyhow::Result<Documents> {
                         "give one template per add-on",
                     ));
                 }
-            } else if matches!(value["kind"].as_str(), Some("Role" | "ClusterRole"))
-                && value["apiVersion"] == "rbac.authorization.k8s.io/v1"
-            {
-                hub_roles.push(value.clone());
-                manifests_found.push((source.clone(), value));
             } else {
                 manifests::validate(&value).map_err(|p| {
                     user(
@@ -135,11 +129,20 @@ fn read_documents(args: &CreateArgs) -> anyhow::Result<Documents> {
                         "every manifest needs apiVersion, kind and metadata.name",
                     )
                 })?;
+                if is_rbac_role(&value) {
+                    hub_roles.push(value.clone());
+                }
                 manifests_found.push((source.clone(), value));
             }
         }
     }
     Ok((manifests_found, template, hub_roles))
+}
+
+/// A Role or ClusterRole: beside a whole template, a hub role its registrations bind.
+fn is_rbac_role(manifest: &Value) -> bool {
+    matches!(manifest["kind"].as_str(), Some("Role" | "ClusterRole"))
+        && manifest["apiVersion"] == "rbac.authorization.k8s.io/v1"
 }
 
 /// The spec of a whole AddOnTemplate, with only hub roles beside it.
@@ -149,42 +152,39 @@ fn from_template(
     manifests_found: &[(String, Value)],
     hub_roles: Vec<Value>,
 ) -> anyhow::Result<Read> {
-    {
-        {
-            if let Some((source, m)) = manifests_found
-                .iter()
-                .find(|(_, m)| !matches!(m["kind"].as_str(), Some("Role" | "ClusterRole")))
-            {
-                return Err(user(
-                    format!(
-                        "{source}: {} {} beside an AddOnTemplate: only the hub Roles and ClusterRoles its registrations bind may come with it",
-                        m["kind"].as_str().unwrap_or("?"),
-                        m["metadata"]["name"].as_str().unwrap_or("?")
-                    ),
-                    "put the agent's manifests in the template's spec.agentSpec.workload.manifests",
-                ));
-            }
-            if args.hub_registration {
-                return Err(user("--hub-registration with an AddOnTemplate: the template's own registrations are used".into(), "drop the flag, or write the registration in the template"));
-            }
-            if !t.spec.addon_name.is_empty() && t.spec.addon_name != args.name {
-                return Err(user(
-                    format!(
-                        "the AddOnTemplate is for add-on {:?}, not {:?}",
-                        t.spec.addon_name, args.name
-                    ),
-                    "name the add-on as its template's spec.addonName does",
-                ));
-            }
-            let mut spec = t.spec;
-            spec.addon_name.clone_from(&args.name);
-            check_registrations(&spec)?;
-            Ok(Read {
-                template: spec,
-                hub_roles,
-            })
-        }
+    if let Some((source, m)) = manifests_found.iter().find(|(_, m)| !is_rbac_role(m)) {
+        return Err(user(
+            format!(
+                "{source}: {} {} beside an AddOnTemplate: only the hub Roles and ClusterRoles its registrations bind may come with it",
+                m["kind"].as_str().unwrap_or("?"),
+                m["metadata"]["name"].as_str().unwrap_or("?")
+            ),
+            "put the agent's manifests in the template's spec.agentSpec.workload.manifests",
+        ));
     }
+    if args.hub_registration {
+        return Err(user(
+            "--hub-registration with an AddOnTemplate: the template's own registrations are used"
+                .into(),
+            "drop the flag, or write the registration in the template",
+        ));
+    }
+    if !t.spec.addon_name.is_empty() && t.spec.addon_name != args.name {
+        return Err(user(
+            format!(
+                "the AddOnTemplate is for add-on {:?}, not {:?}",
+                t.spec.addon_name, args.name
+            ),
+            "name the add-on as its template's spec.addonName does",
+        ));
+    }
+    let mut spec = t.spec;
+    spec.addon_name.clone_from(&args.name);
+    check_registrations(&spec)?;
+    Ok(Read {
+        template: spec,
+        hub_roles,
+    })
 }
 
 /// The spec of upstream's form: the agent's manifests, the identity from the flags.
@@ -192,46 +192,42 @@ fn from_manifests(
     args: &CreateArgs,
     manifests_found: Vec<(String, Value)>,
 ) -> anyhow::Result<Read> {
-    {
-        {
-            if manifests_found.is_empty() {
-                return Err(user(
-                    "no manifests in the files given".into(),
-                    "check the -f paths",
-                ));
-            }
-            let registration = args.hub_registration.then(|| RegistrationSpec {
-                type_: RegistrationType::KubeClient,
-                kube_client: Some(KubeClientRegistration {
-                    hub_permissions: args
-                        .cluster_role_bind
-                        .iter()
-                        .map(|role| HubPermission {
-                            type_: HubPermissionType::CurrentCluster,
-                            current_cluster: Some(CurrentClusterBinding {
-                                cluster_role_name: role.clone(),
-                            }),
-                            single_namespace: None,
-                        })
-                        .collect(),
-                }),
-                custom_signer: None,
-            });
-            Ok(Read {
-                template: AddOnTemplateSpec {
-                    addon_name: args.name.clone(),
-                    agent_spec: ManifestWorkSpec {
-                        workload: ManifestsTemplate {
-                            manifests: manifests_found.into_iter().map(|(_, m)| m).collect(),
-                        },
-                        ..ManifestWorkSpec::default()
-                    },
-                    registration: registration.into_iter().collect(),
-                },
-                hub_roles: Vec::new(),
-            })
-        }
+    if manifests_found.is_empty() {
+        return Err(user(
+            "no manifests in the files given".into(),
+            "check the -f paths",
+        ));
     }
+    let registration = args.hub_registration.then(|| RegistrationSpec {
+        type_: RegistrationType::KubeClient,
+        kube_client: Some(KubeClientRegistration {
+            hub_permissions: args
+                .cluster_role_bind
+                .iter()
+                .map(|role| HubPermission {
+                    type_: HubPermissionType::CurrentCluster,
+                    current_cluster: Some(CurrentClusterBinding {
+                        cluster_role_name: role.clone(),
+                    }),
+                    single_namespace: None,
+                })
+                .collect(),
+        }),
+        custom_signer: None,
+    });
+    Ok(Read {
+        template: AddOnTemplateSpec {
+            addon_name: args.name.clone(),
+            agent_spec: ManifestWorkSpec {
+                workload: ManifestsTemplate {
+                    manifests: manifests_found.into_iter().map(|(_, m)| m).collect(),
+                },
+                ..ManifestWorkSpec::default()
+            },
+            registration: registration.into_iter().collect(),
+        },
+        hub_roles: Vec::new(),
+    })
 }
 
 /// Each registration carries the settings of its type.
@@ -380,8 +376,8 @@ pub async fn create(args: CreateArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     }
     let kube = ctx.kube().await?;
     let client = &kube.client;
-    for role in &read.hub_roles {
-        apply_role(client, role).await?;
+    if !read.hub_roles.is_empty() {
+        apply_roles(client, &read.hub_roles, ctx.global.timeout).await?;
     }
     write(
         &Api::<ClusterManagementAddOn>::all(client.clone()),
@@ -448,27 +444,32 @@ where
     Ok(())
 }
 
-/// Applies a hub Role or ClusterRole that came with the template.
-async fn apply_role(client: &Client, role: &Value) -> anyhow::Result<()> {
-    let name = role["metadata"]["name"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    let kind = role["kind"].as_str().unwrap_or_default();
-    let params = PatchParams::apply(FIELD_MANAGER).force();
-    let result = if kind == "ClusterRole" {
-        Api::<k8s_openapi::api::rbac::v1::ClusterRole>::all(client.clone())
-            .patch(&name, &params, &Patch::Apply(role))
-            .await
-            .map(|_| ())
-    } else {
-        let ns = role["metadata"]["namespace"].as_str().unwrap_or("default");
-        Api::<k8s_openapi::api::rbac::v1::Role>::namespaced(client.clone(), ns)
-            .patch(&name, &params, &Patch::Apply(role))
-            .await
-            .map(|_| ())
-    };
-    result.with_context(|| format!("applying {kind} {name} on the hub"))?;
-    println(format!("{kind} {name} is applied"))?;
+/// Applies the hub Roles and ClusterRoles that came with the template (a Role without a
+/// namespace goes to `default`), with the project's apply engine; says what each became.
+async fn apply_roles(
+    client: &Client,
+    roles: &[Value],
+    timeout: std::time::Duration,
+) -> anyhow::Result<()> {
+    let objects = roles
+        .iter()
+        .map(|role| {
+            let mut role = role.clone();
+            if role["kind"] == "Role" && !role["metadata"]["namespace"].is_string() {
+                role["metadata"]["namespace"] = "default".into();
+            }
+            crate::apply::to_dynamic(&role)
+        })
+        .collect();
+    let report = crate::apply::Applier::new(client.clone(), timeout)
+        .apply(objects)
+        .await
+        .context("applying the hub roles")?;
+    for applied in &report.applied {
+        println(format!(
+            "{} {} is {}",
+            applied.object.kind, applied.object.name, applied.change
+        ))?;
+    }
     Ok(())
 }

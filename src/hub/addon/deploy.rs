@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::rbac::v1::{RoleBinding, RoleRef, Subject as RbacSubject};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
+use kube::ResourceExt as _;
 use kube::api::ObjectMeta;
-use kube::{Resource as _, ResourceExt as _};
 use serde_json::json;
 
 use super::template::{self, GROUP, RenderError};
@@ -193,13 +193,18 @@ fn references(
         .collect()
 }
 
-/// An owner reference to `mca`; `controller` for what the add-on manager alone manages.
-fn owner(mca: &ManagedClusterAddOn, controller: bool) -> OwnerReference {
+/// An owner reference to `owner`; a controlling one (`controller`, as Go's `NewControllerRef`
+/// makes it, with `blockOwnerDeletion`) for what only the add-on controllers manage.
+#[must_use]
+pub fn owner_reference<K: kube::Resource<DynamicType = ()>>(
+    owner: &K,
+    controller: bool,
+) -> OwnerReference {
     OwnerReference {
-        api_version: ManagedClusterAddOn::api_version(&()).into_owned(),
-        kind: ManagedClusterAddOn::kind(&()).into_owned(),
-        name: mca.name_any(),
-        uid: mca.uid().unwrap_or_default(),
+        api_version: K::api_version(&()).into_owned(),
+        kind: K::kind(&()).into_owned(),
+        name: owner.name_any(),
+        uid: owner.uid().unwrap_or_default(),
         controller: controller.then_some(true),
         block_owner_deletion: controller.then_some(true),
     }
@@ -231,7 +236,7 @@ fn work(
         hashes.to_string(),
     )]));
     work.metadata.labels = Some(BTreeMap::from([(ADDON_NAME_LABEL.into(), addon)]));
-    work.metadata.owner_references = Some(vec![owner(mca, true)]);
+    work.metadata.owner_references = Some(vec![owner_reference(mca, true)]);
     work
 }
 
@@ -288,7 +293,7 @@ fn bindings(template: &AddOnTemplate, mca: &ManagedClusterAddOn) -> Vec<RoleBind
                     (ADDON_NAME_LABEL.into(), addon.clone()),
                     (ADDON_TEMPLATE_LABEL.into(), String::new()),
                 ])),
-                owner_references: owned.then(|| vec![owner(mca, false)]),
+                owner_references: owned.then(|| vec![owner_reference(mca, false)]),
                 ..ObjectMeta::default()
             },
             role_ref,

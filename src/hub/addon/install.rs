@@ -8,12 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{Stream, StreamExt as _};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
-use kube::{Client, Resource as _, ResourceExt as _};
+use kube::{Client, ResourceExt as _};
 
 use crate::api::addon::{
     ClusterManagementAddOn, InstallStrategyType, LIFECYCLE_ADDON_MANAGER, LIFECYCLE_ANNOTATION,
@@ -153,14 +152,7 @@ async fn reconcile(
             metadata: ObjectMeta {
                 name: Some(name.clone()),
                 namespace: Some(cluster.clone()),
-                owner_references: Some(vec![OwnerReference {
-                    api_version: ClusterManagementAddOn::api_version(&()).into_owned(),
-                    kind: ClusterManagementAddOn::kind(&()).into_owned(),
-                    name: name.clone(),
-                    uid: cma.uid().unwrap_or_default(),
-                    controller: Some(true),
-                    block_owner_deletion: Some(true),
-                }]),
+                owner_references: Some(vec![super::deploy::owner_reference(&*cma, true)]),
                 ..ObjectMeta::default()
             },
             spec: ManagedClusterAddOnSpec::default(),

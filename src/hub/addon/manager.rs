@@ -13,12 +13,12 @@ use std::time::Duration;
 
 use futures::{Stream, StreamExt as _};
 use k8s_openapi::api::rbac::v1::RoleBinding;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
-use kube::{Client, Resource as _, ResourceExt as _};
+use kube::{Client, ResourceExt as _};
 use serde_json::json;
 
 use super::deploy::{self, Inputs};
@@ -337,14 +337,7 @@ async fn own(
         return Ok(Owned::Already);
     }
     let mut owners = mca.owner_references().to_vec();
-    owners.push(OwnerReference {
-        api_version: ClusterManagementAddOn::api_version(&()).into_owned(),
-        kind: ClusterManagementAddOn::kind(&()).into_owned(),
-        name: cma.name_any(),
-        uid,
-        controller: None,
-        block_owner_deletion: None,
-    });
+    owners.push(deploy::owner_reference(cma, false));
     let patch = json!({
         "metadata": {"resourceVersion": mca.metadata.resource_version, "ownerReferences": owners},
     });

@@ -44,11 +44,12 @@ pub struct Serving {
 }
 
 /// The local address this host uses to reach `server` (the API server's URL).
-fn local_ip_towards(server: &http::Uri) -> anyhow::Result<IpAddr> {
+async fn local_ip_towards(server: &http::Uri) -> anyhow::Result<IpAddr> {
     let host = server.host().context("the hub URL has no host")?;
     let host = host.trim_start_matches('[').trim_end_matches(']');
     let port = server.port_u16().unwrap_or(443);
-    let target = std::net::ToSocketAddrs::to_socket_addrs(&(host, port))?
+    let target = tokio::net::lookup_host((host, port))
+        .await?
         .next()
         .context("the hub's host does not resolve")?;
     if target.ip().is_loopback() {
@@ -69,7 +70,7 @@ fn local_ip_towards(server: &http::Uri) -> anyhow::Result<IpAddr> {
 
 /// Starts the webhook for the API server at `url`; it serves until `shutdown` is cancelled.
 pub async fn serve(url: &http::Uri, shutdown: Shutdown) -> anyhow::Result<Serving> {
-    let ip = local_ip_towards(url)?;
+    let ip = local_ip_towards(url).await?;
     let listener = TcpListener::bind(SocketAddr::new(ip, 0)).await?;
     let addr = listener.local_addr()?;
     let now = crate::agent::registration::rotate::now_seconds();
@@ -99,10 +100,8 @@ pub async fn serve(url: &http::Uri, shutdown: Shutdown) -> anyhow::Result<Servin
             });
         }
     });
-    let url = match ip {
-        IpAddr::V4(v4) => format!("https://{v4}:{}{PATH}", addr.port()),
-        IpAddr::V6(v6) => format!("https://[{v6}]:{}{PATH}", addr.port()),
-    };
+    // A socket address prints an IPv6 host in brackets, as a URL needs it.
+    let url = format!("https://{addr}{PATH}");
     tracing::info!("add-on conversion webhook serving at {url}");
     Ok(Serving {
         url,
@@ -113,8 +112,10 @@ pub async fn serve(url: &http::Uri, shutdown: Shutdown) -> anyhow::Result<Servin
 fn tls_config(serving: &certs::CertKey) -> anyhow::Result<rustls::ServerConfig> {
     use rustls::pki_types::pem::PemObject as _;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    let chain =
-        CertificateDer::pem_slice_iter(serving.cert.as_bytes()).collect::<Result<Vec<_>, _>>()?;
+    let chain = crate::pki::certificates_der(serving.cert.as_bytes())?
+        .into_iter()
+        .map(CertificateDer::from)
+        .collect();
     let key = PrivateKeyDer::from_pem_slice(serving.key.as_bytes())?;
     Ok(rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
@@ -257,9 +258,11 @@ mod tests {
         assert_eq!(response["response"]["convertedObjects"], json!([]));
     }
 
-    #[test]
-    fn a_loopback_hub_is_served_on_loopback() {
-        let ip = local_ip_towards(&"https://127.0.0.1:6443".parse().unwrap()).unwrap();
+    #[tokio::test]
+    async fn a_loopback_hub_is_served_on_loopback() {
+        let ip = local_ip_towards(&"https://127.0.0.1:6443".parse().unwrap())
+            .await
+            .unwrap();
         assert!(ip.is_loopback());
     }
 }

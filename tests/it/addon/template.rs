@@ -280,14 +280,10 @@ async fn a_placements_strategy_installs_on_decided_clusters_only() {
     let c = clusters("it-addon-pl").await;
     let addon = common::unique("it-pl-addon");
     let placement = common::unique("it-pl");
-    let dir = std::env::temp_dir().join(&addon);
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("agent.yaml");
-    std::fs::write(
-        &file,
+    let file = common::temp_file(
+        "agent.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hello\n  namespace: default\n",
-    )
-    .unwrap();
+    );
     let out = succeeds(&[
         "addon",
         "create",
@@ -375,13 +371,8 @@ async fn addon_create_refuses_bad_input_and_creates_nothing() {
     fixture::hub().await;
     let hub = common::hub().await;
     let addon = common::unique("it-bad-addon");
-    let dir = std::env::temp_dir().join(&addon);
-    std::fs::create_dir_all(&dir).unwrap();
-    let write = |name: &str, text: &str| {
-        let path = dir.join(name);
-        std::fs::write(&path, text).unwrap();
-        path.to_str().unwrap().to_string()
-    };
+    let write =
+        |name: &str, text: &str| common::temp_file(name, text).to_str().unwrap().to_string();
     let unknown_type = write(
         "unknown.yaml",
         &format!(
@@ -475,13 +466,12 @@ async fn signed_addon(hub: &kube::Client, addon: &str) -> std::path::PathBuf {
         .await
         .unwrap();
     let signer = format!("example.com/{addon}");
-    let dir = std::env::temp_dir().join(addon);
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("template.yaml");
-    std::fs::write(&file, format!(
-        "apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: AddOnTemplate\nmetadata:\n  name: t\nspec:\n  addonName: {addon}\n  registration:\n  - type: CustomSigner\n    customSigner:\n      signerName: {signer}\n      signingCA:\n        name: {addon}-ca\n  agentSpec:\n    workload:\n      manifests:\n      - apiVersion: v1\n        kind: ConfigMap\n        metadata:\n          name: {addon}\n          namespace: default\n        data:\n          a: b\n"
-    )).unwrap();
-    file
+    common::temp_file(
+        "template.yaml",
+        &format!(
+            "apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: AddOnTemplate\nmetadata:\n  name: t\nspec:\n  addonName: {addon}\n  registration:\n  - type: CustomSigner\n    customSigner:\n      signerName: {signer}\n      signingCA:\n        name: {addon}-ca\n  agentSpec:\n    workload:\n      manifests:\n      - apiVersion: v1\n        kind: ConfigMap\n        metadata:\n          name: {addon}\n          namespace: default\n        data:\n          a: b\n"
+        ),
+    )
 }
 
 /// A template add-on without workloads, whose agent registers a custom signer: the hub approves
@@ -580,10 +570,10 @@ async fn a_deployment_config_fills_and_moves_the_template() {
     let hub = common::hub().await;
     let c = clusters("it-adc").await;
     let addon = common::unique("it-adc-addon");
-    let dir = std::env::temp_dir().join(&addon);
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("agent.yaml");
-    std::fs::write(&file, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hello\n  namespace: default\ndata:\n  greeting: '{{GREETING}}'\n  cluster: '{{CLUSTER_NAME}}'\n").unwrap();
+    let file = common::temp_file(
+        "agent.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hello\n  namespace: default\ndata:\n  greeting: '{{GREETING}}'\n  cluster: '{{CLUSTER_NAME}}'\n",
+    );
     succeeds(&["addon", "create", &addon, "-f", file.to_str().unwrap()]).await;
     let install = common::unique("it-adc-ns");
     let configs: Api<AddOnDeploymentConfig> = Api::namespaced(hub.clone(), &c[1]);
