@@ -1,15 +1,15 @@
 //! The managed cluster's side of add-on registration, as upstream's registration agent does it:
-//! for each ManagedClusterAddOn in the cluster's namespace on the hub that registers an identity
-//! with the hub's client signer, a key, a CSR (`generateName: addon-<cluster>-<addon>-`, labels
-//! cluster-name and addon-name, the registered subject or upstream's default) sent with the
-//! cluster agent's own credential, and once the hub signs it the secret `<addon>-hub-kubeconfig`
-//! in the add-on's install namespace on the managed cluster: a kubeconfig for the hub with that
-//! identity, `tls.crt`, `tls.key` and `cluster-name`. The certificate is renewed when 20 % of its
-//! lifetime is left; the secret is deleted when the add-on goes.
+//! for each identity a ManagedClusterAddOn in the cluster's namespace on the hub registers (one
+//! per signer), a key, a CSR (`generateName: addon-<cluster>-<addon>-`, labels cluster-name and
+//! addon-name, the registered subject or upstream's default) sent with the cluster agent's own
+//! credential, and once the hub signs it a secret in the add-on's install namespace on the
+//! managed cluster: for the hub's client signer `<addon>-hub-kubeconfig` (a kubeconfig for the hub
+//! with that identity, `tls.crt`, `tls.key` and `cluster-name`), for a custom signer
+//! `<addon>-<signer>-client-cert` (`tls.crt`, `tls.key`). The certificate is renewed when 20 % of
+//! its lifetime is left; the secret is deleted when the add-on goes.
 //!
-//! It also reports each add-on's health from its lease ([`health`]).
-//!
-//! Not yet: custom signers (a certificate and key for another endpoint).
+//! It also reports each add-on's health from its lease ([`health`]), and with `example_agents`
+//! runs the example add-on's agent ([`helloworld`]).
 pub mod health;
 pub mod helloworld;
 

@@ -5,7 +5,6 @@
 //! Proxy settings and resource requirements are not applied yet.
 use serde_json::{Value, json};
 
-use super::template::GROUP;
 use crate::api::addon::{
     ADDON_DEPLOYMENT_CONFIGS, AddOnDeploymentConfigSpec, ClusterManagementAddOn,
     ManagedClusterAddOn,
@@ -18,20 +17,7 @@ pub fn reference(
     mca: &ManagedClusterAddOn,
     cma: &ClusterManagementAddOn,
 ) -> Option<(String, String)> {
-    let own = mca
-        .spec
-        .configs
-        .iter()
-        .find(|c| c.group == GROUP && c.resource == ADDON_DEPLOYMENT_CONFIGS)
-        .map(|c| (c.namespace.clone().unwrap_or_default(), c.name.clone()));
-    own.or_else(|| {
-        cma.spec
-            .supported_configs
-            .iter()
-            .find(|c| c.group == GROUP && c.resource == ADDON_DEPLOYMENT_CONFIGS)
-            .and_then(|c| c.default_config.as_ref())
-            .map(|d| (d.namespace.clone().unwrap_or_default(), d.name.clone()))
-    })
+    super::template::configured(mca, cma, ADDON_DEPLOYMENT_CONFIGS)
 }
 
 /// The template values the config adds: its variables.

@@ -128,6 +128,8 @@ async fn reconcile(
         labels.get(CLUSTER_NAME_LABEL) == Some(&cluster)
             && labels.get(ADDON_NAME_LABEL) == Some(&name)
     });
+    // A custom-signer CSR that could not be signed yet (its CA missing, say) is tried again.
+    let mut unsigned_left = false;
     for csr in ours {
         let facts = CsrFacts::of(&csr);
         let unsigned = csr.status.as_ref().is_none_or(|s| s.certificate.is_none());
@@ -136,7 +138,7 @@ async fn reconcile(
             && unsigned
             && let Some(signer) = custom_signer
         {
-            sign(&ctx, &csr, signer).await;
+            unsigned_left |= !sign(&ctx, &csr, signer).await;
             continue;
         }
         if !facts.pending {
@@ -149,7 +151,7 @@ async fn reconcile(
                 approval::approve_csr(&ctx.client, &facts.name, REASON, &message).await?;
                 tracing::info!(%cluster, addon = %name, csr = %facts.name, "approved an add-on CSR");
                 if let Some(signer) = custom_signer {
-                    sign(&ctx, &csr, signer).await;
+                    unsigned_left |= !sign(&ctx, &csr, signer).await;
                 }
             }
             Err(why) => {
@@ -163,22 +165,27 @@ async fn reconcile(
             }
         }
     }
-    Ok(Action::await_change())
+    Ok(if unsigned_left {
+        Action::requeue(RETRY)
+    } else {
+        Action::await_change()
+    })
 }
 
-/// Signs an approved custom-signer CSR; a failure (no CA yet, say) is logged and retried when
-/// the add-on or the CSR next changes.
+/// Signs an approved custom-signer CSR; `false` (and logged) when it could not.
 async fn sign(
     ctx: &Context,
     csr: &CertificateSigningRequest,
     signer: &crate::api::addon::CustomSignerRegistration,
-) {
+) -> bool {
     match signer::sign(&ctx.client, csr, signer).await {
         Ok(()) => {
             tracing::info!(csr = %csr.name_any(), signer = %signer.signer_name, "signed an add-on CSR");
+            true
         }
         Err(e) => {
             tracing::warn!(csr = %csr.name_any(), signer = %signer.signer_name, "signing an add-on CSR: {e:#}");
+            false
         }
     }
 }

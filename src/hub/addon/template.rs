@@ -20,23 +20,34 @@ pub const GROUP: &str = "addon.open-cluster-management.io";
 /// Where the agent's hub kubeconfig secret is mounted in its pods.
 const HUB_KUBECONFIG_DIR: &str = "/managed/hub-kubeconfig";
 
-/// The AddOnTemplate `mca` uses: its own config if it names one, else its add-on's default.
+/// The config of `resource` (in the add-on group) that `mca` uses, as (namespace, name): its own
+/// if it names one, else its add-on's default.
 #[must_use]
-pub fn template_name(mca: &ManagedClusterAddOn, cma: &ClusterManagementAddOn) -> Option<String> {
+pub fn configured(
+    mca: &ManagedClusterAddOn,
+    cma: &ClusterManagementAddOn,
+    resource: &str,
+) -> Option<(String, String)> {
     let own = mca
         .spec
         .configs
         .iter()
-        .find(|c| c.group == GROUP && c.resource == ADDON_TEMPLATES)
-        .map(|c| c.name.clone());
+        .find(|c| c.group == GROUP && c.resource == resource)
+        .map(|c| (c.namespace.clone().unwrap_or_default(), c.name.clone()));
     own.or_else(|| {
         cma.spec
             .supported_configs
             .iter()
-            .find(|c| c.group == GROUP && c.resource == ADDON_TEMPLATES)
+            .find(|c| c.group == GROUP && c.resource == resource)
             .and_then(|c| c.default_config.as_ref())
-            .map(|d| d.name.clone())
+            .map(|d| (d.namespace.clone().unwrap_or_default(), d.name.clone()))
     })
+}
+
+/// The AddOnTemplate `mca` uses (templates are cluster-scoped: the name alone).
+#[must_use]
+pub fn template_name(mca: &ManagedClusterAddOn, cma: &ClusterManagementAddOn) -> Option<String> {
+    configured(mca, cma, ADDON_TEMPLATES).map(|(_, name)| name)
 }
 
 /// The template's name and the SHA-256 of its spec (see [`spec_hash_of`]).
@@ -158,7 +169,6 @@ pub fn render(
         .registration
         .iter()
         .any(|r| r.type_ == RegistrationType::KubeClient);
-    // Sorted by name, as upstream orders them: defaults, then built-ins.
     // Environment values, as upstream orders them: defaults, then built-ins.
     let mut values: Vec<(String, String)> = Vec::new();
     if !template.spec.registration.is_empty() {

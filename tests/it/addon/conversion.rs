@@ -59,7 +59,17 @@ async fn each_version_reads_what_the_other_wrote() {
         .await
         .unwrap();
     let beta: Api<v1beta1::ManagedClusterAddOn> = Api::namespaced(hub.clone(), &c[0]);
-    let read = beta.get(&name).await.unwrap();
+    // The CRDs may still name the webhook of an earlier test process on this control plane
+    // until this one's hub has pointed them at its own: read once it answers.
+    let read = common::eventually(
+        "the add-on read as v1beta1 through this hub's webhook",
+        Duration::from_secs(60),
+        || {
+            let (beta, name) = (beta.clone(), name.clone());
+            async move { beta.get(&name).await.ok() }
+        },
+    )
+    .await;
     assert_eq!(
         read.metadata.annotations.unwrap()[v1beta1::INSTALL_NAMESPACE_ANNOTATION],
         "my-addon-ns"
