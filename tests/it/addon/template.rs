@@ -654,3 +654,50 @@ async fn a_deployment_config_fills_and_moves_the_template() {
         .await;
     super::cleanup(&addon, &c).await;
 }
+
+/// The example agent refuses a hub kubeconfig it cannot read, and an add-on it does not carry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn addon_agent_refuses_what_it_cannot_run() {
+    let missing = "/nonexistent/hub-kubeconfig";
+    let args = [
+        "addon",
+        "agent",
+        "helloworld",
+        "--hub-kubeconfig",
+        missing,
+        "--cluster-name",
+        "c1",
+    ];
+    let (code, _, err) = on_hub(&args).await;
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(&format!("cannot read --hub-kubeconfig {missing}")),
+        "{err}"
+    );
+    let garbage = common::temp_file("kubeconfig", "not: [a kubeconfig");
+    let path = garbage.to_str().unwrap();
+    let args = [
+        "addon",
+        "agent",
+        "helloworld",
+        "--hub-kubeconfig",
+        path,
+        "--cluster-name",
+        "c1",
+    ];
+    let (code, _, err) = on_hub(&args).await;
+    assert_ne!(code, 0);
+    assert!(err.contains(path), "{err}");
+    let (code, _, err) = on_hub(&[
+        "addon",
+        "agent",
+        "nosuch",
+        "--hub-kubeconfig",
+        path,
+        "--cluster-name",
+        "c1",
+    ])
+    .await;
+    assert_ne!(code, 0);
+    assert!(err.contains("invalid value 'nosuch'"), "{err}");
+}
