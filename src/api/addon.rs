@@ -36,6 +36,16 @@ pub const CONFIGURED: &str = "Configured";
 pub const MANIFEST_APPLIED: &str = "ManifestApplied";
 /// ManagedClusterAddOn condition: the agent's hub credentials are set up.
 pub const REGISTRATION_APPLIED: &str = "RegistrationApplied";
+/// ManagedClusterAddOn condition: the pre-delete hook ran to completion.
+pub const HOOK_MANIFEST_COMPLETED: &str = "HookManifestCompleted";
+/// Annotation (or label) marking a Job or Pod of an add-on's manifests as its pre-delete hook: run
+/// when the add-on is removed from a cluster, before the rest goes.
+pub const PRE_DELETE_HOOK_KEY: &str = "addon.open-cluster-management.io/addon-pre-delete";
+/// Finalizer that holds a ManagedClusterAddOn with a pre-delete hook until the hook completed.
+pub const PRE_DELETE_HOOK_FINALIZER: &str = "addon.open-cluster-management.io/addon-pre-delete";
+/// The finalizer older releases used for the same ([`PRE_DELETE_HOOK_FINALIZER`] replaces it).
+pub const DEPRECATED_PRE_DELETE_HOOK_FINALIZER: &str =
+    "cluster.open-cluster-management.io/addon-pre-delete";
 
 /// An add-on the hub manages.
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -29,6 +29,7 @@ use crate::common;
 use crate::registration::fixture::{self, on_hub};
 
 mod conversion;
+mod hook;
 mod template;
 
 /// A ManagedCluster and nothing else: no agent, no namespace (the hub has not accepted it).

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::build::{self, Key};
 use super::discovery::Discovery;
+use super::feedback::{self, Feedback};
 use super::status::{Availability, ManifestResult};
 use crate::api::work::{
     AppliedManifestResourceMeta, AppliedManifestWork, ManifestConfigOption, UpdateStrategy,
@@ -89,6 +90,7 @@ fn failed(meta: crate::api::work::ManifestResourceMeta, message: String) -> Outc
             meta,
             applied: Err(message),
             available: Availability::Incomplete,
+            feedback: None,
         },
         record: None,
         key: None,
@@ -139,14 +141,22 @@ pub async fn apply_manifest(
             ..failed(meta, why)
         };
     }
+    let config = build::config_for(configs, &meta);
     let strategy = build::strategy_for(configs, &meta);
     let api = discovery.api(&resource, namespaced, namespace.as_deref());
+    let gvk = (
+        parsed.gvk.group.as_str(),
+        parsed.gvk.version.as_str(),
+        parsed.gvk.kind.as_str(),
+    );
     if strategy.type_ == UpdateStrategyType::ReadOnly {
+        let (available, feedback) = read_only(&api, &parsed.name, config, gvk).await;
         return Outcome {
             result: ManifestResult {
                 meta,
                 applied: Ok(()),
-                available: availability(&api, &parsed.name).await,
+                available,
+                feedback,
             },
             record: None,
             key: Some(key),
@@ -175,11 +185,16 @@ pub async fn apply_manifest(
                 name: parsed.name.clone(),
                 uid: obj.metadata.uid.clone(),
             };
+            // What the server returned is the object as it is now, status included.
+            let feedback = serde_json::to_value(&obj)
+                .ok()
+                .map(|o| feedback::read(config, gvk, &o));
             Outcome {
                 result: ManifestResult {
                     meta,
                     applied: Ok(()),
                     available: Availability::Available,
+                    feedback,
                 },
                 record: Some(record),
                 key: Some(key),
@@ -190,6 +205,7 @@ pub async fn apply_manifest(
                 meta,
                 applied: Err(describe(&e)),
                 available: availability(&api, &parsed.name).await,
+                feedback: None,
             },
             record: None,
             key: Some(key),
@@ -238,6 +254,31 @@ async fn create_only(
     match api.create(&params, body).await {
         Err(kube::Error::Api(s)) if s.is_already_exists() => api.get(name).await,
         other => other,
+    }
+}
+
+/// Whether a read-only object exists, and its feedback: the whole object is read only when
+/// there are rules to read it by.
+async fn read_only(
+    api: &Api<DynamicObject>,
+    name: &str,
+    config: Option<&ManifestConfigOption>,
+    gvk: (&str, &str, &str),
+) -> (Availability, Option<Feedback>) {
+    if config.is_none_or(|c| c.feedback_rules.is_empty()) {
+        let available = availability(api, name).await;
+        let feedback = (available == Availability::Available).then(Feedback::default);
+        return (available, feedback);
+    }
+    match api.get_opt(name).await {
+        Ok(Some(obj)) => {
+            let feedback = serde_json::to_value(&obj)
+                .ok()
+                .map(|o| feedback::read(config, gvk, &o));
+            (Availability::Available, feedback)
+        }
+        Ok(None) => (Availability::NotAvailable, None),
+        Err(e) => (Availability::FetchFailed(describe(&e)), None),
     }
 }
 

@@ -121,24 +121,31 @@ pub fn identifies(
         && wildcard_match(id.namespace.as_deref().unwrap_or_default(), namespace)
 }
 
+/// The first `manifestConfigs` entry that names this manifest's resource.
+#[must_use]
+pub fn config_for<'a>(
+    configs: &'a [ManifestConfigOption],
+    meta: &ManifestResourceMeta,
+) -> Option<&'a ManifestConfigOption> {
+    let s = |v: &Option<String>| v.clone().unwrap_or_default();
+    configs.iter().find(|c| {
+        identifies(
+            &c.resource_identifier,
+            &s(&meta.group),
+            &s(&meta.resource),
+            &s(&meta.namespace),
+            &s(&meta.name),
+        )
+    })
+}
+
 /// The update strategy for a resource: the first matching `manifestConfigs` entry's, else Update.
 #[must_use]
 pub fn strategy_for(
     configs: &[ManifestConfigOption],
     meta: &ManifestResourceMeta,
 ) -> UpdateStrategy {
-    let s = |v: &Option<String>| v.clone().unwrap_or_default();
-    configs
-        .iter()
-        .find(|c| {
-            identifies(
-                &c.resource_identifier,
-                &s(&meta.group),
-                &s(&meta.resource),
-                &s(&meta.namespace),
-                &s(&meta.name),
-            )
-        })
+    config_for(configs, meta)
         .and_then(|c| c.update_strategy.clone())
         .unwrap_or_default()
 }

@@ -21,6 +21,8 @@ use crate::runtime::Shutdown;
 
 /// Default period after which every work is re-applied (repairing drift on the managed cluster).
 pub const DEFAULT_RESYNC: Duration = Duration::from_secs(60);
+/// How often a work with status feedback rules is read again (upstream's status sync interval).
+pub const STATUS_SYNC: Duration = Duration::from_secs(10);
 /// Delay before retrying a failed reconcile or a work with failed manifests.
 pub const RETRY: Duration = Duration::from_secs(5);
 /// How long one reconcile waits for a deleted resource to disappear before retrying later.

@@ -9,6 +9,7 @@
 //! - [`discovery`]: kind → resource on the managed cluster, refreshed when a kind is unknown;
 //! - [`apply`]: one manifest onto the managed cluster, by its update strategy;
 //! - [`status`]: pure computation of per-manifest and work conditions;
+//! - [`feedback`]: status feedback values read from applied objects by their rules;
 //! - [`applied_work`]: the AppliedManifestWork record;
 //! - [`delete`]: removing or orphaning applied resources;
 //! - [`controller`]: the kube-runtime Controller, the reconcile and the entry point [`run`];
@@ -21,6 +22,7 @@ pub mod controller;
 pub mod delete;
 pub mod discovery;
 pub mod executor;
+pub mod feedback;
 pub mod status;
 pub mod supervisor;
 mod sweep;

@@ -4,9 +4,11 @@
 //! against upstream read ours. Transition times stay put while a status does not change.
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
+use super::feedback::{Feedback, STATUS_FEEDBACK_SYNCED};
 use crate::api::conditions::{self, APPLIED, AVAILABLE, Condition, FALSE, TRUE, UNKNOWN};
 use crate::api::work::{
     ManifestCondition, ManifestResourceMeta, ManifestResourceStatus, ManifestWorkStatus,
+    StatusFeedbackResult,
 };
 
 /// Whether a manifest's object is there on the managed cluster.
@@ -31,6 +33,8 @@ pub struct ManifestResult {
     pub applied: Result<(), String>,
     /// Whether its object exists.
     pub available: Availability,
+    /// What its feedback rules read, when the object was read.
+    pub feedback: Option<Feedback>,
 }
 
 fn condition(type_: &str, status: &str, reason: &str, message: String, now: &Time) -> Condition {
@@ -87,6 +91,77 @@ pub fn manifest_conditions(result: &ManifestResult, now: &Time) -> [Condition; 2
         ),
     };
     [applied, available]
+}
+
+/// The `StatusFeedbackSynced` condition of a manifest whose object was read, with upstream's
+/// reasons and message.
+fn feedback_condition(feedback: &Feedback, now: &Time) -> Condition {
+    if !feedback.configured {
+        return condition(
+            STATUS_FEEDBACK_SYNCED,
+            TRUE,
+            "NoStatusFeedbackSynced",
+            String::new(),
+            now,
+        );
+    }
+    match feedback.errors.as_slice() {
+        [] => condition(
+            STATUS_FEEDBACK_SYNCED,
+            TRUE,
+            "StatusFeedbackSynced",
+            String::new(),
+            now,
+        ),
+        errors => {
+            // As Go's aggregated errors print: one bare, several in brackets.
+            let joined = errors.join(", ");
+            let text = if errors.len() == 1 {
+                joined
+            } else {
+                format!("[{joined}]")
+            };
+            condition(
+                STATUS_FEEDBACK_SYNCED,
+                FALSE,
+                "StatusFeedbackSyncFailed",
+                format!("Sync status feedback failed with error {text}"),
+                now,
+            )
+        }
+    }
+}
+
+/// A manifest's status entry: its previous one updated by this pass's result. Feedback values
+/// stay as they were when the object could not be read.
+fn manifest_status(
+    previous: Option<&ManifestCondition>,
+    result: &ManifestResult,
+    now: &Time,
+) -> ManifestCondition {
+    let mut conds = previous.map(|p| p.conditions.clone()).unwrap_or_default();
+    conds.retain(|c| [APPLIED, AVAILABLE, STATUS_FEEDBACK_SYNCED].contains(&c.type_.as_str()));
+    for c in manifest_conditions(result, now) {
+        conditions::set(&mut conds, c);
+    }
+    let mut status_feedback = previous.and_then(|p| p.status_feedback.clone());
+    if let Some(feedback) = &result.feedback {
+        let values = Some(StatusFeedbackResult {
+            values: feedback.values.clone(),
+        })
+        .filter(|v| !v.values.is_empty());
+        if values != status_feedback {
+            // New values are a transition of their own, as upstream records them.
+            conds.retain(|c| c.type_ != STATUS_FEEDBACK_SYNCED);
+            status_feedback = values;
+        }
+        conditions::set(&mut conds, feedback_condition(feedback, now));
+    }
+    ManifestCondition {
+        resource_meta: result.meta.clone(),
+        status_feedback,
+        conditions: conds,
+    }
 }
 
 /// The work-level `Applied` condition, if there is any manifest to judge by.
@@ -199,20 +274,7 @@ pub fn work_status(
         .unwrap_or_default();
     let manifests = results
         .iter()
-        .map(|r| {
-            let mut conds = previous_of(old_manifests, &r.meta)
-                .map(|p| p.conditions.clone())
-                .unwrap_or_default();
-            conds.retain(|c| c.type_ == APPLIED || c.type_ == AVAILABLE);
-            for c in manifest_conditions(r, now) {
-                conditions::set(&mut conds, c);
-            }
-            ManifestCondition {
-                resource_meta: r.meta.clone(),
-                status_feedback: None,
-                conditions: conds,
-            }
-        })
+        .map(|r| manifest_status(previous_of(old_manifests, &r.meta), r, now))
         .collect();
     let mut conds = previous.map(|p| p.conditions.clone()).unwrap_or_default();
     match work_applied(results, generation, now) {

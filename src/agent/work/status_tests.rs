@@ -24,6 +24,7 @@ fn ok(ordinal: i32, name: &str) -> ManifestResult {
         meta: meta(ordinal, "ConfigMap", name),
         applied: Ok(()),
         available: Availability::Available,
+        feedback: None,
     }
 }
 
@@ -70,6 +71,7 @@ fn one_failure_fails_the_work_but_only_that_manifest() {
         },
         applied: Err("the managed cluster has no resource for kind Nope".into()),
         available: Availability::Incomplete,
+        feedback: None,
     };
     let s = work_status(None, &[ok(0, "a"), bad, ok(2, "c")], Some(1), &at(10));
     assert_eq!(
@@ -177,6 +179,128 @@ fn recomputing_keeps_transition_times_and_other_conditions() {
         ),
         (FALSE, at(70))
     );
+}
+
+fn with_feedback(values: &[(&str, i64)], errors: &[&str]) -> ManifestResult {
+    use crate::api::work::{FeedbackValue, FieldValue, ValueType};
+    ManifestResult {
+        feedback: Some(Feedback {
+            values: values
+                .iter()
+                .map(|(name, i)| FeedbackValue {
+                    name: (*name).into(),
+                    field_value: FieldValue {
+                        type_: ValueType::Integer,
+                        integer: Some(*i),
+                        ..FieldValue::default()
+                    },
+                })
+                .collect(),
+            configured: true,
+            errors: errors.iter().map(|e| (*e).to_string()).collect(),
+        }),
+        ..ok(0, "a")
+    }
+}
+
+#[test]
+fn feedback_values_and_their_condition_are_reported() {
+    let s = work_status(
+        None,
+        &[with_feedback(&[("Replicas", 1)], &[])],
+        None,
+        &at(1),
+    );
+    let m = &s.resource_status.unwrap().manifests[0];
+    let values = &m.status_feedback.as_ref().unwrap().values;
+    assert_eq!(
+        (values[0].name.as_str(), values[0].field_value.integer),
+        ("Replicas", Some(1))
+    );
+    let synced = find(&m.conditions, STATUS_FEEDBACK_SYNCED);
+    assert_eq!(
+        (synced.status.as_str(), synced.reason.as_str()),
+        (TRUE, "StatusFeedbackSynced")
+    );
+
+    let plain = work_status(None, &[ok(0, "a")], None, &at(1));
+    let m = &plain.resource_status.unwrap().manifests[0];
+    assert!(conditions::find(&m.conditions, STATUS_FEEDBACK_SYNCED).is_none());
+    let read = ManifestResult {
+        feedback: Some(Feedback::default()),
+        ..ok(0, "a")
+    };
+    let none = work_status(None, &[read], None, &at(1));
+    let m = &none.resource_status.unwrap().manifests[0];
+    assert_eq!(
+        find(&m.conditions, STATUS_FEEDBACK_SYNCED).reason,
+        "NoStatusFeedbackSynced"
+    );
+}
+
+#[test]
+fn failed_paths_are_named_as_upstream_aggregates_them() {
+    let one = work_status(None, &[with_feedback(&[], &["e1"])], None, &at(1));
+    let m = &one.resource_status.unwrap().manifests[0];
+    let c = find(&m.conditions, STATUS_FEEDBACK_SYNCED);
+    assert_eq!(
+        (c.status.as_str(), c.reason.as_str(), c.message.as_str()),
+        (
+            FALSE,
+            "StatusFeedbackSyncFailed",
+            "Sync status feedback failed with error e1"
+        )
+    );
+    let two = work_status(None, &[with_feedback(&[], &["e1", "e2"])], None, &at(1));
+    let m = &two.resource_status.unwrap().manifests[0];
+    assert_eq!(
+        find(&m.conditions, STATUS_FEEDBACK_SYNCED).message,
+        "Sync status feedback failed with error [e1, e2]"
+    );
+}
+
+#[test]
+fn new_values_move_the_condition_time_and_unread_objects_keep_theirs() {
+    let first = work_status(
+        None,
+        &[with_feedback(&[("Replicas", 1)], &[])],
+        None,
+        &at(10),
+    );
+    let same = work_status(
+        Some(&first),
+        &[with_feedback(&[("Replicas", 1)], &[])],
+        None,
+        &at(20),
+    );
+    let time = |s: &ManifestWorkStatus| {
+        let m = &s.resource_status.as_ref().unwrap().manifests[0];
+        find(&m.conditions, STATUS_FEEDBACK_SYNCED)
+            .last_transition_time
+            .clone()
+    };
+    assert_eq!(time(&same), at(10));
+    let moved = work_status(
+        Some(&same),
+        &[with_feedback(&[("Replicas", 2)], &[])],
+        None,
+        &at(30),
+    );
+    assert_eq!(time(&moved), at(30));
+    // Unread (say the object is gone): the last values and condition stay.
+    let unread = ManifestResult {
+        available: Availability::NotAvailable,
+        ..ok(0, "a")
+    };
+    let kept = work_status(Some(&moved), &[unread], None, &at(40));
+    let m = &kept.resource_status.as_ref().unwrap().manifests[0];
+    assert_eq!(
+        m.status_feedback.as_ref().unwrap().values[0]
+            .field_value
+            .integer,
+        Some(2)
+    );
+    assert_eq!(time(&kept), at(30));
 }
 
 #[test]

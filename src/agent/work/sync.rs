@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::apply::{self, Outcome, Owner};
 use super::build::{self, Key};
-use super::controller::{Context, DELETE_WAIT, RETRY};
+use super::controller::{Context, DELETE_WAIT, RETRY, STATUS_SYNC};
 use super::delete::{self, Removal};
 use super::{Error, applied_work, status};
 use crate::api::work::{AppliedManifestWork, AppliedManifestWorkSpec, ManifestWork};
@@ -88,8 +88,17 @@ pub(crate) async fn sync(work: &ManifestWork, ctx: &Context) -> Result<Duration,
             )))?;
     }
     tracing::debug!(work = %name, manifests = results.len(), failed, "work synced");
+    // Feedback is read from the objects as applying returns them, so a work that asks for some
+    // is applied again more often, to keep its values as fresh as upstream's.
+    let wants_feedback = work
+        .spec
+        .manifest_configs
+        .iter()
+        .any(|c| !c.feedback_rules.is_empty());
     Ok(if failed || pending {
         ctx.resync.min(RETRY)
+    } else if wants_feedback {
+        ctx.resync.min(STATUS_SYNC)
     } else {
         ctx.resync
     })

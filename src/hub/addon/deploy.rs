@@ -50,6 +50,8 @@ pub fn binding_name(addon: &str, role_kind: &str) -> String {
 pub struct Plan {
     /// The deploy work as it should be (`None`: no template, nothing to deploy).
     pub work: Option<ManifestWork>,
+    /// The pre-delete hook work, run when the add-on is deleted (`None`: no hook).
+    pub hook: Option<ManifestWork>,
     /// Hub RoleBindings of the `KubeClient` registration.
     pub bindings: Vec<RoleBinding>,
     /// The status as it should be.
@@ -138,6 +140,7 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
         conditions::new(REGISTRATION_APPLIED, TRUE, reason, message, now),
     );
     let (manifests, configs) = template::render(template, &cluster, &addon, config)?;
+    let (manifests, hooks) = super::hook::split(manifests);
     let mut spec: ManifestWorkSpec = template.spec.agent_spec.clone();
     spec.workload.manifests.clone_from(&manifests);
     spec.manifest_configs.extend(configs);
@@ -147,6 +150,7 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
     progressing(&mut status, inputs.work, &work, now);
     Ok(Plan {
         work: Some(work),
+        hook: super::hook::work(mca, &hooks),
         bindings,
         status,
     })
@@ -461,13 +465,11 @@ fn probe(manifests: &[serde_json::Value], status: &crate::api::work::ManifestWor
                 .find(|v| names.contains(&v.name.as_str()))
                 .and_then(|v| v.field_value.integer)
         };
-        let (Some(ready), Some(wanted)) = (
-            value(&["ReadyReplicas", "NumberReady"]),
-            value(&["Replicas", "DesiredNumberScheduled"]),
-        ) else {
-            return Probe::Unhealthy(format!(
-                "readyReplica is not probed for {resource} {namespace}/{name}"
-            ));
+        let Some(ready) = value(&["ReadyReplicas", "NumberReady"]) else {
+            return Probe::Unhealthy("readyReplica is not probed".into());
+        };
+        let Some(wanted) = value(&["Replicas", "DesiredNumberScheduled"]) else {
+            return Probe::Unhealthy("desiredNumberReplicas is not probed".into());
         };
         let healthy = match resource {
             "deployments" => wanted == 0 || ready >= 1,

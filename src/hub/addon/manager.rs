@@ -22,12 +22,14 @@ use kube::{Client, ResourceExt as _};
 use serde_json::json;
 
 use super::deploy::{self, Inputs};
-use super::template;
+use super::{hook, template};
 use crate::api::addon::{
     ADDON_NAME_LABEL, AddOnDeploymentConfig, AddOnTemplate, ClusterManagementAddOn,
-    ManagedClusterAddOn,
+    DEPRECATED_PRE_DELETE_HOOK_FINALIZER, HOOK_MANIFEST_COMPLETED, ManagedClusterAddOn,
+    ManagedClusterAddOnStatus, PRE_DELETE_HOOK_FINALIZER,
 };
 use crate::api::cluster::ManagedCluster;
+use crate::api::conditions::{self, TRUE};
 use crate::api::work::ManifestWork;
 use crate::hub::watch;
 use crate::runtime::{Shutdown, report, shutdown};
@@ -186,15 +188,21 @@ async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<A
     let Some(cma) = ctx.cmas.get(&ObjectRef::new(&name)) else {
         return Ok(Action::await_change());
     };
-    if mca.metadata.deletion_timestamp.is_some() {
+    let deleting = mca.metadata.deletion_timestamp.is_some();
+    if deleting && !has_hook_finalizer(&mca) {
+        // Nothing to run first: the garbage collector removes what it owns.
         return Ok(Action::await_change());
     }
-    let mca = match own(&ctx.client, &mca, &cma).await? {
-        Owned::Already => mca,
-        // Carry on with the updated object: its version guards the status write below.
-        Owned::Now(updated) => Arc::new(*updated),
-        // Changed meanwhile: the change wakes this add-on again.
-        Owned::Conflict => return Ok(Action::await_change()),
+    let mca = if deleting {
+        mca
+    } else {
+        match own(&ctx.client, &mca, &cma).await? {
+            Updated::Unchanged => mca,
+            // Carry on with the updated object: its version guards the status write below.
+            Updated::Now(updated) => Arc::new(*updated),
+            // Changed meanwhile: the change wakes this add-on again.
+            Updated::Conflict => return Ok(Action::await_change()),
+        }
     };
     let Some(template_name) = template::template_name(&mca, &cma) else {
         // Not a template add-on: its own manager deploys it.
@@ -210,7 +218,7 @@ async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<A
         .as_ref()
         .and_then(|(ns, name)| ctx.configs.get(&ObjectRef::new(name).within(ns)));
     let now = Time(k8s_openapi::jiff::Timestamp::now());
-    let plan = deploy::decide(&Inputs {
+    let mut plan = deploy::decide(&Inputs {
         mca: &mca,
         template: Some((template_name, template.as_deref())),
         config: config_ref.map(|r| (r, config.as_deref())),
@@ -218,29 +226,139 @@ async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<A
         cluster: managed_cluster.as_deref(),
         now: &now,
     })?;
+    if deleting {
+        return run_hook(&ctx, &mca, plan, &now).await;
+    }
+    // The finalizer goes with the hook: added before anything could need it, dropped with it.
+    if plan.hook.is_some() != has_hook_finalizer(&mca) {
+        set_hook_finalizer(&ctx.client, &mca, plan.hook.is_some()).await?;
+        // The update wakes this add-on again, with the version the status write needs.
+        return Ok(Action::await_change());
+    }
     for binding in &plan.bindings {
         apply_binding(&ctx, binding).await?;
     }
     if let Some(wanted) = &plan.work {
         apply_work(&ctx, work.as_deref(), wanted).await?;
     }
-    if mca.status.as_ref() != Some(&plan.status) {
-        // Guarded by the version read: the agent's own status writes are not overwritten.
-        let patch = json!({
-            "metadata": {"resourceVersion": mca.metadata.resource_version},
-            "status": plan.status,
-        });
-        match Api::<ManagedClusterAddOn>::namespaced(ctx.client.clone(), &cluster)
-            .patch_status(&name, &PatchParams::default(), &Patch::Merge(patch))
-            .await
-        {
-            Ok(_) => {}
-            // Changed meanwhile: the change wakes this add-on again.
-            Err(kube::Error::Api(e)) if e.code == 409 => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
+    plan.status
+        .conditions
+        .retain(|c| c.type_ != HOOK_MANIFEST_COMPLETED);
+    write_status(&ctx, &mca, &plan.status).await?;
     Ok(Action::await_change())
+}
+
+/// For a deleted add-on holding the hook finalizer: sends the hook work, reports
+/// `HookManifestCompleted`, and releases the add-on once the hook finished (or there is none).
+async fn run_hook(
+    ctx: &Context,
+    mca: &ManagedClusterAddOn,
+    mut plan: deploy::Plan,
+    now: &Time,
+) -> Result<Action, Error> {
+    let Some(wanted) = plan.hook.take() else {
+        set_hook_finalizer(&ctx.client, mca, false).await?;
+        return Ok(Action::await_change());
+    };
+    let key = ObjectRef::new(&wanted.name_any()).within(&wanted.namespace().unwrap_or_default());
+    let current = ctx.works.get(&key);
+    apply_hook_work(ctx, current.is_some(), &wanted).await?;
+    let condition = hook::condition(current.as_deref().unwrap_or(&wanted), now);
+    let done = condition.status == TRUE;
+    conditions::set(&mut plan.status.conditions, condition);
+    write_status(ctx, mca, &plan.status).await?;
+    if done {
+        set_hook_finalizer(&ctx.client, mca, false).await?;
+    }
+    // The hook work's status changes wake this add-on again.
+    Ok(Action::await_change())
+}
+
+/// Writes the add-on's status if it differs, guarded by the version read: the agent's own status
+/// writes are not overwritten (a conflict's change wakes the add-on again).
+async fn write_status(
+    ctx: &Context,
+    mca: &ManagedClusterAddOn,
+    status: &ManagedClusterAddOnStatus,
+) -> Result<(), kube::Error> {
+    if mca.status.as_ref() == Some(status) {
+        return Ok(());
+    }
+    let patch = json!({
+        "metadata": {"resourceVersion": mca.metadata.resource_version},
+        "status": status,
+    });
+    match Api::<ManagedClusterAddOn>::namespaced(
+        ctx.client.clone(),
+        &mca.namespace().unwrap_or_default(),
+    )
+    .patch_status(
+        &mca.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(patch),
+    )
+    .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(e)) if e.code == 409 => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Applies the hook work unless it is there as this process last wrote it.
+async fn apply_hook_work(
+    ctx: &Context,
+    exists: bool,
+    wanted: &ManifestWork,
+) -> Result<(), kube::Error> {
+    let key = (wanted.namespace().unwrap_or_default(), wanted.name_any());
+    let written = ctx
+        .works_applied
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&key)
+        .is_some_and(|w| w == wanted);
+    if exists && written {
+        return Ok(());
+    }
+    Api::<ManifestWork>::namespaced(ctx.client.clone(), &key.0)
+        .patch(
+            &key.1,
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(wanted),
+        )
+        .await?;
+    ctx.works_applied
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(key, wanted.clone());
+    Ok(())
+}
+
+fn has_hook_finalizer(mca: &ManagedClusterAddOn) -> bool {
+    mca.finalizers()
+        .iter()
+        .any(|f| f == PRE_DELETE_HOOK_FINALIZER)
+}
+
+/// Adds or removes the hook finalizer (and drops the deprecated one, as upstream does).
+async fn set_hook_finalizer(
+    client: &Client,
+    mca: &ManagedClusterAddOn,
+    present: bool,
+) -> Result<(), kube::Error> {
+    let mut finalizers: Vec<String> = mca
+        .finalizers()
+        .iter()
+        .filter(|f| *f != PRE_DELETE_HOOK_FINALIZER && *f != DEPRECATED_PRE_DELETE_HOOK_FINALIZER)
+        .cloned()
+        .collect();
+    if present {
+        finalizers.push(PRE_DELETE_HOOK_FINALIZER.into());
+    }
+    update_metadata(client, mca, json!({"finalizers": finalizers}))
+        .await
+        .map(|_| ())
 }
 
 /// Whether the stored work already is what `wanted` says: made from the same template, with the
@@ -315,11 +433,11 @@ async fn apply_binding(ctx: &Context, binding: &RoleBinding) -> Result<(), kube:
     Ok(())
 }
 
-/// What [`own`] found or did.
-enum Owned {
-    /// The add-on already owned it.
-    Already,
-    /// Owned now: the object as written.
+/// What a metadata update found or did.
+enum Updated {
+    /// Nothing needed changing.
+    Unchanged,
+    /// Updated: the object as written.
     Now(Box<ManagedClusterAddOn>),
     /// It changed since it was read.
     Conflict,
@@ -331,16 +449,23 @@ async fn own(
     client: &Client,
     mca: &ManagedClusterAddOn,
     cma: &ClusterManagementAddOn,
-) -> Result<Owned, kube::Error> {
+) -> Result<Updated, kube::Error> {
     let uid = cma.uid().unwrap_or_default();
     if mca.owner_references().iter().any(|o| o.uid == uid) {
-        return Ok(Owned::Already);
+        return Ok(Updated::Unchanged);
     }
     let mut owners = mca.owner_references().to_vec();
     owners.push(deploy::owner_reference(cma, false));
-    let patch = json!({
-        "metadata": {"resourceVersion": mca.metadata.resource_version, "ownerReferences": owners},
-    });
+    update_metadata(client, mca, json!({"ownerReferences": owners})).await
+}
+
+/// Merges `metadata` into the add-on's, guarded by the version read.
+async fn update_metadata(
+    client: &Client,
+    mca: &ManagedClusterAddOn,
+    mut metadata: serde_json::Value,
+) -> Result<Updated, kube::Error> {
+    metadata["resourceVersion"] = json!(mca.metadata.resource_version);
     match Api::<ManagedClusterAddOn>::namespaced(
         client.clone(),
         &mca.namespace().unwrap_or_default(),
@@ -348,12 +473,12 @@ async fn own(
     .patch(
         &mca.name_any(),
         &PatchParams::default(),
-        &Patch::Merge(patch),
+        &Patch::Merge(json!({"metadata": metadata})),
     )
     .await
     {
-        Ok(updated) => Ok(Owned::Now(Box::new(updated))),
-        Err(kube::Error::Api(e)) if e.code == 409 => Ok(Owned::Conflict),
+        Ok(updated) => Ok(Updated::Now(Box::new(updated))),
+        Err(kube::Error::Api(e)) if e.code == 409 => Ok(Updated::Conflict),
         Err(e) => Err(e),
     }
 }

@@ -3,11 +3,12 @@
 //! - [`registration`]: approves add-on agents' CSRs, only for identities their add-on registered,
 //!   and signs those of its template's custom signers ([`signer`]);
 //! - [`manager`]: owns each ManagedClusterAddOn by its add-on and deploys template add-ons
-//!   ([`template`], [`deploy`]);
+//!   ([`template`], [`deploy`]), and runs their pre-delete hooks ([`hook`]);
 //! - [`install`]: the `Placements` install strategy;
 //! - the conversion webhook between the add-on API's versions ([`crate::hub::conversion`]).
 pub mod config;
 pub mod deploy;
+pub mod hook;
 pub mod install;
 pub mod manager;
 pub mod registration;

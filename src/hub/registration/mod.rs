@@ -43,6 +43,8 @@ use writer::Writer;
 pub const CONCURRENCY: u16 = 16;
 /// Cap of the per-cluster retry backoff after a failed write.
 pub const MAX_RETRY: Duration = Duration::from_secs(60);
+/// How often a deleted cluster's add-ons are looked at while their pre-delete hooks run.
+const ADDON_WAIT: Duration = Duration::from_secs(2);
 
 /// What every reconcile shares.
 struct Context {
@@ -171,6 +173,11 @@ async fn reconcile(mc: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Requeue
 
 #[allow(clippy::needless_pass_by_value)] // the signature kube-runtime calls
 fn error_policy(mc: Arc<ManagedCluster>, error: &writer::Error, ctx: Arc<Context>) -> Requeue {
+    if let writer::Error::AddonsRemain { .. } = error {
+        // Waiting on hooks, not failing: looked at again soon, without growing the backoff.
+        tracing::info!(cluster = %mc.name_any(), "{error}; looking again in {ADDON_WAIT:?}");
+        return Requeue::requeue(ADDON_WAIT);
+    }
     let delay = lock(&ctx.failures)
         .entry(mc.name_any())
         .or_insert_with(|| Backoff::new(Duration::from_millis(500), MAX_RETRY))

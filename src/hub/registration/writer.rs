@@ -7,13 +7,14 @@ use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, Time};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use kube::{Client, Resource, ResourceExt as _};
+use kube::{Client, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
 use super::decide::Action;
 use super::rbac;
+use crate::api::addon::{ManagedClusterAddOn, PRE_DELETE_HOOK_FINALIZER};
 use crate::api::cluster::{
     CLUSTER_CLEANUP_FINALIZER, CLUSTER_LEASE_NAME, CLUSTER_NAME_LABEL,
     HUB_ACCEPTED_MANAGED_CLUSTER, HUB_DENIED_MANAGED_CLUSTER, MANAGED_CLUSTER_CONDITION_AVAILABLE,
@@ -194,6 +195,9 @@ impl Writer {
                 .map_err(Error::from);
         }
         if works == Works::Wait {
+            // Add-ons first, while the namespace and the agents' access last: an add-on's
+            // pre-delete hook runs as a work there before the add-on lets go.
+            self.remove_addons(cluster).await?;
             match Api::<ManifestWork>::namespaced(self.client.clone(), cluster)
                 .delete_collection(&DeleteParams::default(), &ListParams::default())
                 .await
@@ -289,6 +293,37 @@ impl Writer {
             }
         }
         ignore_404(bindings.delete(&work, &dp).await)
+    }
+
+    /// Deletes the cluster's ManagedClusterAddOns; fails while any is still there (held by its
+    /// pre-delete hook).
+    async fn remove_addons(&self, cluster: &str) -> Result<(), Error> {
+        let addons: Api<ManagedClusterAddOn> = Api::namespaced(self.client.clone(), cluster);
+        let listed = match addons.list_metadata(&ListParams::default()).await {
+            Ok(list) => list.items,
+            // No add-on API: nothing to wait for.
+            Err(kube::Error::Api(s)) if s.code == 404 => return Ok(()),
+            Err(e) => return Err(e.into()),
+        };
+        // One by one, as upstream's hub does, which its RBAC (`delete`, no `deletecollection`)
+        // allows.
+        let mut held = Vec::new();
+        for addon in &listed {
+            let name = addon.name_any();
+            if addon.metadata.deletion_timestamp.is_none() {
+                ignore_404(addons.delete(&name, &DeleteParams::default()).await)?;
+            }
+            if !addon.finalizers().is_empty() {
+                held.push(name);
+            }
+        }
+        if held.is_empty() {
+            return Ok(());
+        }
+        Err(Error::AddonsRemain {
+            cluster: cluster.to_string(),
+            addons: held.join(", "),
+        })
     }
 
     /// Whether any ManifestWork is left in the cluster's namespace.
@@ -463,6 +498,17 @@ pub enum Error {
     /// The cluster's ManifestWorks are still being removed by its work agent: try again later.
     #[error("ManifestWorks remain in namespace {0}: waiting for the work agent to remove them")]
     WorksRemain(String),
+    /// The cluster's add-ons are still running their pre-delete hooks: try again later.
+    #[error(
+        "add-ons {addons} of cluster {cluster} are running their pre-delete hooks; to skip them, \
+         remove the finalizer {PRE_DELETE_HOOK_FINALIZER} from each"
+    )]
+    AddonsRemain {
+        /// The cluster.
+        cluster: String,
+        /// The add-ons, comma-separated.
+        addons: String,
+    },
 }
 
 impl Error {

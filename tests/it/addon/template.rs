@@ -27,7 +27,7 @@ use crate::registration::fixture::{self, on_hub};
 const TEMPLATE: &str = "templates/addons/helloworld.yaml";
 const INSTALL: &str = "helloworld-addon";
 
-fn condition<'a>(
+pub(super) fn condition<'a>(
     m: Option<&'a ManagedClusterAddOn>,
     type_: &str,
 ) -> Option<&'a clusteradm::api::conditions::Condition> {
@@ -38,7 +38,7 @@ fn condition<'a>(
 /// A joined cluster whose agents run as `join --in-process` runs them: registration, then the
 /// work agent, add-on registration and the example add-on's agent under the supervisor (until the
 /// token is cancelled).
-async fn supervised_agent(prefix: &str) -> (fixture::Agent, Shutdown) {
+pub(super) async fn supervised_agent(prefix: &str) -> (fixture::Agent, Shutdown) {
     let managed = common::managed().await;
     clusteradm::apply::Applier::new(managed.clone(), Duration::from_secs(60))
         .apply(
@@ -165,9 +165,13 @@ async fn the_helloworld_template_addon_runs_end_to_end() {
         "ManifestApplied and a probed Available",
         |m: Option<&ManagedClusterAddOn>| {
             condition(m, "ManifestApplied").is_some_and(|c| c.status == "True")
-                // No pod runs here and this work agent feeds back no replica counts: upstream's
-                // prober then says it has no result.
-                && condition(m, "Available").is_some_and(|c| c.reason == "NoProbeResult")
+                // No pod runs here: the work agent feeds back the Deployment's replica count
+                // without a ready one, and upstream's prober says so.
+                && condition(m, "Available").is_some_and(|c| {
+                    c.status == "False"
+                        && c.reason == "ProbeUnavailable"
+                        && c.message.ends_with("readyReplica is not probed")
+                })
         },
     )
     .await;

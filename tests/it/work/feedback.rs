@@ -1,0 +1,146 @@
+//! Status feedback: the agent reads the values a work's `manifestConfigs` ask for from the
+//! objects on the managed cluster and reports them, refreshed while the objects change, with a
+//! `StatusFeedbackSynced` condition that names a rule it cannot follow.
+use std::time::Duration;
+
+use clusteradm::api::conditions;
+use clusteradm::api::work::{
+    FeedbackRule, FeedbackType, FieldValue, JsonPath, ManifestConfigOption, ManifestWork,
+    ManifestWorkSpec, ManifestsTemplate, ResourceIdentifier,
+};
+use kube::api::PostParams;
+use serde_json::json;
+
+use super::{TestCluster, wait_work};
+use crate::common;
+
+/// The value `name` the agent reported for manifest `ordinal`.
+fn value(work: &ManifestWork, ordinal: usize, name: &str) -> Option<FieldValue> {
+    let manifest = work
+        .status
+        .as_ref()?
+        .resource_status
+        .as_ref()?
+        .manifests
+        .get(ordinal)?;
+    manifest
+        .status_feedback
+        .as_ref()?
+        .values
+        .iter()
+        .find(|v| v.name == name)
+        .map(|v| v.field_value.clone())
+}
+
+fn config(
+    group: &str,
+    resource: &str,
+    ns: &str,
+    name: &str,
+    rule: FeedbackRule,
+) -> ManifestConfigOption {
+    ManifestConfigOption {
+        resource_identifier: ResourceIdentifier {
+            group: Some(group.into()),
+            resource: resource.into(),
+            name: name.into(),
+            namespace: Some(ns.into()),
+        },
+        feedback_rules: vec![rule],
+        ..ManifestConfigOption::default()
+    }
+}
+
+fn paths(paths: &[(&str, &str)]) -> FeedbackRule {
+    FeedbackRule {
+        type_: FeedbackType::JsonPaths,
+        json_paths: paths
+            .iter()
+            .map(|(name, path)| JsonPath {
+                name: (*name).into(),
+                version: None,
+                path: (*path).into(),
+            })
+            .collect(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn feedback_reports_values_keeps_them_fresh_and_names_a_bad_path() {
+    let _hub = super::hub_lock().await;
+    let c = TestCluster::new("it-work-feedback").await;
+    let ns = c.managed_namespace().await;
+    let _agent = c.agent(Duration::from_secs(60));
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": ns},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "registry.invalid/web:1"}]}}}});
+    let config_map = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "settings", "namespace": ns}, "data": {"color": "blue"}});
+    let name = common::unique("w");
+    let mut work = ManifestWork::new(
+        &name,
+        ManifestWorkSpec {
+            workload: ManifestsTemplate {
+                manifests: vec![deployment, config_map],
+            },
+            manifest_configs: vec![
+                config(
+                    "apps",
+                    "deployments",
+                    &ns,
+                    "web",
+                    FeedbackRule {
+                        type_: FeedbackType::WellKnownStatus,
+                        json_paths: Vec::new(),
+                    },
+                ),
+                config(
+                    "",
+                    "configmaps",
+                    &ns,
+                    "settings",
+                    paths(&[("color", ".data.color"), ("broken", ".data[?(")]),
+                ),
+            ],
+            ..Default::default()
+        },
+    );
+    work.metadata.namespace = Some(c.name.clone());
+    c.works()
+        .create(&PostParams::default(), &work)
+        .await
+        .unwrap();
+
+    // The Deployment's status is written by kube-controller-manager after the agent applied it:
+    // its replica count arrives on a later read, not in the apply's answer.
+    let w = wait_work(&c.works(), &name, "Replicas and color fed back", |w| {
+        value(w, 0, "Replicas").and_then(|v| v.integer) == Some(1)
+            && value(w, 1, "color").and_then(|v| v.string).as_deref() == Some("blue")
+    })
+    .await;
+    let manifests = w.status.clone().unwrap().resource_status.unwrap().manifests;
+    let synced = |i: usize| {
+        conditions::find(&manifests[i].conditions, "StatusFeedbackSynced")
+            .map(|c| (c.status.clone(), c.reason.clone(), c.message.clone()))
+            .unwrap()
+    };
+    assert_eq!(
+        synced(0),
+        ("True".into(), "StatusFeedbackSynced".into(), String::new())
+    );
+    let (status, reason, message) = synced(1);
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "StatusFeedbackSyncFailed")
+    );
+    assert!(
+        message.contains("failed to parse json path .data[?( of broken"),
+        "{message}"
+    );
+    assert!(
+        value(&w, 1, "broken").is_none(),
+        "a path that does not parse reports no value"
+    );
+}
