@@ -30,6 +30,7 @@ use crate::registration::fixture::{self, on_hub};
 
 mod conversion;
 mod hook;
+mod probers;
 mod template;
 
 /// A ManagedCluster and nothing else: no agent, no namespace (the hub has not accepted it).

@@ -23,6 +23,8 @@ const LEASE_SECONDS: i64 = 60;
 const GRACE_SECONDS: i64 = 5 * LEASE_SECONDS;
 /// How often the lease is read (upstream resyncs its lease controller as often).
 const CHECK_EVERY: Duration = Duration::from_secs(30);
+/// How often the add-on's stored copy is looked at for a change.
+const LOOK_EVERY: Duration = Duration::from_secs(1);
 /// The condition this reports.
 pub const AVAILABLE: &str = "Available";
 
@@ -80,13 +82,28 @@ pub async fn report(
         () = token.cancelled() => return,
         _ = addons.wait_until_ready() => {}
     }
+    // Checked every CHECK_EVERY, and as soon as the add-on changes (its health-check mode may
+    // have become Lease): the store is looked at each second, which costs no request.
+    let version = || {
+        addons
+            .get(&key)
+            .and_then(|a| a.metadata.resource_version.clone())
+    };
+    let mut checked: Option<(Option<String>, tokio::time::Instant)> = None;
     while !token.is_cancelled() {
-        if let Err(e) = check(&leases, &hub, &addons, &key, &addon).await {
-            tracing::debug!(cluster = %opts.cluster, %addon, "add-on health: {e}");
+        let seen = version();
+        let due = checked
+            .as_ref()
+            .is_none_or(|(v, at)| *v != seen || at.elapsed() >= CHECK_EVERY);
+        if due {
+            if let Err(e) = check(&leases, &hub, &addons, &key, &addon).await {
+                tracing::debug!(cluster = %opts.cluster, %addon, "add-on health: {e}");
+            }
+            checked = Some((seen, tokio::time::Instant::now()));
         }
         tokio::select! {
             () = token.cancelled() => return,
-            () = tokio::time::sleep(CHECK_EVERY) => {}
+            () = tokio::time::sleep(LOOK_EVERY) => {}
         }
     }
 }

@@ -162,14 +162,7 @@ pub async fn apply_manifest(
             key: Some(key),
         };
     }
-    let mut body = parsed.object.clone();
-    body.metadata.namespace.clone_from(&namespace);
-    body.metadata.managed_fields = None;
-    body.metadata.resource_version = None;
-    let refs = body.metadata.owner_references.get_or_insert_default();
-    if !refs.iter().any(|r| r.uid == owner.uid) {
-        refs.push(owner.reference());
-    }
+    let body = body_for(&parsed, namespace.as_ref(), owner);
     match write(&api, &parsed.name, &body, strategy).await {
         Ok(obj) => {
             if parsed.gvk.group == "apiextensions.k8s.io"
@@ -211,6 +204,20 @@ pub async fn apply_manifest(
             key: Some(key),
         },
     }
+}
+
+/// The object to send: in its namespace, owned by the AppliedManifestWork, without what the
+/// server sets.
+fn body_for(parsed: &build::Parsed, namespace: Option<&String>, owner: &Owner) -> DynamicObject {
+    let mut body = parsed.object.clone();
+    body.metadata.namespace = namespace.cloned();
+    body.metadata.managed_fields = None;
+    body.metadata.resource_version = None;
+    let refs = body.metadata.owner_references.get_or_insert_default();
+    if !refs.iter().any(|r| r.uid == owner.uid) {
+        refs.push(owner.reference());
+    }
+    body
 }
 
 /// Writes the object by its (writing) strategy; returns the object as the server holds it.

@@ -11,6 +11,63 @@ use crate::api::work::ManifestWorkSpec;
 /// Resource name of AddOnTemplates, as ClusterManagementAddOns name them in `supportedConfigs`.
 pub const ADDON_TEMPLATES: &str = "addontemplates";
 
+/// AddOnTemplate annotation choosing how the hub judges the add-on's health (this project's
+/// extension: upstream's templates always use [`HealthProber::WorkloadAvailability`], while its
+/// code add-ons choose among the same probers).
+pub const HEALTH_PROBER_ANNOTATION: &str = "clusteradm-rs.io/health-prober";
+
+/// How an add-on's `Available` condition is decided: upstream's health prober types.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HealthProber {
+    /// Its Deployments have a ready replica and its DaemonSets all of theirs (fed back by the
+    /// work agent). Upstream's choice for templates; the default.
+    #[default]
+    WorkloadAvailability,
+    /// Its Deployments have a ready replica.
+    DeploymentAvailability,
+    /// Its agent renews the Lease named after the add-on in its install namespace, which the
+    /// registration agent reports.
+    Lease,
+    /// Its deploy work is applied.
+    Work,
+    /// Nobody judges it: `Available` is left to whoever sets it.
+    None,
+}
+
+impl HealthProber {
+    /// The annotation's values.
+    pub const NAMES: [&str; 5] = [
+        "WorkloadAvailability",
+        "DeploymentAvailability",
+        "Lease",
+        "Work",
+        "None",
+    ];
+
+    /// The prober a template's annotation names (absent: the default).
+    pub fn of(template: &AddOnTemplate) -> Result<Self, String> {
+        let Some(value) = template
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(HEALTH_PROBER_ANNOTATION))
+        else {
+            return Ok(Self::default());
+        };
+        match value.as_str() {
+            "WorkloadAvailability" => Ok(Self::WorkloadAvailability),
+            "DeploymentAvailability" => Ok(Self::DeploymentAvailability),
+            "Lease" => Ok(Self::Lease),
+            "Work" => Ok(Self::Work),
+            "None" => Ok(Self::None),
+            other => Err(format!(
+                "unknown health prober {other:?} in annotation {HEALTH_PROBER_ANNOTATION} (one of {})",
+                Self::NAMES.join(", ")
+            )),
+        }
+    }
+}
+
 /// An add-on's agent manifests and registrations.
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(

@@ -19,10 +19,10 @@ use serde_json::Value;
 use super::pairs;
 use crate::api::addon::{
     ADDON_TEMPLATES, AddOnTemplate, AddOnTemplateSpec, ClusterManagementAddOn,
-    ClusterManagementAddOnSpec, ConfigMeta, ConfigReferent, CurrentClusterBinding, HubPermission,
-    HubPermissionType, InstallStrategy, InstallStrategyType, KubeClientRegistration,
-    LIFECYCLE_ADDON_MANAGER, LIFECYCLE_ANNOTATION, PlacementStrategy, RegistrationSpec,
-    RegistrationType,
+    ClusterManagementAddOnSpec, ConfigMeta, ConfigReferent, CurrentClusterBinding,
+    HEALTH_PROBER_ANNOTATION, HealthProber, HubPermission, HubPermissionType, InstallStrategy,
+    InstallStrategyType, KubeClientRegistration, LIFECYCLE_ADDON_MANAGER, LIFECYCLE_ANNOTATION,
+    PlacementStrategy, RegistrationSpec, RegistrationType,
 };
 use crate::api::names::is_dns_label;
 use crate::api::work::{ManifestWorkSpec, ManifestsTemplate};
@@ -68,6 +68,8 @@ pub struct CreateArgs {
 /// What the files hold, checked.
 struct Read {
     template: AddOnTemplateSpec,
+    /// The whole template's annotations (its health prober, say).
+    annotations: Option<std::collections::BTreeMap<String, String>>,
     /// Hub Roles and ClusterRoles beside a whole template.
     hub_roles: Vec<Value>,
 }
@@ -178,11 +180,19 @@ fn from_template(
             "name the add-on as its template's spec.addonName does",
         ));
     }
+    HealthProber::of(&t).map_err(|why| {
+        user(
+            format!("the AddOnTemplate's {why}"),
+            "fix the annotation, or drop it for the default (WorkloadAvailability)",
+        )
+    })?;
+    let annotations = t.metadata.annotations;
     let mut spec = t.spec;
     spec.addon_name.clone_from(&args.name);
     check_registrations(&spec)?;
     Ok(Read {
         template: spec,
+        annotations,
         hub_roles,
     })
 }
@@ -226,6 +236,7 @@ fn from_manifests(
             },
             registration: registration.into_iter().collect(),
         },
+        annotations: None,
         hub_roles: Vec::new(),
     })
 }
@@ -347,6 +358,7 @@ pub async fn create(args: CreateArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let read = read(&args)?;
 
     let mut template = AddOnTemplate::new(&template_name, read.template);
+    template.metadata.annotations = read.annotations;
     let mut cma = addon(&args.name, &template_name, placement.as_ref());
     cma.metadata.annotations = Some(
         [(
@@ -392,7 +404,10 @@ pub async fn create(args: CreateArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         &template,
         "AddonTemplate",
         args.overwrite,
-        |a, b| a.spec == b.spec,
+        |a, b| {
+            let prober = |t: &AddOnTemplate| t.annotations().get(HEALTH_PROBER_ANNOTATION).cloned();
+            a.spec == b.spec && prober(a) == prober(b)
+        },
     )
     .await?;
     Ok(ExitCode::SUCCESS)

@@ -17,7 +17,7 @@ use super::template::{self, GROUP, RenderError};
 use crate::api::addon::{
     ADDON_DEPLOYMENT_CONFIGS, ADDON_NAME_LABEL, ADDON_TEMPLATE_LABEL, ADDON_TEMPLATES,
     AddOnDeploymentConfig, AddOnTemplate, CONFIGURED, ConfigReference, ConfigSpecHash, HealthCheck,
-    HealthCheckMode, HubPermissionType, MANIFEST_APPLIED, ManagedClusterAddOn,
+    HealthCheckMode, HealthProber, HubPermissionType, MANIFEST_APPLIED, ManagedClusterAddOn,
     ManagedClusterAddOnStatus, REGISTRATION_APPLIED, RegistrationType,
 };
 use crate::api::cluster::{
@@ -101,6 +101,16 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
             return Ok(not_configured(status, message, now));
         }
     };
+    let prober = match HealthProber::of(template) {
+        Ok(prober) => prober,
+        Err(why) => {
+            return Ok(not_configured(
+                status,
+                format!("AddOnTemplate {name}: {why}"),
+                now,
+            ));
+        }
+    };
     let mut desired = vec![(ADDON_TEMPLATES, template::spec_hash(template))];
     if let Some((ns, name, spec)) = config {
         let hash = template::spec_hash_of(Some(ns.clone()).filter(|n| !n.is_empty()), name, spec);
@@ -120,8 +130,13 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
     let config = config.map(|(_, _, spec)| spec);
     status.namespace = Some(template::install_namespace(template, config));
     status.registrations = template::registrations(template, &cluster, &addon);
+    // Lease: the registration agent reports the add-on's lease; otherwise this manager decides.
     status.health_check = Some(HealthCheck {
-        mode: Some(HealthCheckMode::Customized),
+        mode: Some(if prober == HealthProber::Lease {
+            HealthCheckMode::Lease
+        } else {
+            HealthCheckMode::Customized
+        }),
     });
     let bindings = bindings(template, mca);
     let (reason, message) = if status.registrations.is_empty() {
@@ -146,7 +161,7 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
     spec.manifest_configs.extend(configs);
     let work = work(mca, spec, &desired);
     manifest_applied(&mut status, inputs.work, now);
-    available(&mut status, inputs, &manifests, now);
+    available(&mut status, inputs, &manifests, prober, now);
     progressing(&mut status, inputs.work, &work, now);
     Ok(Plan {
         work: Some(work),
@@ -336,14 +351,32 @@ fn manifest_applied(
     conditions::set(&mut status.conditions, condition);
 }
 
-/// `Available` as upstream's workload-availability prober: from the deploy work, and from the
-/// replica counts the work agent feeds back for each Deployment and DaemonSet.
+/// `Available` by the template's prober, as upstream's health-check syncer sets it. The
+/// availability probers read the deploy work and the replica counts the work agent feeds back for
+/// each Deployment (and DaemonSet); `Work` says the work is applied; `Lease` and `None` leave the
+/// condition to others.
 fn available(
     status: &mut ManagedClusterAddOnStatus,
     inputs: &Inputs<'_>,
     manifests: &[serde_json::Value],
+    prober: HealthProber,
     now: &Time,
 ) {
+    match prober {
+        HealthProber::Lease | HealthProber::None => return,
+        HealthProber::Work => {
+            let applied = conditions::new(
+                AVAILABLE,
+                TRUE,
+                "WorkApplied",
+                "Addon manifestWork is applied",
+                now,
+            );
+            conditions::set(&mut status.conditions, applied);
+            return;
+        }
+        HealthProber::WorkloadAvailability | HealthProber::DeploymentAvailability => {}
+    }
     if conditions::find(&status.conditions, MANIFEST_APPLIED).is_none() {
         return;
     }
@@ -388,8 +421,9 @@ fn available(
         }
         Some(_) => {}
     }
-    let probed = probe(manifests, &work_status);
-    match probed {
+    let daemon_sets = prober == HealthProber::WorkloadAvailability;
+    let verdict = probe(manifests, &work_status, daemon_sets);
+    match verdict {
         Probe::NoWorkloads | Probe::Healthy => set(
             status,
             TRUE,
@@ -420,13 +454,17 @@ enum Probe {
 
 /// Upstream's `WorkloadAvailabilityHealthChecker` over the fed-back values: a Deployment is
 /// healthy with one ready replica (or none wanted), a DaemonSet with all of them ready.
-fn probe(manifests: &[serde_json::Value], status: &crate::api::work::ManifestWorkStatus) -> Probe {
+fn probe(
+    manifests: &[serde_json::Value],
+    status: &crate::api::work::ManifestWorkStatus,
+    daemon_sets: bool,
+) -> Probe {
     let workloads: Vec<(&str, &str, &str)> = manifests
         .iter()
         .filter_map(|m| {
             let resource = match m["kind"].as_str()? {
                 "Deployment" if m["spec"]["replicas"].as_i64() != Some(0) => "deployments",
-                "DaemonSet" => "daemonsets",
+                "DaemonSet" if daemon_sets => "daemonsets",
                 _ => return None,
             };
             Some((

@@ -150,14 +150,19 @@ pub fn condition(work: &ManifestWork, now: &Time) -> Condition {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::addon::ManagedClusterAddOnSpec;
     use crate::api::work::{
         FeedbackValue, FieldValue, ManifestCondition, ManifestResourceMeta, ManifestResourceStatus,
         ManifestWorkStatus, StatusFeedbackResult, ValueType,
     };
     use serde_json::json;
 
+    fn epoch() -> Time {
+        Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH)
+    }
+
     fn mca() -> ManagedClusterAddOn {
-        let mut m = ManagedClusterAddOn::new("hello", Default::default());
+        let mut m = ManagedClusterAddOn::new("hello", ManagedClusterAddOnSpec::default());
         m.metadata.namespace = Some("c1".into());
         m.metadata.uid = Some("u1".into());
         m
@@ -175,13 +180,7 @@ mod tests {
 
     fn reported(value: &str, done: &str, available: &str) -> ManifestWorkStatus {
         ManifestWorkStatus {
-            conditions: vec![conditions::new(
-                AVAILABLE,
-                available,
-                "r",
-                "m",
-                &Time(Default::default()),
-            )],
+            conditions: vec![conditions::new(AVAILABLE, available, "r", "m", &epoch())],
             resource_status: Some(ManifestResourceStatus {
                 manifests: vec![ManifestCondition {
                     resource_meta: ManifestResourceMeta {
@@ -237,16 +236,13 @@ mod tests {
         assert!(!completed(&work), "no status yet");
         work.status = Some(reported("JobComplete", "True", TRUE));
         assert!(completed(&work));
-        assert_eq!(
-            condition(&work, &Time(Default::default())).reason,
-            "HookManifestIsCompleted"
-        );
+        assert_eq!(condition(&work, &epoch()).reason, "HookManifestIsCompleted");
         work.status = Some(reported("JobComplete", "False", TRUE));
         assert!(!completed(&work));
         work.status = Some(reported("JobComplete", "True", FALSE));
         assert!(!completed(&work), "the work itself is not available");
         assert_eq!(
-            condition(&work, &Time(Default::default())).message,
+            condition(&work, &epoch()).message,
             "hook manifestWork addon-hello-pre-delete is not completed."
         );
     }

@@ -162,15 +162,12 @@ async fn the_helloworld_template_addon_runs_end_to_end() {
     fixture::wait(
         Api::<ManagedClusterAddOn>::namespaced(hub.clone(), &c),
         "helloworld",
-        "ManifestApplied and a probed Available",
+        "ManifestApplied, and Available by the agent's lease",
         |m: Option<&ManagedClusterAddOn>| {
             condition(m, "ManifestApplied").is_some_and(|c| c.status == "True")
-                // No pod runs here: the work agent feeds back the Deployment's replica count
-                // without a ready one, and upstream's prober says so.
+                // The template's prober is Lease: the in-process agent renews it.
                 && condition(m, "Available").is_some_and(|c| {
-                    c.status == "False"
-                        && c.reason == "ProbeUnavailable"
-                        && c.message.ends_with("readyReplica is not probed")
+                    c.status == "True" && c.reason == "ManagedClusterAddOnLeaseUpdated"
                 })
         },
     )
@@ -390,11 +387,21 @@ async fn addon_create_refuses_bad_input_and_creates_nothing() {
             "apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: AddOnTemplate\nmetadata:\n  name: x\nspec:\n  addonName: {addon}\n  agentSpec: {{}}\n  registration:\n  - type: CustomSigner\n"
         ),
     );
+    let prober = write(
+        "prober.yaml",
+        &format!(
+            "apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: AddOnTemplate\nmetadata:\n  name: x\n  annotations:\n    clusteradm-rs.io/health-prober: Sometimes\nspec:\n  addonName: {addon}\n  agentSpec: {{}}\n"
+        ),
+    );
     let fine = write(
         "fine.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
     );
-    let cases: [(Vec<&str>, &str); 6] = [
+    let cases: [(Vec<&str>, &str); 7] = [
+        (
+            vec!["-f", &prober],
+            "unknown health prober \"Sometimes\" in annotation clusteradm-rs.io/health-prober",
+        ),
         (
             vec!["-f", &unknown_type],
             "line 9: not a valid AddOnTemplate: spec.registration[0].type: unknown variant `Telepathy`",

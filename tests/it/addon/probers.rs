@@ -1,0 +1,145 @@
+//! How a template add-on's health is judged, by the prober its AddOnTemplate's annotation names:
+//! the Deployment's fed-back replicas (the default), the deploy work being applied, the agent's
+//! lease as the registration agent reports it; and a name that is none of these, said in
+//! `Configured`.
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::jiff::Timestamp;
+use kube::ResourceExt as _;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+use clusteradm::api::addon::{
+    AddOnTemplate, ClusterManagementAddOn, HEALTH_PROBER_ANNOTATION, HealthCheckMode,
+    ManagedClusterAddOn,
+};
+use clusteradm::api::work::ManifestWork;
+
+use super::succeeds;
+use super::template::{condition, supervised_agent};
+use crate::common;
+use crate::registration::fixture;
+
+/// Waits until the add-on's condition `type_` has this status and reason; returns its message.
+async fn wait_condition(
+    addons: &Api<ManagedClusterAddOn>,
+    addon: &str,
+    type_: &'static str,
+    status: &'static str,
+    reason: &'static str,
+) -> String {
+    let mca = fixture::wait(
+        addons.clone(),
+        addon,
+        &format!("{type_} {status} ({reason})"),
+        move |m: Option<&ManagedClusterAddOn>| {
+            condition(m, type_).is_some_and(|c| c.status == status && c.reason == reason)
+        },
+    )
+    .await;
+    condition(Some(&mca), type_).unwrap().message.clone()
+}
+
+/// An agent's lease for `addon`, renewed now, in its install namespace (which exists).
+async fn lease_renewed(managed: &kube::Client, namespace: &str, addon: &str) {
+    let lease: Lease = serde_json::from_value(json!({
+        "metadata": {"name": addon, "namespace": namespace},
+        "spec": {"renewTime": Timestamp::now().to_string()}}))
+    .unwrap();
+    Api::<Lease>::namespaced(managed.clone(), namespace)
+        .create(&PostParams::default(), &lease)
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_health_prober_decides_available_its_way() {
+    let (agent, shutdown) = supervised_agent("it-probe").await;
+    let c = agent.cluster().to_string();
+    let (hub, managed) = (common::hub().await, common::managed().await);
+    let addon = common::unique("it-probed");
+    let deployment = common::unique("it-probed-agent");
+    let file = common::temp_file(
+        "probed.yaml",
+        &format!(
+            "apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: AddOnTemplate\n\
+             metadata:\n  name: t\nspec:\n  addonName: {addon}\n  agentSpec:\n    workload:\n      \
+             manifests:\n      - apiVersion: apps/v1\n        kind: Deployment\n        metadata:\n          \
+             name: {deployment}\n          namespace: default\n        spec:\n          replicas: 1\n          \
+             selector: {{matchLabels: {{app: {deployment}}}}}\n          template:\n            \
+             metadata: {{labels: {{app: {deployment}}}}}\n            spec:\n              \
+             containers: [{{name: agent, image: registry.invalid/agent:1}}]\n"
+        ),
+    );
+    succeeds(&["addon", "create", &addon, "-f", file.to_str().unwrap()]).await;
+    succeeds(&["addon", "enable", "--names", &addon, "--clusters", &c]).await;
+    let addons = Api::<ManagedClusterAddOn>::namespaced(hub.clone(), &c);
+
+    // The default: no pod runs here, so the work agent feeds back a replica count without a
+    // ready one, and upstream's workload prober says so.
+    let message = wait_condition(&addons, &addon, "Available", "False", "ProbeUnavailable").await;
+    assert!(message.ends_with("readyReplica is not probed"), "{message}");
+
+    let templates = Api::<AddOnTemplate>::all(hub.clone());
+    let template = format!("{addon}-0.0.1");
+    let choose = |prober: &'static str| {
+        let (templates, template) = (templates.clone(), template.clone());
+        async move {
+            let patch = json!({"metadata": {"annotations": {HEALTH_PROBER_ANNOTATION: prober}}});
+            templates
+                .patch(&template, &PatchParams::default(), &Patch::Merge(patch))
+                .await
+                .unwrap();
+        }
+    };
+    choose("Work").await;
+    wait_condition(&addons, &addon, "Available", "True", "WorkApplied").await;
+
+    choose("Sometimes").await;
+    let message = wait_condition(
+        &addons,
+        &addon,
+        "Configured",
+        "False",
+        "ConfigurationsNotConfigured",
+    )
+    .await;
+    assert!(
+        message.contains("unknown health prober \"Sometimes\""),
+        "{message}"
+    );
+
+    // The install namespace is the one the template's manifests use.
+    let install = addons.get(&addon).await.unwrap().install_namespace();
+    assert_eq!(install, "default");
+    lease_renewed(&managed, &install, &addon).await;
+    choose("Lease").await;
+    let mca = fixture::wait(
+        addons.clone(),
+        &addon,
+        "Available from the agent's lease",
+        |m: Option<&ManagedClusterAddOn>| {
+            condition(m, "Available").is_some_and(|c| {
+                c.status == "True" && c.reason == "ManagedClusterAddOnLeaseUpdated"
+            })
+        },
+    )
+    .await;
+    let mode = mca.status.unwrap().health_check.and_then(|h| h.mode);
+    assert_eq!(mode, Some(HealthCheckMode::Lease));
+
+    // Disabled while the work agent runs: it releases the deploy work.
+    let works = Api::<ManifestWork>::namespaced(hub.clone(), &c);
+    let work = works.get(&format!("addon-{addon}-deploy-0")).await.unwrap();
+    succeeds(&["addon", "disable", "--names", &addon, "--clusters", &c]).await;
+    fixture::wait_deleted(works, &work.name_any(), &work.uid().unwrap()).await;
+    shutdown.cancel();
+    let dp = DeleteParams::default();
+    let _ = Api::<ClusterManagementAddOn>::all(hub.clone())
+        .delete(&addon, &dp)
+        .await;
+    let _ = templates.delete(&template, &dp).await;
+    let _ = Api::<Lease>::namespaced(managed, &install)
+        .delete(&addon, &dp)
+        .await;
+    agent.remove().await;
+}
