@@ -1,8 +1,11 @@
 //! An add-on's AddOnDeploymentConfig applied to its template, as upstream's template agent applies
 //! it: customized variables as `{{NAME}}` values, `agentInstallNamespace` as the install namespace
 //! (`{{INSTALL_NAMESPACE}}`, the namespace of every namespaced manifest and of binding subjects),
-//! node placement on the pods of Deployments and DaemonSets, and registry mirrors on their images.
-//! Proxy settings and resource requirements are not applied yet.
+//! node placement on the pods of Deployments and DaemonSets, registry mirrors on their images,
+//! proxy settings as their environment (with the proxy's CA in a ConfigMap they mount) and
+//! resource requirements on the containers their IDs match.
+use base64::Engine as _;
+use regex::Regex;
 use serde_json::{Value, json};
 
 use crate::api::addon::{
@@ -76,6 +79,145 @@ pub fn decorate(object: &mut Value, config: &AddOnDeploymentConfigSpec) {
     }
 }
 
+/// Where a pod finds the proxy's CA, as upstream mounts it.
+const PROXY_CA_DIR: &str = "/managed/proxy-ca";
+const PROXY_CA_KEY: &str = "ca-bundle.crt";
+
+/// The ConfigMap holding the proxy's CA (upstream's `<addon>-proxy-ca`).
+fn proxy_ca_name(addon: &str) -> String {
+    format!("{addon}-proxy-ca")
+}
+
+/// The proxy's CA as PEM text, if the config has one (it is stored base64-encoded).
+fn proxy_ca(config: &AddOnDeploymentConfigSpec) -> Option<String> {
+    let encoded = config.proxy_config.as_ref()?.ca_bundle.as_deref()?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .ok()?;
+    String::from_utf8(bytes).ok().filter(|pem| !pem.is_empty())
+}
+
+/// Manifests the config adds beside the template's: the proxy CA's ConfigMap in `namespace`.
+#[must_use]
+pub fn injected(addon: &str, namespace: &str, config: &AddOnDeploymentConfigSpec) -> Vec<Value> {
+    proxy_ca(config)
+        .map(|pem| {
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": proxy_ca_name(addon), "namespace": namespace},
+                "data": {PROXY_CA_KEY: pem}})
+        })
+        .into_iter()
+        .collect()
+}
+
+/// The proxy environment of the agent's containers, as upstream sets it (both cases).
+fn proxy_env(config: &AddOnDeploymentConfigSpec) -> Vec<(String, String)> {
+    let Some(proxy) = &config.proxy_config else {
+        return Vec::new();
+    };
+    let mut env = Vec::new();
+    for (name, value) in [
+        ("HTTP_PROXY", &proxy.http_proxy),
+        ("HTTPS_PROXY", &proxy.https_proxy),
+        ("NO_PROXY", &proxy.no_proxy),
+    ] {
+        if let Some(value) = value.as_deref().filter(|v| !v.is_empty()) {
+            env.push((name.to_string(), value.to_string()));
+            env.push((name.to_lowercase(), value.to_string()));
+        }
+    }
+    if !env.is_empty() && proxy_ca(config).is_some() {
+        env.push((
+            "CA_BUNDLE_FILE_PATH".into(),
+            format!("{PROXY_CA_DIR}/{PROXY_CA_KEY}"),
+        ));
+    }
+    env
+}
+
+/// Upstream's container-ID patterns: `<resource>:<name>:<container>`, each part a regular
+/// expression and `*` any; `None` for an ID not of three parts or not a valid expression.
+fn container_pattern(id: &str) -> Option<Regex> {
+    let parts: Vec<&str> = id.split(':').collect();
+    let [resource, name, container] = parts.as_slice() else {
+        return None;
+    };
+    let part = |p: &str| {
+        if p == "*" {
+            ".+".to_string()
+        } else {
+            p.to_string()
+        }
+    };
+    Regex::new(&format!(
+        "^{}:{}:{}$",
+        part(resource),
+        part(name),
+        part(container)
+    ))
+    .ok()
+}
+
+/// The pod-level settings applied after the template's own values, in upstream's order: the
+/// proxy (environment and CA mount), then resource requirements (the last matching entry wins).
+pub fn decorate_pods(object: &mut Value, config: &AddOnDeploymentConfigSpec, addon: &str) {
+    let resource = match object["kind"].as_str() {
+        Some("Deployment") => "deployments",
+        Some("DaemonSet") => "daemonsets",
+        _ => return,
+    };
+    let name = object["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let env = proxy_env(config);
+    let with_ca = env.iter().any(|(k, _)| k == "CA_BUNDLE_FILE_PATH");
+    let patterns: Vec<(Regex, Value)> = config
+        .resource_requirements
+        .iter()
+        .filter_map(|r| {
+            let pattern = container_pattern(&r.container_id);
+            if pattern.is_none() {
+                tracing::warn!(container_id = %r.container_id, "ignoring an invalid container ID");
+            }
+            Some((pattern?, json!(r.resources)))
+        })
+        .collect();
+    let pod = &mut object["spec"]["template"]["spec"];
+    for container in pod["containers"].as_array_mut().into_iter().flatten() {
+        if !env.is_empty() {
+            let mut list = container
+                .get("env")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            list.extend(env.iter().map(|(k, v)| json!({"name": k, "value": v})));
+            container["env"] = Value::Array(list);
+        }
+        if with_ca {
+            let mut mounts = container["volumeMounts"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            mounts.push(json!({"name": "proxy-ca-bundle", "mountPath": PROXY_CA_DIR}));
+            container["volumeMounts"] = Value::Array(mounts);
+        }
+        let id = format!(
+            "{resource}:{name}:{}",
+            container["name"].as_str().unwrap_or_default()
+        );
+        if let Some((_, resources)) = patterns.iter().rev().find(|(p, _)| p.is_match(&id)) {
+            container["resources"] = resources.clone();
+        }
+    }
+    if with_ca {
+        let mut volumes = pod["volumes"].as_array().cloned().unwrap_or_default();
+        volumes
+            .push(json!({"name": "proxy-ca-bundle", "configMap": {"name": proxy_ca_name(addon)}}));
+        pod["volumes"] = Value::Array(volumes);
+    }
+}
+
 /// `image` pulled from the first mirror whose source it starts with.
 fn mirrored(image: &str, config: &AddOnDeploymentConfigSpec) -> String {
     config
@@ -128,5 +270,72 @@ mod tests {
         let mut cluster_role = json!({"kind": "ClusterRole", "metadata": {"name": "r"}});
         decorate(&mut cluster_role, &config);
         assert!(cluster_role["metadata"].get("namespace").is_none());
+    }
+
+    #[test]
+    fn proxy_and_resources_reach_the_matching_containers() {
+        let pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+        let config: AddOnDeploymentConfigSpec = serde_json::from_value(json!({
+            "proxyConfig": {"httpProxy": "http://proxy:3128", "noProxy": "10.0.0.0/8",
+                "caBundle": base64::engine::general_purpose::STANDARD.encode(pem)},
+            "resourceRequirements": [
+                {"containerID": "*:*:*", "resources": {"requests": {"memory": "64Mi"}}},
+                {"containerID": "deployments:agent:main", "resources": {"limits": {"cpu": "1"}}},
+                {"containerID": "not-three-parts", "resources": {"limits": {"cpu": "9"}}},
+            ],
+        }))
+        .unwrap();
+        let mut deployment = json!({"kind": "Deployment", "metadata": {"name": "agent"},
+            "spec": {"template": {"spec": {"containers": [
+                {"name": "main", "env": [{"name": "CLUSTER_NAME", "value": "c1"}]},
+                {"name": "sidecar"}]}}}});
+        decorate_pods(&mut deployment, &config, "hello");
+        let pod = &deployment["spec"]["template"]["spec"];
+        let names: Vec<&str> = pod["containers"][0]["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "CLUSTER_NAME",
+                "HTTP_PROXY",
+                "http_proxy",
+                "NO_PROXY",
+                "no_proxy",
+                "CA_BUNDLE_FILE_PATH"
+            ]
+        );
+        assert_eq!(
+            pod["containers"][0]["resources"],
+            json!({"limits": {"cpu": "1"}})
+        );
+        assert_eq!(
+            pod["containers"][1]["resources"],
+            json!({"requests": {"memory": "64Mi"}})
+        );
+        assert_eq!(pod["volumes"][0]["configMap"]["name"], "hello-proxy-ca");
+        assert_eq!(
+            pod["containers"][1]["volumeMounts"][0]["mountPath"],
+            "/managed/proxy-ca"
+        );
+        let injected = injected("hello", "agents", &config);
+        assert_eq!(
+            injected[0]["metadata"],
+            json!({"name": "hello-proxy-ca", "namespace": "agents"})
+        );
+        assert_eq!(injected[0]["data"]["ca-bundle.crt"], pem);
+    }
+
+    #[test]
+    fn without_proxy_or_requirements_pods_are_untouched() {
+        let mut deployment = json!({"kind": "Deployment", "metadata": {"name": "a"},
+            "spec": {"template": {"spec": {"containers": [{"name": "c"}]}}}});
+        let before = deployment.clone();
+        decorate_pods(&mut deployment, &AddOnDeploymentConfigSpec::default(), "a");
+        assert_eq!(deployment, before);
+        assert!(injected("a", "ns", &AddOnDeploymentConfigSpec::default()).is_empty());
     }
 }

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::api::addon::{
     ADDON_TEMPLATES, AddOnDeploymentConfigSpec, AddOnTemplate, ClusterManagementAddOn,
     ConfigSpecHash, DEFAULT_INSTALL_NAMESPACE, ManagedClusterAddOn, RegistrationConfig,
-    RegistrationType, Subject,
+    RegistrationSpec, RegistrationType, Subject,
 };
 use crate::api::names::CLIENT_SIGNER;
 use crate::api::work::{FeedbackRule, FeedbackType, ManifestConfigOption, ResourceIdentifier};
@@ -164,11 +164,6 @@ pub fn render(
     addon: &str,
     config: Option<&AddOnDeploymentConfigSpec>,
 ) -> Result<(Vec<Value>, Vec<ManifestConfigOption>), RenderError> {
-    let kube_client = template
-        .spec
-        .registration
-        .iter()
-        .any(|r| r.type_ == RegistrationType::KubeClient);
     // Environment values, as upstream orders them: defaults, then built-ins.
     let mut values: Vec<(String, String)> = Vec::new();
     if !template.spec.registration.is_empty() {
@@ -206,10 +201,17 @@ pub fn render(
             super::config::decorate(&mut object, config);
         }
         if is_apps(&object) && matches!(object["kind"].as_str(), Some("Deployment" | "DaemonSet")) {
-            decorate_pods(&mut object, &values, kube_client, addon);
+            decorate_pods(&mut object, &values, &template.spec.registration, addon);
+            if let Some(config) = config {
+                super::config::decorate_pods(&mut object, config, addon);
+            }
             configs.push(feedback(&object));
         }
         manifests.push(object);
+    }
+    if let Some(config) = config {
+        let namespace = install_namespace(template, Some(config));
+        manifests.extend(super::config::injected(addon, &namespace, config));
     }
     Ok((manifests, configs))
 }
@@ -236,9 +238,16 @@ fn substitute(text: &str, values: &[(String, String)]) -> String {
     out
 }
 
-/// Adds the values as environment variables of every container and, for a `KubeClient`
-/// registration, mounts the `<addon>-hub-kubeconfig` secret.
-fn decorate_pods(object: &mut Value, values: &[(String, String)], kube_client: bool, addon: &str) {
+/// Adds the values as environment variables of every container, and mounts the secrets the
+/// registrations fill, as upstream's template agent does: `<addon>-hub-kubeconfig` at
+/// `/managed/hub-kubeconfig` for a `KubeClient`, and `<addon>-<signer>-client-cert` at
+/// `/managed/<signer>` for a `CustomSigner` (`/` in the signer name as `-`).
+fn decorate_pods(
+    object: &mut Value,
+    values: &[(String, String)],
+    registrations: &[RegistrationSpec],
+    addon: &str,
+) {
     let pod = &mut object["spec"]["template"]["spec"];
     if !pod.is_object() {
         return;
@@ -247,24 +256,35 @@ fn decorate_pods(object: &mut Value, values: &[(String, String)], kube_client: b
         .iter()
         .map(|(k, v)| json!({"name": k, "value": v}))
         .collect();
+    let mut mounts = Vec::new();
+    let mut volumes = Vec::new();
+    for registration in registrations {
+        match (&registration.type_, &registration.custom_signer) {
+            (RegistrationType::KubeClient, _) => {
+                mounts.push(json!({"name": "hub-kubeconfig", "mountPath": HUB_KUBECONFIG_DIR}));
+                volumes.push(json!({"name": "hub-kubeconfig",
+                    "secret": {"secretName": format!("{addon}-hub-kubeconfig")}}));
+            }
+            (RegistrationType::CustomSigner, Some(signer)) => {
+                let dashed = signer.signer_name.replace('/', "-");
+                let volume = format!("cert-{}", dashed.replace('.', "-"));
+                mounts.push(json!({"name": volume, "mountPath": format!("/managed/{dashed}")}));
+                volumes.push(json!({"name": volume,
+                    "secret": {"secretName": format!("{addon}-{dashed}-client-cert")}}));
+            }
+            (RegistrationType::CustomSigner, None) => {}
+        }
+    }
     if let Some(containers) = pod["containers"].as_array_mut() {
         for container in containers {
             push_all(&mut container["env"], &env);
-            if kube_client {
-                push_all(
-                    &mut container["volumeMounts"],
-                    &[json!({"name": "hub-kubeconfig", "mountPath": HUB_KUBECONFIG_DIR})],
-                );
+            if !mounts.is_empty() {
+                push_all(&mut container["volumeMounts"], &mounts);
             }
         }
     }
-    if kube_client {
-        push_all(
-            &mut pod["volumes"],
-            &[
-                json!({"name": "hub-kubeconfig", "secret": {"secretName": format!("{addon}-hub-kubeconfig")}}),
-            ],
-        );
+    if !volumes.is_empty() {
+        push_all(&mut pod["volumes"], &volumes);
     }
 }
 
@@ -379,6 +399,31 @@ mod tests {
             json!([{"name": "CLUSTER_NAME", "value": "c1"}])
         );
         assert!(container.get("volumeMounts").is_none());
+    }
+
+    #[test]
+    fn a_custom_signers_certificate_is_mounted_as_upstream_names_it() {
+        let mut t = template(vec![deployment()], false);
+        t.spec.registration = vec![RegistrationSpec {
+            type_: RegistrationType::CustomSigner,
+            kube_client: None,
+            custom_signer: Some(
+                serde_json::from_value(json!({
+                "signerName": "example.com/hello", "signingCA": {"name": "ca"}}))
+                .unwrap(),
+            ),
+        }];
+        let (manifests, _) = render(&t, "c1", "hello", None).unwrap();
+        let pod = &manifests[0]["spec"]["template"]["spec"];
+        assert_eq!(
+            pod["containers"][0]["volumeMounts"],
+            json!([{"name": "cert-example-com-hello", "mountPath": "/managed/example.com-hello"}])
+        );
+        assert_eq!(
+            pod["volumes"],
+            json!([{"name": "cert-example-com-hello",
+                "secret": {"secretName": "hello-example.com-hello-client-cert"}}])
+        );
     }
 
     #[test]

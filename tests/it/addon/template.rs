@@ -4,6 +4,7 @@
 //! strategy; `addon create`'s bad input.
 use std::time::Duration;
 
+use base64::Engine as _;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use k8s_openapi::api::rbac::v1::{ClusterRole, RoleBinding};
 use kube::ResourceExt as _;
@@ -574,7 +575,8 @@ async fn a_custom_signer_is_signed_with_the_templates_ca() {
 }
 
 /// An AddOnDeploymentConfig named by the add-on: its variables fill the template, its install
-/// namespace moves the manifests, and a change to it re-renders the deploy work.
+/// namespace moves the manifests, its proxy and resource requirements reach the Deployment, and a
+/// change to it re-renders the deploy work.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deployment_config_fills_and_moves_the_template() {
     fixture::hub().await;
@@ -583,8 +585,12 @@ async fn a_deployment_config_fills_and_moves_the_template() {
     let addon = common::unique("it-adc-addon");
     let file = common::temp_file(
         "agent.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hello\n  namespace: default\ndata:\n  greeting: '{{GREETING}}'\n  cluster: '{{CLUSTER_NAME}}'\n",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hello\n  namespace: default\ndata:\n  greeting: '{{GREETING}}'\n  cluster: '{{CLUSTER_NAME}}'\n\
+         ---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: agent\n  namespace: default\n\
+         spec:\n  selector: {matchLabels: {app: agent}}\n  template:\n    metadata: {labels: {app: agent}}\n    \
+         spec:\n      containers: [{name: main, image: registry.invalid/agent:1}]\n",
     );
+    let pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
     succeeds(&["addon", "create", &addon, "-f", file.to_str().unwrap()]).await;
     let install = common::unique("it-adc-ns");
     let configs: Api<AddOnDeploymentConfig> = Api::namespaced(hub.clone(), &c[1]);
@@ -592,7 +598,11 @@ async fn a_deployment_config_fills_and_moves_the_template() {
         serde_json::from_value(json!({
             "apiVersion": "addon.open-cluster-management.io/v1alpha1", "kind": "AddOnDeploymentConfig",
             "metadata": {"name": "cfg", "namespace": c[1]},
-            "spec": {"agentInstallNamespace": install, "customizedVariables": [{"name": "GREETING", "value": greeting}]},
+            "spec": {"agentInstallNamespace": install, "customizedVariables": [{"name": "GREETING", "value": greeting}],
+                "proxyConfig": {"httpsProxy": "http://proxy.example:3128",
+                    "caBundle": base64::engine::general_purpose::STANDARD.encode(pem)},
+                "resourceRequirements": [{"containerID": "deployments:*:main",
+                    "resources": {"requests": {"memory": "64Mi"}}}]},
         }))
         .unwrap()
     };
@@ -630,6 +640,29 @@ async fn a_deployment_config_fills_and_moves_the_template() {
         rendered("hello"),
     )
     .await;
+    let work = works.get(&work_name).await.unwrap();
+    let manifests = &work.spec.workload.manifests;
+    let container = &manifests[1]["spec"]["template"]["spec"]["containers"][0];
+    let env: Vec<&str> = container["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        env.ends_with(&["HTTPS_PROXY", "https_proxy", "CA_BUNDLE_FILE_PATH"]),
+        "{env:?}"
+    );
+    assert_eq!(
+        container["resources"],
+        json!({"requests": {"memory": "64Mi"}})
+    );
+    let ca = manifests
+        .iter()
+        .find(|m| m["metadata"]["name"] == json!(format!("{addon}-proxy-ca")))
+        .expect("the proxy CA's ConfigMap is deployed with the agent");
+    assert_eq!(ca["metadata"]["namespace"], json!(install));
+    assert_eq!(ca["data"]["ca-bundle.crt"], pem);
     let mca = Api::<ManagedClusterAddOn>::namespaced(hub.clone(), &c[0])
         .get(&addon)
         .await
