@@ -321,6 +321,15 @@ async fn apply_hook_work(
     if exists && written {
         return Ok(());
     }
+    write_work(ctx, key, wanted).await
+}
+
+/// Applies a work and remembers it as written.
+async fn write_work(
+    ctx: &Context,
+    key: (String, String),
+    wanted: &ManifestWork,
+) -> Result<(), kube::Error> {
     Api::<ManifestWork>::namespaced(ctx.client.clone(), &key.0)
         .patch(
             &key.1,
@@ -391,18 +400,7 @@ async fn apply_work(
     if written {
         return Ok(());
     }
-    Api::<ManifestWork>::namespaced(ctx.client.clone(), &key.0)
-        .patch(
-            &key.1,
-            &PatchParams::apply(FIELD_MANAGER).force(),
-            &Patch::Apply(wanted),
-        )
-        .await?;
-    ctx.works_applied
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(key, wanted.clone());
-    Ok(())
+    write_work(ctx, key, wanted).await
 }
 
 async fn apply_binding(ctx: &Context, binding: &RoleBinding) -> Result<(), kube::Error> {

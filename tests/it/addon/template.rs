@@ -574,6 +574,33 @@ async fn a_custom_signer_is_signed_with_the_templates_ca() {
     agent.remove().await;
 }
 
+/// The config's proxy and resource requirements in the rendered work: the Deployment's
+/// environment and resources, and the proxy CA's ConfigMap in the install namespace.
+fn proxied_and_sized(work: &ManifestWork, addon: &str, install: &str, pem: &str) {
+    let manifests = &work.spec.workload.manifests;
+    let container = &manifests[1]["spec"]["template"]["spec"]["containers"][0];
+    let env: Vec<&str> = container["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        env.ends_with(&["HTTPS_PROXY", "https_proxy", "CA_BUNDLE_FILE_PATH"]),
+        "{env:?}"
+    );
+    assert_eq!(
+        container["resources"],
+        json!({"requests": {"memory": "64Mi"}})
+    );
+    let ca = manifests
+        .iter()
+        .find(|m| m["metadata"]["name"] == json!(format!("{addon}-proxy-ca")))
+        .expect("the proxy CA's ConfigMap is deployed with the agent");
+    assert_eq!(ca["metadata"]["namespace"], json!(install));
+    assert_eq!(ca["data"]["ca-bundle.crt"], pem);
+}
+
 /// An AddOnDeploymentConfig named by the add-on: its variables fill the template, its install
 /// namespace moves the manifests, its proxy and resource requirements reach the Deployment, and a
 /// change to it re-renders the deploy work.
@@ -640,29 +667,7 @@ async fn a_deployment_config_fills_and_moves_the_template() {
         rendered("hello"),
     )
     .await;
-    let work = works.get(&work_name).await.unwrap();
-    let manifests = &work.spec.workload.manifests;
-    let container = &manifests[1]["spec"]["template"]["spec"]["containers"][0];
-    let env: Vec<&str> = container["env"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["name"].as_str().unwrap())
-        .collect();
-    assert!(
-        env.ends_with(&["HTTPS_PROXY", "https_proxy", "CA_BUNDLE_FILE_PATH"]),
-        "{env:?}"
-    );
-    assert_eq!(
-        container["resources"],
-        json!({"requests": {"memory": "64Mi"}})
-    );
-    let ca = manifests
-        .iter()
-        .find(|m| m["metadata"]["name"] == json!(format!("{addon}-proxy-ca")))
-        .expect("the proxy CA's ConfigMap is deployed with the agent");
-    assert_eq!(ca["metadata"]["namespace"], json!(install));
-    assert_eq!(ca["data"]["ca-bundle.crt"], pem);
+    proxied_and_sized(&works.get(&work_name).await.unwrap(), &addon, &install, pem);
     let mca = Api::<ManagedClusterAddOn>::namespaced(hub.clone(), &c[0])
         .get(&addon)
         .await
