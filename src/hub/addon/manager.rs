@@ -24,7 +24,8 @@ use serde_json::json;
 use super::deploy::{self, Inputs};
 use super::{hook, template};
 use crate::api::addon::{
-    ADDON_NAME_LABEL, AddOnDeploymentConfig, AddOnTemplate, ClusterManagementAddOn,
+    ADDON_NAME_LABEL, ADDON_TEMPLATES, AddOnDeploymentConfig, AddOnTemplate,
+    ClusterManagementAddOn, ClusterManagementAddOnSpec, ConfigMeta, ConfigReferent,
     DEPRECATED_PRE_DELETE_HOOK_FINALIZER, HOOK_MANIFEST_COMPLETED, ManagedClusterAddOn,
     ManagedClusterAddOnStatus, PRE_DELETE_HOOK_FINALIZER,
 };
@@ -185,14 +186,18 @@ fn error_policy(mca: Arc<ManagedClusterAddOn>, e: &Error, _: Arc<Context>) -> Ac
 
 async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<Action, Error> {
     let (name, cluster) = (mca.name_any(), mca.namespace().unwrap_or_default());
-    let Some(cma) = ctx.cmas.get(&ObjectRef::new(&name)) else {
-        return Ok(Action::await_change());
-    };
     let deleting = mca.metadata.deletion_timestamp.is_some();
     if deleting && !has_hook_finalizer(&mca) {
         // Nothing to run first: the garbage collector removes what it owns.
         return Ok(Action::await_change());
     }
+    let cma = match ctx.cmas.get(&ObjectRef::new(&name)) {
+        Some(cma) => cma,
+        // The add-on itself was deleted (its add-ons go with it): the hook still runs, from the
+        // template the add-on last used.
+        None if deleting => Arc::new(last_used(&mca)),
+        None => return Ok(Action::await_change()),
+    };
     let mca = if deleting {
         mca
     } else {
@@ -205,6 +210,10 @@ async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<A
         }
     };
     let Some(template_name) = template::template_name(&mca, &cma) else {
+        if deleting {
+            // No template to take a hook from: nothing holds the add-on back.
+            set_hook_finalizer(&ctx.client, &mca, false).await?;
+        }
         // Not a template add-on: its own manager deploys it.
         return Ok(Action::await_change());
     };
@@ -246,6 +255,31 @@ async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<A
         .retain(|c| c.type_ != HOOK_MANIFEST_COMPLETED);
     write_status(&ctx, &mca, &plan.status).await?;
     Ok(Action::await_change())
+}
+
+/// A stand-in for a deleted ClusterManagementAddOn: its default template the one `mca` last used.
+fn last_used(mca: &ManagedClusterAddOn) -> ClusterManagementAddOn {
+    let supported_configs = mca
+        .status
+        .iter()
+        .flat_map(|s| &s.config_references)
+        .filter(|r| r.resource == ADDON_TEMPLATES)
+        .map(|r| ConfigMeta {
+            group: r.group.clone(),
+            resource: r.resource.clone(),
+            default_config: Some(ConfigReferent {
+                namespace: None,
+                name: r.name.clone(),
+            }),
+        })
+        .collect();
+    ClusterManagementAddOn::new(
+        &mca.name_any(),
+        ClusterManagementAddOnSpec {
+            supported_configs,
+            ..ClusterManagementAddOnSpec::default()
+        },
+    )
 }
 
 /// For a deleted add-on holding the hook finalizer: sends the hook work, reports

@@ -216,3 +216,15 @@ async fn a_pre_delete_hook_runs_before_a_deleted_cluster_goes() {
     fixture::wait_deleted(clusters, &hooked.cluster, &cluster.uid().unwrap()).await;
     hooked.remove().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pre_delete_hook_runs_when_the_addon_itself_is_deleted() {
+    let hooked = Hooked::enabled("it-hookcma").await;
+    // Its ManagedClusterAddOns go by the garbage collector; the hook still runs first.
+    Api::<ClusterManagementAddOn>::all(hooked.hub.clone())
+        .delete(&hooked.addon, &DeleteParams::default())
+        .await
+        .unwrap();
+    hooked.hook_runs_then_releases().await;
+    hooked.remove().await;
+}
