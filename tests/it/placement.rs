@@ -454,15 +454,7 @@ async fn create_placement_refuses_bad_input_and_creates_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claim_on_the_managed_cluster_selects_it() {
     let managed = common::managed().await;
-    clusteradm::apply::Applier::new(managed.clone(), Duration::from_secs(60))
-        .apply(
-            clusteradm::api::managed_crds()
-                .iter()
-                .map(clusteradm::apply::to_dynamic)
-                .collect(),
-        )
-        .await
-        .unwrap();
+    fixture::install_managed_crds(&managed).await;
     let agent = fixture::joined(fixture::options(managed.clone(), "it-claim")).await;
     let cluster = agent.cluster().to_string();
     let hub = common::hub().await;

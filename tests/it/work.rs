@@ -92,6 +92,22 @@ impl TestCluster {
         ns
     }
 
+    /// Creates the ManifestWork `name` with `spec` in this cluster's namespace on the hub;
+    /// returns it as sent.
+    pub async fn create_work(
+        &self,
+        name: &str,
+        spec: clusteradm::api::work::ManifestWorkSpec,
+    ) -> ManifestWork {
+        let mut work = ManifestWork::new(name, spec);
+        work.metadata.namespace = Some(self.name.clone());
+        self.works()
+            .create(&PostParams::default(), &work)
+            .await
+            .unwrap();
+        work
+    }
+
     /// The works API of this cluster's namespace.
     pub fn works(&self) -> Api<ManifestWork> {
         Api::namespaced(self.hub.clone(), &self.name)

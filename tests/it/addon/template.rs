@@ -41,15 +41,7 @@ pub(super) fn condition<'a>(
 /// token is cancelled).
 pub(super) async fn supervised_agent(prefix: &str) -> (fixture::Agent, Shutdown) {
     let managed = common::managed().await;
-    clusteradm::apply::Applier::new(managed.clone(), Duration::from_secs(60))
-        .apply(
-            clusteradm::api::managed_crds()
-                .iter()
-                .map(clusteradm::apply::to_dynamic)
-                .collect(),
-        )
-        .await
-        .unwrap();
+    fixture::install_managed_crds(&managed).await;
     let agent = fixture::joined(fixture::options(managed.clone(), prefix)).await;
     let shutdown = Shutdown::new();
     let supervised = Supervised {

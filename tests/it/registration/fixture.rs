@@ -19,6 +19,19 @@ use clusteradm::operator::cluster_manager::build::admission;
 
 use crate::common;
 
+/// Installs the managed cluster's CRDs, as the klusterlet operator would before its agents start.
+pub async fn install_managed_crds(managed: &Client) {
+    clusteradm::apply::Applier::new(managed.clone(), Duration::from_secs(60))
+        .apply(
+            clusteradm::api::managed_crds()
+                .iter()
+                .map(clusteradm::apply::to_dynamic)
+                .collect(),
+        )
+        .await
+        .unwrap();
+}
+
 /// Makes the hub an OCM hub (init, holding the singleton lock only while it runs), installs the
 /// hub CRDs, starts the shared hub controllers, and returns a bootstrap token.
 pub async fn hub() -> String {

@@ -83,7 +83,8 @@ async fn the_agent_works_with_namespace_rights_only_and_they_allow_nothing_else(
 
     let ns = c.managed_namespace().await;
     let name = common::unique("w");
-    let mut work = ManifestWork::new(
+    let work = c
+        .create_work(
         &name,
         ManifestWorkSpec {
             workload: ManifestsTemplate {
@@ -93,12 +94,8 @@ async fn the_agent_works_with_namespace_rights_only_and_they_allow_nothing_else(
             },
             ..Default::default()
         },
-    );
-    work.metadata.namespace = Some(c.name.clone());
-    c.works()
-        .create(&PostParams::default(), &work)
-        .await
-        .unwrap();
+    )
+    .await;
     let applied = wait_work(
         &c.works(),
         &name,

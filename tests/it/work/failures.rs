@@ -22,7 +22,7 @@ async fn an_unknown_kind_fails_only_its_manifest() {
     let cm = |name: &str| serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns}});
     let gizmo = serde_json::json!({"apiVersion": "it.example.com/v1", "kind": "Gizmo", "metadata": {"name": "g", "namespace": ns}});
     let name = common::unique("w");
-    let mut work = ManifestWork::new(
+    c.create_work(
         &name,
         ManifestWorkSpec {
             workload: ManifestsTemplate {
@@ -30,12 +30,8 @@ async fn an_unknown_kind_fails_only_its_manifest() {
             },
             ..Default::default()
         },
-    );
-    work.metadata.namespace = Some(c.name.clone());
-    c.works()
-        .create(&PostParams::default(), &work)
-        .await
-        .unwrap();
+    )
+    .await;
 
     let w = wait_work(&c.works(), &name, "reported", |w| {
         w.status.as_ref().is_some_and(|s| !s.conditions.is_empty())

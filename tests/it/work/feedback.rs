@@ -8,7 +8,6 @@ use clusteradm::api::work::{
     FeedbackRule, FeedbackType, FieldValue, JsonPath, ManifestConfigOption, ManifestWork,
     ManifestWorkSpec, ManifestsTemplate, ResourceIdentifier,
 };
-use kube::api::PostParams;
 use serde_json::json;
 
 use super::{TestCluster, wait_work};
@@ -79,7 +78,7 @@ async fn feedback_reports_values_keeps_them_fresh_and_names_a_bad_path() {
     let config_map = json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "settings", "namespace": ns}, "data": {"color": "blue"}});
     let name = common::unique("w");
-    let mut work = ManifestWork::new(
+    c.create_work(
         &name,
         ManifestWorkSpec {
             workload: ManifestsTemplate {
@@ -106,12 +105,8 @@ async fn feedback_reports_values_keeps_them_fresh_and_names_a_bad_path() {
             ],
             ..Default::default()
         },
-    );
-    work.metadata.namespace = Some(c.name.clone());
-    c.works()
-        .create(&PostParams::default(), &work)
-        .await
-        .unwrap();
+    )
+    .await;
 
     // The Deployment's status is written by kube-controller-manager after the agent applied it:
     // its replica count arrives on a later read, not in the apply's answer.

@@ -155,7 +155,7 @@ async fn orphan_and_selectively_orphan_leave_resources_behind() {
     let config_maps: Api<ConfigMap> = Api::namespaced(c.managed.clone(), &ns);
     for (label, option, kept, deleted) in cases {
         let name = common::unique(&format!("w-{label}"));
-        let mut work = ManifestWork::new(
+        c.create_work(
             &name,
             ManifestWorkSpec {
                 workload: ManifestsTemplate {
@@ -168,12 +168,8 @@ async fn orphan_and_selectively_orphan_leave_resources_behind() {
                 delete_option: Some(option),
                 ..Default::default()
             },
-        );
-        work.metadata.namespace = Some(c.name.clone());
-        c.works()
-            .create(&PostParams::default(), &work)
-            .await
-            .unwrap();
+        )
+        .await;
         wait_work(&c.works(), &name, "applied", applied_and_available).await;
         hub_cli(&["delete", "work", &name, "--clusters", &c.name, "-y"])
             .assert()
