@@ -179,9 +179,7 @@ pub async fn apply_manifest(
                 uid: obj.metadata.uid.clone(),
             };
             // What the server returned is the object as it is now, status included.
-            let feedback = serde_json::to_value(&obj)
-                .ok()
-                .map(|o| feedback::read(config, gvk, &o));
+            let feedback = Some(feedback_of(config, gvk, &obj));
             Outcome {
                 result: ManifestResult {
                     meta,
@@ -264,6 +262,26 @@ async fn create_only(
     }
 }
 
+/// What `config`'s feedback rules read from `obj`; the object is turned into JSON only when there
+/// are rules to read it by (every applied object passes here).
+fn feedback_of(
+    config: Option<&ManifestConfigOption>,
+    gvk: (&str, &str, &str),
+    obj: &DynamicObject,
+) -> Feedback {
+    if config.is_none_or(|c| c.feedback_rules.is_empty()) {
+        return Feedback::default();
+    }
+    match serde_json::to_value(obj) {
+        Ok(object) => feedback::read(config, gvk, &object),
+        Err(e) => Feedback {
+            configured: true,
+            errors: vec![format!("reading the object as JSON: {e}")],
+            ..Feedback::default()
+        },
+    }
+}
+
 /// Whether a read-only object exists, and its feedback: the whole object is read only when
 /// there are rules to read it by.
 async fn read_only(
@@ -278,12 +296,10 @@ async fn read_only(
         return (available, feedback);
     }
     match api.get_opt(name).await {
-        Ok(Some(obj)) => {
-            let feedback = serde_json::to_value(&obj)
-                .ok()
-                .map(|o| feedback::read(config, gvk, &o));
-            (Availability::Available, feedback)
-        }
+        Ok(Some(obj)) => (
+            Availability::Available,
+            Some(feedback_of(config, gvk, &obj)),
+        ),
         Ok(None) => (Availability::NotAvailable, None),
         Err(e) => (Availability::FetchFailed(describe(&e)), None),
     }

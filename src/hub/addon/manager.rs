@@ -298,12 +298,14 @@ async fn run_hook(
     let current = ctx.works.get(&key);
     apply_hook_work(ctx, current.is_some(), &wanted).await?;
     let condition = hook::condition(current.as_deref().unwrap_or(&wanted), now);
-    let done = condition.status == TRUE;
+    if condition.status == TRUE {
+        // Released first, as upstream updates finalizers before status: a status write would
+        // move the version this guarded update is made against, and the add-on is going anyway.
+        set_hook_finalizer(&ctx.client, mca, false).await?;
+        return Ok(Action::await_change());
+    }
     conditions::set(&mut plan.status.conditions, condition);
     write_status(ctx, mca, &plan.status).await?;
-    if done {
-        set_hook_finalizer(&ctx.client, mca, false).await?;
-    }
     // The hook work's status changes wake this add-on again.
     Ok(Action::await_change())
 }
