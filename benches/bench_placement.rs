@@ -20,20 +20,22 @@
 )]
 
 mod common;
-use common::{Kinds, counted, rss_mib};
+use common::{Kinds, counted, cpu_seconds_of, cpu_used, plane_cpu_seconds, rss_mib};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use clusteradm::api::cluster::{AddOnPlacementScore, ManagedCluster, Placement};
+use clusteradm::api::cluster::{
+    AddOnPlacementScore, ManagedCluster, Placement, PlacementDecision, PlacementDecisionSpec,
+};
 use clusteradm::hub::clusters::SharedClusters;
 use futures::{StreamExt as _, TryStreamExt as _};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::{WatchStreamExt as _, watcher};
-use kube::{Client, ResourceExt as _};
+use kube::{Client, Resource as _, ResourceExt as _};
 use serde_json::json;
 
 const TIMEOUT: Duration = Duration::from_secs(600);
@@ -111,15 +113,20 @@ fn timed_spec(upstream: bool) -> serde_json::Value {
     }
 }
 
-/// Waits until every placement in `ns` named in `names` satisfies `done`, watching them.
+/// Waits until `count` placements of `api` (only `name` when given: a watch of one object,
+/// whose first list does not add to the time measured) satisfy `done`, watching them.
 async fn wait_placements(
     api: &Api<Placement>,
+    name: Option<&str>,
     count: usize,
     done: impl Fn(&Placement) -> bool,
 ) -> anyhow::Result<()> {
     let mut finished = std::collections::HashSet::new();
-    let mut stream =
-        std::pin::pin!(watcher(api.clone(), watcher::Config::default()).applied_objects());
+    let config = match name {
+        Some(name) => watcher::Config::default().fields(&format!("metadata.name={name}")),
+        None => watcher::Config::default(),
+    };
+    let mut stream = std::pin::pin!(watcher(api.clone(), config).applied_objects());
     tokio::time::timeout(TIMEOUT, async {
         while finished.len() < count {
             let p = stream.try_next().await?.context("watch ended")?;
@@ -131,6 +138,54 @@ async fn wait_placements(
     })
     .await
     .context("timed out waiting for placements")?
+}
+
+/// The API server's floor for `p` placements: with the controller stopped, the same writes a
+/// controller must make for each (create the placement, create its decision, write the
+/// decision's status, write the placement's status, copied from `p0`'s), as fast as this
+/// process can send them, with no scheduling and no watches.
+async fn floor(
+    admin: &Client,
+    ns: &str,
+    p: usize,
+    spec: serde_json::Value,
+) -> anyhow::Result<Duration> {
+    let placements: Api<Placement> = Api::namespaced(admin.clone(), ns);
+    let decisions: Api<PlacementDecision> = Api::namespaced(admin.clone(), ns);
+    let status = placements.get_status("p0").await?.status;
+    let decided = decisions.get("p0-decision-1").await?;
+    let start = Instant::now();
+    futures::stream::iter(0..p)
+        .map(|i| {
+            let (placements, decisions) = (placements.clone(), decisions.clone());
+            let (spec, status, decided) = (spec.clone(), status.clone(), decided.clone());
+            async move {
+                let name = format!("floor{i}");
+                let created = placements
+                    .create(&PostParams::default(), &placement(&name, spec)?)
+                    .await?;
+                let mut d = PlacementDecision::new(
+                    &format!("{name}-decision-1"),
+                    PlacementDecisionSpec::default(),
+                );
+                d.metadata.labels = Some(decided.labels().clone());
+                d.metadata.owner_references = created.controller_owner_ref(&()).map(|o| vec![o]);
+                decisions.create(&PostParams::default(), &d).await?;
+                let patch = Patch::Merge(json!({"status": decided.status}));
+                decisions
+                    .patch_status(&d.name_any(), &PatchParams::default(), &patch)
+                    .await?;
+                let patch = Patch::Merge(json!({"status": status}));
+                placements
+                    .patch_status(&name, &PatchParams::default(), &patch)
+                    .await?;
+                anyhow::Ok(())
+            }
+        })
+        .buffer_unordered(usize::from(clusteradm::hub::placement::CONCURRENCY))
+        .try_collect::<()>()
+        .await?;
+    Ok(start.elapsed())
 }
 
 fn placement(name: &str, spec: serde_json::Value) -> anyhow::Result<Placement> {
@@ -199,13 +254,14 @@ async fn shape(
             )?,
         )
         .await?;
-    wait_placements(&placements, 1, |pl| {
+    wait_placements(&placements, Some("picked"), 1, |pl| {
         pl.name_any() == "picked" && pl.status.as_ref().is_some_and(|s| !s.conditions.is_empty())
     })
     .await?;
     let warm_up = warm_start.elapsed();
     let startup_requests = requests.load(Ordering::Relaxed);
     let wanted = n.min(10);
+    let (plane_before, own_before) = (plane_cpu_seconds(), cpu_seconds_of("self"));
     let start = Instant::now();
     futures::stream::iter(0..p)
         .map(|i| {
@@ -219,7 +275,7 @@ async fn shape(
         .buffer_unordered(CONCURRENCY)
         .try_collect::<()>()
         .await?;
-    wait_placements(&placements, p, |pl| {
+    wait_placements(&placements, None, p, |pl| {
         pl.status
             .as_ref()
             .and_then(|s| s.number_of_selected_clusters)
@@ -228,6 +284,11 @@ async fn shape(
     .await?;
     let decided = start.elapsed();
     let decide_requests = requests.load(Ordering::Relaxed) - startup_requests;
+    let decide_cpu = format!(
+        "{}, this process {:.1} s",
+        cpu_used(&plane_before, &plane_cpu_seconds()),
+        cpu_seconds_of("self") - own_before
+    );
 
     // One cluster's label change, until the placement selecting that label has decided it.
     let before = requests.load(Ordering::Relaxed);
@@ -239,7 +300,7 @@ async fn shape(
             &Patch::Merge(json!({"metadata": {"labels": {"picked": "yes"}}})),
         )
         .await?;
-    wait_placements(&placements, 1, |pl| {
+    wait_placements(&placements, Some("picked"), 1, |pl| {
         pl.name_any() == "picked"
             && pl
                 .status
@@ -254,6 +315,9 @@ async fn shape(
 
     shutdown.cancel();
     let _ = controller.await;
+    let plane_before = plane_cpu_seconds();
+    let floor = floor(admin, &ns, p, timed_spec(upstream)).await?;
+    let floor_cpu = cpu_used(&plane_before, &plane_cpu_seconds());
     println!(
         "{n:>6} clusters × {p:>4} placements: all decided in {:>8.1} ms ({decide_requests} requests, {:.1} per placement); \
          label change → decision {:>6.1} ms ({relabel_requests} requests); RSS {rss:.0} MiB ({:+.0}); start (lists, first decision) {:.0} ms",
@@ -271,6 +335,11 @@ async fn shape(
         .map(|(k, n)| format!("{k}: {n}"))
         .collect();
     println!("        requests: {}", breakdown.join(", "));
+    println!("        CPU while deciding: {decide_cpu}");
+    println!(
+        "        the API server's floor (the same writes, no controller): {:.1} ms; CPU {floor_cpu}",
+        floor.as_secs_f64() * 1000.0
+    );
 
     // Clean up, and wait until it is done: the next shape's controller must not meet this one's
     // placements in a terminating namespace.

@@ -648,7 +648,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__addon__subcmd__enable)
-            opts="-n -v -q -h -V --names --clusters --namespace --annotate --labels --output-file --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-n -v -q -h -V --names --clusters --namespace --annotate --labels --output-file --config-file --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -679,6 +679,10 @@ _clusteradm() {
                     return 0
                     ;;
                 --output-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -473,6 +473,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l annotate -d 'Annotations to set on the ManagedClusterAddOns (key=value, comma-separated)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l labels -d 'Labels to set on the ManagedClusterAddOns (key=value, comma-separated)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l output-file -d 'Also write the ManagedClusterAddOns, as YAML, to this file' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l config-file -d 'Configs for the add-ons (e.g. AddOnDeploymentConfigs), YAML: applied to the hub and named in each ManagedClusterAddOn\'s `spec.configs`' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r

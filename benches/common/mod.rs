@@ -70,6 +70,55 @@ pub fn rss_mib_of(pid: &str) -> f64 {
     kib / 1024.0
 }
 
+/// CPU seconds used so far by process `pid` (or `self`); 0 when it cannot be read.
+pub fn cpu_seconds_of(pid: &str) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // After the command name (which may hold spaces): fields 14 and 15 are utime and stime.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks: f64 = [11, 12]
+        .iter()
+        .filter_map(|&i| fields.get(i)?.parse::<f64>().ok())
+        .sum();
+    // USER_HZ is 100 on every Linux this runs on.
+    ticks / 100.0
+}
+
+/// CPU seconds used so far by each local process named `kube-apiserver` or `etcd` (the
+/// control plane, when it runs on this machine; empty otherwise).
+pub fn plane_cpu_seconds() -> std::collections::BTreeMap<String, f64> {
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let pid = e.file_name().to_string_lossy().into_owned();
+        if !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        let comm = comm.trim();
+        if comm == "kube-apiserver" || comm == "etcd" {
+            *out.entry(comm.to_owned()).or_default() += cpu_seconds_of(&pid);
+        }
+    }
+    out
+}
+
+/// What each of `after`'s processes used since `before`, as `name 1.2 s`.
+pub fn cpu_used(
+    before: &std::collections::BTreeMap<String, f64>,
+    after: &std::collections::BTreeMap<String, f64>,
+) -> String {
+    after
+        .iter()
+        .map(|(k, v)| format!("{k} {:.1} s", v - before.get(k).copied().unwrap_or(0.0)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The hub of `HUB_KUBECONFIG` (set by `script`'s control plane) with the hub CRDs applied: its
 /// config, for counted clients, and an admin client.
 pub async fn hub_with_crds(script: &str) -> anyhow::Result<(kube::Config, Client)> {

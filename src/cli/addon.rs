@@ -14,7 +14,8 @@ use kube::{Client, ResourceExt};
 use serde_json::json;
 
 use crate::api::addon::{
-    ClusterManagementAddOn, DEFAULT_INSTALL_NAMESPACE, ManagedClusterAddOn, ManagedClusterAddOnSpec,
+    AddOnConfig, ClusterManagementAddOn, DEFAULT_INSTALL_NAMESPACE, ManagedClusterAddOn,
+    ManagedClusterAddOnSpec,
 };
 use crate::api::cluster::ManagedCluster;
 use crate::api::names::is_dns_label;
@@ -69,6 +70,10 @@ pub struct EnableArgs {
     /// Also write the ManagedClusterAddOns, as YAML, to this file
     #[arg(long, value_name = "FILE")]
     pub output_file: Option<PathBuf>,
+    /// Configs for the add-ons (e.g. AddOnDeploymentConfigs), YAML: applied to the hub and named
+    /// in each ManagedClusterAddOn's `spec.configs`
+    #[arg(long, value_name = "FILE")]
+    pub config_file: Option<PathBuf>,
 }
 
 /// Flags of `addon disable`.
@@ -142,12 +147,13 @@ fn managed_addon(
     namespace: &str,
     annotations: &BTreeMap<String, String>,
     labels: &BTreeMap<String, String>,
+    configs: &[AddOnConfig],
 ) -> ManagedClusterAddOn {
     let mut mca = ManagedClusterAddOn::new(
         addon,
         ManagedClusterAddOnSpec {
             install_namespace: Some(namespace.to_string()),
-            configs: Vec::new(),
+            configs: configs.to_vec(),
         },
     );
     mca.metadata.namespace = Some(cluster.to_string());
@@ -166,6 +172,7 @@ fn covers(existing: &ManagedClusterAddOn, wanted: &ManagedClusterAddOn) -> bool 
         want.iter().flatten().all(|(k, v)| have.get(k) == Some(v))
     };
     existing.spec.install_namespace == wanted.spec.install_namespace
+        && (wanted.spec.configs.is_empty() || existing.spec.configs == wanted.spec.configs)
         && has_all(existing.annotations(), &wanted.metadata.annotations)
         && has_all(existing.labels(), &wanted.metadata.labels)
 }
@@ -184,6 +191,14 @@ async fn enable(args: EnableArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     }
     let annotations = pairs("annotate", &args.annotate)?;
     let labels = pairs("labels", &args.labels)?;
+    let config_objects = match &args.config_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading the config file {}", path.display()))?;
+            crate::apply::parse_objects(&text, &path.display().to_string())?
+        }
+        None => Vec::new(),
+    };
     let kube = ctx.kube().await?;
     clusters::existing(&kube.client, &clusters, "no add-on was enabled").await?;
     check_namespaces(&kube.client, &clusters).await?;
@@ -203,12 +218,13 @@ async fn enable(args: EnableArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             .into());
         }
     }
+    let configs = apply_configs(&kube.client, config_objects, ctx).await?;
     let wanted: Vec<ManagedClusterAddOn> = addons
         .iter()
         .flat_map(|a| {
             clusters
                 .iter()
-                .map(|c| managed_addon(a, c, &args.namespace, &annotations, &labels))
+                .map(|c| managed_addon(a, c, &args.namespace, &annotations, &labels, &configs))
         })
         .collect();
     if let Some(path) = &args.output_file {
@@ -235,10 +251,13 @@ async fn enable(args: EnableArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         }
         if !ctx.global.dry_run {
             let write = if existing.is_some() {
-                let patch = json!({
+                let mut patch = json!({
                     "metadata": {"annotations": mca.metadata.annotations, "labels": mca.metadata.labels},
                     "spec": {"installNamespace": args.namespace},
                 });
+                if !configs.is_empty() {
+                    patch["spec"]["configs"] = json!(configs);
+                }
                 api.patch(&addon, &PatchParams::default(), &Patch::Merge(patch))
                     .await
             } else {
@@ -256,6 +275,50 @@ async fn enable(args: EnableArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         ))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Applies the config file's objects to the hub (not with `--dry-run`), as upstream's
+/// `--config-file`, and names each as an add-on config: its group, resource (plural, from
+/// discovery), namespace and name.
+async fn apply_configs(
+    client: &Client,
+    objects: Vec<kube::api::DynamicObject>,
+    ctx: &Ctx,
+) -> anyhow::Result<Vec<AddOnConfig>> {
+    if objects.is_empty() {
+        return Ok(Vec::new());
+    }
+    let applier = crate::apply::Applier::new(client.clone(), ctx.global.timeout);
+    let mut configs = Vec::new();
+    for obj in &objects {
+        let gvk = crate::apply::gvk_of(obj).with_context(|| {
+            format!(
+                "the config {} has no apiVersion or kind",
+                obj.metadata.name.as_deref().unwrap_or("(unnamed)")
+            )
+        })?;
+        let (resource, _) = applier
+            .resolver()
+            .resolve(&gvk)
+            .await
+            .map_err(|e| anyhow::anyhow!("config {}: {e}", gvk.kind))?;
+        configs.push(AddOnConfig {
+            group: gvk.group.clone(),
+            resource: resource.plural,
+            namespace: obj.metadata.namespace.clone(),
+            name: obj.metadata.name.clone().unwrap_or_default(),
+        });
+    }
+    if !ctx.global.dry_run {
+        let report = applier
+            .apply(objects)
+            .await
+            .context("applying the config file; no add-on was enabled")?;
+        for a in &report.applied {
+            println(format!("{} {}", a.object, a.change))?;
+        }
+    }
+    Ok(configs)
 }
 
 async fn disable(args: DisableArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
@@ -324,13 +387,13 @@ mod tests {
     #[test]
     fn an_existing_addon_with_more_annotations_is_already_enabled() {
         let one = BTreeMap::from([("a".to_string(), "1".to_string())]);
-        let wanted = managed_addon("hello", "c1", "ns", &one, &BTreeMap::new());
+        let wanted = managed_addon("hello", "c1", "ns", &one, &BTreeMap::new(), &[]);
         let mut existing = wanted.clone();
         existing
             .annotations_mut()
             .insert("other".into(), "x".into());
         assert!(covers(&existing, &wanted));
-        let elsewhere = managed_addon("hello", "c1", "other-ns", &one, &BTreeMap::new());
+        let elsewhere = managed_addon("hello", "c1", "other-ns", &one, &BTreeMap::new(), &[]);
         assert!(!covers(&elsewhere, &wanted));
     }
 }

@@ -31,6 +31,7 @@ use crate::registration::fixture::{self, on_hub};
 mod conversion;
 mod hook;
 mod probers;
+mod rollout;
 mod template;
 
 /// A ManagedCluster and nothing else: no agent, no namespace (the hub has not accepted it).
@@ -551,4 +552,63 @@ async fn an_addon_agent_gets_its_own_hub_identity_and_nothing_more() {
         .delete(&addon, &DeleteParams::default())
         .await;
     agent.remove().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enable_with_a_config_file_applies_and_names_the_configs() {
+    let (hub, c, addon) = two_clusters_and_an_addon("it-addon-cfg").await;
+    let config = common::unique("it-adc");
+    let file = common::temp_file(
+        "configs.yaml",
+        &format!(
+            "apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: AddOnDeploymentConfig\n\
+             metadata:\n  name: {config}\n  namespace: default\nspec:\n  customizedVariables:\n  - name: LOG_LEVEL\n    value: debug\n"
+        ),
+    );
+    let bad = common::temp_file("bad.yaml", "kind: [unclosed\n");
+    let args = |file: &std::path::Path| {
+        [
+            "addon",
+            "enable",
+            "--names",
+            &addon,
+            "--clusters",
+            &c[0],
+            "--config-file",
+            file.to_str().unwrap(),
+        ]
+        .map(str::to_owned)
+    };
+    let (code, _, err) = on_hub(&args(&bad).each_ref().map(String::as_str)).await;
+    assert_ne!(code, 0);
+    assert!(err.contains("is not valid YAML"), "{err}");
+    assert!(
+        !enabled_on(&hub, &c[0], &addon).await,
+        "enabled despite a bad config file"
+    );
+
+    let out = succeeds(&args(&file).each_ref().map(String::as_str)).await;
+    says(&out, &format!("AddOnDeploymentConfig default/{config}"));
+    let mca = Api::<ManagedClusterAddOn>::namespaced(hub.clone(), &c[0])
+        .get(&addon)
+        .await
+        .unwrap();
+    let named = &mca.spec.configs;
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert_eq!(
+        (named[0].group.as_str(), named[0].resource.as_str()),
+        ("addon.open-cluster-management.io", "addondeploymentconfigs")
+    );
+    assert_eq!(
+        (named[0].namespace.as_deref(), named[0].name.as_str()),
+        (Some("default"), config.as_str())
+    );
+    let again = succeeds(&args(&file).each_ref().map(String::as_str)).await;
+    says(&again, "is already enabled");
+
+    let _ =
+        Api::<clusteradm::api::addon::AddOnDeploymentConfig>::namespaced(hub.clone(), "default")
+            .delete(&config, &DeleteParams::default())
+            .await;
+    cleanup(&addon, &c).await;
 }

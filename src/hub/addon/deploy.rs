@@ -66,6 +66,8 @@ pub struct Inputs<'a> {
     pub template: Option<(String, Option<&'a AddOnTemplate>)>,
     /// The AddOnDeploymentConfig it uses, by (namespace, name), and the config if it exists.
     pub config: Option<((String, String), Option<&'a AddOnDeploymentConfig>)>,
+    /// Whether its configs are pinned by the add-on's rollout, which then owns `Configured`.
+    pub pinned: bool,
     /// The deploy work as the store shows it.
     pub work: Option<&'a ManifestWork>,
     /// The managed cluster.
@@ -117,16 +119,18 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
         desired.push((ADDON_DEPLOYMENT_CONFIGS, hash));
     }
     status.config_references = references(&status.config_references, &desired);
-    conditions::set(
-        &mut status.conditions,
-        conditions::new(
-            CONFIGURED,
-            TRUE,
-            "ConfigurationsConfigured",
-            "Configurations configured",
-            now,
-        ),
-    );
+    if !inputs.pinned {
+        conditions::set(
+            &mut status.conditions,
+            conditions::new(
+                CONFIGURED,
+                TRUE,
+                "ConfigurationsConfigured",
+                "Configurations configured",
+                now,
+            ),
+        );
+    }
     let config = config.map(|(_, _, spec)| spec);
     status.namespace = Some(template::install_namespace(template, config));
     status.registrations = template::registrations(template, &cluster, &addon);
@@ -190,11 +194,13 @@ fn not_configured(mut status: ManagedClusterAddOnStatus, message: String, now: &
 }
 
 /// The config references for the `desired` configs (by resource), each keeping the version it
-/// last rolled out from `current`.
+/// last rolled out from `current`; ordered by resource, as the rollout orders them.
 fn references(
     current: &[ConfigReference],
     desired: &[(&str, ConfigSpecHash)],
 ) -> Vec<ConfigReference> {
+    let mut desired = desired.to_vec();
+    desired.sort_by_key(|(resource, _)| *resource);
     desired
         .iter()
         .map(|(resource, hash)| ConfigReference {
@@ -551,9 +557,18 @@ fn progressing(
         Some(c) if c.status != TRUE => (FALSE, "Failed", c.message.clone()),
         Some(_) => {
             let up_to_date = current.is_some_and(|w| same_configs(w, wanted));
-            let ready = current.and_then(|w| w.status.as_ref()).is_some_and(|s| {
-                conditions::is_true(&s.conditions, APPLIED)
-                    && conditions::is_true(&s.conditions, AVAILABLE)
+            // Applied and Available for this generation of the work, as upstream's
+            // `addonprogressing` (an older generation's conditions say nothing of this one).
+            let ready = current.is_some_and(|w| {
+                let now_true = |type_: &str| {
+                    w.status
+                        .as_ref()
+                        .and_then(|s| conditions::find(&s.conditions, type_))
+                        .is_some_and(|c| {
+                            c.status == TRUE && c.observed_generation == w.metadata.generation
+                        })
+                };
+                now_true(APPLIED) && now_true(AVAILABLE)
             });
             if !up_to_date {
                 (

@@ -3,22 +3,25 @@
 //! (no lifecycle annotation, or `addon-manager`), a ManagedClusterAddOn on every cluster its
 //! placements decide and on no other: created with the add-on as controlling owner, deleted when
 //! the cluster is no longer decided. `Manual` add-ons are left to `addon enable` / `disable`.
+//! It then rolls the add-on's configs out ([`super::rollout`]) and writes the progress.
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{Stream, StreamExt as _};
-use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
+use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Client, ResourceExt as _};
 
 use crate::api::addon::{
-    ClusterManagementAddOn, InstallStrategyType, LIFECYCLE_ADDON_MANAGER, LIFECYCLE_ANNOTATION,
-    ManagedClusterAddOn, ManagedClusterAddOnSpec,
+    ADDON_DEPLOYMENT_CONFIGS, ADDON_TEMPLATES, AddOnDeploymentConfig, AddOnTemplate,
+    ClusterManagementAddOn, ConfigSpecHash, LIFECYCLE_ADDON_MANAGER, LIFECYCLE_ANNOTATION,
+    ManagedClusterAddOn, ManagedClusterAddOnSpec, ManagedClusterAddOnStatus,
 };
 use crate::api::cluster::{PLACEMENT_LABEL, PlacementDecision};
+use crate::hub::addon::rollout;
 use crate::hub::watch;
 use crate::runtime::{Shutdown, report, shutdown};
 
@@ -28,6 +31,8 @@ struct Context {
     client: Client,
     addons: Store<ManagedClusterAddOn>,
     decisions: Store<PlacementDecision>,
+    templates: Store<AddOnTemplate>,
+    configs: Store<AddOnDeploymentConfig>,
 }
 
 /// Whether the hub's add-on manager installs `cma` (not an add-on with its own manager).
@@ -65,10 +70,22 @@ pub fn decided(
 /// Runs until `shutdown` is cancelled.
 pub async fn run_with(
     hub: Client,
-    addons: Store<ManagedClusterAddOn>,
-    addon_events: impl Stream<Item = Arc<ManagedClusterAddOn>> + Send + 'static,
-    cmas: Store<ClusterManagementAddOn>,
-    cma_events: impl Stream<Item = Arc<ClusterManagementAddOn>> + Send + 'static,
+    (addons, addon_events): (
+        Store<ManagedClusterAddOn>,
+        impl Stream<Item = Arc<ManagedClusterAddOn>> + Send + 'static,
+    ),
+    (cmas, cma_events): (
+        Store<ClusterManagementAddOn>,
+        impl Stream<Item = Arc<ClusterManagementAddOn>> + Send + 'static,
+    ),
+    (templates, template_events): (
+        Store<AddOnTemplate>,
+        impl Stream<Item = Arc<AddOnTemplate>> + Send + 'static,
+    ),
+    (configs, config_events): (
+        Store<AddOnDeploymentConfig>,
+        impl Stream<Item = Arc<AddOnDeploymentConfig>> + Send + 'static,
+    ),
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
     let (decisions, decision_events, decision_watch) = watch::shared::<PlacementDecision>(
@@ -79,8 +96,13 @@ pub async fn run_with(
         client: hub,
         addons: addons.clone(),
         decisions: decisions.clone(),
+        templates: templates.clone(),
+        configs: configs.clone(),
     });
     let for_decisions = cmas.clone();
+    // A config's spec hash is part of every rollout that uses it: any change looks again at
+    // the (few) rolled-out add-ons.
+    let (for_templates, for_configs) = (cmas.clone(), cmas.clone());
     let run = Controller::for_shared_stream(cma_events, cmas.clone())
         .watches_shared_stream(addon_events, |mca| Some(ObjectRef::new(&mca.name_any())))
         .watches_shared_stream(decision_events, move |d| {
@@ -98,6 +120,8 @@ pub async fn run_with(
                 .map(|c| ObjectRef::from_obj(&**c))
                 .collect::<Vec<_>>()
         })
+        .watches_shared_stream(template_events, move |_| rolled_out(&for_templates))
+        .watches_shared_stream(config_events, move |_| rolled_out(&for_configs))
         .graceful_shutdown_on(shutdown::cancelled(&shutdown))
         .run(
             reconcile,
@@ -114,7 +138,9 @@ pub async fn run_with(
         let _ = tokio::join!(
             addons.wait_until_ready(),
             cmas.wait_until_ready(),
-            decisions.wait_until_ready()
+            decisions.wait_until_ready(),
+            templates.wait_until_ready(),
+            configs.wait_until_ready()
         );
         run.await;
     };
@@ -126,16 +152,20 @@ pub async fn run_with(
     Ok(())
 }
 
+/// The add-ons whose configs are rolled out.
+fn rolled_out(cmas: &Store<ClusterManagementAddOn>) -> Vec<ObjectRef<ClusterManagementAddOn>> {
+    cmas.state()
+        .iter()
+        .filter(|c| rollout::pins(c))
+        .map(|c| ObjectRef::from_obj(&**c))
+        .collect()
+}
+
 async fn reconcile(
     cma: Arc<ClusterManagementAddOn>,
     ctx: Arc<Context>,
 ) -> Result<Action, kube::Error> {
-    let placements = cma
-        .spec
-        .install_strategy
-        .as_ref()
-        .is_some_and(|s| s.type_ == Some(InstallStrategyType::Placements));
-    if !placements || !managed_by_hub(&cma) || cma.metadata.deletion_timestamp.is_some() {
+    if !rollout::pins(&cma) || cma.metadata.deletion_timestamp.is_some() {
         return Ok(Action::await_change());
     }
     let name = cma.name_any();
@@ -178,5 +208,125 @@ async fn reconcile(
             Err(e) => return Err(e),
         }
     }
-    Ok(Action::await_change())
+    roll_out(&cma, &ctx).await
+}
+
+/// The spec hash of a config the add-on manager reads (templates and deployment configs); any
+/// other kind, or one that does not exist, without a hash.
+fn hash_of(
+    ctx: &Context,
+    kind: &(String, String),
+    namespace: Option<&str>,
+    name: &str,
+) -> ConfigSpecHash {
+    let found = match kind.1.as_str() {
+        ADDON_TEMPLATES => ctx
+            .templates
+            .get(&ObjectRef::new(name))
+            .map(|t| super::template::spec_hash(&t)),
+        ADDON_DEPLOYMENT_CONFIGS => ctx
+            .configs
+            .get(&ObjectRef::new(name).within(namespace.unwrap_or_default()))
+            .map(|c| {
+                let ns = namespace.filter(|n| !n.is_empty()).map(Into::into);
+                super::template::spec_hash_of(ns, name, &c.spec)
+            }),
+        _ => None,
+    };
+    found
+        .filter(|_| kind.0 == super::template::GROUP)
+        .unwrap_or_else(|| ConfigSpecHash {
+            namespace: namespace.filter(|n| !n.is_empty()).map(Into::into),
+            name: name.into(),
+            spec_hash: None,
+        })
+}
+
+/// Pins each add-on's configs as the rollout decides, and writes the add-on's progress.
+async fn roll_out(cma: &ClusterManagementAddOn, ctx: &Context) -> Result<Action, kube::Error> {
+    let name = cma.name_any();
+    let addons: Vec<Arc<ManagedClusterAddOn>> = ctx
+        .addons
+        .state()
+        .into_iter()
+        .filter(|a| a.name_any() == name && a.metadata.deletion_timestamp.is_none())
+        .collect();
+    let decisions = ctx.decisions.state();
+    let strategies = cma
+        .spec
+        .install_strategy
+        .as_ref()
+        .map(|s| s.placements.as_slice())
+        .unwrap_or_default();
+    let placements = strategies
+        .iter()
+        .map(|strategy| {
+            let mine: Vec<&PlacementDecision> = decisions
+                .iter()
+                .filter(|d| {
+                    d.namespace().as_deref() == Some(strategy.namespace.as_str())
+                        && d.labels().get(PLACEMENT_LABEL) == Some(&strategy.name)
+                })
+                .map(AsRef::as_ref)
+                .collect();
+            rollout::PlacementInput {
+                strategy,
+                groups: crate::hub::replicaset::decide::groups(&mine),
+            }
+        })
+        .collect();
+    let hash = |kind: &(String, String), ns: Option<&str>, n: &str| hash_of(ctx, kind, ns, n);
+    let outcome = rollout::decide(&rollout::Inputs {
+        cma,
+        addons: &addons,
+        placements,
+        hash: &hash,
+        now: k8s_openapi::jiff::Timestamp::now(),
+    });
+    for e in &outcome.errors {
+        tracing::warn!(addon = %name, "rollout: {e}");
+    }
+    for (mca, status) in &outcome.addons {
+        write_addon_status(ctx, mca, status).await?;
+    }
+    if cma.status.as_ref() != Some(&outcome.status) {
+        Api::<ClusterManagementAddOn>::all(ctx.client.clone())
+            .patch_status(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(serde_json::json!({"status": outcome.status})),
+            )
+            .await?;
+    }
+    Ok(outcome
+        .recheck_after
+        .map_or_else(Action::await_change, Action::requeue))
+}
+
+/// Writes `status`, guarded by the version read (a conflict: the add-on changed, and wakes this
+/// controller again).
+async fn write_addon_status(
+    ctx: &Context,
+    mca: &ManagedClusterAddOn,
+    status: &ManagedClusterAddOnStatus,
+) -> Result<(), kube::Error> {
+    let patch = serde_json::json!({
+        "metadata": {"resourceVersion": mca.metadata.resource_version},
+        "status": status,
+    });
+    match Api::<ManagedClusterAddOn>::namespaced(
+        ctx.client.clone(),
+        &mca.namespace().unwrap_or_default(),
+    )
+    .patch_status(
+        &mca.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(patch),
+    )
+    .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(e)) if e.code == 409 || e.code == 404 => Ok(()),
+        Err(e) => Err(e),
+    }
 }

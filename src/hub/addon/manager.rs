@@ -100,8 +100,10 @@ fn using_config(
 pub async fn run_with(
     hub: Client,
     clusters: Store<ManagedCluster>,
-    addons: Store<ManagedClusterAddOn>,
-    addon_events: impl Stream<Item = Arc<ManagedClusterAddOn>> + Send + 'static,
+    (addons, addon_events): (
+        Store<ManagedClusterAddOn>,
+        impl Stream<Item = Arc<ManagedClusterAddOn>> + Send + 'static,
+    ),
     (cmas, cma_events): (
         Store<ClusterManagementAddOn>,
         impl Stream<Item = Arc<ClusterManagementAddOn>> + Send + 'static,
@@ -110,10 +112,12 @@ pub async fn run_with(
         Store<AddOnTemplate>,
         impl Stream<Item = Arc<AddOnTemplate>> + Send + 'static,
     ),
+    (configs, config_events): (
+        Store<AddOnDeploymentConfig>,
+        impl Stream<Item = Arc<AddOnDeploymentConfig>> + Send + 'static,
+    ),
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
-    let (configs, config_events, config_watch) =
-        watch::shared::<AddOnDeploymentConfig>(&hub, watcher::Config::default());
     let (works, work_events, work_watch) =
         watch::shared::<ManifestWork>(&hub, watcher::Config::default().labels(ADDON_NAME_LABEL));
     let ctx = Arc::new(Context {
@@ -163,7 +167,7 @@ pub async fn run_with(
         run.await;
     };
     let watches = async {
-        tokio::join!(config_watch, work_watch);
+        work_watch.await;
     };
     tokio::select! {
         () = run => {}
@@ -231,6 +235,7 @@ async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<A
         mca: &mca,
         template: Some((template_name, template.as_deref())),
         config: config_ref.map(|r| (r, config.as_deref())),
+        pinned: super::rollout::pins(&cma),
         work: work.as_deref(),
         cluster: managed_cluster.as_deref(),
         now: &now,

@@ -4,7 +4,8 @@
 //!   and signs those of its template's custom signers ([`signer`]);
 //! - [`manager`]: owns each ManagedClusterAddOn by its add-on and deploys template add-ons
 //!   ([`template`], [`deploy`]), and runs their pre-delete hooks ([`hook`]);
-//! - [`install`]: the `Placements` install strategy;
+//! - [`install`]: the `Placements` install strategy, and the [`rollout`] of config changes by
+//!   each placement's `rolloutStrategy`;
 //! - the conversion webhook between the add-on API's versions ([`crate::hub::conversion`]).
 pub mod config;
 pub mod deploy;
@@ -12,6 +13,7 @@ pub mod hook;
 pub mod install;
 pub mod manager;
 pub mod registration;
+pub mod rollout;
 pub mod signer;
 pub mod template;
 
@@ -19,7 +21,9 @@ use kube::Client;
 use kube::runtime::reflector::Store;
 use kube::runtime::watcher;
 
-use crate::api::addon::{AddOnTemplate, ClusterManagementAddOn, ManagedClusterAddOn};
+use crate::api::addon::{
+    AddOnDeploymentConfig, AddOnTemplate, ClusterManagementAddOn, ManagedClusterAddOn,
+};
 use crate::api::cluster::ManagedCluster;
 use crate::hub::watch;
 use crate::runtime::Shutdown;
@@ -38,6 +42,8 @@ pub async fn run_with(
         watch::fanned::<ClusterManagementAddOn>(&hub, watcher::Config::default());
     let (templates, template_fanout, template_watch) =
         watch::fanned::<AddOnTemplate>(&hub, watcher::Config::default());
+    let (configs, config_fanout, config_watch) =
+        watch::fanned::<AddOnDeploymentConfig>(&hub, watcher::Config::default());
     let registration = registration::run_with(
         hub.clone(),
         clusters.clone(),
@@ -49,24 +55,24 @@ pub async fn run_with(
     let manager = manager::run_with(
         hub.clone(),
         clusters,
-        addons.clone(),
-        addon_fanout.subscribe(),
+        (addons.clone(), addon_fanout.subscribe()),
         (cmas.clone(), cma_fanout.subscribe()),
-        (templates, template_fanout.subscribe()),
+        (templates.clone(), template_fanout.subscribe()),
+        (configs.clone(), config_fanout.subscribe()),
         shutdown.clone(),
     );
     let hub_for_conversion = hub.clone();
     let install = install::run_with(
         hub,
-        addons,
-        addon_fanout.subscribe(),
-        cmas,
-        cma_fanout.subscribe(),
+        (addons, addon_fanout.subscribe()),
+        (cmas, cma_fanout.subscribe()),
+        (templates, template_fanout.subscribe()),
+        (configs, config_fanout.subscribe()),
         shutdown.clone(),
     );
     let conversion = crate::hub::conversion::run(hub_for_conversion, url, shutdown.clone());
     let watches = async {
-        tokio::join!(addon_watch, cma_watch, template_watch);
+        tokio::join!(addon_watch, cma_watch, template_watch, config_watch);
     };
     tokio::select! {
         r = async { tokio::try_join!(registration, manager, install, conversion) } => r.map(|_| ()),

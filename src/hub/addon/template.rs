@@ -20,14 +20,24 @@ pub const GROUP: &str = "addon.open-cluster-management.io";
 /// Where the agent's hub kubeconfig secret is mounted in its pods.
 const HUB_KUBECONFIG_DIR: &str = "/managed/hub-kubeconfig";
 
-/// The config of `resource` (in the add-on group) that `mca` uses, as (namespace, name): its own
-/// if it names one, else its add-on's default.
+/// The config of `resource` (in the add-on group) that `mca` uses, as (namespace, name): the one
+/// its rollout pinned in its status when its add-on is rolled out ([`super::rollout`]; none until
+/// then), else its own if it names one, else its add-on's default.
 #[must_use]
 pub fn configured(
     mca: &ManagedClusterAddOn,
     cma: &ClusterManagementAddOn,
     resource: &str,
 ) -> Option<(String, String)> {
+    if super::rollout::pins(cma) {
+        return mca
+            .status
+            .iter()
+            .flat_map(|s| &s.config_references)
+            .filter(|r| r.group == GROUP && r.resource == resource)
+            .find_map(|r| r.desired_config.as_ref())
+            .map(|d| (d.namespace.clone().unwrap_or_default(), d.name.clone()));
+    }
     let own = mca
         .spec
         .configs

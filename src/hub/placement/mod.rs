@@ -93,12 +93,18 @@ pub async fn run_with(
     let (bindings, binding_events, binding_watch) =
         watch::shared::<ManagedClusterSetBinding>(&hub, watcher::Config::default());
     let decision_index = Arc::new(index::Index::default());
+    let echoes = Arc::new(writer::Echoes::default());
     let (decisions, decision_events, decision_watch) = {
-        let index = decision_index.clone();
+        let (index, echoes) = (decision_index.clone(), echoes.clone());
         watch::shared_with::<PlacementDecision>(
             &hub,
             watcher::Config::default().labels(PLACEMENT_LABEL),
-            move |event| index.observe(event),
+            move |event| {
+                index.observe(event);
+                if let watcher::Event::Delete(d) = event {
+                    echoes.forget(d);
+                }
+            },
         )
     };
     let (scores, score_events, score_watch) =
@@ -119,6 +125,10 @@ pub async fn run_with(
         move |score: Arc<AddOnPlacementScore>| scored_by(&placements, &score.name_any())
     };
     let (all_for_clusters, all_for_sets) = (all.clone(), all);
+    let reading = {
+        let placements = placements.clone();
+        move |changed: seen::Parts| those(&placements, |p| seen::Parts::read_by(p).meets(changed))
+    };
     let echoes = Arc::new(writer::Echoes::default());
     let ctx = Arc::new(Context {
         client: hub,
@@ -133,13 +143,11 @@ pub async fn run_with(
     });
     let run = controller
         .watches_shared_stream(cluster_events, {
-            let seen = seen::Seen::new(clusters.clone());
-            move |mc| {
-                if seen.changed(&mc) {
-                    all_for_clusters()
-                } else {
-                    Vec::new()
-                }
+            let seen = seen::Seen::new(clusters.clone(), sets.clone());
+            move |mc| match seen.change(&mc) {
+                seen::Change::None => Vec::new(),
+                seen::Change::Parts(changed) => reading(changed),
+                seen::Change::All => all_for_clusters(),
             }
         })
         .watches_shared_stream(set_events, move |_| all_for_sets())
@@ -194,15 +202,17 @@ fn those(
         .collect()
 }
 
-/// The placements scored by the AddOnPlacementScores named `resource`.
+/// The placements scored by the AddOnPlacementScores named `resource`, and those with CEL
+/// selectors (which may read any score).
 fn scored_by(placements: &Store<Placement>, resource: &str) -> Vec<ObjectRef<Placement>> {
     those(placements, |p| {
-        p.spec
-            .prioritizer_policy
-            .iter()
-            .flat_map(|policy| &policy.configurations)
-            .filter_map(|c| c.score_coordinate.add_on.as_ref())
-            .any(|a| a.resource_name == resource)
+        seen::Parts::read_by(p).rest
+            || p.spec
+                .prioritizer_policy
+                .iter()
+                .flat_map(|policy| &policy.configurations)
+                .filter_map(|c| c.score_coordinate.add_on.as_ref())
+                .any(|a| a.resource_name == resource)
     })
 }
 

@@ -259,9 +259,8 @@ fn addon_score(
 }
 
 /// Upstream's `Balance`: 100 for a cluster no other placement chose, down to -100 for the one
-/// chosen most.
-fn balance(cluster: &str, others: &HashMap<String, usize>) -> i64 {
-    let max = others.values().copied().max().unwrap_or(0);
+/// chosen most (`max` times).
+fn balance(cluster: &str, others: &HashMap<String, usize>, max: usize) -> i64 {
     match others.get(cluster) {
         None | Some(0) => 100,
         #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
@@ -309,6 +308,7 @@ fn rank(
     let wants = |name: &str| weights.contains_key(&Prioritizer::BuiltIn(name.into()));
     let cpu = wants("ResourceAllocatableCPU").then(|| allocatable(feasible, "cpu"));
     let memory = wants("ResourceAllocatableMemory").then(|| allocatable(feasible, "memory"));
+    let most_chosen = inputs.others.values().copied().max().unwrap_or(0);
     let from = |m: Option<&HashMap<String, i64>>, name: &str| {
         m.and_then(|m| m.get(name).copied()).unwrap_or(0)
     };
@@ -318,7 +318,7 @@ fn rank(
             .map(|(prioritizer, w)| {
                 let s = match prioritizer {
                     Prioritizer::BuiltIn(b) => match b.as_str() {
-                        "Balance" => balance(name, inputs.others),
+                        "Balance" => balance(name, inputs.others, most_chosen),
                         "Steady" if inputs.current.contains(name) => 100,
                         "ResourceAllocatableCPU" => from(cpu.as_ref(), name),
                         "ResourceAllocatableMemory" => from(memory.as_ref(), name),

@@ -41,46 +41,85 @@ impl Lag {
     }
 }
 
-/// Echoes remembered at most.
-const MAX_ECHOES: usize = 100_000;
-
-/// The resourceVersions of decisions this process wrote: their watch events are echoes of its
-/// own writes, which must not schedule the placement again (with `Balance` and no `Steady`,
-/// each placement re-deciding on its own echo, seeing the others' new choices, never settles).
+/// What this process last wrote to each decision: a watch event showing it is an echo of its
+/// own write, which must not schedule the placement again (with `Balance` and no `Steady`, each
+/// placement re-deciding on its own echo, seeing the others' new choices, never settles). Told
+/// by content, not resourceVersion: under load the echo often arrives before the write returns.
 #[derive(Default)]
-pub(super) struct Echoes(std::sync::Mutex<std::collections::HashSet<String>>);
+pub(super) struct Echoes(std::sync::Mutex<std::collections::HashMap<(String, String), Written>>);
+
+/// The labels and clusters of a decision as written; `created` while its creation (no status
+/// yet) may still be heard.
+struct Written {
+    labels: BTreeMap<String, String>,
+    clusters: Vec<String>,
+    created: bool,
+}
+
+fn clusters_of(d: &PlacementDecision) -> Vec<String> {
+    d.status
+        .iter()
+        .flat_map(|s| &s.decisions)
+        .map(|c| c.cluster_name.clone())
+        .collect()
+}
+
+fn key_of(d: &PlacementDecision) -> (String, String) {
+    (d.namespace().unwrap_or_default(), d.name_any())
+}
 
 impl Echoes {
-    fn key(d: &PlacementDecision) -> Option<String> {
-        Some(format!(
-            "{}/{}@{}",
-            d.namespace()?,
-            d.name_any(),
-            d.resource_version()?
-        ))
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<(String, String), Written>> {
         self.0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn wrote(&self, d: &PlacementDecision) {
-        if let Some(key) = Self::key(d) {
-            let mut echoes = self.lock();
-            // An echo heard before its write returned, or lost to a relist, is never removed:
-            // forget them all now and then (the cost is one extra reconcile each).
-            if echoes.len() >= MAX_ECHOES {
-                echoes.clear();
-            }
-            echoes.insert(key);
-        }
+    /// Notes what is about to be written to decision `name` in `ns` (before the request, so
+    /// the echo cannot overtake it).
+    fn writing(
+        &self,
+        ns: &str,
+        name: &str,
+        labels: &BTreeMap<String, String>,
+        d: &Decision,
+        created: bool,
+    ) {
+        let mut echoes = self.lock();
+        let entry = echoes.entry((ns.to_owned(), name.to_owned()));
+        let written = entry.or_insert_with(|| Written {
+            labels: BTreeMap::new(),
+            clusters: Vec::new(),
+            created,
+        });
+        written.labels.clone_from(labels);
+        written.clusters.clone_from(&d.clusters);
+        written.created |= created;
     }
 
-    /// Whether `d` is what this process wrote (forgotten once heard).
+    /// Whether `d` shows what this process wrote.
     pub(super) fn is_echo(&self, d: &PlacementDecision) -> bool {
-        Self::key(d).is_some_and(|key| self.lock().remove(&key))
+        let mut echoes = self.lock();
+        let Some(written) = echoes.get_mut(&key_of(d)) else {
+            return false;
+        };
+        if d.labels() != &written.labels {
+            return false;
+        }
+        let clusters = clusters_of(d);
+        if clusters == written.clusters {
+            // Its status is heard: an empty one from now on is somebody else's.
+            written.created = false;
+            return true;
+        }
+        written.created && clusters.is_empty()
+    }
+
+    /// Forgets a deleted decision.
+    pub(super) fn forget(&self, d: &PlacementDecision) {
+        self.lock().remove(&key_of(d));
     }
 }
 
@@ -170,29 +209,29 @@ impl<'a> Writer<'a> {
         labels: BTreeMap<String, String>,
         status: PlacementDecisionStatus,
     ) -> Result<(), kube::Error> {
+        self.echoes
+            .writing(&self.ns, &d.name, &labels, d, existing.is_none());
         if existing.is_none() {
             let mut new = PlacementDecision::new(&d.name, PlacementDecisionSpec::default());
             new.metadata.labels = Some(labels);
             new.metadata.owner_references = self.owner.clone().map(|o| vec![o]);
             match self.decisions.create(&PostParams::default(), &new).await {
                 Err(kube::Error::Api(s)) if s.code == 409 => {}
-                r => self.echoes.wrote(&r?),
+                r => {
+                    r?;
+                }
             }
         } else if existing.is_some_and(|h| h.metadata.labels.as_ref() != Some(&labels)) {
             let patch = json!({"metadata": {"labels": labels}});
-            let written = self
-                .decisions
+            self.decisions
                 .patch(&d.name, &PatchParams::default(), &Patch::Merge(patch))
                 .await?;
-            self.echoes.wrote(&written);
         }
         if existing.and_then(|h| h.status.as_ref()) != Some(&status) {
             let patch = json!({"status": status});
-            let written = self
-                .decisions
+            self.decisions
                 .patch_status(&d.name, &PatchParams::default(), &Patch::Merge(patch))
                 .await?;
-            self.echoes.wrote(&written);
         }
         Ok(())
     }

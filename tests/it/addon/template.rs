@@ -671,7 +671,7 @@ async fn a_deployment_config_fills_and_moves_the_template() {
         .iter()
         .map(|r| r.resource.as_str())
         .collect();
-    assert_eq!(resources, ["addontemplates", "addondeploymentconfigs"]);
+    assert_eq!(resources, ["addondeploymentconfigs", "addontemplates"]);
 
     configs
         .replace("cfg", &PostParams::default(), &{
