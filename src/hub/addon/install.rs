@@ -18,7 +18,7 @@ use kube::{Client, ResourceExt as _};
 use crate::api::addon::{
     ADDON_DEPLOYMENT_CONFIGS, ADDON_TEMPLATES, AddOnDeploymentConfig, AddOnTemplate,
     ClusterManagementAddOn, ConfigSpecHash, LIFECYCLE_ADDON_MANAGER, LIFECYCLE_ANNOTATION,
-    ManagedClusterAddOn, ManagedClusterAddOnSpec, ManagedClusterAddOnStatus,
+    ManagedClusterAddOn, ManagedClusterAddOnSpec,
 };
 use crate::api::cluster::{PLACEMENT_LABEL, PlacementDecision};
 use crate::hub::addon::rollout;
@@ -287,7 +287,7 @@ async fn roll_out(cma: &ClusterManagementAddOn, ctx: &Context) -> Result<Action,
         tracing::warn!(addon = %name, "rollout: {e}");
     }
     for (mca, status) in &outcome.addons {
-        write_addon_status(ctx, mca, status).await?;
+        super::manager::write_status(&ctx.client, mca, status).await?;
     }
     if cma.status.as_ref() != Some(&outcome.status) {
         Api::<ClusterManagementAddOn>::all(ctx.client.clone())
@@ -301,32 +301,4 @@ async fn roll_out(cma: &ClusterManagementAddOn, ctx: &Context) -> Result<Action,
     Ok(outcome
         .recheck_after
         .map_or_else(Action::await_change, Action::requeue))
-}
-
-/// Writes `status`, guarded by the version read (a conflict: the add-on changed, and wakes this
-/// controller again).
-async fn write_addon_status(
-    ctx: &Context,
-    mca: &ManagedClusterAddOn,
-    status: &ManagedClusterAddOnStatus,
-) -> Result<(), kube::Error> {
-    let patch = serde_json::json!({
-        "metadata": {"resourceVersion": mca.metadata.resource_version},
-        "status": status,
-    });
-    match Api::<ManagedClusterAddOn>::namespaced(
-        ctx.client.clone(),
-        &mca.namespace().unwrap_or_default(),
-    )
-    .patch_status(
-        &mca.name_any(),
-        &PatchParams::default(),
-        &Patch::Merge(patch),
-    )
-    .await
-    {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(e)) if e.code == 409 || e.code == 404 => Ok(()),
-        Err(e) => Err(e),
-    }
 }

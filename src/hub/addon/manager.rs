@@ -258,7 +258,7 @@ async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<A
     plan.status
         .conditions
         .retain(|c| c.type_ != HOOK_MANIFEST_COMPLETED);
-    write_status(&ctx, &mca, &plan.status).await?;
+    write_status(&ctx.client, &mca, &plan.status).await?;
     Ok(Action::await_change())
 }
 
@@ -310,15 +310,15 @@ async fn run_hook(
         return Ok(Action::await_change());
     }
     conditions::set(&mut plan.status.conditions, condition);
-    write_status(ctx, mca, &plan.status).await?;
+    write_status(&ctx.client, mca, &plan.status).await?;
     // The hook work's status changes wake this add-on again.
     Ok(Action::await_change())
 }
 
 /// Writes the add-on's status if it differs, guarded by the version read: the agent's own status
 /// writes are not overwritten (a conflict's change wakes the add-on again).
-async fn write_status(
-    ctx: &Context,
+pub(super) async fn write_status(
+    client: &Client,
     mca: &ManagedClusterAddOn,
     status: &ManagedClusterAddOnStatus,
 ) -> Result<(), kube::Error> {
@@ -330,7 +330,7 @@ async fn write_status(
         "status": status,
     });
     match Api::<ManagedClusterAddOn>::namespaced(
-        ctx.client.clone(),
+        client.clone(),
         &mca.namespace().unwrap_or_default(),
     )
     .patch_status(
@@ -340,8 +340,10 @@ async fn write_status(
     )
     .await
     {
+        // A conflict: the add-on changed meanwhile, and that change wakes its controllers again;
+        // gone: nothing to write.
         Ok(_) => Ok(()),
-        Err(kube::Error::Api(e)) if e.code == 409 => Ok(()),
+        Err(kube::Error::Api(e)) if e.code == 409 || e.code == 404 => Ok(()),
         Err(e) => Err(e),
     }
 }
