@@ -34,18 +34,23 @@ fn version_of(work: &ManifestWork) -> Option<String> {
         .find_map(|m| m["data"]["version"].as_str().map(str::to_owned))
 }
 
+/// Waits for `cluster`'s deploy work to carry `version`.
+async fn carries(hub: &kube::Client, cluster: &str, addon: &str, version: &str) -> ManifestWork {
+    fixture::wait(
+        Api::<ManifestWork>::namespaced(hub.clone(), cluster),
+        &format!("addon-{addon}-deploy-0"),
+        &format!("the deploy work with version {version}"),
+        |w: Option<&ManifestWork>| w.and_then(version_of).as_deref() == Some(version),
+    )
+    .await
+}
+
 /// Waits for `cluster`'s deploy work to carry `version`, then reports it Applied and Available
 /// for that generation, as a work agent would.
 async fn applied(hub: &kube::Client, cluster: &str, addon: &str, version: &str) {
     let api = Api::<ManifestWork>::namespaced(hub.clone(), cluster);
     let name = format!("addon-{addon}-deploy-0");
-    let work = fixture::wait(
-        api.clone(),
-        &name,
-        &format!("the deploy work with version {version}"),
-        |w: Option<&ManifestWork>| w.and_then(version_of).as_deref() == Some(version),
-    )
-    .await;
+    let work = carries(hub, cluster, addon, version).await;
     let now = Timestamp::now().to_string();
     let condition = |t: &str| {
         json!({"type": t, "status": "True", "reason": "AppliedManifestWorkComplete", "message": "",
@@ -166,7 +171,8 @@ async fn a_new_version_rolls_out_one_cluster_at_a_time() {
     cmas.patch(&addon, &PatchParams::default(), &Patch::Merge(default))
         .await
         .unwrap();
-    applied(&hub, &c[0], &addon, "2").await;
+    // The first cluster gets it; until its work reports done, the second keeps version 1.
+    carries(&hub, &c[0], &addon, "2").await;
     let message = progression(&hub, &addon, "Progressing").await;
     assert!(message.contains("selected clusters 2."), "{message}");
     let second = Api::<ManifestWork>::namespaced(hub.clone(), &c[1])
@@ -178,15 +184,17 @@ async fn a_new_version_rolls_out_one_cluster_at_a_time() {
         Some("1"),
         "the second cluster waits for the first"
     );
-    let waiting = Api::<ManagedClusterAddOn>::namespaced(hub.clone(), &c[1])
-        .get(&addon)
-        .await
-        .unwrap();
-    assert_eq!(
-        condition(Some(&waiting), "Configured").map(|c| c.reason.as_str()),
-        Some("ConfigurationsNotConfigured")
-    );
+    fixture::wait(
+        Api::<ManagedClusterAddOn>::namespaced(hub.clone(), &c[1]),
+        &addon,
+        "the second cluster's add-on waiting (Configured False)",
+        |m: Option<&ManagedClusterAddOn>| {
+            condition(m, "Configured").is_some_and(|c| c.reason == "ConfigurationsNotConfigured")
+        },
+    )
+    .await;
 
+    applied(&hub, &c[0], &addon, "2").await;
     applied(&hub, &c[1], &addon, "2").await;
     progression(&hub, &addon, "Completed").await;
     let cma = cmas.get(&addon).await.unwrap();
