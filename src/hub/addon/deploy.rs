@@ -115,7 +115,7 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
     };
     let mut desired = vec![(ADDON_TEMPLATES, template::spec_hash(template))];
     if let Some((ns, name, spec)) = config {
-        let hash = template::spec_hash_of(Some(ns.clone()).filter(|n| !n.is_empty()), name, spec);
+        let hash = template::spec_hash_of(Some(ns), name, spec);
         desired.push((ADDON_DEPLOYMENT_CONFIGS, hash));
     }
     status.config_references = references(&status.config_references, &desired);

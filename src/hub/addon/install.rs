@@ -227,10 +227,7 @@ fn hash_of(
         ADDON_DEPLOYMENT_CONFIGS => ctx
             .configs
             .get(&ObjectRef::new(name).within(namespace.unwrap_or_default()))
-            .map(|c| {
-                let ns = namespace.filter(|n| !n.is_empty()).map(Into::into);
-                super::template::spec_hash_of(ns, name, &c.spec)
-            }),
+            .map(|c| super::template::spec_hash_of(namespace, name, &c.spec)),
         _ => None,
     };
     found

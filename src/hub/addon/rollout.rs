@@ -139,15 +139,9 @@ fn count(configs: &Configs) -> usize {
     configs.values().map(Vec::len).sum()
 }
 
-fn condition_time(mca: &ManagedClusterAddOn, reason: &str) -> Option<Timestamp> {
-    mca.status
-        .as_ref()
-        .and_then(|s| conditions::find(&s.conditions, PROGRESSING))
-        .filter(|c| c.reason == reason)
-        .map(|c| c.last_transition_time.0)
-}
-
-/// Upstream's `setRolloutStatus`: where `mca` stands with `desired`.
+/// Upstream's `setRolloutStatus`: where `mca` stands with `desired`. Its `Progressing`
+/// condition tells a failed rollout from one under way, and since when (only for those reasons,
+/// and `Completed` for a settled one: a stale time would start a deadline early).
 fn rollout_status(mca: &ManagedClusterAddOn, desired: &Configs) -> Since {
     let to_apply = Since {
         status: Status::ToApply,
@@ -158,6 +152,15 @@ fn rollout_status(mca: &ManagedClusterAddOn, desired: &Configs) -> Since {
         .as_ref()
         .map(|s| s.config_references.as_slice())
         .unwrap_or_default();
+    let progressing = mca
+        .status
+        .as_ref()
+        .and_then(|s| conditions::find(&s.conditions, PROGRESSING));
+    let since = |reasons: &[&str]| {
+        progressing
+            .filter(|c| reasons.contains(&c.reason.as_str()))
+            .map(|c| c.last_transition_time.0)
+    };
     if current.len() != count(desired) {
         return to_apply;
     }
@@ -173,23 +176,20 @@ fn rollout_status(mca: &ManagedClusterAddOn, desired: &Configs) -> Since {
             _ => return to_apply,
         }
         if actual.last_applied_config.as_ref() != Some(actual_desired) {
-            let reason = mca
-                .status
-                .as_ref()
-                .and_then(|s| conditions::find(&s.conditions, PROGRESSING))
-                .map(|c| c.reason.as_str());
-            let status = if reason == Some("Failed") {
-                Status::Failed
-            } else {
-                Status::Progressing
+            let failed = progressing.is_some_and(|c| c.reason == "Failed");
+            return Since {
+                status: if failed {
+                    Status::Failed
+                } else {
+                    Status::Progressing
+                },
+                since: since(&["Failed", "Progressing"]),
             };
-            let since = reason.and_then(|r| condition_time(mca, r));
-            return Since { status, since };
         }
     }
     Since {
         status: Status::Succeeded,
-        since: condition_time(mca, "Completed"),
+        since: since(&["Completed"]),
     }
 }
 

@@ -236,3 +236,29 @@ fn a_settled_addon_is_left_as_it_is() {
     let out = decide_for(&cma, &[Arc::new(settled)], &["c1"]);
     assert!(out.addons.is_empty(), "{:?}", out.addons);
 }
+
+#[test]
+fn a_fresh_pin_counts_as_progressing_from_now_not_from_the_last_completion() {
+    // Pinned to version 2 a moment ago; the manager has not answered, so `Progressing` still
+    // says version 1's `Completed`: that time must not start version 2's deadline.
+    let mut pinned = (*mca("c1", Some("hello-1"), true)).clone();
+    let r = &mut pinned.status.as_mut().unwrap().config_references[0];
+    r.desired_config = Some(hash(&kind_of(GROUP, ADDON_TEMPLATES), None, "hello-2"));
+    let desired: Configs = [(
+        kind_of(GROUP, ADDON_TEMPLATES),
+        vec![hash(&kind_of(GROUP, ADDON_TEMPLATES), None, "hello-2")],
+    )]
+    .into();
+    let since = rollout_status(&pinned, &desired);
+    assert_eq!(since.status, Status::Progressing);
+    assert_eq!(since.since, None);
+    let under_way = mca("c1", Some("hello-2"), false);
+    assert_eq!(
+        rollout_status(&under_way, &desired).status,
+        Status::Progressing
+    );
+    assert!(
+        rollout_status(&under_way, &desired).since.is_some(),
+        "under way since its condition"
+    );
+}

@@ -70,12 +70,13 @@ pub fn spec_hash(template: &AddOnTemplate) -> ConfigSpecHash {
     )
 }
 
-/// A config object's namespace, name and the SHA-256 of its spec, as upstream's `GetSpecHash`
-/// computes it (the JSON of `{"spec": …}` with sorted keys), so a spec change is a new desired
-/// config.
+/// A config object's namespace (none when empty: cluster-scoped), name and the SHA-256 of its
+/// spec, as upstream's `GetSpecHash` computes it (the JSON of `{"spec": …}` with sorted keys), so
+/// a spec change is a new desired config. The manager and the rollout both hash by this, so
+/// their references compare equal.
 #[must_use]
 pub fn spec_hash_of(
-    namespace: Option<String>,
+    namespace: Option<&str>,
     name: &str,
     spec: &impl serde::Serialize,
 ) -> ConfigSpecHash {
@@ -83,7 +84,7 @@ pub fn spec_hash_of(
     let bytes = serde_json::to_vec(&json!({ "spec": spec })).unwrap_or_default();
     let digest = ring::digest::digest(&ring::digest::SHA256, &bytes);
     ConfigSpecHash {
-        namespace,
+        namespace: namespace.filter(|n| !n.is_empty()).map(Into::into),
         name: name.to_string(),
         spec_hash: Some(crate::pki::hex(digest.as_ref())),
     }

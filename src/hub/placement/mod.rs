@@ -129,7 +129,6 @@ pub async fn run_with(
         let placements = placements.clone();
         move |changed: seen::Parts| those(&placements, |p| seen::Parts::read_by(p).meets(changed))
     };
-    let echoes = Arc::new(writer::Echoes::default());
     let ctx = Arc::new(Context {
         client: hub,
         clusters: clusters.clone(),

@@ -88,15 +88,17 @@ impl Echoes {
         created: bool,
     ) {
         let mut echoes = self.lock();
-        let entry = echoes.entry((ns.to_owned(), name.to_owned()));
-        let written = entry.or_insert_with(|| Written {
-            labels: BTreeMap::new(),
-            clusters: Vec::new(),
-            created,
-        });
-        written.labels.clone_from(labels);
-        written.clusters.clone_from(&d.clusters);
-        written.created |= created;
+        let key = (ns.to_owned(), name.to_owned());
+        // A creation not yet heard stays one: its empty-status echo may still come.
+        let created = created || echoes.get(&key).is_some_and(|w| w.created);
+        echoes.insert(
+            key,
+            Written {
+                labels: labels.clone(),
+                clusters: d.clusters.clone(),
+                created,
+            },
+        );
     }
 
     /// Whether `d` shows what this process wrote.
