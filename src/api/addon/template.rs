@@ -1,12 +1,12 @@
 //! The AddOnTemplate kind: an add-on defined by data alone — the manifests its agent needs on each
 //! managed cluster and the hub identities it registers — which the hub's add-on manager turns into
 //! one ManifestWork per cluster and the ManagedClusterAddOn's registrations.
-use kube::CustomResource;
+use kube::{CustomResource, ResourceExt as _};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Subject;
-use crate::api::work::ManifestWorkSpec;
+use crate::api::work::{FeedbackRule, ManifestWorkSpec, ResourceIdentifier};
 
 /// Resource name of AddOnTemplates, as ClusterManagementAddOns name them in `supportedConfigs`.
 pub const ADDON_TEMPLATES: &str = "addontemplates";
@@ -15,6 +15,26 @@ pub const ADDON_TEMPLATES: &str = "addontemplates";
 /// extension: upstream's templates always use [`HealthProber::WorkloadAvailability`], while its
 /// code add-ons choose among the same probers).
 pub const HEALTH_PROBER_ANNOTATION: &str = "clusteradm-rs.io/health-prober";
+
+/// AddOnTemplate annotation with the [`HealthProber::WorkField`] prober's fields: a YAML list of
+/// [`ProbeField`]s (this project's extension, as [`HEALTH_PROBER_ANNOTATION`]). Placeholders are
+/// filled in as in the manifests.
+pub const HEALTH_PROBE_FIELDS_ANNOTATION: &str = "clusteradm-rs.io/health-probe-fields";
+
+/// One field of the `WorkField` prober: upstream's `agent.ProbeField` (which status of which
+/// object the work agent feeds back) and, in place of its Go health-check function, a CEL
+/// expression over the fed-back values.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProbeField {
+    /// The object, as the deploy work's manifest names it.
+    pub resource_identifier: ResourceIdentifier,
+    /// What to feed back from it.
+    pub probe_rules: Vec<FeedbackRule>,
+    /// CEL over the fed-back values, each a variable named as its rule names it: the add-on is
+    /// healthy while this is true (`replicas >= 1`, `available == "True"`).
+    pub healthy_when: String,
+}
 
 /// How an add-on's `Available` condition is decided: upstream's health prober types.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -30,17 +50,21 @@ pub enum HealthProber {
     Lease,
     /// Its deploy work is applied.
     Work,
+    /// Fields the work agent feeds back pass their checks ([`ProbeField`]): upstream's `Work`
+    /// prober with probe fields.
+    WorkField,
     /// Nobody judges it: `Available` is left to whoever sets it.
     None,
 }
 
 impl HealthProber {
     /// The annotation's values.
-    pub const NAMES: [&str; 5] = [
+    pub const NAMES: [&str; 6] = [
         "WorkloadAvailability",
         "DeploymentAvailability",
         "Lease",
         "Work",
+        "WorkField",
         "None",
     ];
 
@@ -59,6 +83,12 @@ impl HealthProber {
             "DeploymentAvailability" => Ok(Self::DeploymentAvailability),
             "Lease" => Ok(Self::Lease),
             "Work" => Ok(Self::Work),
+            "WorkField" if template.annotations().contains_key(HEALTH_PROBE_FIELDS_ANNOTATION) => {
+                Ok(Self::WorkField)
+            }
+            "WorkField" => Err(format!(
+                "health prober WorkField needs its fields in annotation {HEALTH_PROBE_FIELDS_ANNOTATION}"
+            )),
             "None" => Ok(Self::None),
             other => Err(format!(
                 "unknown health prober {other:?} in annotation {HEALTH_PROBER_ANNOTATION} (one of {})",

@@ -20,7 +20,7 @@ use super::pairs;
 use crate::api::addon::{
     ADDON_TEMPLATES, AddOnTemplate, AddOnTemplateSpec, ClusterManagementAddOn,
     ClusterManagementAddOnSpec, ConfigMeta, ConfigReferent, CurrentClusterBinding,
-    HEALTH_PROBER_ANNOTATION, HealthProber, HubPermission, HubPermissionType, InstallStrategy,
+    HEALTH_PROBE_FIELDS_ANNOTATION, HEALTH_PROBER_ANNOTATION, HealthProber, HubPermission, HubPermissionType, InstallStrategy,
     InstallStrategyType, KubeClientRegistration, LIFECYCLE_ADDON_MANAGER, LIFECYCLE_ANNOTATION,
     PlacementStrategy, RegistrationSpec, RegistrationType,
 };
@@ -28,7 +28,8 @@ use crate::api::names::is_dns_label;
 use crate::api::work::{ManifestWorkSpec, ManifestsTemplate};
 use crate::cli::Ctx;
 use crate::error::UserError;
-use crate::hub::addon::template::GROUP;
+use crate::hub::addon::probe::Fields;
+use crate::hub::addon::template::{self, GROUP};
 use crate::ui::stdout::println;
 use crate::work::manifests;
 
@@ -180,12 +181,22 @@ fn from_template(
             "name the add-on as its template's spec.addonName does",
         ));
     }
-    HealthProber::of(&t).map_err(|why| {
+    let prober = HealthProber::of(&t).map_err(|why| {
         user(
             format!("the AddOnTemplate's {why}"),
             "fix the annotation, or drop it for the default (WorkloadAvailability)",
         )
     })?;
+    if prober == HealthProber::WorkField {
+        // Placeholders are filled in per cluster; any value shows whether the rest parses.
+        let text = template::fill(&t, "cluster", None, &t.annotations()[HEALTH_PROBE_FIELDS_ANNOTATION]);
+        Fields::parse(&text).map_err(|why| {
+            user(
+                format!("the AddOnTemplate's {why}"),
+                "write the fields as a YAML list of {resourceIdentifier, probeRules, healthyWhen}",
+            )
+        })?;
+    }
     let annotations = t.metadata.annotations;
     let mut spec = t.spec;
     spec.addon_name.clone_from(&args.name);
@@ -405,8 +416,11 @@ pub async fn create(args: CreateArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         "AddonTemplate",
         args.overwrite,
         |a, b| {
-            let prober = |t: &AddOnTemplate| t.annotations().get(HEALTH_PROBER_ANNOTATION).cloned();
-            a.spec == b.spec && prober(a) == prober(b)
+            let probers = |t: &AddOnTemplate| {
+                [HEALTH_PROBER_ANNOTATION, HEALTH_PROBE_FIELDS_ANNOTATION]
+                    .map(|key| t.annotations().get(key).cloned())
+            };
+            a.spec == b.spec && probers(a) == probers(b)
         },
     )
     .await?;

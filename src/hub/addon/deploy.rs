@@ -13,11 +13,13 @@ use kube::ResourceExt as _;
 use kube::api::ObjectMeta;
 use serde_json::json;
 
+use super::probe::{self, Fields, Probe};
 use super::template::{self, GROUP, RenderError};
 use crate::api::addon::{
     ADDON_DEPLOYMENT_CONFIGS, ADDON_NAME_LABEL, ADDON_TEMPLATE_LABEL, ADDON_TEMPLATES,
-    AddOnDeploymentConfig, AddOnTemplate, CONFIGURED, ConfigReference, ConfigSpecHash, HealthCheck,
-    HealthCheckMode, HealthProber, HubPermissionType, MANIFEST_APPLIED, ManagedClusterAddOn,
+    AddOnDeploymentConfig, AddOnDeploymentConfigSpec, AddOnTemplate, CONFIGURED, ConfigReference,
+    ConfigSpecHash, HEALTH_PROBE_FIELDS_ANNOTATION, HealthCheck, HealthCheckMode, HealthProber,
+    HubPermissionType, MANIFEST_APPLIED, ManagedClusterAddOn,
     ManagedClusterAddOnStatus, REGISTRATION_APPLIED, RegistrationType,
 };
 use crate::api::cluster::{
@@ -103,8 +105,16 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
             return Ok(not_configured(status, message, now));
         }
     };
-    let prober = match HealthProber::of(template) {
-        Ok(prober) => prober,
+    let config_spec = config.map(|(_, _, spec)| spec);
+    let prober = HealthProber::of(template).and_then(|prober| {
+        let fields = match prober {
+            HealthProber::WorkField => Some(probe_fields(template, &cluster, config_spec)?),
+            _ => None,
+        };
+        Ok((prober, fields))
+    });
+    let (prober, fields) = match prober {
+        Ok(found) => found,
         Err(why) => {
             return Ok(not_configured(
                 status,
@@ -131,7 +141,7 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
             ),
         );
     }
-    let config = config.map(|(_, _, spec)| spec);
+    let config = config_spec;
     status.namespace = Some(template::install_namespace(template, config));
     status.registrations = template::registrations(template, &cluster, &addon);
     // Lease: the registration agent reports the add-on's lease; otherwise this manager decides.
@@ -163,9 +173,16 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
     let mut spec: ManifestWorkSpec = template.spec.agent_spec.clone();
     spec.workload.manifests.clone_from(&manifests);
     spec.manifest_configs.extend(configs);
+    if let Some(fields) = &fields {
+        fields.ask(&mut spec.manifest_configs);
+    }
     let work = work(mca, spec, &desired);
     manifest_applied(&mut status, inputs.work, now);
-    available(&mut status, inputs, &manifests, prober, now);
+    let judge = match &fields {
+        Some(fields) => Judge::Fields(fields),
+        None => Judge::Workloads(&manifests, prober == HealthProber::WorkloadAvailability),
+    };
+    available(&mut status, inputs, prober, &judge, now);
     progressing(&mut status, inputs.work, &work, now);
     Ok(Plan {
         work: Some(work),
@@ -173,6 +190,28 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
         bindings,
         status,
     })
+}
+
+/// The `WorkField` prober's fields of `template` on `cluster`.
+fn probe_fields(
+    template: &AddOnTemplate,
+    cluster: &str,
+    config: Option<&AddOnDeploymentConfigSpec>,
+) -> Result<Fields, String> {
+    let text = template
+        .annotations()
+        .get(HEALTH_PROBE_FIELDS_ANNOTATION)
+        .map(|t| template::fill(template, cluster, config, t))
+        .unwrap_or_default();
+    Fields::parse(&text)
+}
+
+/// What decides `Available` from the fed-back status.
+enum Judge<'a> {
+    /// Upstream's workload checker over the rendered manifests (with DaemonSets or not).
+    Workloads(&'a [serde_json::Value], bool),
+    /// The template's probe fields.
+    Fields(&'a Fields),
 }
 
 /// The status of an add-on whose configs are missing: `Configured` False, saying which.
@@ -359,13 +398,13 @@ fn manifest_applied(
 
 /// `Available` by the template's prober, as upstream's health-check syncer sets it. The
 /// availability probers read the deploy work and the replica counts the work agent feeds back for
-/// each Deployment (and DaemonSet); `Work` says the work is applied; `Lease` and `None` leave the
-/// condition to others.
+/// each Deployment (and DaemonSet), `WorkField` the values of its fields; `Work` says the work is
+/// applied; `Lease` and `None` leave the condition to others.
 fn available(
     status: &mut ManagedClusterAddOnStatus,
     inputs: &Inputs<'_>,
-    manifests: &[serde_json::Value],
     prober: HealthProber,
+    judge: &Judge<'_>,
     now: &Time,
 ) {
     match prober {
@@ -381,7 +420,9 @@ fn available(
             conditions::set(&mut status.conditions, applied);
             return;
         }
-        HealthProber::WorkloadAvailability | HealthProber::DeploymentAvailability => {}
+        HealthProber::WorkloadAvailability
+        | HealthProber::DeploymentAvailability
+        | HealthProber::WorkField => {}
     }
     if conditions::find(&status.conditions, MANIFEST_APPLIED).is_none() {
         return;
@@ -427,8 +468,12 @@ fn available(
         }
         Some(_) => {}
     }
-    let daemon_sets = prober == HealthProber::WorkloadAvailability;
-    let verdict = probe(manifests, &work_status, daemon_sets);
+    let verdict = match judge {
+        Judge::Workloads(manifests, daemon_sets) => {
+            probe::workloads(manifests, &work_status, *daemon_sets)
+        }
+        Judge::Fields(fields) => fields.check(&work_status),
+    };
     match verdict {
         Probe::NoWorkloads | Probe::Healthy => set(
             status,
@@ -448,87 +493,6 @@ fn available(
             "ProbeUnavailable",
             format!("Probe addon unavailable with err {why}"),
         ),
-    }
-}
-
-enum Probe {
-    NoWorkloads,
-    NoResults,
-    Healthy,
-    Unhealthy(String),
-}
-
-/// Upstream's `WorkloadAvailabilityHealthChecker` over the fed-back values: a Deployment is
-/// healthy with one ready replica (or none wanted), a DaemonSet with all of them ready.
-fn probe(
-    manifests: &[serde_json::Value],
-    status: &crate::api::work::ManifestWorkStatus,
-    daemon_sets: bool,
-) -> Probe {
-    let workloads: Vec<(&str, &str, &str)> = manifests
-        .iter()
-        .filter_map(|m| {
-            let resource = match m["kind"].as_str()? {
-                "Deployment" if m["spec"]["replicas"].as_i64() != Some(0) => "deployments",
-                "DaemonSet" if daemon_sets => "daemonsets",
-                _ => return None,
-            };
-            Some((
-                resource,
-                m["metadata"]["namespace"].as_str().unwrap_or_default(),
-                m["metadata"]["name"].as_str()?,
-            ))
-        })
-        .collect();
-    if workloads.is_empty() {
-        return Probe::NoWorkloads;
-    }
-    let reported = status
-        .resource_status
-        .as_ref()
-        .map(|r| r.manifests.as_slice())
-        .unwrap_or_default();
-    let mut found = 0;
-    for (resource, namespace, name) in workloads {
-        let values = reported.iter().find_map(|m| {
-            let meta = &m.resource_meta;
-            (meta.resource.as_deref() == Some(resource)
-                && meta.namespace.as_deref().unwrap_or_default() == namespace
-                && meta.name.as_deref() == Some(name))
-            .then_some(m.status_feedback.as_ref()?)
-            .filter(|f| !f.values.is_empty())
-        });
-        let Some(feedback) = values else {
-            continue;
-        };
-        found += 1;
-        let value = |names: &[&str]| {
-            feedback
-                .values
-                .iter()
-                .find(|v| names.contains(&v.name.as_str()))
-                .and_then(|v| v.field_value.integer)
-        };
-        let Some(ready) = value(&["ReadyReplicas", "NumberReady"]) else {
-            return Probe::Unhealthy("readyReplica is not probed".into());
-        };
-        let Some(wanted) = value(&["Replicas", "DesiredNumberScheduled"]) else {
-            return Probe::Unhealthy("desiredNumberReplicas is not probed".into());
-        };
-        let healthy = match resource {
-            "deployments" => wanted == 0 || ready >= 1,
-            _ => ready == wanted,
-        };
-        if !healthy {
-            return Probe::Unhealthy(format!(
-                "desiredNumberReplicas is {wanted} but readyReplica is {ready} for {resource} {namespace}/{name}"
-            ));
-        }
-    }
-    if found == 0 {
-        Probe::NoResults
-    } else {
-        Probe::Healthy
     }
 }
 

@@ -413,10 +413,20 @@ async fn set_hook_finalizer(
         .map(|_| ())
 }
 
-/// Whether the stored work already is what `wanted` says: made from the same template, with the
-/// label and owner.
+/// Whether the stored work already is what `wanted` says: made from the same template, asking
+/// for the same status feedback (which the template's prober annotation, outside its spec,
+/// changes), with the label and owner.
 fn same_work(current: &ManifestWork, wanted: &ManifestWork) -> bool {
+    // Only identifiers and rules: the API server fills in the options' other defaults.
+    let feedback = |w: &ManifestWork| {
+        w.spec
+            .manifest_configs
+            .iter()
+            .map(|c| (c.resource_identifier.clone(), c.feedback_rules.clone()))
+            .collect::<Vec<_>>()
+    };
     deploy::same_configs(current, wanted)
+        && feedback(current) == feedback(wanted)
         && current.labels().get(ADDON_NAME_LABEL) == wanted.labels().get(ADDON_NAME_LABEL)
         && current.owner_references() == wanted.owner_references()
 }

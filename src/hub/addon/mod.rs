@@ -3,7 +3,8 @@
 //! - [`registration`]: approves add-on agents' CSRs, only for identities their add-on registered,
 //!   and signs those of its template's custom signers ([`signer`]);
 //! - [`manager`]: owns each ManagedClusterAddOn by its add-on and deploys template add-ons
-//!   ([`template`], [`deploy`]), and runs their pre-delete hooks ([`hook`]);
+//!   ([`template`], [`deploy`]), judges their health ([`probe`]) and runs their pre-delete hooks
+//!   ([`hook`]);
 //! - [`install`]: the `Placements` install strategy, and the [`rollout`] of config changes by
 //!   each placement's `rolloutStrategy`;
 //! - the conversion webhook between the add-on API's versions ([`crate::hub::conversion`]).
@@ -12,6 +13,7 @@ pub mod deploy;
 pub mod hook;
 pub mod install;
 pub mod manager;
+pub mod probe;
 pub mod registration;
 pub mod rollout;
 pub mod signer;

@@ -238,6 +238,17 @@ fn merged(mca: &ManagedClusterAddOn, desired: &Configs) -> Vec<ConfigReference> 
     out.into_values().flatten().collect()
 }
 
+/// A node's rollout this round.
+#[derive(Default)]
+struct Round {
+    /// Its clusters in flight (upstream's `ClustersToRollout`): they get the desired configs now.
+    rolling: Vec<String>,
+    /// How many of its clusters this round found past their `progressDeadline`.
+    timed_out: usize,
+    /// Look again then.
+    recheck: Option<Duration>,
+}
+
 /// One group of ManagedClusterAddOns sharing desired configs: a placement's or the defaults'.
 struct Node<'a> {
     placement: Option<&'a PlacementInput<'a>>,
@@ -257,15 +268,18 @@ impl Node<'_> {
     }
 
     /// The clusters to give their desired configs now, and when to look again.
-    fn rollout(&self, now: Timestamp) -> Result<(Vec<String>, Option<Duration>), String> {
+    fn rollout(&self, now: Timestamp) -> Result<Round, String> {
         let Some(placement) = self.placement else {
-            let all = self
+            let rolling = self
                 .children
                 .iter()
                 .filter(|(_, (_, _, s))| s.status != Status::Succeeded)
                 .map(|(c, _)| c.clone())
                 .collect();
-            return Ok((all, None));
+            return Ok(Round {
+                rolling,
+                ..Round::default()
+            });
         };
         let statuses: BTreeMap<String, Since> = self
             .children
@@ -283,12 +297,15 @@ impl Node<'_> {
                 placement.strategy.namespace, placement.strategy.name
             )
         })?;
-        let to_apply = plan
-            .to_apply
-            .into_iter()
-            .filter(|c| self.children.contains_key(c))
-            .collect();
-        Ok((to_apply, plan.recheck_after))
+        Ok(Round {
+            rolling: plan
+                .in_flight
+                .into_iter()
+                .filter(|c| self.children.contains_key(c))
+                .collect(),
+            timed_out: plan.timed_out.len(),
+            recheck: plan.recheck_after,
+        })
     }
 }
 
@@ -327,7 +344,7 @@ fn follows_node(addon: &Configs, node: &Configs, own: &[AddOnConfig]) -> bool {
 /// The `installProgressions` entry of a placement node, as upstream's `cmaProgressingReconciler`.
 fn progression(
     node: &Node<'_>,
-    rolling: &[String],
+    round: &Round,
     (total, configured): (usize, usize),
     previous: Option<&InstallProgression>,
     now: &Time,
@@ -361,20 +378,20 @@ fn progression(
             .iter()
             .filter(|(c, (mca, desired, s))| {
                 s.status == want
-                    && !rolling.contains(c)
+                    && !round.rolling.contains(c)
                     && follows_node(desired, &node.desired, &mca.spec.configs)
             })
             .count()
     };
     let (done, failed) = (settled(Status::Succeeded), settled(Status::Failed));
-    let progressing = rolling.len();
+    let (progressing, timeout) = (round.rolling.len(), round.timed_out);
     let condition = if (configured == 0 && done == 0) || done != configured {
         conditions::new(
             PROGRESSING,
             TRUE,
             "Progressing",
             format!(
-                "selected clusters {total}. configured addons {}/{configured} progressing..., {failed} failed 0 timeout.",
+                "selected clusters {total}. configured addons {}/{configured} progressing..., {failed} failed {timeout} timeout.",
                 progressing + done
             ),
             now,
@@ -389,7 +406,7 @@ fn progression(
             FALSE,
             "Completed",
             format!(
-                "selected clusters {total}. configured addons {done}/{configured} completed with no errors, {failed} failed 0 timeout."
+                "selected clusters {total}. configured addons {done}/{configured} completed with no errors, {failed} failed {timeout} timeout."
             ),
             now,
         )
@@ -449,20 +466,17 @@ pub fn decide(inputs: &Inputs<'_>) -> Outcome {
     };
     let previous = inputs.cma.status.as_ref();
     for (i, node) in nodes.iter().chain(std::iter::once(&rest)).enumerate() {
-        let (rolling, recheck) = match node.rollout(inputs.now) {
-            Ok(r) => r,
-            Err(e) => {
-                outcome.errors.push(e);
-                (Vec::new(), None)
-            }
-        };
-        outcome.recheck_after = match (outcome.recheck_after, recheck) {
+        let round = node.rollout(inputs.now).unwrap_or_else(|e| {
+            outcome.errors.push(e);
+            Round::default()
+        });
+        outcome.recheck_after = match (outcome.recheck_after, round.recheck) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
         for (cluster, (mca, desired, since)) in &node.children {
             let mut status = mca.status.clone().unwrap_or_default();
-            if rolling.contains(cluster) {
+            if round.rolling.contains(cluster) {
                 status.config_references = merged(mca, desired);
                 set_configured(&mut status, true, &now);
             } else if since.status == Status::ToApply {
@@ -496,7 +510,7 @@ pub fn decide(inputs: &Inputs<'_>) -> Outcome {
         });
         outcome.status.install_progressions.push(progression(
             node,
-            &rolling,
+            &round,
             (total, configured),
             before,
             &now,

@@ -262,3 +262,40 @@ fn a_fresh_pin_counts_as_progressing_from_now_not_from_the_last_completion() {
         "under way since its condition"
     );
 }
+
+#[test]
+fn an_addon_under_way_counts_as_progressing_and_one_past_its_deadline_as_timed_out() {
+    let under_way = [
+        mca("c1", Some("hello-2"), false),
+        mca("c2", Some("hello-1"), true),
+    ];
+    let patient = cma(
+        "hello-2",
+        json!({"type": "Progressive", "progressive": {"maxConcurrency": 1}}),
+    );
+    let out = decide_for(&patient, &under_way, &["c1", "c2"]);
+    assert_eq!(
+        progressing(&out).2,
+        "selected clusters 2. configured addons 1/2 progressing..., 0 failed 0 timeout.",
+        "c1 is in flight"
+    );
+
+    // Progressing since 00:00, now 00:10: past a 5-minute deadline. A time-out is a failure, and
+    // with none tolerated the rollout stops: c2 keeps version 1.
+    let hasty = cma(
+        "hello-2",
+        json!({"type": "Progressive",
+            "progressive": {"maxConcurrency": 1, "progressDeadline": "5m"}}),
+    );
+    let out = decide_for(&hasty, &under_way, &["c1", "c2"]);
+    assert_eq!(
+        progressing(&out).2,
+        "selected clusters 2. configured addons 0/2 progressing..., 0 failed 1 timeout."
+    );
+    let c2 = out
+        .addons
+        .iter()
+        .find(|(m, _)| m.namespace().as_deref() == Some("c2"))
+        .unwrap();
+    assert_eq!(pinned(&c2.1), ["hello-1"]);
+}

@@ -175,23 +175,10 @@ pub fn render(
     addon: &str,
     config: Option<&AddOnDeploymentConfigSpec>,
 ) -> Result<(Vec<Value>, Vec<ManifestConfigOption>), RenderError> {
-    // Environment values, as upstream orders them: defaults, then built-ins.
-    let mut values: Vec<(String, String)> = Vec::new();
-    if !template.spec.registration.is_empty() {
-        values.push((
-            "HUB_KUBECONFIG".into(),
-            format!("{HUB_KUBECONFIG_DIR}/kubeconfig"),
-        ));
-    }
-    values.push(("CLUSTER_NAME".into(), cluster.to_string()));
-    if let Some(ns) = config.and_then(super::config::install_namespace) {
-        values.push(("INSTALL_NAMESPACE".into(), ns.to_string()));
-    }
-    // Substituted: the config's variables too (the built-ins win over them).
-    let mut substituted: Vec<(String, String)> =
-        config.map(super::config::variables).unwrap_or_default();
-    substituted.retain(|(k, _)| !values.iter().any(|(v, _)| v == k));
-    substituted.extend(values.iter().cloned());
+    let Placeholders {
+        builtins: values,
+        all: substituted,
+    } = placeholders(template, cluster, config);
     let mut manifests = Vec::new();
     let mut configs = Vec::new();
     for (index, manifest) in template
@@ -225,6 +212,48 @@ pub fn render(
         manifests.extend(super::config::injected(addon, &namespace, config));
     }
     Ok((manifests, configs))
+}
+
+/// What a template's `{{KEY}}` placeholders become on one cluster.
+struct Placeholders {
+    /// The built-ins, which the agent's containers also get as environment, as upstream orders
+    /// them: defaults, then built-ins.
+    builtins: Vec<(String, String)>,
+    /// Everything substituted: the config's variables, then the built-ins (which win).
+    all: Vec<(String, String)>,
+}
+
+fn placeholders(
+    template: &AddOnTemplate,
+    cluster: &str,
+    config: Option<&AddOnDeploymentConfigSpec>,
+) -> Placeholders {
+    let mut builtins: Vec<(String, String)> = Vec::new();
+    if !template.spec.registration.is_empty() {
+        builtins.push((
+            "HUB_KUBECONFIG".into(),
+            format!("{HUB_KUBECONFIG_DIR}/kubeconfig"),
+        ));
+    }
+    builtins.push(("CLUSTER_NAME".into(), cluster.to_string()));
+    if let Some(ns) = config.and_then(super::config::install_namespace) {
+        builtins.push(("INSTALL_NAMESPACE".into(), ns.to_string()));
+    }
+    let mut all: Vec<(String, String)> = config.map(super::config::variables).unwrap_or_default();
+    all.retain(|(k, _)| !builtins.iter().any(|(v, _)| v == k));
+    all.extend(builtins.iter().cloned());
+    Placeholders { builtins, all }
+}
+
+/// `text` with the template's placeholders filled in for `cluster`, as its manifests are.
+#[must_use]
+pub fn fill(
+    template: &AddOnTemplate,
+    cluster: &str,
+    config: Option<&AddOnDeploymentConfigSpec>,
+    text: &str,
+) -> String {
+    substitute(text, &placeholders(template, cluster, config).all)
 }
 
 /// Replaces each `{{KEY}}` by its value; unknown keys become empty, as upstream's fasttemplate

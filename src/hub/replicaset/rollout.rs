@@ -53,6 +53,11 @@ pub struct Group {
 pub struct Plan {
     /// Clusters to give the current template now, by name.
     pub to_apply: Vec<String>,
+    /// Every cluster in flight (upstream's `ClustersToRollout`): those to apply, progressing,
+    /// failed within their deadline, or succeeded within their soak time.
+    pub in_flight: Vec<String>,
+    /// Clusters this round found past their `progressDeadline` (upstream's `ClustersTimeOut`).
+    pub timed_out: Vec<String>,
     /// Clusters with a work that no decision names any more.
     pub removed: Vec<String>,
     /// Look again then: a soak or a deadline ends.
@@ -175,6 +180,14 @@ fn settle(cluster: &str, s: Since, config: &Config, now: Timestamp) -> (Option<E
     }
 }
 
+/// Records `cluster` in `timed_out` when settling found it past its deadline this round (one
+/// already marked `TimeOut` is not counted again, as upstream's `determineRolloutStatus`).
+fn note_timeout(cluster: &str, before: Since, after: Status, timed_out: &mut Vec<String>) {
+    if after == Status::TimeOut && before.status != Status::TimeOut {
+        timed_out.push(cluster.to_owned());
+    }
+}
+
 /// Upstream's `progressivePerCluster`: every in-flight cluster of `statuses` (by name, stopping
 /// when more failed than `max_failures`), then new clusters of `groups` by name, up to `limit`.
 fn per_cluster(
@@ -184,6 +197,7 @@ fn per_cluster(
     config: &Config,
     statuses: &BTreeMap<String, Since>,
     now: Timestamp,
+    timed_out: &mut Vec<String>,
 ) -> Vec<Entry> {
     let mut out = Vec::new();
     let (mut failures, mut breach) = (0, false);
@@ -193,6 +207,7 @@ fn per_cluster(
         }
         let (entry, status) = settle(cluster, *s, config, now);
         out.extend(entry);
+        note_timeout(cluster, *s, status, timed_out);
         if matches!(status, Status::TimeOut | Status::Failed) {
             failures += 1;
             breach = failures > max_failures;
@@ -230,12 +245,14 @@ fn per_group(
     config: &Config,
     statuses: &BTreeMap<String, Since>,
     now: Timestamp,
+    timed_out: &mut Vec<String>,
 ) -> Result<Vec<Entry>, String> {
     let mut out = Vec::new();
     let mut known = BTreeMap::new();
     for (cluster, s) in statuses.iter().filter(|(_, s)| s.status != Status::ToApply) {
         let (entry, status) = settle(cluster, *s, config, now);
         out.extend(entry);
+        note_timeout(cluster, *s, status, timed_out);
         known.insert(cluster.as_str(), status);
     }
     let mut ordered = groups.to_vec();
@@ -299,6 +316,7 @@ pub fn plan(
         .map(|(c, s)| (c.clone(), *s))
         .collect();
     let all: Vec<&Group> = groups.iter().collect();
+    let mut timed_out = Vec::new();
     let entries = match strategy.type_.unwrap_or_default() {
         RolloutType::All => {
             let config = Config::parse(strategy.all.as_ref())?;
@@ -306,20 +324,38 @@ pub fn plan(
                 min_success: SignedDuration::ZERO,
                 ..config
             };
-            per_cluster(&all, decided.len(), decided.len(), &config, &current, now)
+            per_cluster(
+                &all,
+                decided.len(),
+                decided.len(),
+                &config,
+                &current,
+                now,
+                &mut timed_out,
+            )
         }
         RolloutType::Progressive => {
             let p = strategy.progressive.clone().unwrap_or_default();
             let config = Config::parse(Some(&p.config))?;
             let max_failures = size(config.max_failures.as_ref(), decided.len(), 0)?;
             let (mandatory, rest) = split_mandatory(groups, &p.mandatory_decision_groups);
-            let first = mandatory_phase(&mandatory, &config, &current, now)?;
+            let first = mandatory_phase(&mandatory, &config, &current, now, &mut timed_out)?;
             if let Some(first) = first {
                 first
             } else {
+                // Unset, it is every cluster: upstream's code, although its API comment speaks
+                // of the placement's clustersPerDecisionGroup.
                 let total = rest.iter().map(|g| g.clusters.len()).sum();
                 let limit = size(p.max_concurrency.as_ref(), total, total)?;
-                per_cluster(&rest, limit, max_failures, &config, &current, now)
+                per_cluster(
+                    &rest,
+                    limit,
+                    max_failures,
+                    &config,
+                    &current,
+                    now,
+                    &mut timed_out,
+                )
             }
         }
         RolloutType::ProgressivePerGroup => {
@@ -327,9 +363,16 @@ pub fn plan(
             let config = Config::parse(Some(&p.config))?;
             size(config.max_failures.as_ref(), decided.len(), 0)?;
             let (mandatory, rest) = split_mandatory(groups, &p.mandatory_decision_groups);
-            match mandatory_phase(&mandatory, &config, &current, now)? {
+            match mandatory_phase(&mandatory, &config, &current, now, &mut timed_out)? {
                 Some(first) => first,
-                None => per_group(&rest, config.max_failures.as_ref(), &config, &current, now)?,
+                None => per_group(
+                    &rest,
+                    config.max_failures.as_ref(),
+                    &config,
+                    &current,
+                    now,
+                    &mut timed_out,
+                )?,
             }
         }
     };
@@ -341,10 +384,12 @@ pub fn plan(
         .map(|t| t.duration_since(now).unsigned_abs());
     Ok(Plan {
         to_apply: entries
-            .into_iter()
+            .iter()
             .filter(|e| e.status == Status::ToApply)
-            .map(|e| e.cluster)
+            .map(|e| e.cluster.clone())
             .collect(),
+        in_flight: entries.into_iter().map(|e| e.cluster).collect(),
+        timed_out,
         removed,
         recheck_after,
     })
@@ -357,16 +402,19 @@ fn mandatory_phase(
     config: &Config,
     statuses: &BTreeMap<String, Since>,
     now: Timestamp,
+    timed_out: &mut Vec<String>,
 ) -> Result<Option<Vec<Entry>>, String> {
     if mandatory.is_empty() {
         return Ok(None);
     }
     let zero = Some(IntOrString::Int(0));
-    let entries = per_group(mandatory, zero.as_ref(), config, statuses, now)?;
-    let timed_out = statuses
-        .iter()
-        .any(|(c, s)| settle(c, *s, config, now).1 == Status::TimeOut);
-    Ok((!entries.is_empty() || timed_out).then_some(entries))
+    let mut late = Vec::new();
+    let entries = per_group(mandatory, zero.as_ref(), config, statuses, now, &mut late)?;
+    if entries.is_empty() && late.is_empty() {
+        return Ok(None);
+    }
+    timed_out.extend(late);
+    Ok(Some(entries))
 }
 
 #[cfg(test)]

@@ -96,12 +96,10 @@ fn a_failure_past_the_deadline_stops_the_rollout() {
         json!({"type": "Progressive", "progressive": {"maxConcurrency": 1, "progressDeadline": "5m"}}),
     );
     let stuck = statuses(&[("a", Status::Progressing, Some(minutes_ago(10)))]);
-    assert!(
-        plan(&strict, &groups, &stuck, now())
-            .unwrap()
-            .to_apply
-            .is_empty()
-    );
+    let stopped = plan(&strict, &groups, &stuck, now()).unwrap();
+    assert!(stopped.to_apply.is_empty());
+    assert_eq!(stopped.timed_out, ["a"]);
+    assert!(stopped.in_flight.is_empty());
     let tolerant = strategy(
         json!({"type": "Progressive", "progressive": {"maxConcurrency": 1, "progressDeadline": "5m", "maxFailures": 1}}),
     );

@@ -1,7 +1,7 @@
 //! How a template add-on's health is judged, by the prober its AddOnTemplate's annotation names:
-//! the Deployment's fed-back replicas (the default), the deploy work being applied, the agent's
-//! lease as the registration agent reports it; and a name that is none of these, said in
-//! `Configured`.
+//! the Deployment's fed-back replicas (the default), the deploy work being applied, fields of the
+//! Deployment checked by CEL, the agent's lease as the registration agent reports it; and a name
+//! that is none of these, said in `Configured`.
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt as _;
@@ -9,7 +9,8 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 use clusteradm::api::addon::{
-    AddOnTemplate, ClusterManagementAddOn, HEALTH_PROBER_ANNOTATION, HealthCheckMode,
+    AddOnTemplate, ClusterManagementAddOn, HEALTH_PROBE_FIELDS_ANNOTATION, HEALTH_PROBER_ANNOTATION,
+    HealthCheckMode,
     ManagedClusterAddOn,
 };
 use clusteradm::api::work::ManifestWork;
@@ -93,6 +94,38 @@ async fn each_health_prober_decides_available_its_way() {
     };
     choose("Work").await;
     wait_condition(&addons, &addon, "Available", "True", "WorkApplied").await;
+
+    // Fields of the Deployment, fed back by the work agent once asked, checked by CEL.
+    // kube-controller-manager counts the replica it made, and no node makes it Available.
+    let fields = |healthy_when: &str| {
+        let text = format!(
+            "- resourceIdentifier: {{group: apps, resource: deployments, name: '{deployment}', \
+             namespace: default}}\n  probeRules:\n  - type: JSONPaths\n    jsonPaths:\n    \
+             - {{name: replicas, path: .status.replicas}}\n    - {{name: available, \
+             path: '.status.conditions[?(@.type==\"Available\")].status'}}\n  \
+             healthyWhen: '{healthy_when}'\n"
+        );
+        let patch = json!({"metadata": {"annotations": {
+            HEALTH_PROBER_ANNOTATION: "WorkField", HEALTH_PROBE_FIELDS_ANNOTATION: text}}});
+        let (templates, template) = (templates.clone(), template.clone());
+        async move {
+            templates
+                .patch(&template, &PatchParams::default(), &Patch::Merge(patch))
+                .await
+                .unwrap();
+        }
+    };
+    fields("replicas >= 1").await;
+    let message = wait_condition(&addons, &addon, "Available", "True", "ProbeAvailable").await;
+    assert_eq!(message, format!("{addon} add-on is available."));
+    fields("available == \"True\"").await;
+    let message = wait_condition(&addons, &addon, "Available", "False", "ProbeUnavailable").await;
+    assert!(
+        message.ends_with(&format!(
+            "deployments default/{deployment}: available == \"True\" is false"
+        )),
+        "{message}"
+    );
 
     choose("Sometimes").await;
     let message = wait_condition(

@@ -386,11 +386,21 @@ async fn addon_create_refuses_bad_input_and_creates_nothing() {
             "apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: AddOnTemplate\nmetadata:\n  name: x\n  annotations:\n    clusteradm-rs.io/health-prober: Sometimes\nspec:\n  addonName: {addon}\n  agentSpec: {{}}\n"
         ),
     );
+    let fields = write(
+        "fields.yaml",
+        &format!(
+            "apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: AddOnTemplate\nmetadata:\n  name: x\n  annotations:\n    clusteradm-rs.io/health-prober: WorkField\n    clusteradm-rs.io/health-probe-fields: |\n      - resourceIdentifier: {{resource: deployments, name: a, namespace: '{{{{INSTALL_NAMESPACE}}}}'}}\n        probeRules: [{{type: WellKnownStatus}}]\n        healthyWhen: 'ReadyReplicas >'\nspec:\n  addonName: {addon}\n  agentSpec: {{}}\n"
+        ),
+    );
     let fine = write(
         "fine.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
     );
-    let cases: [(Vec<&str>, &str); 7] = [
+    let cases: [(Vec<&str>, &str); 8] = [
+        (
+            vec!["-f", &fields],
+            "probe field deployments /a: healthyWhen:",
+        ),
         (
             vec!["-f", &prober],
             "unknown health prober \"Sometimes\" in annotation clusteradm-rs.io/health-prober",
