@@ -43,6 +43,11 @@ pub async fn run(
             cluster: config.cluster_name.clone(),
             applied_names: agent::work::AppliedNames::PerHub,
             addons: true,
+            // The add-ons' certificates are kept as the cluster's own.
+            addon_renewal: agent::registration::rotate::Renewal {
+                expiration_seconds: registration.cert_expiration_seconds,
+                threshold: registration.rotation_threshold,
+            },
         };
         let supervisor = agent::work::supervisor::run(supervised, token.clone());
         async move {

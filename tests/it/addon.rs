@@ -14,6 +14,7 @@ use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, P
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::json;
 
+use clusteradm::agent::registration::rotate::Renewal;
 use clusteradm::agent::work::AppliedNames;
 use clusteradm::agent::work::supervisor::{self, Supervised};
 use clusteradm::api::addon::{
@@ -312,7 +313,7 @@ async fn send_csr(
     let key = rcgen::KeyPair::generate().unwrap();
     let pem =
         clusteradm::agent::addon::request_pem(&AddonSubject { user, groups }, addon, &key).unwrap();
-    let csr = clusteradm::agent::addon::csr_object(cluster, addon, signer, &pem);
+    let csr = clusteradm::agent::addon::csr_object(cluster, addon, signer, &pem, None);
     Api::<CertificateSigningRequest>::all(agent.clone())
         .create(&PostParams::default(), &csr)
         .await
@@ -507,6 +508,11 @@ async fn an_addon_agent_gets_its_own_hub_identity_and_nothing_more() {
         cluster: c.clone(),
         applied_names: AppliedNames::PerHub,
         addons: true,
+        // 600 s is the API's minimum lifetime: renew when less than 99 % of it remains instead.
+        addon_renewal: Renewal {
+            expiration_seconds: Some(600),
+            threshold: 0.99,
+        },
     };
     tokio::spawn(supervisor::run(supervised, shutdown.clone()));
     let secrets: Api<Secret> = Api::namespaced(managed.clone(), &install);
@@ -535,6 +541,25 @@ async fn an_addon_agent_gets_its_own_hub_identity_and_nothing_more() {
 
     only_configmaps_in(&client_of(&secret).await, &c).await;
     available_by_lease(&hub, &c, &addon).await;
+
+    // Renewed before it expires: a new certificate for the same identity, in a kubeconfig that
+    // works.
+    let first = secret.data.as_ref().unwrap()["tls.crt"].clone();
+    let renewed = fixture::wait(
+        secrets.clone(),
+        &name,
+        "a renewed add-on certificate",
+        move |s: Option<&Secret>| {
+            s.and_then(|s| s.data.as_ref())
+                .and_then(|d| d.get("tls.crt"))
+                .is_some_and(|crt| *crt != first)
+        },
+    )
+    .await;
+    assert_eq!(
+        common::whoami(&client_of(&renewed).await).await.unwrap(),
+        default_user(&c, &addon)
+    );
 
     // Disabled: the credential is deleted from the managed cluster.
     succeeds(&["addon", "disable", "--names", &addon, "--clusters", &c]).await;

@@ -6,7 +6,8 @@
 //! managed cluster: for the hub's client signer `<addon>-hub-kubeconfig` (a kubeconfig for the hub
 //! with that identity, `tls.crt`, `tls.key` and `cluster-name`), for a custom signer
 //! `<addon>-<signer>-client-cert` (`tls.crt`, `tls.key`). The certificate is renewed when 20 % of
-//! its lifetime is left; the secret is deleted when the add-on goes.
+//! its lifetime is left (by default: [`AddonOptions::renewal`]); the secret is deleted when the
+//! add-on goes.
 //!
 //! It also reports each add-on's health from its lease ([`health`]), and with `example_agents`
 //! runs the example add-on's agent ([`helloworld`]).
@@ -56,6 +57,8 @@ pub struct AddonOptions {
     /// Run the agent of the example add-on ([`helloworld`]) in this process once its identity
     /// is stored, as `join --in-process` runs every agent.
     pub example_agents: bool,
+    /// How long the add-ons' certificates are asked to last, and when they are renewed.
+    pub renewal: rotate::Renewal,
 }
 
 /// One identity an add-on's agent needs: whom, from which signer, and where its secret goes.
@@ -360,7 +363,7 @@ async fn renew_at(opts: &AddonOptions, wanted: &Wanted) -> Result<Option<i64>, k
     if common_name(cert.as_bytes()).as_deref() != Some(wanted.subject.user.as_str()) {
         return Ok(None);
     }
-    let due = rotate::rotation_due(validity, rotate::DEFAULT_THRESHOLD);
+    let due = rotate::rotation_due(validity, opts.renewal.threshold);
     Ok((due > rotate::now_seconds()).then_some(due))
 }
 
@@ -400,8 +403,9 @@ pub fn csr_object(
     addon: &str,
     signer: &str,
     pem: &str,
+    expiration_seconds: Option<i32>,
 ) -> CertificateSigningRequest {
-    let mut csr = csr::object(cluster, pem, None);
+    let mut csr = csr::object(cluster, pem, expiration_seconds);
     csr.spec.signer_name = signer.to_string();
     csr.metadata.generate_name = Some(format!("addon-{cluster}-{addon}-"));
     csr.metadata.labels = Some(BTreeMap::from([
@@ -419,7 +423,13 @@ async fn issue(opts: &AddonOptions, wanted: &Wanted, token: &Shutdown) -> anyhow
     let created = api
         .create(
             &PostParams::default(),
-            &csr_object(&opts.cluster, &wanted.addon, &wanted.signer, &pem),
+            &csr_object(
+                &opts.cluster,
+                &wanted.addon,
+                &wanted.signer,
+                &pem,
+                opts.renewal.expiration_seconds,
+            ),
         )
         .await?;
     let name = created.name_any();
@@ -510,7 +520,7 @@ mod tests {
         let parsed = crate::identity::parse_request(pem.as_bytes()).unwrap();
         assert_eq!(parsed.common_name, subject.user);
         assert_eq!(parsed.organizations, subject.groups);
-        let csr = csr_object("c1", "hello", CLIENT_SIGNER, &pem);
+        let csr = csr_object("c1", "hello", CLIENT_SIGNER, &pem, None);
         assert_eq!(
             csr.metadata.generate_name.as_deref(),
             Some("addon-c1-hello-")

@@ -4,6 +4,24 @@ use std::time::Duration;
 
 /// Rotate when less than this fraction of the lifetime remains (upstream rotates at 20–25 %).
 pub const DEFAULT_THRESHOLD: f64 = 0.2;
+/// How long certificates are asked to last and when they are renewed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Renewal {
+    /// `expirationSeconds` of the CSRs (the signer's default when `None`; 600 is the minimum).
+    pub expiration_seconds: Option<i32>,
+    /// Renew when less than this fraction of the lifetime remains.
+    pub threshold: f64,
+}
+
+impl Default for Renewal {
+    fn default() -> Self {
+        Self {
+            expiration_seconds: None,
+            threshold: DEFAULT_THRESHOLD,
+        }
+    }
+}
+
 /// Never rotate more often than this, whatever the threshold says.
 pub const MIN_ROTATION_INTERVAL: Duration = Duration::from_secs(5);
 

@@ -11,6 +11,7 @@ use kube::api::Api;
 use kube::config::Kubeconfig;
 use kube::runtime::{WatchStreamExt as _, watcher};
 
+use crate::agent::registration::rotate::Renewal;
 use crate::agent::registration::secret::AGENT_NAME_KEY;
 use crate::api::names::HUB_KUBECONFIG_SECRET;
 use crate::runtime::Shutdown;
@@ -37,18 +38,14 @@ pub struct Supervised {
     /// Also register the cluster's add-ons with the same credential ([`crate::agent::addon`]),
     /// and run the example add-on's agent once it is registered.
     pub addons: bool,
+    /// How long the add-ons' certificates are asked to last, and when they are renewed.
+    pub addon_renewal: Renewal,
 }
 
 /// Supervises the work agent of `agent.cluster` until `shutdown` is cancelled.
 pub async fn run(agent: Supervised, shutdown: Shutdown) {
-    let Supervised {
-        managed,
-        namespace,
-        cluster,
-        applied_names,
-        addons,
-    } = agent;
-    let secrets: Api<Secret> = Api::namespaced(managed.clone(), &namespace);
+    let (managed, namespace, cluster) = (&agent.managed, &agent.namespace, &agent.cluster);
+    let secrets: Api<Secret> = Api::namespaced(managed.clone(), namespace);
     let config =
         watcher::Config::default().fields(&format!("metadata.name={HUB_KUBECONFIG_SECRET}"));
     let mut events = pin!(watcher(secrets, config).default_backoff().applied_objects());
@@ -72,15 +69,7 @@ pub async fn run(agent: Supervised, shutdown: Shutdown) {
             token.cancel(); // the old certificate is being replaced
         }
         let token = shutdown.child_token();
-        let started = start(
-            &managed,
-            &namespace,
-            &cluster,
-            applied_names,
-            addons,
-            &credential,
-            token.clone(),
-        );
+        let started = start(&agent, &credential, token.clone());
         match started.await {
             Ok(()) => current = Some((credential, token)),
             Err(err) => tracing::error!(%cluster, "cannot start the work agent: {err:#}"),
@@ -105,15 +94,8 @@ fn credential(secret: &Secret) -> Option<Credential> {
     })
 }
 
-async fn start(
-    managed: &kube::Client,
-    namespace: &str,
-    cluster: &str,
-    applied_names: super::AppliedNames,
-    addons: bool,
-    credential: &Credential,
-    token: Shutdown,
-) -> anyhow::Result<()> {
+async fn start(agent: &Supervised, credential: &Credential, token: Shutdown) -> anyhow::Result<()> {
+    let (managed, namespace, cluster) = (&agent.managed, &agent.namespace, &agent.cluster);
     let kubeconfig = Kubeconfig::from_yaml(&credential.kubeconfig)
         .context("the hub kubeconfig secret is not a kubeconfig")?;
     let hub_url = kubeconfig
@@ -129,7 +111,7 @@ async fn start(
         Timeouts::LOOP,
     )
     .await?;
-    if addons {
+    if agent.addons {
         let (server, ca_data) =
             crate::agent::registration::bootstrap::hub_endpoint(&credential.kubeconfig)
                 .map_err(|e| anyhow::anyhow!("the hub kubeconfig secret: {e}"))?;
@@ -141,6 +123,7 @@ async fn start(
             ca_data,
             // This process runs the agents in-process: it runs the example add-on's agent too.
             example_agents: true,
+            renewal: agent.addon_renewal,
         };
         tokio::spawn(crate::agent::addon::run(opts, token.clone()));
     }
@@ -151,7 +134,7 @@ async fn start(
         cluster,
         credential.agent_id.clone(),
     );
-    opts.applied_names = applied_names;
+    opts.applied_names = agent.applied_names;
     tracing::info!(%cluster, "work agent started with the hub credential");
     let cluster = cluster.to_string();
     tokio::spawn(async move {

@@ -11,6 +11,7 @@ use kube::ResourceExt as _;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
+use clusteradm::agent::registration::rotate::Renewal;
 use clusteradm::agent::work::AppliedNames;
 use clusteradm::agent::work::supervisor::{self, Supervised};
 use clusteradm::api::addon::{
@@ -50,6 +51,7 @@ pub(super) async fn supervised_agent(prefix: &str) -> (fixture::Agent, Shutdown)
         cluster: agent.cluster().to_string(),
         applied_names: AppliedNames::PerHub,
         addons: true,
+        addon_renewal: Renewal::default(),
     };
     tokio::spawn(supervisor::run(supervised, shutdown.clone()));
     (agent, shutdown)
