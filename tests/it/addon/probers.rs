@@ -126,6 +126,19 @@ async fn each_health_prober_decides_available_its_way() {
         )),
         "{message}"
     );
+    // Upstream's Deployment checker: the same verdict as the default's on this Deployment.
+    choose("DeploymentAvailability").await;
+    fixture::wait(
+        addons.clone(),
+        &addon,
+        "Available False by the Deployment checker",
+        |m: Option<&ManagedClusterAddOn>| {
+            condition(m, "Available").is_some_and(|c| {
+                c.reason == "ProbeUnavailable" && c.message.ends_with("readyReplica is not probed")
+            })
+        },
+    )
+    .await;
 
     choose("Sometimes").await;
     let message = wait_condition(
