@@ -393,6 +393,7 @@ fn start_agents(managed: &Client, names: &[String], token: &Shutdown) {
             cluster: name.clone(),
             applied_names: AppliedNames::PerCluster,
             addons: false,
+            addon_renewal: clusteradm::agent::registration::rotate::Renewal::default(),
         };
         tokio::spawn(clusteradm::agent::work::supervisor::run(
             work,

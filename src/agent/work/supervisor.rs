@@ -118,7 +118,7 @@ async fn start(agent: &Supervised, credential: &Credential, token: Shutdown) -> 
         let opts = crate::agent::addon::AddonOptions {
             hub: hub.clone(),
             managed: managed.clone(),
-            cluster: cluster.to_string(),
+            cluster: cluster.clone(),
             server,
             ca_data,
             // This process runs the agents in-process: it runs the example add-on's agent too.
@@ -136,7 +136,7 @@ async fn start(agent: &Supervised, credential: &Credential, token: Shutdown) -> 
     );
     opts.applied_names = agent.applied_names;
     tracing::info!(%cluster, "work agent started with the hub credential");
-    let cluster = cluster.to_string();
+    let cluster = cluster.clone();
     tokio::spawn(async move {
         if let Err(err) = super::run(opts, token).await {
             tracing::error!(%cluster, "work agent stopped: {err:#}");

@@ -83,7 +83,11 @@ impl HealthProber {
             "DeploymentAvailability" => Ok(Self::DeploymentAvailability),
             "Lease" => Ok(Self::Lease),
             "Work" => Ok(Self::Work),
-            "WorkField" if template.annotations().contains_key(HEALTH_PROBE_FIELDS_ANNOTATION) => {
+            "WorkField"
+                if template
+                    .annotations()
+                    .contains_key(HEALTH_PROBE_FIELDS_ANNOTATION) =>
+            {
                 Ok(Self::WorkField)
             }
             "WorkField" => Err(format!(

@@ -20,9 +20,10 @@ use super::pairs;
 use crate::api::addon::{
     ADDON_TEMPLATES, AddOnTemplate, AddOnTemplateSpec, ClusterManagementAddOn,
     ClusterManagementAddOnSpec, ConfigMeta, ConfigReferent, CurrentClusterBinding,
-    HEALTH_PROBE_FIELDS_ANNOTATION, HEALTH_PROBER_ANNOTATION, HealthProber, HubPermission, HubPermissionType, InstallStrategy,
-    InstallStrategyType, KubeClientRegistration, LIFECYCLE_ADDON_MANAGER, LIFECYCLE_ANNOTATION,
-    PlacementStrategy, RegistrationSpec, RegistrationType,
+    HEALTH_PROBE_FIELDS_ANNOTATION, HEALTH_PROBER_ANNOTATION, HealthProber, HubPermission,
+    HubPermissionType, InstallStrategy, InstallStrategyType, KubeClientRegistration,
+    LIFECYCLE_ADDON_MANAGER, LIFECYCLE_ANNOTATION, PlacementStrategy, RegistrationSpec,
+    RegistrationType,
 };
 use crate::api::names::is_dns_label;
 use crate::api::work::{ManifestWorkSpec, ManifestsTemplate};
@@ -189,7 +190,12 @@ fn from_template(
     })?;
     if prober == HealthProber::WorkField {
         // Placeholders are filled in per cluster; any value shows whether the rest parses.
-        let text = template::fill(&t, "cluster", None, &t.annotations()[HEALTH_PROBE_FIELDS_ANNOTATION]);
+        let text = template::fill(
+            &t,
+            "cluster",
+            None,
+            &t.annotations()[HEALTH_PROBE_FIELDS_ANNOTATION],
+        );
         Fields::parse(&text).map_err(|why| {
             user(
                 format!("the AddOnTemplate's {why}"),

@@ -19,8 +19,8 @@ use crate::api::addon::{
     ADDON_DEPLOYMENT_CONFIGS, ADDON_NAME_LABEL, ADDON_TEMPLATE_LABEL, ADDON_TEMPLATES,
     AddOnDeploymentConfig, AddOnDeploymentConfigSpec, AddOnTemplate, CONFIGURED, ConfigReference,
     ConfigSpecHash, HEALTH_PROBE_FIELDS_ANNOTATION, HealthCheck, HealthCheckMode, HealthProber,
-    HubPermissionType, MANIFEST_APPLIED, ManagedClusterAddOn,
-    ManagedClusterAddOnStatus, REGISTRATION_APPLIED, RegistrationType,
+    HubPermissionType, MANIFEST_APPLIED, ManagedClusterAddOn, ManagedClusterAddOnStatus,
+    REGISTRATION_APPLIED, RegistrationType,
 };
 use crate::api::cluster::{
     MANAGED_CLUSTER_CONDITION_AVAILABLE as CLUSTER_AVAILABLE, ManagedCluster,
@@ -106,14 +106,7 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
         }
     };
     let config_spec = config.map(|(_, _, spec)| spec);
-    let prober = HealthProber::of(template).and_then(|prober| {
-        let fields = match prober {
-            HealthProber::WorkField => Some(probe_fields(template, &cluster, config_spec)?),
-            _ => None,
-        };
-        Ok((prober, fields))
-    });
-    let (prober, fields) = match prober {
+    let (prober, fields) = match prober_of(template, &cluster, config_spec) {
         Ok(found) => found,
         Err(why) => {
             return Ok(not_configured(
@@ -153,21 +146,7 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
         }),
     });
     let bindings = bindings(template, mca);
-    let (reason, message) = if status.registrations.is_empty() {
-        (
-            "NilRegistration",
-            "Registration of the addon agent is configured",
-        )
-    } else {
-        (
-            "SetPermissionApplied",
-            "Registration of the addon agent is configured",
-        )
-    };
-    conditions::set(
-        &mut status.conditions,
-        conditions::new(REGISTRATION_APPLIED, TRUE, reason, message, now),
-    );
+    registration_applied(&mut status, now);
     let (manifests, configs) = template::render(template, &cluster, &addon, config)?;
     let (manifests, hooks) = super::hook::split(manifests);
     let mut spec: ManifestWorkSpec = template.spec.agent_spec.clone();
@@ -192,18 +171,36 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
     })
 }
 
-/// The `WorkField` prober's fields of `template` on `cluster`.
-fn probe_fields(
+/// `RegistrationApplied`, once the registrations are in the status.
+fn registration_applied(status: &mut ManagedClusterAddOnStatus, now: &Time) {
+    let reason = if status.registrations.is_empty() {
+        "NilRegistration"
+    } else {
+        "SetPermissionApplied"
+    };
+    let message = "Registration of the addon agent is configured";
+    conditions::set(
+        &mut status.conditions,
+        conditions::new(REGISTRATION_APPLIED, TRUE, reason, message, now),
+    );
+}
+
+/// The prober `template` names and, for `WorkField`, its fields on `cluster`.
+fn prober_of(
     template: &AddOnTemplate,
     cluster: &str,
     config: Option<&AddOnDeploymentConfigSpec>,
-) -> Result<Fields, String> {
+) -> Result<(HealthProber, Option<Fields>), String> {
+    let prober = HealthProber::of(template)?;
+    if prober != HealthProber::WorkField {
+        return Ok((prober, None));
+    }
     let text = template
         .annotations()
         .get(HEALTH_PROBE_FIELDS_ANNOTATION)
         .map(|t| template::fill(template, cluster, config, t))
         .unwrap_or_default();
-    Fields::parse(&text)
+    Ok((prober, Some(Fields::parse(&text)?)))
 }
 
 /// What decides `Available` from the fed-back status.

@@ -81,11 +81,7 @@ impl Fields {
             };
             found += 1;
             if let Err(why) = holds(program, &feedback.values) {
-                return Probe::Unhealthy(format!(
-                    "{}: {} {why}",
-                    describe(id),
-                    field.healthy_when
-                ));
+                return Probe::Unhealthy(format!("{}: {} {why}", describe(id), field.healthy_when));
             }
         }
         if found == 0 {
@@ -109,7 +105,10 @@ fn describe(id: &ResourceIdentifier) -> String {
 fn merge_rule(rules: &mut Vec<FeedbackRule>, rule: &FeedbackRule) {
     match rule.type_ {
         FeedbackType::WellKnownStatus => {
-            if !rules.iter().any(|r| r.type_ == FeedbackType::WellKnownStatus) {
+            if !rules
+                .iter()
+                .any(|r| r.type_ == FeedbackType::WellKnownStatus)
+            {
                 rules.push(rule.clone());
             }
         }

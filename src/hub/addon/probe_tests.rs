@@ -27,7 +27,10 @@ fn fed(values: &serde_json::Value) -> ManifestWorkStatus {
 #[test]
 fn a_field_is_healthy_while_its_check_holds() {
     let fields = Fields::parse(FIELDS).unwrap();
-    assert_eq!(fields.check(&ManifestWorkStatus::default()), Probe::NoResults);
+    assert_eq!(
+        fields.check(&ManifestWorkStatus::default()),
+        Probe::NoResults
+    );
     assert_eq!(fields.check(&fed(&json!([]))), Probe::NoResults);
     let healthy = fed(&json!([
         {"name": "replicas", "fieldValue": {"type": "Integer", "integer": 1}},
@@ -43,7 +46,8 @@ fn a_field_is_healthy_while_its_check_holds() {
         )
     );
     // A value not fed back (yet) is named.
-    let partial = fed(&json!([{"name": "replicas", "fieldValue": {"type": "Integer", "integer": 1}}]));
+    let partial =
+        fed(&json!([{"name": "replicas", "fieldValue": {"type": "Integer", "integer": 1}}]));
     let Probe::Unhealthy(why) = fields.check(&partial) else {
         panic!("a missing value is not healthy");
     };
@@ -58,13 +62,14 @@ fn raw_json_values_are_objects_to_the_check() {
          healthyWhen: s.ready && s.count > 2\n",
     )
     .unwrap();
-    let status: ManifestWorkStatus = serde_json::from_value(json!({"resourceStatus": {"manifests": [{
+    let status: ManifestWorkStatus =
+        serde_json::from_value(json!({"resourceStatus": {"manifests": [{
         "resourceMeta": {"ordinal": 0, "group": "", "version": "v1", "kind": "ConfigMap",
             "resource": "configmaps", "namespace": "ns", "name": "agent"},
         "statusFeedback": {"values": [{"name": "s",
             "fieldValue": {"type": "JsonRaw", "jsonRaw": "{\"ready\": true, \"count\": 3}"}}]},
         "conditions": []}]}}))
-    .unwrap();
+        .unwrap();
     assert_eq!(fields.check(&status), Probe::Healthy);
 }
 
@@ -118,7 +123,11 @@ fn asking_merges_into_the_rules_an_object_already_has() {
     assert_eq!(configs.len(), 1, "one config per object");
     let added = &configs[0].feedback_rules[2];
     let names: Vec<&str> = added.json_paths.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, ["available"], "a path already named is not asked twice");
+    assert_eq!(
+        names,
+        ["available"],
+        "a path already named is not asked twice"
+    );
 
     let mut none = Vec::new();
     fields.ask(&mut none);

@@ -9,9 +9,8 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 use clusteradm::api::addon::{
-    AddOnTemplate, ClusterManagementAddOn, HEALTH_PROBE_FIELDS_ANNOTATION, HEALTH_PROBER_ANNOTATION,
-    HealthCheckMode,
-    ManagedClusterAddOn,
+    AddOnTemplate, ClusterManagementAddOn, HEALTH_PROBE_FIELDS_ANNOTATION,
+    HEALTH_PROBER_ANNOTATION, HealthCheckMode, ManagedClusterAddOn,
 };
 use clusteradm::api::work::ManifestWork;
 
@@ -52,6 +51,47 @@ async fn lease_renewed(managed: &kube::Client, namespace: &str, addon: &str) {
         .unwrap();
 }
 
+/// Merges `annotations` into the template's.
+async fn annotate(templates: &Api<AddOnTemplate>, template: &str, annotations: serde_json::Value) {
+    let patch = json!({"metadata": {"annotations": annotations}});
+    templates
+        .patch(template, &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .unwrap();
+}
+
+/// The `WorkField` prober on the add-on's Deployment, which the work agent feeds back once the
+/// work asks: kube-controller-manager counts the replica it made, and no node makes it Available.
+/// A check that holds, then one that does not.
+async fn by_fields(
+    templates: &Api<AddOnTemplate>,
+    template: &str,
+    addons: &Api<ManagedClusterAddOn>,
+    (addon, deployment): (&str, &str),
+) {
+    let fields = |healthy_when: &str| {
+        let text = format!(
+            "- resourceIdentifier: {{group: apps, resource: deployments, name: '{deployment}', \
+             namespace: default}}\n  probeRules:\n  - type: JSONPaths\n    jsonPaths:\n    \
+             - {{name: replicas, path: .status.replicas}}\n    - {{name: available, \
+             path: '.status.conditions[?(@.type==\"Available\")].status'}}\n  \
+             healthyWhen: '{healthy_when}'\n"
+        );
+        json!({HEALTH_PROBER_ANNOTATION: "WorkField", HEALTH_PROBE_FIELDS_ANNOTATION: text})
+    };
+    annotate(templates, template, fields("replicas >= 1")).await;
+    let message = wait_condition(addons, addon, "Available", "True", "ProbeAvailable").await;
+    assert_eq!(message, format!("{addon} add-on is available."));
+    annotate(templates, template, fields("available == \"True\"")).await;
+    let message = wait_condition(addons, addon, "Available", "False", "ProbeUnavailable").await;
+    assert!(
+        message.ends_with(&format!(
+            "deployments default/{deployment}: available == \"True\" is false"
+        )),
+        "{message}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_health_prober_decides_available_its_way() {
     let (agent, shutdown) = supervised_agent("it-probe").await;
@@ -85,47 +125,15 @@ async fn each_health_prober_decides_available_its_way() {
     let choose = |prober: &'static str| {
         let (templates, template) = (templates.clone(), template.clone());
         async move {
-            let patch = json!({"metadata": {"annotations": {HEALTH_PROBER_ANNOTATION: prober}}});
-            templates
-                .patch(&template, &PatchParams::default(), &Patch::Merge(patch))
-                .await
-                .unwrap();
+            let annotations = json!({HEALTH_PROBER_ANNOTATION: prober});
+            annotate(&templates, &template, annotations).await;
         }
     };
     choose("Work").await;
     wait_condition(&addons, &addon, "Available", "True", "WorkApplied").await;
 
-    // Fields of the Deployment, fed back by the work agent once asked, checked by CEL.
-    // kube-controller-manager counts the replica it made, and no node makes it Available.
-    let fields = |healthy_when: &str| {
-        let text = format!(
-            "- resourceIdentifier: {{group: apps, resource: deployments, name: '{deployment}', \
-             namespace: default}}\n  probeRules:\n  - type: JSONPaths\n    jsonPaths:\n    \
-             - {{name: replicas, path: .status.replicas}}\n    - {{name: available, \
-             path: '.status.conditions[?(@.type==\"Available\")].status'}}\n  \
-             healthyWhen: '{healthy_when}'\n"
-        );
-        let patch = json!({"metadata": {"annotations": {
-            HEALTH_PROBER_ANNOTATION: "WorkField", HEALTH_PROBE_FIELDS_ANNOTATION: text}}});
-        let (templates, template) = (templates.clone(), template.clone());
-        async move {
-            templates
-                .patch(&template, &PatchParams::default(), &Patch::Merge(patch))
-                .await
-                .unwrap();
-        }
-    };
-    fields("replicas >= 1").await;
-    let message = wait_condition(&addons, &addon, "Available", "True", "ProbeAvailable").await;
-    assert_eq!(message, format!("{addon} add-on is available."));
-    fields("available == \"True\"").await;
-    let message = wait_condition(&addons, &addon, "Available", "False", "ProbeUnavailable").await;
-    assert!(
-        message.ends_with(&format!(
-            "deployments default/{deployment}: available == \"True\" is false"
-        )),
-        "{message}"
-    );
+    by_fields(&templates, &template, &addons, (&addon, &deployment)).await;
+
     // Upstream's Deployment checker: the same verdict as the default's on this Deployment.
     choose("DeploymentAvailability").await;
     fixture::wait(
