@@ -66,6 +66,21 @@ where
 
 /// Polls until all `n` clusters have the deploy work of `tag` and its registrations: the time to
 /// each, from `enabled`.
+/// Waits until `requests` has not moved for a second (at most 30 s).
+async fn settle(requests: &AtomicU64) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut last = (requests.load(Ordering::Relaxed), Instant::now());
+    while Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let now = requests.load(Ordering::Relaxed);
+        if now != last.0 {
+            last = (now, Instant::now());
+        } else if last.1.elapsed() >= Duration::from_secs(1) {
+            return;
+        }
+    }
+}
+
 async fn wait_deployed(
     admin: &Client,
     tag: &str,
@@ -162,8 +177,9 @@ async fn run(config: &kube::Config, admin: &Client, n: usize) -> anyhow::Result<
             let _ = tokio::join!(Box::pin(run), Box::pin(watch));
         });
     }
-    // The controllers' start (lists, conversion webhook) is not part of the measure.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // The controllers' start (lists, the conversion webhook, the relists its CRD update causes) is
+    // not part of the measure: wait until they have sent nothing for a second.
+    settle(&requests).await;
     let start_requests = requests.load(Ordering::Relaxed);
     kinds.lock().unwrap().clear();
     let enabled = Instant::now();
