@@ -19,6 +19,19 @@ static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
     Arc::new(env)
 });
 
+/// What a prober found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// Nothing to probe: available.
+    NoWorkloads,
+    /// Nothing fed back yet.
+    NoResults,
+    /// Every check passed.
+    Healthy,
+    /// A check failed, saying why.
+    Unhealthy(String),
+}
+
 /// The `WorkField` prober's fields, parsed and compiled.
 pub struct Fields(Vec<(ProbeField, Program)>);
 
@@ -180,19 +193,6 @@ fn fed_back<'a>(
         .then_some(m.status_feedback.as_ref()?)
         .filter(|f| !f.values.is_empty())
     })
-}
-
-/// What a prober found.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Probe {
-    /// Nothing to probe: available.
-    NoWorkloads,
-    /// Nothing fed back yet.
-    NoResults,
-    /// Every check passed.
-    Healthy,
-    /// A check failed, saying why.
-    Unhealthy(String),
 }
 
 /// Upstream's `WorkloadAvailabilityHealthChecker` over the fed-back values: a Deployment is
