@@ -1708,13 +1708,21 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__get__subcmd__addon)
-            opts="-o -v -q -h -V --clusters --output --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-c -o -v -q -h -V --clusters --cluster --output --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --clusters)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -c)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -186,6 +186,10 @@ async fn enable_get_and_disable_an_addon_on_two_clusters() {
     let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(listed["kind"], "ManagedClusterAddOn", "{out}");
     assert_eq!(listed["metadata"]["namespace"], c[1].as_str());
+    // Upstream's `-c` names one cluster, beside `--clusters`.
+    let out = succeeds(&["get", "addon", &addon, "-c", &c[0], "-o", "json"]).await;
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(listed["metadata"]["namespace"], c[0].as_str(), "{out}");
 
     // --dry-run says what it would do and deletes nothing.
     let disable = ["addon", "disable", "--names", &addon, "--clusters", &c[0]];

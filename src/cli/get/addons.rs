@@ -1,4 +1,4 @@
-//! `clusteradm get addon [NAME ...] [--clusters a,b] [-o table|yaml|json]`: each enabled add-on
+//! `clusteradm get addon [NAME ...] [-c C] [--clusters a,b] [-o table|yaml|json]`: each enabled add-on
 //! per cluster, with its install namespace, its `Available`, `Degraded` and `Progressing`
 //! conditions and the hub identity its agent registers as; add-ons the hub knows but that are
 //! enabled nowhere are listed too, so a user sees what `addon enable` can enable.
@@ -22,13 +22,17 @@ pub struct Args {
     /// Only these managed clusters, comma-separated
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     pub clusters: Vec<String>,
+    /// Only this managed cluster (with `--clusters`: that one too), as upstream's `-c`
+    #[arg(short = 'c', long, value_name = "NAME")]
+    pub cluster: Option<String>,
     /// Output format
     #[arg(short, long, value_enum, default_value_t = Format::Table)]
     pub output: Format,
 }
 
 /// Runs `get addon`.
-pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+pub async fn run(mut args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    args.clusters.extend(args.cluster.take());
     let kube = ctx.kube().await?;
     let lp = ListParams::default();
     let known = Api::<ClusterManagementAddOn>::all(kube.client.clone())
