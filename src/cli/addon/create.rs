@@ -30,7 +30,7 @@ use crate::api::work::{ManifestWorkSpec, ManifestsTemplate};
 use crate::cli::Ctx;
 use crate::error::UserError;
 use crate::hub::addon::probe::Fields;
-use crate::hub::addon::template::{self, GROUP};
+use crate::hub::addon::template::GROUP;
 use crate::ui::stdout::println;
 use crate::work::manifests;
 
@@ -189,14 +189,12 @@ fn from_template(
         )
     })?;
     if prober == HealthProber::WorkField {
-        // Placeholders are filled in per cluster; any value shows whether the rest parses.
-        let text = template::fill(
-            &t,
-            "cluster",
-            None,
+        // Placeholders are filled in per cluster, after parsing: left as they are here.
+        Fields::parse(
             &t.annotations()[HEALTH_PROBE_FIELDS_ANNOTATION],
-        );
-        Fields::parse(&text).map_err(|why| {
+            str::to_owned,
+        )
+        .map_err(|why| {
             user(
                 format!("the AddOnTemplate's {why}"),
                 "write the fields as a YAML list of {resourceIdentifier, probeRules, healthyWhen}",

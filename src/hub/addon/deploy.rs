@@ -91,29 +91,15 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
         });
     };
     let Some(template) = found else {
-        return Ok(not_configured(
-            status,
-            format!("AddOnTemplate {name} not found"),
-            now,
-        ));
+        let message = format!("AddOnTemplate {name} not found");
+        return Ok(not_configured(status, message, inputs.pinned, now));
     };
     let config = match &inputs.config {
         None => None,
         Some(((ns, name), Some(config))) => Some((ns, name, &config.spec)),
         Some(((ns, name), None)) => {
             let message = format!("AddOnDeploymentConfig {ns}/{name} not found");
-            return Ok(not_configured(status, message, now));
-        }
-    };
-    let config_spec = config.map(|(_, _, spec)| spec);
-    let (prober, fields) = match prober_of(template, &cluster, config_spec) {
-        Ok(found) => found,
-        Err(why) => {
-            return Ok(not_configured(
-                status,
-                format!("AddOnTemplate {name}: {why}"),
-                now,
-            ));
+            return Ok(not_configured(status, message, inputs.pinned, now));
         }
     };
     let mut desired = vec![(ADDON_TEMPLATES, template::spec_hash(template))];
@@ -134,9 +120,27 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
             ),
         );
     }
-    let config = config_spec;
+    let config = config.map(|(_, _, spec)| spec);
     status.namespace = Some(template::install_namespace(template, config));
     status.registrations = template::registrations(template, &cluster, &addon);
+    let bindings = bindings(template, mca);
+    registration_applied(&mut status, now);
+    let (manifests, configs) = template::render(template, &cluster, &addon, config)?;
+    let (manifests, hooks) = super::hook::split(manifests);
+    let hook = super::hook::work(mca, &hooks);
+    let (prober, fields) = match prober_of(template, &cluster, config) {
+        Ok(found) => found,
+        Err(why) => {
+            // What is deployed stays, and so do the hooks, until the template is mended.
+            cannot_build(&mut status, &format!("AddOnTemplate {name}: {why}"), now);
+            return Ok(Plan {
+                work: None,
+                hook,
+                bindings,
+                status,
+            });
+        }
+    };
     // Lease: the registration agent reports the add-on's lease; otherwise this manager decides.
     status.health_check = Some(HealthCheck {
         mode: Some(if prober == HealthProber::Lease {
@@ -145,10 +149,6 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
             HealthCheckMode::Customized
         }),
     });
-    let bindings = bindings(template, mca);
-    registration_applied(&mut status, now);
-    let (manifests, configs) = template::render(template, &cluster, &addon, config)?;
-    let (manifests, hooks) = super::hook::split(manifests);
     let mut spec: ManifestWorkSpec = template.spec.agent_spec.clone();
     spec.workload.manifests.clone_from(&manifests);
     spec.manifest_configs.extend(configs);
@@ -165,7 +165,7 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
     progressing(&mut status, inputs.work, &work, now);
     Ok(Plan {
         work: Some(work),
-        hook: super::hook::work(mca, &hooks),
+        hook,
         bindings,
         status,
     })
@@ -198,9 +198,10 @@ fn prober_of(
     let text = template
         .annotations()
         .get(HEALTH_PROBE_FIELDS_ANNOTATION)
-        .map(|t| template::fill(template, cluster, config, t))
+        .cloned()
         .unwrap_or_default();
-    Ok((prober, Some(Fields::parse(&text)?)))
+    let fields = Fields::parse(&text, |v| template::fill(template, cluster, config, v))?;
+    Ok((prober, Some(fields)))
 }
 
 /// What decides `Available` from the fed-back status.
@@ -211,8 +212,36 @@ enum Judge<'a> {
     Fields(&'a Fields),
 }
 
-/// The status of an add-on whose configs are missing: `Configured` False, saying which.
-fn not_configured(mut status: ManagedClusterAddOnStatus, message: String, now: &Time) -> Plan {
+/// `ManifestApplied` False for a template that cannot be turned into a work, as upstream's
+/// deploy controller reports an add-on whose manifests it cannot get.
+fn cannot_build(status: &mut ManagedClusterAddOnStatus, why: &str, now: &Time) {
+    conditions::set(
+        &mut status.conditions,
+        conditions::new(
+            MANIFEST_APPLIED,
+            FALSE,
+            "ManifestWorkApplyFailed",
+            format!("failed to get manifest from agent interface: {why}"),
+            now,
+        ),
+    );
+}
+
+/// The status of an add-on whose configs are missing: `Configured` False, saying which; or, when
+/// the rollout owns `Configured` (`pinned`), `ManifestApplied` False.
+fn not_configured(
+    mut status: ManagedClusterAddOnStatus,
+    message: String,
+    pinned: bool,
+    now: &Time,
+) -> Plan {
+    if pinned {
+        cannot_build(&mut status, &message, now);
+        return Plan {
+            status,
+            ..Plan::default()
+        };
+    }
     conditions::set(
         &mut status.conditions,
         conditions::new(

@@ -243,8 +243,9 @@ async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<A
     if deleting {
         return run_hook(&ctx, &mca, plan, &now).await;
     }
-    // The finalizer goes with the hook: added before anything could need it, dropped with it.
-    if plan.hook.is_some() != has_hook_finalizer(&mca) {
+    // The finalizer goes with the hook: added before anything could need it, dropped with it
+    // (and left as it is while the add-on cannot be rendered: its hooks are unknown then).
+    if plan.work.is_some() && plan.hook.is_some() != has_hook_finalizer(&mca) {
         set_hook_finalizer(&ctx.client, &mca, plan.hook.is_some()).await?;
         // The update wakes this add-on again, with the version the status write needs.
         return Ok(Action::await_change());

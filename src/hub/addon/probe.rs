@@ -6,6 +6,7 @@ use std::sync::{Arc, LazyLock};
 
 use cel::{Context, Env, Program, Value};
 
+use crate::agent::work::build::identifies;
 use crate::api::addon::{HEALTH_PROBE_FIELDS_ANNOTATION, ProbeField};
 use crate::api::work::{
     FeedbackRule, FeedbackType, FeedbackValue, ManifestConfigOption, ManifestWorkStatus,
@@ -36,10 +37,24 @@ pub enum Probe {
 pub struct Fields(Vec<(ProbeField, Program)>);
 
 impl Fields {
-    /// Parses the fields annotation's `text` (placeholders filled in) and compiles each check.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let fields: Vec<ProbeField> = serde_yaml::from_str(text)
+    /// Parses the fields annotation's `text`, fills placeholders into each object's identifier
+    /// and JSON paths with `fill` (after parsing, so a value cannot break the YAML), and compiles
+    /// each check.
+    pub fn parse(text: &str, fill: impl Fn(&str) -> String) -> Result<Self, String> {
+        let mut fields: Vec<ProbeField> = serde_yaml::from_str(text)
             .map_err(|e| format!("annotation {HEALTH_PROBE_FIELDS_ANNOTATION}: {e}"))?;
+        for field in &mut fields {
+            let id = &mut field.resource_identifier;
+            for part in [&mut id.group, &mut id.namespace].into_iter().flatten() {
+                *part = fill(part);
+            }
+            for part in [&mut id.resource, &mut id.name] {
+                *part = fill(part);
+            }
+            for path in field.probe_rules.iter_mut().flat_map(|r| &mut r.json_paths) {
+                path.path = fill(&path.path);
+            }
+        }
         if fields.is_empty() {
             return Err(format!(
                 "annotation {HEALTH_PROBE_FIELDS_ANNOTATION} names no field"
@@ -59,42 +74,78 @@ impl Fields {
         Ok(Self(out))
     }
 
-    /// Adds the fields' rules to the work's manifest configs, merged into an object's existing
-    /// rules as upstream's `mergeFeedbackRule` merges them (a JSON path already named is kept).
+    /// The work's manifest configs with the fields' rules, as upstream's
+    /// `getManifestConfigOption` builds them: the probe fields first, and each config the work
+    /// already has merged into the entry for its object (`mergeFeedbackRule`: a JSON path name
+    /// the probe already asks for keeps the probe's path; its update strategy wins).
     pub fn ask(&self, configs: &mut Vec<ManifestConfigOption>) {
-        for (field, _) in &self.0 {
-            let index = configs
-                .iter()
-                .position(|c| c.resource_identifier == field.resource_identifier);
-            let Some(index) = index else {
-                configs.push(ManifestConfigOption {
-                    resource_identifier: field.resource_identifier.clone(),
-                    feedback_rules: field.probe_rules.clone(),
-                    ..ManifestConfigOption::default()
-                });
+        let mut out: Vec<ManifestConfigOption> = Vec::new();
+        let probes = self.0.iter().map(|(field, _)| ManifestConfigOption {
+            resource_identifier: field.resource_identifier.clone(),
+            feedback_rules: field.probe_rules.clone(),
+            ..ManifestConfigOption::default()
+        });
+        for config in probes.chain(configs.drain(..)) {
+            let same = |c: &&mut ManifestConfigOption| {
+                same_object(&c.resource_identifier, &config.resource_identifier)
+            };
+            let Some(entry) = out.iter_mut().find(same) else {
+                out.push(config);
                 continue;
             };
-            for rule in &field.probe_rules {
-                merge_rule(&mut configs[index].feedback_rules, rule);
+            for rule in &config.feedback_rules {
+                merge_rule(&mut entry.feedback_rules, rule);
             }
+            if config.update_strategy.is_some() {
+                entry.update_strategy = config.update_strategy;
+            }
+            entry.condition_rules.extend(config.condition_rules);
+            entry.feedback_scrape_type = entry.feedback_scrape_type.or(config.feedback_scrape_type);
         }
+        *configs = out;
     }
 
-    /// Upstream's probe over fed-back results: fields with nothing fed back yet are skipped, none
-    /// fed back at all is [`Probe::NoResults`], and each field fed back must pass its check.
+    /// Upstream's probe over fed-back results: objects with nothing fed back yet are skipped,
+    /// none fed back at all is [`Probe::NoResults`], and every object a field names (`*` in its
+    /// name or namespace names several) that was fed back must pass the field's check.
     #[must_use]
     pub fn check(&self, status: &ManifestWorkStatus) -> Probe {
+        let reported = status
+            .resource_status
+            .as_ref()
+            .map(|r| r.manifests.as_slice())
+            .unwrap_or_default();
         let mut found = 0;
         for (field, program) in &self.0 {
-            let id = &field.resource_identifier;
-            let group = id.group.as_deref().unwrap_or_default();
-            let namespace = id.namespace.as_deref().unwrap_or_default();
-            let Some(feedback) = fed_back(status, group, &id.resource, namespace, &id.name) else {
-                continue;
-            };
-            found += 1;
-            if let Err(why) = holds(program, &feedback.values) {
-                return Probe::Unhealthy(format!("{}: {} {why}", describe(id), field.healthy_when));
+            let named = reported.iter().filter(|m| {
+                let meta = &m.resource_meta;
+                let s = |v: &Option<String>| v.clone().unwrap_or_default();
+                identifies(
+                    &field.resource_identifier,
+                    &s(&meta.group),
+                    &s(&meta.resource),
+                    &s(&meta.namespace),
+                    &s(&meta.name),
+                )
+            });
+            for manifest in named {
+                let Some(feedback) = manifest.status_feedback.as_ref() else {
+                    continue;
+                };
+                if feedback.values.is_empty() {
+                    continue;
+                }
+                found += 1;
+                if let Err(why) = holds(program, &feedback.values) {
+                    let meta = &manifest.resource_meta;
+                    let object = format!(
+                        "{} {}/{}",
+                        meta.resource.as_deref().unwrap_or_default(),
+                        meta.namespace.as_deref().unwrap_or_default(),
+                        meta.name.as_deref().unwrap_or_default()
+                    );
+                    return Probe::Unhealthy(format!("{object}: {} {why}", field.healthy_when));
+                }
             }
         }
         if found == 0 {
@@ -103,6 +154,16 @@ impl Fields {
             Probe::Healthy
         }
     }
+}
+
+/// Whether two identifiers name the same object, an absent group or namespace being empty, as
+/// upstream's Go strings compare.
+fn same_object(a: &ResourceIdentifier, b: &ResourceIdentifier) -> bool {
+    let s = |v: &Option<String>| v.clone().unwrap_or_default();
+    s(&a.group) == s(&b.group)
+        && a.resource == b.resource
+        && s(&a.namespace) == s(&b.namespace)
+        && a.name == b.name
 }
 
 /// `<resource> <namespace>/<name>`, as the messages name an object.

@@ -245,20 +245,34 @@ fn placeholders(
     Placeholders { builtins, all }
 }
 
-/// `text` with the template's placeholders filled in for `cluster`, as its manifests are.
+/// `value` (one string, not JSON) with the template's placeholders filled in for `cluster`, the
+/// values the manifests get.
 #[must_use]
 pub fn fill(
     template: &AddOnTemplate,
     cluster: &str,
     config: Option<&AddOnDeploymentConfigSpec>,
-    text: &str,
+    value: &str,
 ) -> String {
-    substitute(text, &placeholders(template, cluster, config).all)
+    let values = placeholders(template, cluster, config).all;
+    substitute_with(value, &values, str::to_owned)
 }
 
-/// Replaces each `{{KEY}}` by its value; unknown keys become empty, as upstream's fasttemplate
-/// leaves them.
+/// Replaces each `{{KEY}}` of JSON text by its value, kept inside its JSON string; unknown keys
+/// become empty, as upstream's fasttemplate leaves them.
 fn substitute(text: &str, values: &[(String, String)]) -> String {
+    substitute_with(text, values, |value| {
+        let quoted = Value::String(value.to_owned()).to_string();
+        quoted[1..quoted.len() - 1].to_owned()
+    })
+}
+
+/// Replaces each `{{KEY}}` by its value, written by `encode`; unknown keys become empty.
+fn substitute_with(
+    text: &str,
+    values: &[(String, String)],
+    encode: impl Fn(&str) -> String,
+) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("{{") {
@@ -268,9 +282,7 @@ fn substitute(text: &str, values: &[(String, String)]) -> String {
         out.push_str(&rest[..start]);
         let key = &rest[start + 2..start + 2 + len];
         if let Some((_, value)) = values.iter().find(|(k, _)| *k == key) {
-            // The manifest is JSON text: the value must stay inside its string.
-            let quoted = Value::String(value.clone()).to_string();
-            out.push_str(&quoted[1..quoted.len() - 1]);
+            out.push_str(&encode(value));
         }
         rest = &rest[start + 2 + len + 2..];
     }

@@ -1,7 +1,7 @@
 //! How a template add-on's health is judged, by the prober its AddOnTemplate's annotation names:
 //! the Deployment's fed-back replicas (the default), the deploy work being applied, fields of the
-//! Deployment checked by CEL, the agent's lease as the registration agent reports it; and a name
-//! that is none of these, said in `Configured`.
+//! Deployment checked by CEL, the agent's lease as the registration agent reports it, nobody
+//! (`None`); and a name that is none of these, said in `ManifestApplied`.
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt as _;
@@ -49,6 +49,21 @@ async fn lease_renewed(managed: &kube::Client, namespace: &str, addon: &str) {
         .create(&PostParams::default(), &lease)
         .await
         .unwrap();
+}
+
+/// Waits until the add-on's health-check mode is `Customized`.
+async fn customized(addons: &Api<ManagedClusterAddOn>, addon: &str) {
+    fixture::wait(
+        addons.clone(),
+        addon,
+        "health-check mode Customized",
+        |m: Option<&ManagedClusterAddOn>| {
+            m.and_then(|m| m.status.as_ref())
+                .and_then(|s| s.health_check.as_ref())
+                .is_some_and(|h| h.mode == Some(HealthCheckMode::Customized))
+        },
+    )
+    .await;
 }
 
 /// Merges `annotations` into the template's.
@@ -148,18 +163,28 @@ async fn each_health_prober_decides_available_its_way() {
     )
     .await;
 
+    // A prober that does not exist: upstream's report of a template it cannot build; what is
+    // deployed stays.
     choose("Sometimes").await;
     let message = wait_condition(
         &addons,
         &addon,
-        "Configured",
+        "ManifestApplied",
         "False",
-        "ConfigurationsNotConfigured",
+        "ManifestWorkApplyFailed",
     )
     .await;
     assert!(
         message.contains("unknown health prober \"Sometimes\""),
         "{message}"
+    );
+    let work = format!("addon-{addon}-deploy-0");
+    assert!(
+        Api::<ManifestWork>::namespaced(hub.clone(), &c)
+            .get_opt(&work)
+            .await
+            .unwrap()
+            .is_some()
     );
 
     // The install namespace is the one the template's manifests use.
@@ -180,6 +205,11 @@ async fn each_health_prober_decides_available_its_way() {
     .await;
     let mode = mca.status.unwrap().health_check.and_then(|h| h.mode);
     assert_eq!(mode, Some(HealthCheckMode::Lease));
+
+    // None: the hub hands the condition to the add-on's own controller (mode Customized, which
+    // the registration agent's lease reporter leaves alone too).
+    choose("None").await;
+    customized(&addons, &addon).await;
 
     // Disabled while the work agent runs: it releases the deploy work.
     let works = Api::<ManifestWork>::namespaced(hub.clone(), &c);
