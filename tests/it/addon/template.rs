@@ -401,7 +401,7 @@ async fn addon_create_refuses_bad_input_and_creates_nothing() {
     let cases: [(Vec<&str>, &str); 8] = [
         (
             vec!["-f", &fields],
-            "probe field deployments /a: healthyWhen:",
+            "probe field deployments {{INSTALL_NAMESPACE}}/a: healthyWhen:",
         ),
         (
             vec!["-f", &prober],
