@@ -121,22 +121,28 @@ pub fn identifies(
         && wildcard_match(id.namespace.as_deref().unwrap_or_default(), namespace)
 }
 
+/// Whether an identifier names the resource a work's status reports ([`identifies`]).
+#[must_use]
+pub fn identifies_reported(id: &ResourceIdentifier, meta: &ManifestResourceMeta) -> bool {
+    let s = |v: &Option<String>| v.clone().unwrap_or_default();
+    identifies(
+        id,
+        &s(&meta.group),
+        &s(&meta.resource),
+        &s(&meta.namespace),
+        &s(&meta.name),
+    )
+}
+
 /// The first `manifestConfigs` entry that names this manifest's resource.
 #[must_use]
 pub fn config_for<'a>(
     configs: &'a [ManifestConfigOption],
     meta: &ManifestResourceMeta,
 ) -> Option<&'a ManifestConfigOption> {
-    let s = |v: &Option<String>| v.clone().unwrap_or_default();
-    configs.iter().find(|c| {
-        identifies(
-            &c.resource_identifier,
-            &s(&meta.group),
-            &s(&meta.resource),
-            &s(&meta.namespace),
-            &s(&meta.name),
-        )
-    })
+    configs
+        .iter()
+        .find(|c| identifies_reported(&c.resource_identifier, meta))
 }
 
 /// The update strategy for a resource: the first matching `manifestConfigs` entry's, else Update.

@@ -6,7 +6,7 @@ use std::sync::{Arc, LazyLock};
 
 use cel::{Context, Env, Program, Value};
 
-use crate::agent::work::build::identifies;
+use crate::agent::work::build::identifies_reported;
 use crate::api::addon::{HEALTH_PROBE_FIELDS_ANNOTATION, ProbeField};
 use crate::api::work::{
     FeedbackRule, FeedbackType, FeedbackValue, ManifestConfigOption, ManifestWorkStatus,
@@ -117,17 +117,9 @@ impl Fields {
             .unwrap_or_default();
         let mut found = 0;
         for (field, program) in &self.0 {
-            let named = reported.iter().filter(|m| {
-                let meta = &m.resource_meta;
-                let s = |v: &Option<String>| v.clone().unwrap_or_default();
-                identifies(
-                    &field.resource_identifier,
-                    &s(&meta.group),
-                    &s(&meta.resource),
-                    &s(&meta.namespace),
-                    &s(&meta.name),
-                )
-            });
+            let named = reported
+                .iter()
+                .filter(|m| identifies_reported(&field.resource_identifier, &m.resource_meta));
             for manifest in named {
                 let Some(feedback) = manifest.status_feedback.as_ref() else {
                     continue;
