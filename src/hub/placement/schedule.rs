@@ -454,4 +454,4 @@ pub fn schedule(inputs: &Inputs<'_>) -> Scheduled {
 
 #[cfg(test)]
 #[path = "schedule_tests.rs"]
-mod tests;
+pub(super) mod tests;

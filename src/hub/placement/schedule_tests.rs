@@ -9,8 +9,9 @@ use super::{Inputs, Scheduled, Shortfall, schedule};
 use crate::api::cluster::{AddOnPlacementScore, ManagedCluster, ManagedClusterSet, Placement};
 use crate::hub::clustersets::decide::builtin_sets;
 
+/// A placement `ns/p` with `spec` (the other placement tests use it too).
 #[allow(clippy::needless_pass_by_value)] // called with json! literals
-fn placement(spec: serde_json::Value) -> Placement {
+pub(in crate::hub::placement) fn placement(spec: serde_json::Value) -> Placement {
     serde_json::from_value(json!({
         "apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement",
         "metadata": {"name": "p", "namespace": "ns"}, "spec": spec

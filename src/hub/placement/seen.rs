@@ -228,6 +228,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::hub::placement::schedule::tests::placement;
 
     fn cluster(env: &str, heartbeat: &str, cpu: &str) -> ManagedCluster {
         serde_json::from_value(json!({
@@ -235,15 +236,6 @@ mod tests {
             "metadata": {"name": "c", "labels": {"env": env}, "resourceVersion": heartbeat},
             "spec": {}, "status": {"allocatable": {"cpu": cpu}, "conditions": [{"type": "ManagedClusterConditionAvailable", "status": "True",
                 "reason": "R", "message": heartbeat, "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
-        }))
-        .unwrap()
-    }
-
-    #[allow(clippy::needless_pass_by_value)] // called with json! literals
-    fn placement(spec: serde_json::Value) -> Placement {
-        serde_json::from_value(json!({
-            "apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement",
-            "metadata": {"name": "p", "namespace": "ns"}, "spec": spec
         }))
         .unwrap()
     }
