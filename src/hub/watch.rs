@@ -41,6 +41,10 @@ impl<K> Watched for K where
 {
 }
 
+/// What a controller sharing a fanned watch takes: the store, and its subscription to the
+/// changes.
+pub type Feed<K> = (Store<K>, UnboundedReceiver<Arc<K>>);
+
 /// Every changed object of one kind, to each subscriber.
 pub struct Fanout<K> {
     subscribers: Mutex<Vec<UnboundedSender<Arc<K>>>>,

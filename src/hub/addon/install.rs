@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{Stream, StreamExt as _};
+use futures::StreamExt as _;
 use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -22,7 +22,7 @@ use crate::api::addon::{
 };
 use crate::api::cluster::{PLACEMENT_LABEL, PlacementDecision};
 use crate::hub::addon::rollout;
-use crate::hub::watch;
+use crate::hub::watch::{self, Feed};
 use crate::runtime::{Shutdown, report, shutdown};
 
 const RETRY: Duration = Duration::from_secs(5);
@@ -70,22 +70,10 @@ pub fn decided(
 /// Runs until `shutdown` is cancelled.
 pub async fn run_with(
     hub: Client,
-    (addons, addon_events): (
-        Store<ManagedClusterAddOn>,
-        impl Stream<Item = Arc<ManagedClusterAddOn>> + Send + 'static,
-    ),
-    (cmas, cma_events): (
-        Store<ClusterManagementAddOn>,
-        impl Stream<Item = Arc<ClusterManagementAddOn>> + Send + 'static,
-    ),
-    (templates, template_events): (
-        Store<AddOnTemplate>,
-        impl Stream<Item = Arc<AddOnTemplate>> + Send + 'static,
-    ),
-    (configs, config_events): (
-        Store<AddOnDeploymentConfig>,
-        impl Stream<Item = Arc<AddOnDeploymentConfig>> + Send + 'static,
-    ),
+    (addons, addon_events): Feed<ManagedClusterAddOn>,
+    (cmas, cma_events): Feed<ClusterManagementAddOn>,
+    (templates, template_events): Feed<AddOnTemplate>,
+    (configs, config_events): Feed<AddOnDeploymentConfig>,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
     let (decisions, decision_events, decision_watch) = watch::shared::<PlacementDecision>(

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use futures::{Stream, StreamExt as _};
+use futures::StreamExt as _;
 use k8s_openapi::api::rbac::v1::RoleBinding;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, Patch, PatchParams};
@@ -32,7 +32,7 @@ use crate::api::addon::{
 use crate::api::cluster::ManagedCluster;
 use crate::api::conditions::{self, TRUE};
 use crate::api::work::ManifestWork;
-use crate::hub::watch;
+use crate::hub::watch::{self, Feed};
 use crate::runtime::{Shutdown, report, shutdown};
 
 const FIELD_MANAGER: &str = "clusteradm-addon-manager";
@@ -100,22 +100,10 @@ fn using_config(
 pub async fn run_with(
     hub: Client,
     clusters: Store<ManagedCluster>,
-    (addons, addon_events): (
-        Store<ManagedClusterAddOn>,
-        impl Stream<Item = Arc<ManagedClusterAddOn>> + Send + 'static,
-    ),
-    (cmas, cma_events): (
-        Store<ClusterManagementAddOn>,
-        impl Stream<Item = Arc<ClusterManagementAddOn>> + Send + 'static,
-    ),
-    (templates, template_events): (
-        Store<AddOnTemplate>,
-        impl Stream<Item = Arc<AddOnTemplate>> + Send + 'static,
-    ),
-    (configs, config_events): (
-        Store<AddOnDeploymentConfig>,
-        impl Stream<Item = Arc<AddOnDeploymentConfig>> + Send + 'static,
-    ),
+    (addons, addon_events): Feed<ManagedClusterAddOn>,
+    (cmas, cma_events): Feed<ClusterManagementAddOn>,
+    (templates, template_events): Feed<AddOnTemplate>,
+    (configs, config_events): Feed<AddOnDeploymentConfig>,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
     let (works, work_events, work_watch) =
