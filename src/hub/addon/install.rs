@@ -18,7 +18,7 @@ use kube::{Client, ResourceExt as _};
 use crate::api::addon::{
     ADDON_DEPLOYMENT_CONFIGS, ADDON_TEMPLATES, AddOnDeploymentConfig, AddOnTemplate,
     ClusterManagementAddOn, ConfigSpecHash, LIFECYCLE_ADDON_MANAGER, LIFECYCLE_ANNOTATION,
-    ManagedClusterAddOn, ManagedClusterAddOnSpec,
+    ManagedClusterAddOn, ManagedClusterAddOnSpec, PlacementStrategy,
 };
 use crate::api::cluster::{PLACEMENT_LABEL, PlacementDecision};
 use crate::hub::addon::rollout;
@@ -43,6 +43,12 @@ pub fn managed_by_hub(cma: &ClusterManagementAddOn) -> bool {
         .is_none_or(|v| v.is_empty() || v == LIFECYCLE_ADDON_MANAGER)
 }
 
+/// Whether decision `d` is one of placement `p`'s.
+fn made_for(d: &PlacementDecision, p: &PlacementStrategy) -> bool {
+    d.namespace().as_deref() == Some(p.namespace.as_str())
+        && d.labels().get(PLACEMENT_LABEL) == Some(&p.name)
+}
+
 /// The clusters `cma`'s placements decide, from the decisions in `decisions`.
 #[must_use]
 pub fn decided(
@@ -55,12 +61,7 @@ pub fn decided(
     strategy
         .placements
         .iter()
-        .flat_map(|p| {
-            decisions.iter().filter(move |d| {
-                d.namespace().as_deref() == Some(p.namespace.as_str())
-                    && d.labels().get(PLACEMENT_LABEL) == Some(&p.name)
-            })
-        })
+        .flat_map(|p| decisions.iter().filter(move |d| made_for(d, p)))
         .filter_map(|d| d.status.as_ref())
         .flat_map(|s| s.decisions.iter().map(|c| c.cluster_name.clone()))
         .filter(|c| !c.is_empty())
@@ -248,10 +249,7 @@ async fn roll_out(cma: &ClusterManagementAddOn, ctx: &Context) -> Result<Action,
         .map(|strategy| {
             let mine: Vec<&PlacementDecision> = decisions
                 .iter()
-                .filter(|d| {
-                    d.namespace().as_deref() == Some(strategy.namespace.as_str())
-                        && d.labels().get(PLACEMENT_LABEL) == Some(&strategy.name)
-                })
+                .filter(|d| made_for(d, strategy))
                 .map(AsRef::as_ref)
                 .collect();
             rollout::PlacementInput {
