@@ -193,9 +193,8 @@ async fn enable(args: EnableArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let labels = pairs("labels", &args.labels)?;
     let config_objects = match &args.config_file {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading the config file {}", path.display()))?;
-            crate::apply::parse_objects(&text, &path.display().to_string())?
+            let (name, text) = crate::work::manifests::read(path)?;
+            crate::apply::parse_objects(&text, &name)?
         }
         None => Vec::new(),
     };

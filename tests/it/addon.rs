@@ -615,6 +615,13 @@ async fn enable_with_a_config_file_applies_and_names_the_configs() {
         !enabled_on(&hub, &c[0], &addon).await,
         "enabled despite a bad config file"
     );
+    let missing = std::path::Path::new("/nonexistent/config.yaml");
+    let (code, _, err) = on_hub(&args(missing).each_ref().map(String::as_str)).await;
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("cannot read /nonexistent/config.yaml"),
+        "{err}"
+    );
 
     let out = succeeds(&args(&file).each_ref().map(String::as_str)).await;
     says(&out, &format!("AddOnDeploymentConfig default/{config}"));
