@@ -8,11 +8,15 @@
 //! - `ReadOnly`: only read; reported, never written, never deleted.
 //!
 //! Written objects get an ownerReference to the AppliedManifestWork, so that even if the agent is
-//! gone, deleting that record lets the garbage collector remove them. A failure is reported in
-//! the manifest's conditions and never stops the other manifests.
+//! gone, deleting that record lets the garbage collector remove them. The reference is merged into
+//! the object's list by its own compare-and-swap patch, never sent in the apply: every work applies
+//! as the same field manager, so an applied list would replace the references of other works that
+//! apply the same object, and deleting one of them would then delete what the others still want
+//! (upstream's `ApplyOwnerReferences` merges the same way). A failure is reported in the
+//! manifest's conditions and never stops the other manifests.
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::Resource as _;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::{Resource as _, ResourceExt as _};
 use serde_json::Value;
 
 use super::build::{self, Key};
@@ -162,22 +166,23 @@ pub async fn apply_manifest(
             key: Some(key),
         };
     }
-    let body = body_for(&parsed, namespace.as_ref(), owner);
-    match write(&api, &parsed.name, &body, strategy).await {
+    let written = write_owned(
+        &api,
+        &parsed.name,
+        &parsed,
+        namespace.as_ref(),
+        owner,
+        strategy,
+    )
+    .await;
+    match written {
         Ok(obj) => {
             if parsed.gvk.group == "apiextensions.k8s.io"
                 && parsed.gvk.kind == "CustomResourceDefinition"
             {
                 discovery.learn_crd(&obj);
             }
-            let record = AppliedManifestResourceMeta {
-                group: Some(key.group.clone()).filter(|g| !g.is_empty()),
-                version: parsed.gvk.version.clone(),
-                resource: key.resource.clone(),
-                namespace: namespace.clone(),
-                name: parsed.name.clone(),
-                uid: obj.metadata.uid.clone(),
-            };
+            let record = record_of(&key, &parsed.gvk.version, &obj);
             // What the server returned is the object as it is now, status included.
             let feedback = Some(feedback_of(config, gvk, &obj));
             Outcome {
@@ -204,18 +209,90 @@ pub async fn apply_manifest(
     }
 }
 
-/// The object to send: in its namespace, owned by the AppliedManifestWork, without what the
-/// server sets.
-fn body_for(parsed: &build::Parsed, namespace: Option<&String>, owner: &Owner) -> DynamicObject {
+/// What the AppliedManifestWork records of an object the agent wrote.
+fn record_of(key: &Key, version: &str, obj: &DynamicObject) -> AppliedManifestResourceMeta {
+    AppliedManifestResourceMeta {
+        group: Some(key.group.clone()).filter(|g| !g.is_empty()),
+        version: version.to_owned(),
+        resource: key.resource.clone(),
+        namespace: Some(key.namespace.clone()).filter(|n| !n.is_empty()),
+        name: key.name.clone(),
+        uid: obj.metadata.uid.clone(),
+    }
+}
+
+/// Writes the manifest by its strategy and makes sure the AppliedManifestWork owns what it wrote.
+async fn write_owned(
+    api: &Api<DynamicObject>,
+    name: &str,
+    parsed: &build::Parsed,
+    namespace: Option<&String>,
+    owner: &Owner,
+    strategy: UpdateStrategy,
+) -> Result<DynamicObject, kube::Error> {
+    let strategy_type = strategy.type_;
+    let body = body_for(parsed, namespace, owner, strategy_type);
+    match write(api, name, &body, strategy).await {
+        // CreateOnly: what it created carries the reference; what was there before stays not ours.
+        Ok(obj) if strategy_type == UpdateStrategyType::CreateOnly => Ok(obj),
+        Ok(obj) => add_owner(api, obj, owner).await,
+        Err(e) => Err(e),
+    }
+}
+
+/// The object to send: in its namespace, without what the server sets. Only a create carries the
+/// owner reference; an apply leaves it to [`add_owner`] (see the module doc).
+fn body_for(
+    parsed: &build::Parsed,
+    namespace: Option<&String>,
+    owner: &Owner,
+    strategy: UpdateStrategyType,
+) -> DynamicObject {
     let mut body = parsed.object.clone();
     body.metadata.namespace = namespace.cloned();
     body.metadata.managed_fields = None;
     body.metadata.resource_version = None;
-    let refs = body.metadata.owner_references.get_or_insert_default();
+    if strategy == UpdateStrategyType::CreateOnly {
+        body.metadata.owner_references = Some(with_owner(
+            body.metadata.owner_references.take().unwrap_or_default(),
+            owner,
+        ));
+    }
+    body
+}
+
+/// `refs` with the AppliedManifestWork's reference added, unless it is there.
+fn with_owner(mut refs: Vec<OwnerReference>, owner: &Owner) -> Vec<OwnerReference> {
     if !refs.iter().any(|r| r.uid == owner.uid) {
         refs.push(owner.reference());
     }
-    body
+    refs
+}
+
+/// Adds the AppliedManifestWork's reference to an applied object that lacks it, keeping every
+/// other reference (other works', the user's). The patch carries the UID and resourceVersion the
+/// list was read at, so a concurrent change fails it (retried on the next sync) instead of losing
+/// a reference. Nothing is sent when the reference is there: the steady state costs no request.
+async fn add_owner(
+    api: &Api<DynamicObject>,
+    obj: DynamicObject,
+    owner: &Owner,
+) -> Result<DynamicObject, kube::Error> {
+    let refs = obj.metadata.owner_references.clone().unwrap_or_default();
+    if refs.iter().any(|r| r.uid == owner.uid) {
+        return Ok(obj);
+    }
+    let patch = serde_json::json!({"metadata": {
+        "uid": obj.metadata.uid,
+        "resourceVersion": obj.metadata.resource_version,
+        "ownerReferences": with_owner(refs, owner),
+    }});
+    let params = PatchParams {
+        field_manager: Some(WORK_AGENT_FIELD_MANAGER.into()),
+        ..PatchParams::default()
+    };
+    api.patch(&obj.name_any(), &params, &Patch::Merge(&patch))
+        .await
 }
 
 /// Writes the object by its (writing) strategy; returns the object as the server holds it.

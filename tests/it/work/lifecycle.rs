@@ -294,3 +294,63 @@ async fn removing_a_work_leaves_what_it_does_not_own() {
         );
     }
 }
+
+/// Two works applying one ConfigMap both own it (one reference each, as upstream's agent keeps
+/// them); deleting the first leaves the ConfigMap (same object) to the second, deleting the second
+/// removes it. Upstream's e2e "should keep the resource when there are other appliedManifestWork
+/// owners".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resource_two_works_apply_is_kept_until_both_are_deleted() {
+    let _hub = super::hub_lock().await;
+    let c = TestCluster::new("it-work-2own").await;
+    let ns = c.managed_namespace().await;
+    let _agent = c.agent(Duration::from_secs(60));
+    let config_maps: Api<ConfigMap> = Api::namespaced(c.managed.clone(), &ns);
+    let works = [common::unique("w1"), common::unique("w2")];
+    for name in &works {
+        c.create_work(
+            name,
+            ManifestWorkSpec {
+                workload: ManifestsTemplate {
+                    manifests: vec![config_map(&ns, "shared")],
+                },
+                ..Default::default()
+            },
+        )
+        .await;
+        wait_work(&c.works(), name, "applied", applied_and_available).await;
+    }
+    let owned_by_works = |cm: &ConfigMap| {
+        cm.owner_references()
+            .iter()
+            .filter(|r| r.kind == "AppliedManifestWork")
+            .count()
+    };
+    let cm = common::eventually("both works own the ConfigMap", WAIT, || async {
+        config_maps
+            .get("shared")
+            .await
+            .ok()
+            .filter(|cm| owned_by_works(cm) == 2)
+    })
+    .await;
+
+    let first = c.works().get(&works[0]).await.unwrap().uid().unwrap();
+    c.works()
+        .delete(&works[0], &kube::api::DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone(c.works(), &works[0], &first).await;
+    let kept = config_maps.get("shared").await.unwrap();
+    assert_eq!(kept.uid(), cm.uid(), "the ConfigMap was re-created");
+    assert!(kept.metadata.deletion_timestamp.is_none(), "being deleted");
+    assert_eq!(owned_by_works(&kept), 1, "{:?}", kept.owner_references());
+
+    let second = c.works().get(&works[1]).await.unwrap().uid().unwrap();
+    c.works()
+        .delete(&works[1], &kube::api::DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone(c.works(), &works[1], &second).await;
+    wait_gone(config_maps, "shared", &cm.uid().unwrap()).await;
+}
