@@ -4,7 +4,8 @@
 //! layers (a module uses only those above it in this list):
 //!
 //! - foundations: the OCM API types and well-known names ([`api`]), YAML ([`yaml`]), PKI
-//!   ([`pki`]), Secret fields ([`secrets`]), user-facing errors ([`error`]);
+//!   ([`pki`]), Secret fields ([`secrets`]), user-facing errors ([`error`]), CEL with a cost
+//!   budget ([`cel_budget`]);
 //! - machinery: rendering embedded templates ([`render`]), applying a bundle of objects with
 //!   server-side apply ([`apply`]), kubectl-style kubeconfig selection ([`kubeconfig`]), what
 //!   every loop needs ([`runtime`]), agent identities and CSR approval ([`identity`]);
@@ -18,6 +19,7 @@
 pub mod agent;
 pub mod api;
 pub mod apply;
+pub mod cel_budget;
 pub mod cli;
 pub mod error;
 pub mod hub;

@@ -701,3 +701,104 @@ async fn a_cel_selector_picks_and_one_that_does_not_compile_is_misconfigured() {
     );
     w.remove().await;
 }
+
+/// Placements whose CEL would run for hours (four nested `all()` over 100 elements, 10^8 steps)
+/// are stopped at their cost limit and reported misconfigured, naming it, while another
+/// placement still follows a label change; one in a namespace with no binding is never
+/// evaluated at all (it reports the missing binding, not the cost).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn costly_cel_selectors_are_stopped_and_do_not_hold_up_other_placements() {
+    let w = World::new("it-plcost").await;
+    let (hub, ns, c) = (&w.hub, w.ns.as_str(), &w.clusters);
+    let list = format!(
+        "[{}]",
+        (0..100)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    // The dry run against an empty cluster stops at the name; a real cluster goes on.
+    let runaway = format!(
+        "managedCluster.metadata.name != '' && {list}.all(a, {list}.all(b, {list}.all(c, {list}.all(d, true))))"
+    );
+    let place = |name: &str, ns: &str| -> Placement {
+        serde_json::from_value(json!({"apiVersion": "cluster.open-cluster-management.io/v1beta1",
+            "kind": "Placement", "metadata": {"name": name, "namespace": ns},
+            "spec": {"predicates": [{"requiredClusterSelector": {"celSelector": {"celExpressions": [runaway]}}}]}}))
+        .unwrap()
+    };
+    let placements: Api<Placement> = Api::namespaced(hub.clone(), ns);
+    for i in 0..4 {
+        placements
+            .create(&PostParams::default(), &place(&format!("costly-{i}"), ns))
+            .await
+            .unwrap();
+    }
+    let unbound = format!("{}-unbound", w.set);
+    let nsobj: Namespace = serde_json::from_value(json!({"metadata": {"name": unbound}})).unwrap();
+    Api::<Namespace>::all(hub.clone())
+        .create(&PostParams::default(), &nsobj)
+        .await
+        .unwrap();
+    Api::<Placement>::namespaced(hub.clone(), &unbound)
+        .create(&PostParams::default(), &place("costly", &unbound))
+        .await
+        .unwrap();
+
+    let (code, _, err) = w
+        .create_placement("follow", &["--label-selectors", "env=prod"])
+        .await;
+    assert_eq!(code, 0, "{err}");
+    decided(hub, ns, "follow", "the prod clusters", |d| d.len() == 2).await;
+    for i in 0..4 {
+        let m = reason(
+            hub,
+            ns,
+            &format!("costly-{i}"),
+            "PlacementMisconfigured",
+            "Misconfigured",
+        )
+        .await;
+        assert!(
+            m.message
+                .contains("exceeded the cost limit of 1000000 on cluster"),
+            "{}",
+            m.message
+        );
+    }
+    let none = reason(
+        hub,
+        &unbound,
+        "costly",
+        "PlacementSatisfied",
+        "NoManagedClusterSetBindings",
+    )
+    .await;
+    assert_eq!(none.status, "False");
+    assert!(
+        condition(hub, &unbound, "costly", "PlacementMisconfigured")
+            .await
+            .is_none_or(|m| m.status == "False"),
+        "a placement with no binding was evaluated"
+    );
+
+    // A label change reaches the other placement promptly, however often the costly ones are
+    // woken by it.
+    let started = Instant::now();
+    Api::<ManagedCluster>::all(hub.clone())
+        .patch(
+            &c[2],
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"env": "prod"}}})),
+        )
+        .await
+        .unwrap();
+    decided(hub, ns, "follow", "the new prod cluster", |d| d.len() == 3).await;
+    let took = started.elapsed();
+    eprintln!("a label change reached the decision in {took:?} beside 4 costly placements");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    let _ = Api::<Namespace>::all(hub.clone())
+        .delete(&unbound, &DeleteParams::default())
+        .await;
+    w.remove().await;
+}

@@ -6,6 +6,8 @@ use std::sync::{Arc, LazyLock};
 
 use cel::{Context, Env, Program, Value};
 
+use crate::cel_budget::{self, Failure, Meter, PER_CALL_LIMIT};
+
 use crate::agent::work::build::identifies_reported;
 use crate::api::addon::{HEALTH_PROBE_FIELDS_ANNOTATION, ProbeField};
 use crate::api::work::{
@@ -13,12 +15,8 @@ use crate::api::work::{
     ResourceIdentifier, StatusFeedbackResult, ValueType,
 };
 
-static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
-    let mut env = Env::stdlib();
-    env.add_extension(cel::extensions::strings)
-        .expect("the string extension declares no clashing names");
-    Arc::new(env)
-});
+/// Metered as a placement's `celSelector` is: one check may cost [`PER_CALL_LIMIT`].
+static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| Arc::new(cel_budget::env()));
 
 /// What a prober found.
 #[derive(Debug, PartialEq, Eq)]
@@ -220,11 +218,16 @@ fn holds(program: &Program, values: &[FeedbackValue]) -> Result<(), String> {
             ctx.add_variable_from_value(v.name.clone(), value);
         }
     }
-    match program.execute(&ctx) {
+    let meter = Meter::new(PER_CALL_LIMIT);
+    meter
+        .install(&mut ctx)
+        .map_err(|e| format!("failed: {e}"))?;
+    match cel_budget::execute(program, &ctx, &meter) {
         Ok(Value::Bool(true)) => Ok(()),
         Ok(Value::Bool(false)) => Err("is false".into()),
         Ok(other) => Err(format!("is {other:?}, not a boolean")),
-        Err(e) => Err(format!("failed: {e}")),
+        Err(Failure::Exceeded(limit)) => Err(format!("exceeded the cost limit of {limit}")),
+        Err(Failure::Error(e)) => Err(format!("failed: {e}")),
     }
 }
 

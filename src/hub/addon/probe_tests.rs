@@ -220,3 +220,38 @@ fn placeholders_are_filled_after_parsing() {
         ".status.ready"
     );
 }
+
+#[test]
+fn a_check_that_would_not_end_stops_at_its_cost_limit() {
+    let list = format!(
+        "[{}]",
+        (0..100)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let check = format!("{list}.all(a, {list}.all(b, {list}.all(c, {list}.all(d, s > 0))))");
+    let fields = Fields::parse(
+        &format!(
+            "- resourceIdentifier: {{resource: configmaps, name: agent, namespace: ns}}\n  \
+             probeRules: [{{type: JSONPaths, jsonPaths: [{{name: s, path: .status}}]}}]\n  \
+             healthyWhen: '{check}'\n"
+        ),
+        str::to_owned,
+    )
+    .unwrap();
+    let status: ManifestWorkStatus =
+        serde_json::from_value(json!({"resourceStatus": {"manifests": [{
+        "resourceMeta": {"ordinal": 0, "group": "", "version": "v1", "kind": "ConfigMap",
+            "resource": "configmaps", "namespace": "ns", "name": "agent"},
+        "statusFeedback": {"values": [{"name": "s",
+            "fieldValue": {"type": "Integer", "integer": 1}}]},
+        "conditions": []}]}}))
+        .unwrap();
+    let started = std::time::Instant::now();
+    let Probe::Unhealthy(why) = fields.check(&status) else {
+        panic!("a check past its limit is not healthy");
+    };
+    assert!(why.ends_with("exceeded the cost limit of 1000000"), "{why}");
+    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+}

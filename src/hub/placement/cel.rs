@@ -6,6 +6,10 @@
 //! `semver(s[, normalize])`, `isSemver(s)`, `quantity(s)`, `isQuantity(s)` with `isGreaterThan`,
 //! `isLessThan`, `compareTo`, `major`, `minor`, `patch`, `asInteger`, `asApproximateFloat`, and
 //! `parseJSON`. Kubernetes' IP, CIDR, URL and format libraries are not.
+//!
+//! Every evaluation is metered ([`crate::cel_budget`]): one expression on one cluster may cost
+//! [`PER_CALL_LIMIT`], and all of a placement's evaluations in one scheduling [`BUDGET`]; past
+//! either, scheduling stops and the placement is reported misconfigured, naming the limit.
 use std::cmp::Ordering;
 use std::sync::{Arc, LazyLock};
 
@@ -13,23 +17,28 @@ use cel::extractors::This;
 use cel::objects::Opaque;
 use cel::{Context, Env, ExecutionError, Program, Value};
 
+use crate::cel_budget::{self, Failure, Meter, PER_CALL_LIMIT};
+
 use crate::agent::registration::capacity::parse_milli;
 use crate::api::cluster::{AddOnPlacementScore, ManagedCluster};
 
 /// Finds the AddOnPlacementScore named (second) in a cluster's namespace (first).
 pub type Scores = Arc<dyn Fn(&str, &str) -> Option<Arc<AddOnPlacementScore>> + Send + Sync>;
 
-static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
-    let mut env = Env::stdlib();
-    env.add_extension(cel::extensions::strings)
-        .expect("the string extension declares no clashing names");
-    Arc::new(env)
-});
+/// What all of one placement's CEL evaluations may cost in one scheduling, over every cluster
+/// (upstream's `RuntimeCELCostBudget`, in iterations here).
+pub const BUDGET: u64 = 10_000_000;
+
+static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| Arc::new(cel_budget::env()));
 
 /// Compiled expressions, all of which a cluster must satisfy.
 pub struct Selector {
-    programs: Vec<Program>,
+    programs: Vec<(String, Program)>,
 }
+
+/// An evaluation stopped at a limit: upstream's `PlacementMisconfigured` message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exceeded(pub String);
 
 /// A semantic version (`semver("1.2.3")`).
 #[derive(Debug, PartialEq, Eq)]
@@ -191,10 +200,14 @@ impl Selector {
             let program = ENV
                 .compile(expression)
                 .map_err(|e| format!("Predicate:compilation failed: {e}"))?;
-            // Parsing does not resolve names; a dry run against an empty cluster finds a
-            // function or variable that no cluster could make exist.
+            // Parsing does not resolve names; a (metered) dry run against an empty cluster finds
+            // a function or variable that no cluster could make exist.
+            let meter = Meter::new(PER_CALL_LIMIT);
             let mut probe = Context::with_env(ENV.clone());
             add_library(&mut probe).map_err(|e| format!("Predicate:{e}"))?;
+            meter
+                .install(&mut probe)
+                .map_err(|e| format!("Predicate:{e}"))?;
             probe
                 .add_variable(
                     "managedCluster",
@@ -206,34 +219,48 @@ impl Selector {
                     Value::List(Arc::new(vec![]))
                 })
                 .map_err(|e| format!("Predicate:{e}"))?;
-            if let Err(ExecutionError::UndeclaredReference(name)) = program.execute(&probe) {
-                return Err(format!(
-                    "Predicate:compilation failed: undeclared reference to '{name}' in {expression:?}"
-                ));
+            match cel_budget::execute(&program, &probe, &meter) {
+                Err(Failure::Error(ExecutionError::UndeclaredReference(name))) => {
+                    return Err(format!(
+                        "Predicate:compilation failed: undeclared reference to '{name}' in {expression:?}"
+                    ));
+                }
+                Err(Failure::Exceeded(limit)) => {
+                    return Err(over_limit(expression, limit, "an empty cluster"));
+                }
+                _ => {}
             }
-            programs.push(program);
+            programs.push((expression.clone(), program));
         }
         Ok(Self { programs })
     }
 
     /// Whether `cluster` satisfies every expression; `scores` finds its AddOnPlacementScores.
-    pub fn matches(&self, cluster: &ManagedCluster, scores: &Scores) -> bool {
+    /// What the evaluations cost is taken from `budget`; `Err` when an evaluation or the budget
+    /// ran out (the cluster's answer then means nothing).
+    pub fn matches(
+        &self,
+        cluster: &ManagedCluster,
+        scores: &Scores,
+        budget: &mut u64,
+    ) -> Result<bool, Exceeded> {
         if self.programs.is_empty() {
-            return true;
+            return Ok(true);
         }
         let Ok(json) = serde_json::to_value(cluster) else {
-            return false;
+            return Ok(false);
         };
         let name = cluster.metadata.name.clone().unwrap_or_default();
         let scores = scores.clone();
         let mut ctx = Context::with_env(ENV.clone());
         if add_library(&mut ctx).is_err() || ctx.add_variable("managedCluster", json).is_err() {
-            return false;
+            return Ok(false);
         }
+        let cluster_name = name.clone();
         let added = ctx.add_function(
             "scores",
             move |_: This<Value>, resource: Arc<String>| -> Result<Value, ExecutionError> {
-                let found = scores(&name, &resource)
+                let found = scores(&cluster_name, &resource)
                     .ok_or_else(|| error("scores", format!("no AddOnPlacementScore {resource}")))?;
                 let list = found
                     .status
@@ -246,12 +273,43 @@ impl Selector {
             },
         );
         if added.is_err() {
-            return false;
+            return Ok(false);
         }
-        self.programs
-            .iter()
-            .all(|p| matches!(p.execute(&ctx), Ok(Value::Bool(true))))
+        for (expression, program) in &self.programs {
+            let limit = PER_CALL_LIMIT.min(*budget);
+            let meter = Meter::new(limit);
+            // Each evaluation charges its own meter (declaring it again replaces the last).
+            if meter.install(&mut ctx).is_err() {
+                return Ok(false);
+            }
+            let result = cel_budget::execute(program, &ctx, &meter);
+            *budget = budget.saturating_sub(meter.used());
+            match result {
+                Ok(Value::Bool(true)) => {}
+                Err(Failure::Exceeded(_)) if limit < PER_CALL_LIMIT => {
+                    return Err(Exceeded(format!(
+                        "Predicate:the CEL expressions exceeded the placement's cost budget of \
+                         {BUDGET} in one scheduling (at cluster {name})"
+                    )));
+                }
+                Err(Failure::Exceeded(limit)) => {
+                    return Err(Exceeded(over_limit(
+                        expression,
+                        limit,
+                        &format!("cluster {name}"),
+                    )));
+                }
+                // An expression that is false or fails to evaluate excludes the cluster.
+                _ => return Ok(false),
+            }
+        }
+        Ok(true)
     }
+}
+
+/// The misconfiguration of an expression that ran out of its per-call limit.
+fn over_limit(expression: &str, limit: u64, on: &str) -> String {
+    format!("Predicate:CEL expression {expression:?} exceeded the cost limit of {limit} on {on}")
 }
 
 #[cfg(test)]
@@ -280,7 +338,12 @@ mod tests {
     fn matches(expression: &str) -> bool {
         Selector::compile(&[expression.to_owned()])
             .unwrap()
-            .matches(&cluster(), &(Arc::new(score) as Scores))
+            .matches(
+                &cluster(),
+                &(Arc::new(score) as Scores),
+                &mut BUDGET.clone(),
+            )
+            .unwrap()
     }
 
     #[test]
@@ -321,5 +384,48 @@ mod tests {
         );
         assert!(err("nope(managedCluster)").contains("undeclared reference to 'nope'"));
         assert!(err("cluster.metadata.name == 'a'").contains("undeclared reference to 'cluster'"));
+        // A dry run that would not end is stopped, and named.
+        let runaway = "[0,1,2,3,4,5,6,7,8,9].all(a, [0,1,2,3,4,5,6,7,8,9].all(b, [0,1,2,3,4,5,6,7,8,9].all(c, \
+            [0,1,2,3,4,5,6,7,8,9].all(d, [0,1,2,3,4,5,6,7,8,9].all(e, [0,1,2,3,4,5,6,7,8,9].all(f, \
+            [0,1,2,3,4,5,6,7,8,9].all(g, true)))))))";
+        assert!(
+            err(runaway).contains("exceeded the cost limit of 1000000 on an empty cluster"),
+            "{}",
+            err(runaway)
+        );
+    }
+
+    #[test]
+    fn an_evaluation_past_its_limit_or_the_placements_budget_is_named() {
+        let long: Vec<String> = (0..100).map(|i| i.to_string()).collect();
+        let list = format!("[{}]", long.join(","));
+        let four = format!(
+            "managedCluster.metadata.name == 'c1' && {list}.all(a, {list}.all(b, {list}.all(c, {list}.all(d, true))))"
+        );
+        // The dry run stops at the name check; the cluster's evaluation does not.
+        let selector = Selector::compile(std::slice::from_ref(&four)).unwrap();
+        let scores = Arc::new(score) as Scores;
+        let mut budget = BUDGET;
+        let started = std::time::Instant::now();
+        let err = selector
+            .matches(&cluster(), &scores, &mut budget)
+            .unwrap_err();
+        assert!(
+            err.0
+                .contains("exceeded the cost limit of 1000000 on cluster c1"),
+            "{err:?}"
+        );
+        assert!(
+            budget < BUDGET - PER_CALL_LIMIT + PER_CALL_LIMIT / 10,
+            "{budget}"
+        );
+        assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+        // What is left of the placement's budget bounds the next evaluation.
+        let mut budget = 1000;
+        let err = selector
+            .matches(&cluster(), &scores, &mut budget)
+            .unwrap_err();
+        assert!(err.0.contains("cost budget of 10000000"), "{err:?}");
+        assert_eq!(budget, 0);
     }
 }

@@ -3,6 +3,7 @@
 //! watch per kind whatever the number of placements. For each placement it [`schedule`]s
 //! clusters from the stores, splits them into [`groups`] and PlacementDecisions, and the
 //! [`writer`] makes the decisions and the [`status`] so.
+mod budget;
 mod cel;
 pub mod groups;
 mod index;
@@ -52,6 +53,7 @@ struct Context {
     lag: writer::Lag,
     echoes: Arc<writer::Echoes>,
     index: Arc<index::Index>,
+    over_budget: budget::OverBudget,
 }
 
 /// Placements, and a stream of them that wakes for their spec, labels and annotations (the
@@ -136,6 +138,7 @@ pub async fn run_with(
         bindings: bindings.clone(),
         decisions: decisions.clone(),
         scores: scores.clone(),
+        over_budget: budget::OverBudget::default(),
         lag: writer::Lag::default(),
         echoes: echoes.clone(),
         index: decision_index,
@@ -221,38 +224,74 @@ fn error_policy(_: Arc<Placement>, e: &Error, _: Arc<Context>) -> Action {
     Action::requeue(RETRY)
 }
 
+/// Schedules `p`. A placement with CEL selectors is scheduled on a blocking thread: its
+/// evaluations may take up to their budget, which must not hold up the hub's async workers.
+async fn schedule_off_the_workers(
+    p: &Arc<Placement>,
+    bound_sets: Vec<Arc<ManagedClusterSet>>,
+    view: &Arc<index::View>,
+    ctx: &Context,
+    now: k8s_openapi::jiff::Timestamp,
+) -> schedule::Scheduled {
+    let clusters = ctx.clusters.state();
+    let store = ctx.scores.clone();
+    let scores: schedule::Scores = Arc::new(move |cluster: &str, resource: &str| {
+        store.get(&ObjectRef::new(resource).within(cluster))
+    });
+    let run = {
+        let (p, view) = (p.clone(), view.clone());
+        move || {
+            schedule::schedule(&Inputs {
+                placement: &p,
+                bound_sets: bound_sets.iter().map(AsRef::as_ref).collect(),
+                clusters: &clusters,
+                current: &view.current,
+                others: &view.others,
+                scores,
+                now,
+            })
+        }
+    };
+    if !schedule::evaluates_cel(p) {
+        return run();
+    }
+    tokio::task::spawn_blocking(run)
+        .await
+        .unwrap_or_else(|e| schedule::Scheduled {
+            misconfigured: Some(format!("Predicate:the CEL evaluation failed: {e}")),
+            ..schedule::Scheduled::default()
+        })
+}
+
 async fn reconcile(p: Arc<Placement>, ctx: Arc<Context>) -> Result<Action, Error> {
     if p.metadata.deletion_timestamp.is_some() {
+        ctx.over_budget.forget(&p);
         // Its decisions are owned by it: the garbage collector removes them.
         return Ok(Action::await_change());
     }
     let (ns, name) = (p.namespace().unwrap_or_default(), p.name_any());
     let sets = ctx.sets.state();
-    let bound_sets: Vec<&ManagedClusterSet> = ctx
+    let bound_sets: Vec<Arc<ManagedClusterSet>> = ctx
         .bindings
         .state()
         .iter()
         .filter(|b| b.namespace().as_deref() == Some(ns.as_str()))
-        .filter_map(|b| sets.iter().find(|s| s.name_any() == b.name_any()))
-        .map(AsRef::as_ref)
+        .filter_map(|b| sets.iter().find(|s| s.name_any() == b.name_any()).cloned())
         .collect();
-    let view = ctx.index.view(&ns, &name);
-    let clusters = ctx.clusters.state();
+    let view = Arc::new(ctx.index.view(&ns, &name));
     let now = k8s_openapi::jiff::Timestamp::now();
-    let scheduled = schedule::schedule(&Inputs {
-        placement: &p,
-        bound_sets,
-        clusters: &clusters,
-        current: &view.current,
-        others: &view.others,
-        scores: {
-            let store = ctx.scores.clone();
-            Arc::new(move |cluster: &str, resource: &str| {
-                store.get(&ObjectRef::new(resource).within(cluster))
-            })
+    let scheduled = match ctx.over_budget.get(&p) {
+        // Ran out of its CEL budget at this generation: not evaluated again until edited.
+        Some(message) => schedule::Scheduled {
+            misconfigured: Some(message),
+            out_of_budget: true,
+            ..schedule::Scheduled::default()
         },
-        now,
-    });
+        None => schedule_off_the_workers(&p, bound_sets, &view, &ctx, now).await,
+    };
+    if let (true, Some(m)) = (scheduled.out_of_budget, &scheduled.misconfigured) {
+        ctx.over_budget.remember(&p, m);
+    }
     let selected: Vec<Arc<ManagedCluster>> = scheduled
         .clusters
         .iter()

@@ -11,7 +11,8 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::ResourceExt as _;
 use kube::core::{Selector, SelectorExt as _};
 
-use super::cel::{self, Scores};
+use super::cel;
+pub use super::cel::Scores;
 use super::spread::spread;
 use crate::agent::registration::capacity::parse_milli;
 use crate::api::cluster::{
@@ -72,6 +73,19 @@ pub struct Scheduled {
     pub shortfall: Option<Shortfall>,
     /// Look again then (a toleration or an add-on score runs out).
     pub requeue_in: Option<Duration>,
+    /// `misconfigured` says a CEL evaluation ran out of its budget.
+    pub out_of_budget: bool,
+}
+
+/// Whether scheduling `p` evaluates CEL expressions.
+#[must_use]
+pub fn evaluates_cel(p: &Placement) -> bool {
+    p.spec.predicates.iter().any(|pred| {
+        pred.required_cluster_selector
+            .as_ref()
+            .and_then(|s| s.cel_selector.as_ref())
+            .is_some_and(|c| !c.cel_expressions.is_empty())
+    })
 }
 
 /// A compiled predicate: label AND claim selector.
@@ -343,6 +357,42 @@ fn rank(
     ranked.into_iter().map(|(_, n)| n).collect()
 }
 
+/// The clusters of the bound sets the placement names that are not being deleted; else why
+/// there are none.
+fn available<'a>(inputs: &Inputs<'a>) -> Result<Vec<&'a ManagedCluster>, Shortfall> {
+    let p = inputs.placement;
+    if inputs.bound_sets.is_empty() {
+        return Err(Shortfall::NoBindings);
+    }
+    let mut eligible: Vec<&ManagedClusterSet> = inputs
+        .bound_sets
+        .iter()
+        .copied()
+        .filter(|s| p.spec.cluster_sets.is_empty() || p.spec.cluster_sets.contains(&s.name_any()))
+        .collect();
+    if eligible.is_empty() {
+        return Err(Shortfall::NoIntersection(p.spec.cluster_sets.clone()));
+    }
+    eligible.sort_by_key(|s| s.name_any());
+    let memberships: Vec<Membership> = eligible
+        .iter()
+        .filter_map(|s| Membership::of(s).ok())
+        .collect();
+    let available: Vec<&ManagedCluster> = inputs
+        .clusters
+        .iter()
+        .map(AsRef::as_ref)
+        .filter(|mc| mc.metadata.deletion_timestamp.is_none())
+        .filter(|mc| memberships.iter().any(|m| m.contains(mc.labels())))
+        .collect();
+    if available.is_empty() {
+        return Err(Shortfall::SetsEmpty(
+            eligible.iter().map(|s| s.name_any()).collect(),
+        ));
+    }
+    Ok(available)
+}
+
 /// Schedules `inputs.placement`.
 #[must_use]
 pub fn schedule(inputs: &Inputs<'_>) -> Scheduled {
@@ -358,6 +408,17 @@ pub fn schedule(inputs: &Inputs<'_>) -> Scheduled {
         Ok(w) => w,
         Err(m) => return misconfigured(m),
     };
+    let short = |s: Shortfall| Scheduled {
+        shortfall: Some(s),
+        ..Scheduled::default()
+    };
+
+    // What needs no evaluation first: a placement that can select nothing never runs its CEL.
+    let available = match available(inputs) {
+        Ok(a) => a,
+        Err(s) => return short(s),
+    };
+
     let mut predicates = Vec::new();
     for pred in &p.spec.predicates {
         let s = pred.required_cluster_selector.clone().unwrap_or_default();
@@ -374,55 +435,39 @@ pub fn schedule(inputs: &Inputs<'_>) -> Scheduled {
             Ok(c) => c,
             Err(m) => return misconfigured(m),
         };
-        // CEL last: it is the dearest to evaluate.
-        predicates.push(move |mc: &ManagedCluster, scores: &Scores| {
-            labels_and_claims(mc) && cel.matches(mc, scores)
-        });
+        predicates.push((labels_and_claims, cel));
     }
-    let short = |s: Shortfall| Scheduled {
-        shortfall: Some(s),
-        ..Scheduled::default()
+    // One budget for every CEL evaluation of this scheduling; CEL last: it is the dearest.
+    let mut budget = cel::BUDGET;
+    let mut selected = |mc: &ManagedCluster| -> Result<bool, cel::Exceeded> {
+        if predicates.is_empty() {
+            return Ok(true);
+        }
+        for (labels_and_claims, cel) in &predicates {
+            if labels_and_claims(mc) && cel.matches(mc, &inputs.scores, &mut budget)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     };
-
-    if inputs.bound_sets.is_empty() {
-        return short(Shortfall::NoBindings);
-    }
-    let mut eligible: Vec<&ManagedClusterSet> = inputs
-        .bound_sets
-        .iter()
-        .copied()
-        .filter(|s| p.spec.cluster_sets.is_empty() || p.spec.cluster_sets.contains(&s.name_any()))
-        .collect();
-    if eligible.is_empty() {
-        return short(Shortfall::NoIntersection(p.spec.cluster_sets.clone()));
-    }
-    eligible.sort_by_key(|s| s.name_any());
-    let memberships: Vec<Membership> = eligible
-        .iter()
-        .filter_map(|s| Membership::of(s).ok())
-        .collect();
-    let available: Vec<&ManagedCluster> = inputs
-        .clusters
-        .iter()
-        .map(AsRef::as_ref)
-        .filter(|mc| mc.metadata.deletion_timestamp.is_none())
-        .filter(|mc| memberships.iter().any(|m| m.contains(mc.labels())))
-        .collect();
-    if available.is_empty() {
-        return short(Shortfall::SetsEmpty(
-            eligible.iter().map(|s| s.name_any()).collect(),
-        ));
-    }
-
     let mut expiry = None;
-    let feasible: Vec<&ManagedCluster> = available
-        .into_iter()
-        .filter(|mc| predicates.is_empty() || predicates.iter().any(|f| f(mc, &inputs.scores)))
-        .filter(|mc| {
-            let decided = inputs.current.contains(&mc.name_any());
-            passes_taints(mc, &p.spec.tolerations, decided, inputs.now, &mut expiry)
-        })
-        .collect();
+    let mut feasible: Vec<&ManagedCluster> = Vec::new();
+    for mc in available {
+        match selected(mc) {
+            Ok(true) => {}
+            Ok(false) => continue,
+            Err(cel::Exceeded(m)) => {
+                return Scheduled {
+                    out_of_budget: true,
+                    ..misconfigured(m)
+                };
+            }
+        }
+        let decided = inputs.current.contains(&mc.name_any());
+        if passes_taints(mc, &p.spec.tolerations, decided, inputs.now, &mut expiry) {
+            feasible.push(mc);
+        }
+    }
 
     let ranked = rank(&feasible, &weights, inputs, &mut expiry);
     let wanted = p
@@ -449,6 +494,7 @@ pub fn schedule(inputs: &Inputs<'_>) -> Scheduled {
         misconfigured: None,
         shortfall,
         requeue_in: expiry.map(|e: Timestamp| e.duration_since(inputs.now).unsigned_abs()),
+        out_of_budget: false,
     }
 }
 
