@@ -484,3 +484,121 @@ async fn replica_set_templates_follow_the_manifest_rules() {
     allowed("a well-formed replica set", &user, set(&id, json!([cm]))).await;
     revoke(&hub, &[&format!("{id}-creator")]).await;
 }
+
+/// With upstream's `NilExecutorValidating` work gate, a work without an executor runs as the
+/// work agent's account: creating one, or removing an executor on update, needs `execute-as` on
+/// `system:serviceaccount::klusterlet-work-sa`. The gate-on policy is bound to this test's
+/// namespace only, under a name of its own, so the shared hub keeps its gate-off policy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_nil_executor_validating_a_work_without_executor_needs_execute_as() {
+    use clusteradm::operator::cluster_manager::build::admission::{
+        Gates, MANIFEST_WORK_POLICY, NIL_EXECUTOR_USER, policies_with,
+    };
+    use k8s_openapi::api::admissionregistration::v1::{
+        ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
+    };
+    let id = common::unique("it-vap-nilexec");
+    let (hub, user, group) = user(&id).await;
+    let ns: k8s_openapi::api::core::v1::Namespace =
+        serde_json::from_value(json!({"metadata": {"name": id}})).unwrap();
+    Api::<k8s_openapi::api::core::v1::Namespace>::all(hub.clone())
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+    let mut policy = policies_with(Gates {
+        nil_executor_validating: true,
+    })
+    .into_iter()
+    .find(|p| p.metadata.name.as_deref() == Some(MANIFEST_WORK_POLICY))
+    .unwrap();
+    policy.metadata.name = Some(id.clone());
+    Api::<ValidatingAdmissionPolicy>::all(hub.clone())
+        .create(&PostParams::default(), &policy)
+        .await
+        .unwrap();
+    let binding: ValidatingAdmissionPolicyBinding = serde_json::from_value(json!({
+        "metadata": {"name": id},
+        "spec": {"policyName": id, "validationActions": ["Deny"],
+                 "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": id}}}}
+    }))
+    .unwrap();
+    Api::<ValidatingAdmissionPolicyBinding>::all(hub.clone())
+        .create(&PostParams::default(), &binding)
+        .await
+        .unwrap();
+
+    let work = |executor: Option<Value>| {
+        let mut spec = json!({"workload": {"manifests": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"}}]}});
+        if let Some(e) = executor {
+            spec["executor"] = e;
+        }
+        json!({"apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+               "metadata": {"name": "w", "namespace": id}, "spec": spec})
+    };
+    let writer = format!("{id}-writer");
+    grant(
+        &hub,
+        &writer,
+        &group,
+        json!([{
+        "apiGroups": ["work.open-cluster-management.io"], "resources": ["manifestworks"],
+        "verbs": ["create", "update", "get"]}]),
+    )
+    .await;
+    let message = refused("a work without executor", &user, work(None)).await;
+    assert!(
+        message.contains("needs execute-as on manifestworks")
+            && message.contains(NIL_EXECUTOR_USER),
+        "{message}"
+    );
+
+    // Removing an executor is checked as well: a work created (by an admin) with one, updated
+    // by the user without it.
+    let deployer = json!({"subject": {"type": "ServiceAccount",
+                          "serviceAccount": {"namespace": "apps", "name": "deployer"}}});
+    let works: Api<DynamicObject> =
+        Api::namespaced_with(hub.clone(), &id, &resource("ManifestWork"));
+    let created = works
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(work(Some(deployer))).unwrap(),
+        )
+        .await
+        .unwrap();
+    let mut without: DynamicObject = serde_json::from_value(work(None)).unwrap();
+    without.metadata.resource_version = created.resource_version();
+    let as_user: Api<DynamicObject> =
+        Api::namespaced_with(user.clone(), &id, &resource("ManifestWork"));
+    let dry = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    let err = as_user.replace("w", &dry, &without).await.unwrap_err();
+    assert!(err.to_string().contains(NIL_EXECUTOR_USER), "{err}");
+
+    let executes = format!("{id}-executes");
+    grant(
+        &hub,
+        &executes,
+        &group,
+        json!([{
+        "apiGroups": ["work.open-cluster-management.io"], "resources": ["manifestworks"],
+        "resourceNames": [NIL_EXECUTOR_USER], "verbs": ["execute-as"]}]),
+    )
+    .await;
+    let mut other = work(None);
+    other["metadata"]["name"] = "w2".into();
+    allowed("a work without executor, with execute-as", &user, other).await;
+
+    revoke(&hub, &[&writer, &executes]).await;
+    let _ = Api::<ValidatingAdmissionPolicyBinding>::all(hub.clone())
+        .delete(&id, &DeleteParams::default())
+        .await;
+    let _ = Api::<ValidatingAdmissionPolicy>::all(hub.clone())
+        .delete(&id, &DeleteParams::default())
+        .await;
+    let _ = Api::<k8s_openapi::api::core::v1::Namespace>::all(hub.clone())
+        .delete(&id, &DeleteParams::default())
+        .await;
+}

@@ -148,7 +148,7 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
         admission_policies: if webhooks {
             Vec::new()
         } else {
-            admission::policies()
+            admission::policies_with(admission::Gates::from_work_flags(&v.work_gates))
         },
         admission_policy_bindings: if webhooks {
             Vec::new()

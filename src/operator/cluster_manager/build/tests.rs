@@ -321,3 +321,31 @@ fn the_operators_role_covers_every_kind_it_applies() {
         }
     }
 }
+
+#[test]
+fn the_nil_executor_gate_reaches_the_manifest_work_policy() {
+    let work_policy = |gates: &str| {
+        let mut cm = cluster_manager(&format!(
+            "{IMAGES}\n  workConfiguration:\n    featureGates: {gates}"
+        ));
+        cm.metadata.annotations = Some(
+            [(
+                crate::api::names::ADMISSION_ANNOTATION.into(),
+                "policies".into(),
+            )]
+            .into(),
+        );
+        let v = validate(&cm).unwrap();
+        let d = build(&v, &certs(), InProcess::NOTHING.with(v.admission));
+        let p = d
+            .admission_policies
+            .into_iter()
+            .find(|p| p.metadata.name.as_deref() == Some(admission::MANIFEST_WORK_POLICY))
+            .unwrap();
+        serde_json::to_string(&p).unwrap()
+    };
+    let on = work_policy("[{feature: NilExecutorValidating, mode: Enable}]");
+    let off = work_policy("[{feature: NilExecutorValidating, mode: Disable}]");
+    assert!(on.contains(admission::NIL_EXECUTOR_USER), "{on}");
+    assert!(!off.contains(admission::NIL_EXECUTOR_USER), "{off}");
+}

@@ -85,11 +85,30 @@ fn manifest_rules(whom: &str, field: &str) -> Vec<Validation> {
     ]
 }
 
-/// Upstream's executor rules: a service account, and `execute-as` it when it changes.
-fn executor_rules() -> Vec<Validation> {
+/// The executor a work without one runs as when `NilExecutorValidating` is on: upstream's
+/// webhook checks `execute-as` on `system:serviceaccount::klusterlet-work-sa` (the work agent's
+/// service account, with the empty namespace upstream gives it).
+pub const NIL_EXECUTOR_USER: &str = "system:serviceaccount::klusterlet-work-sa";
+
+/// Upstream's executor rules: a service account, and `execute-as` it when it changes. With
+/// `nil_executor_validating` (upstream's gate) a work without an executor is checked as
+/// [`NIL_EXECUTOR_USER`], so removing an executor, or creating a work with none, needs
+/// `execute-as` on the agent's own account.
+fn executor_rules(nil_executor_validating: bool) -> Vec<Validation> {
     let executor = "object.spec.executor";
     let sa = "object.spec.executor.subject.serviceAccount";
-    let user = format!("'system:serviceaccount:' + {sa}.namespace + ':' + {sa}.name");
+    let named = format!("'system:serviceaccount:' + {sa}.namespace + ':' + {sa}.name");
+    let user = if nil_executor_validating {
+        format!("(has({executor}) ? {named} : '{NIL_EXECUTOR_USER}')")
+    } else {
+        named
+    };
+    let checked = if nil_executor_validating {
+        // Malformed executors are the rule above's to refuse.
+        format!("(has({executor}) && (!has({executor}.subject) || !has({sa})))")
+    } else {
+        format!("!has({executor}.subject) || !has({sa})")
+    };
     vec![
         invalid(
             format!(
@@ -101,7 +120,7 @@ fn executor_rules() -> Vec<Validation> {
         ),
         forbidden(
             format!(
-                "!variables.executorChanged || !has({executor}.subject) || !has({sa}) || {}",
+                "!variables.executorChanged || {checked} || {}",
                 may(
                     "execute-as",
                     WORK,
@@ -112,10 +131,24 @@ fn executor_rules() -> Vec<Validation> {
                 )
             ),
             format!(
-                "{WHOM} + ' is refused: applying it as service account ' + {sa}.namespace + '/' + {sa}.name + ' needs execute-as on manifestworks ({WORK}) in namespace ' + object.metadata.namespace + ' for ' + {user}"
+                "{WHOM} + ' is refused: applying it as ' + {user} + ' needs execute-as on manifestworks ({WORK}) in namespace ' + object.metadata.namespace + ' for ' + {user}"
             ),
         ),
     ]
+}
+
+/// Whether the executor changed: with `nil_executor_validating`, also when there is none (a
+/// create without one, or an update that removes it).
+fn executor_changed(nil_executor_validating: bool) -> String {
+    let (new, old) = ("object.spec.executor", "oldObject.spec.executor");
+    let same = format!(
+        "oldObject != null && ((has({old}) && has({new}) && {old} == {new}) || (!has({old}) && !has({new})))"
+    );
+    if nil_executor_validating {
+        format!("!({same})")
+    } else {
+        format!("has({new}) && !({same})")
+    }
 }
 
 /// Delete and update options the schema cannot check: no negative TTL, and identifiers that
@@ -154,8 +187,10 @@ fn option_rules() -> Vec<Validation> {
     ]
 }
 
-pub(super) fn policy() -> k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy {
-    let executor = "object.spec.executor";
+/// The ManifestWork policy; `nil_executor_validating` is upstream's work gate of that name.
+pub(super) fn policy(
+    nil_executor_validating: bool,
+) -> k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy {
     Policy {
         name: POLICY,
         group: WORK,
@@ -166,15 +201,13 @@ pub(super) fn policy() -> k8s_openapi::api::admissionregistration::v1::Validatin
             manifest_variables(&["spec", "workload", "manifests"]),
             vec![variable(
                 "executorChanged",
-                format!(
-                    "has({executor}) && !(oldObject != null && has(oldObject.spec.executor) && oldObject.spec.executor == {executor})"
-                ),
+                executor_changed(nil_executor_validating),
             )],
         ]
         .concat(),
         validations: [
             manifest_rules(WHOM, "spec.workload.manifests"),
-            executor_rules(),
+            executor_rules(nil_executor_validating),
             option_rules(),
         ]
         .concat(),

@@ -20,15 +20,41 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 pub use cluster_set_binding::POLICY as CLUSTER_SET_BINDING_POLICY;
 pub use managed_cluster::POLICY as MANAGED_CLUSTER_POLICY;
-pub use manifest_work::POLICY as MANIFEST_WORK_POLICY;
+pub use manifest_work::{NIL_EXECUTOR_USER, POLICY as MANIFEST_WORK_POLICY};
 
-/// The policies of the hub.
+/// The hub's feature gates the policies depend on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Gates {
+    /// Upstream's work gate `NilExecutorValidating`: a work without an executor is checked as
+    /// the work agent's own account.
+    pub nil_executor_validating: bool,
+}
+
+impl Gates {
+    /// The gates as the work webhook's `--feature-gates=Name=bool` flags set them.
+    #[must_use]
+    pub fn from_work_flags(flags: &[String]) -> Self {
+        Self {
+            nil_executor_validating: flags
+                .iter()
+                .any(|f| f == "--feature-gates=NilExecutorValidating=true"),
+        }
+    }
+}
+
+/// The policies of the hub, with every gate off (their names do not depend on gates).
 #[must_use]
 pub fn policies() -> Vec<ValidatingAdmissionPolicy> {
+    policies_with(Gates::default())
+}
+
+/// The policies of the hub with `gates`.
+#[must_use]
+pub fn policies_with(gates: Gates) -> Vec<ValidatingAdmissionPolicy> {
     vec![
         managed_cluster::policy(),
         cluster_set_binding::policy(),
-        manifest_work::policy(),
+        manifest_work::policy(gates.nil_executor_validating),
         manifest_work::replica_set_policy(),
     ]
 }
