@@ -91,7 +91,8 @@ impl Writer {
     }
 
     async fn accept(&self, cluster: &str) -> Result<(), Error> {
-        if let Err(why) = self.namespace_is_for(cluster).await? {
+        let grant = rbac::grant(cluster);
+        if let Err(why) = claim_namespace(&self.client, cluster, &grant.namespace).await? {
             let refused = condition(
                 HUB_ACCEPTED_MANAGED_CLUSTER,
                 conditions::FALSE,
@@ -104,10 +105,7 @@ impl Writer {
                 why,
             });
         }
-        let grant = rbac::grant(cluster);
         self.ensure_shared_roles().await?;
-        self.ssa(Api::<Namespace>::all(self.client.clone()), &grant.namespace)
-            .await?;
         // What lives in the namespace needs it; the rest is independent: one round trip.
         let cluster_wide = async {
             self.ssa(
@@ -479,6 +477,49 @@ enum Works {
     Wait,
     /// `clean` without controllers: remove it anyway (the works are released, not cleaned up).
     Ignore,
+}
+
+/// Makes namespace `cluster` the cluster's. It is created, conditionally: when it exists
+/// already (`AlreadyExists`) it is the cluster's only if labelled so (then applied), and else —
+/// a system namespace, one made for something else, also one made by someone else a moment
+/// before — left alone with the reason. There is no look-then-apply, so no window in which a
+/// namespace made by another could be taken over by a server-side apply.
+pub async fn claim_namespace(
+    client: &Client,
+    cluster: &str,
+    namespace: &Namespace,
+) -> Result<Result<(), String>, kube::Error> {
+    if let Some(why) = reserved_namespace(cluster) {
+        return Ok(Err(why.to_string()));
+    }
+    let api = Api::<Namespace>::all(client.clone());
+    let params = PostParams {
+        field_manager: Some(FIELD_MANAGER.into()),
+        ..PostParams::default()
+    };
+    match api.create(&params, namespace).await {
+        Ok(_) => return Ok(Ok(())),
+        Err(kube::Error::Api(s)) if s.is_already_exists() => {}
+        Err(e) => return Err(e),
+    }
+    let existing = api.get(cluster).await?;
+    if existing
+        .labels()
+        .get(CLUSTER_NAME_LABEL)
+        .map(String::as_str)
+        != Some(cluster)
+    {
+        return Ok(Err(format!(
+            "it exists and is not labelled {CLUSTER_NAME_LABEL}={cluster}"
+        )));
+    }
+    api.patch(
+        cluster,
+        &PatchParams::apply(FIELD_MANAGER).force(),
+        &Patch::Apply(namespace),
+    )
+    .await?;
+    Ok(Ok(()))
 }
 
 /// Why an action did not finish.
