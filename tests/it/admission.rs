@@ -602,3 +602,73 @@ async fn with_nil_executor_validating_a_work_without_executor_needs_execute_as()
         .delete(&id, &DeleteParams::default())
         .await;
 }
+
+/// Removing a cluster's set label is a move into `default` (the hub fills it in right after):
+/// it needs `join` on the old set and on `default`, as upstream's webhooks (mutating, then
+/// validating as the user) require.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removing_the_set_label_needs_join_on_default_too() {
+    let id = common::unique("it-vap-unset");
+    let (hub, user, group) = user(&id).await;
+    let set = format!("{id}-set");
+    let c = common::unique("it-vap-unset-c");
+    let clusters: Api<ManagedCluster> = Api::all(hub.clone());
+    clusters
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(cluster(&c, false, Some(&set))).unwrap(),
+        )
+        .await
+        .unwrap();
+    let mover = format!("{id}-mover");
+    grant(&hub, &mover, &group, json!([
+        {"apiGroups": [CLUSTER], "resources": ["managedclusters"], "verbs": ["get", "patch", "update"]},
+        {"apiGroups": [CLUSTER], "resources": ["managedclustersets/join"],
+         "resourceNames": [set], "verbs": ["create"]}])).await;
+    let as_user: Api<ManagedCluster> = Api::all(user.clone());
+    let unset = json!({"metadata": {"labels": {CLUSTER_SET_LABEL: null}}});
+    let dry = PatchParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    let message = common::eventually(
+        "the label removal refused by the policy",
+        Duration::from_secs(30),
+        || {
+            let (as_user, c, unset, dry) = (as_user.clone(), c.clone(), unset.clone(), dry.clone());
+            async move {
+                match as_user.patch(&c, &dry, &Patch::Merge(&unset)).await {
+                    Err(kube::Error::Api(s)) if !is_rbac_refusal(&s.message) => Some(s.message),
+                    _ => None,
+                }
+            }
+        },
+    )
+    .await;
+    assert!(
+        message.contains(&format!("from \"{set}\" to \"default\""))
+            && message.contains("managedclustersets/join"),
+        "{message}"
+    );
+    let joiner = format!("{id}-joiner");
+    grant(
+        &hub,
+        &joiner,
+        &group,
+        json!([
+        {"apiGroups": [CLUSTER], "resources": ["managedclustersets/join"],
+         "resourceNames": ["default"], "verbs": ["create"]}]),
+    )
+    .await;
+    common::eventually(
+        "the label removal allowed with join on default",
+        Duration::from_secs(30),
+        || {
+            let (as_user, c, unset, dry) = (as_user.clone(), c.clone(), unset.clone(), dry.clone());
+            async move { as_user.patch(&c, &dry, &Patch::Merge(&unset)).await.ok() }
+        },
+    )
+    .await;
+    revoke(&hub, &[&mover, &joiner]).await;
+    let _ = clusters.delete(&c, &DeleteParams::default()).await;
+}

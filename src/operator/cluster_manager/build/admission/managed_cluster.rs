@@ -1,7 +1,7 @@
 //! ManagedCluster rules, as upstream's `pkg/registration/webhook/v1/managedcluster_validating.go`
 //! and the validating half of `managedcluster_mutating.go` (taint times).
 use super::{Policy, forbidden, invalid, literal, may, or_default, variable};
-use crate::api::cluster::CLUSTER_SET_LABEL;
+use crate::api::cluster::{CLUSTER_SET_LABEL, DEFAULT_CLUSTER_SET};
 
 /// Name of the ManagedCluster policy and its binding.
 pub const POLICY: &str = "managedclusters.admission.open-cluster-management.io";
@@ -72,8 +72,17 @@ pub(super) fn policy() -> k8s_openapi::api::admissionregistration::v1::Validatin
         operations: &["CREATE", "UPDATE"],
         match_conditions: Vec::new(),
         variables: vec![
-            variable("newSet", cluster_set_of("object")),
             variable("oldSet", cluster_set_of("oldObject")),
+            // A removed label is a move into `default`: the hub fills it in right after, as
+            // upstream's mutating webhook does before its validation (which runs as the user).
+            variable(
+                "newSet",
+                format!(
+                    "({new}) == '' && variables.oldSet != '' ? {default} : ({new})",
+                    new = cluster_set_of("object"),
+                    default = literal(DEFAULT_CLUSTER_SET),
+                ),
+            ),
             variable("oldTaints", or_default("oldObject", &["spec", "taints"], "[]")),
         ],
         validations: vec![
