@@ -127,9 +127,37 @@ pub async fn connect(c: Connect<'_>) -> anyhow::Result<super::bootstrap::Bootstr
         proxy_url: c.proxy_url.map(str::to_string),
     };
     if c.internal_endpoint {
-        let server = match trust.cluster_info_server {
-            Some(s) => Some(s),
-            None => crate::install::cluster_info::server(&bootstrap.client().await?).await?,
+        // Only a signed cluster-info (JWS) vouches for its server URL. A pin vouches for the CA
+        // alone: what the anonymous, unverified read said about the server is read again over
+        // the verified connection (as kubeadm does), and must say the same.
+        let server = match (trust.verified_by, trust.cluster_info_server) {
+            (super::discovery::VerifiedBy::Jws { .. }, Some(s)) => Some(s),
+            (_, unverified) => {
+                let client = bootstrap.client().await?;
+                let verified = crate::install::cluster_info::server(&client)
+                    .await
+                    .map_err(|e| {
+                        UserError::new(
+                            format!(
+                                "--force-internal-endpoint-lookup: re-reading kube-public/cluster-info over the verified connection to {} failed: {e:#}",
+                                c.server
+                            ),
+                            "check --hub-apiserver; someone may be intercepting the connection",
+                        )
+                    })?;
+                if unverified.is_some() && unverified != verified {
+                    return Err(UserError::new(
+                        format!(
+                            "--force-internal-endpoint-lookup: kube-public/cluster-info read without verification names server {}, but read over the verified connection it names {}",
+                            unverified.unwrap_or_default(),
+                            verified.as_deref().unwrap_or("none")
+                        ),
+                        "someone may be intercepting the connection; pass the URL with --hub-apiserver and drop the flag",
+                    )
+                    .into());
+                }
+                verified
+            }
         };
         bootstrap.server = server.ok_or_else(|| {
             UserError::new(

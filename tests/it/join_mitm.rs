@@ -20,6 +20,9 @@ enum Impostor {
     BundleWithTheRealCa,
     /// Refuses every anonymous request with 401, hoping for a retry with the token.
     Unauthorized,
+    /// Serves cluster-info with the real hub CA alone, naming a server elsewhere (for
+    /// `--force-internal-endpoint-lookup` to follow).
+    RealCaElsewhere,
 }
 
 /// The impostor's address and what it saw: the Authorization headers it was sent.
@@ -49,12 +52,15 @@ async fn impostor(kind: Impostor, real_ca_pem: String) -> (String, Arc<Mutex<Vec
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("https://{}", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let bundle = format!("{real_ca_pem}{}", ca.pem());
+    let (bundle, server) = match kind {
+        Impostor::RealCaElsewhere => (real_ca_pem, "https://elsewhere.invalid:6443".to_string()),
+        _ => (format!("{real_ca_pem}{}", ca.pem()), url.clone()),
+    };
     let cluster_info = serde_json::json!({
         "apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "cluster-info", "namespace": "kube-public"},
         "data": {"kubeconfig": format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: ''\n  cluster:\n    server: {url}\n    certificate-authority-data: {}\n",
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: ''\n  cluster:\n    server: {server}\n    certificate-authority-data: {}\n",
             base64::engine::general_purpose::STANDARD.encode(&bundle))}
     })
     .to_string();
@@ -84,7 +90,9 @@ async fn impostor(kind: Impostor, real_ca_pem: String) -> (String, Arc<Mutex<Vec
                     }
                 }
                 let (status, body) = match kind {
-                    Impostor::BundleWithTheRealCa if head.contains("/configmaps/cluster-info") => {
+                    Impostor::BundleWithTheRealCa | Impostor::RealCaElsewhere
+                        if head.contains("/configmaps/cluster-info") =>
+                    {
                         ("200 OK", cluster_info)
                     }
                     _ => (
@@ -117,6 +125,10 @@ fn real_hub_ca() -> (String, String) {
 }
 
 async fn join(url: &str, pin: Option<&str>) -> std::process::Output {
+    join_with(url, pin, &[]).await
+}
+
+async fn join_with(url: &str, pin: Option<&str>, extra: &[&str]) -> std::process::Output {
     let mut cmd = common::clusteradm();
     cmd.args([
         "join",
@@ -137,6 +149,7 @@ async fn join(url: &str, pin: Option<&str>) -> std::process::Output {
     if let Some(pin) = pin {
         cmd.args(["--ca-cert-hash", pin]);
     }
+    cmd.args(extra);
     tokio::task::spawn_blocking(move || cmd.output().unwrap())
         .await
         .unwrap()
@@ -169,4 +182,25 @@ async fn the_token_never_follows_a_refused_anonymous_read() {
             "the token reached the impostor"
         );
     }
+}
+
+/// With a pin, cluster-info read without verification vouches for nothing but the CA: the server
+/// it names for `--force-internal-endpoint-lookup` is read again over the verified connection,
+/// which an impostor cannot answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_impostor_cannot_choose_the_internal_endpoint() {
+    let (ca, pin) = real_hub_ca();
+    let (url, seen) = impostor(Impostor::RealCaElsewhere, ca).await;
+    let out = join_with(&url, Some(&pin), &["--force-internal-endpoint-lookup"]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("re-reading kube-public/cluster-info over the verified connection"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("elsewhere.invalid"), "{stderr}");
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "the token reached the impostor"
+    );
 }
