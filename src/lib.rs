@@ -5,7 +5,7 @@
 //!
 //! - foundations: the OCM API types and well-known names ([`api`]), YAML ([`yaml`]), PKI
 //!   ([`pki`]), Secret fields ([`secrets`]), user-facing errors ([`error`]), CEL with a cost
-//!   budget ([`cel_budget`]);
+//!   budget ([`cel_budget`]), bounded reads of the files users name ([`input`]);
 //! - machinery: rendering embedded templates ([`render`]), applying a bundle of objects with
 //!   server-side apply ([`apply`]), kubectl-style kubeconfig selection ([`kubeconfig`]), what
 //!   every loop needs ([`runtime`]), agent identities and CSR approval ([`identity`]);
@@ -25,6 +25,7 @@ pub mod error;
 pub mod hub;
 pub mod identity;
 pub mod inprocess;
+pub mod input;
 pub mod install;
 pub mod join;
 pub mod kubeconfig;

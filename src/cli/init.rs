@@ -86,6 +86,14 @@ fn admission_mode(args: &Args) -> Result<Admission, UserError> {
     }
 }
 
+/// `--image-pull-credential-file`, bounded as every user file is ([`crate::input`]).
+fn read_credential(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
+    crate::input::read(path, "--image-pull-credential-file").map_err(|e| {
+        let hint = "pass a docker config JSON file";
+        UserError::new(crate::runtime::report::chain(&e), hint).into()
+    })
+}
+
 /// Runs `init`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let tag = hub::image_tag(&args.bundle_version)
@@ -95,12 +103,11 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     if let Some(url) = &args.hub_apiserver {
         validate_url(url)?;
     }
-    let image_pull_credential = match &args.image_pull_credential_file {
-        Some(path) => {
-            Some(std::fs::read(path).with_context(|| format!("reading {}", path.display()))?)
-        }
-        None => None,
-    };
+    let image_pull_credential = args
+        .image_pull_credential_file
+        .as_deref()
+        .map(read_credential)
+        .transpose()?;
     let admission = admission_mode(&args)?;
     let kube = ctx.kube().await?;
     let mut opts = InitOptions {

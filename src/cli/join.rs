@@ -88,14 +88,11 @@ pub enum Mode {
     Hosted,
 }
 
+/// Reads a file flag, bounded as every user file is ([`crate::input`]).
 fn read(path: Option<&std::path::Path>, what: &str) -> anyhow::Result<Option<String>> {
     let Some(path) = path else { return Ok(None) };
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        UserError::new(
-            format!("cannot read {what} {}: {e}", path.display()),
-            format!("check {what}"),
-        )
-    })?;
+    let text = crate::input::read_text(path, what)
+        .map_err(|e| UserError::new(crate::runtime::report::chain(&e), format!("check {what}")))?;
     Ok(Some(text))
 }
 

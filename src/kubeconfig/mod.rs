@@ -1,6 +1,7 @@
 //! Choosing a cluster the way kubectl does: `--kubeconfig`, else `KUBECONFIG` (a list of files,
 //! merged), else `~/.kube/config`; `--context`, else the current context. Errors say which file and
-//! which context, and list the contexts that do exist.
+//! which context, and list the contexts that do exist. Files are read bounded, as every file a
+//! user names is ([`crate::input`]).
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -23,6 +24,10 @@ pub enum Error {
         /// The default path that was tried.
         default: PathBuf,
     },
+    /// The file could not be read, or is larger than any kubeconfig
+    /// ([`crate::input::MAX_FILE_BYTES`]).
+    #[error(transparent)]
+    Unreadable(crate::input::Error),
     /// The file exists but is not a valid kubeconfig.
     #[error("cannot load kubeconfig {source_name}")]
     Invalid {
@@ -61,7 +66,7 @@ impl Error {
             Self::UnknownContext { .. } | Self::NoCurrentContext { .. } => {
                 Some("pick one of the listed contexts with --context".into())
             }
-            Self::Invalid { .. } => None,
+            Self::Invalid { .. } | Self::Unreadable(_) => None,
         }
     }
 }
@@ -143,11 +148,7 @@ fn read(path: Option<&Path>) -> Result<(Kubeconfig, String), Error> {
                 path: path.to_path_buf(),
             });
         }
-        let name = path.display().to_string();
-        return Ok((
-            Kubeconfig::read_from(path).map_err(invalid(name.clone()))?,
-            name,
-        ));
+        return Ok((read_file(path, "--kubeconfig")?, path.display().to_string()));
     }
     if let Some(list) = std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
         let name = format!("KUBECONFIG={}", list.to_string_lossy());
@@ -161,7 +162,7 @@ fn read(path: Option<&Path>) -> Result<(Kubeconfig, String), Error> {
         }
         let mut merged: Option<Kubeconfig> = None;
         for p in existing {
-            let next = Kubeconfig::read_from(&p).map_err(invalid(p.display().to_string()))?;
+            let next = read_file(&p, "KUBECONFIG file")?;
             merged = Some(match merged {
                 None => next,
                 Some(m) => m.merge(next).map_err(invalid(name.clone()))?,
@@ -173,11 +174,56 @@ fn read(path: Option<&Path>) -> Result<(Kubeconfig, String), Error> {
     if !default.exists() {
         return Err(Error::NoneFound { default });
     }
-    let name = default.display().to_string();
     Ok((
-        Kubeconfig::read_from(&default).map_err(invalid(name.clone()))?,
-        name,
+        read_file(&default, "kubeconfig")?,
+        default.display().to_string(),
     ))
+}
+
+/// Reads one kubeconfig file named by `what`, at most [`crate::input::MAX_FILE_BYTES`], with its
+/// relative paths made absolute against its directory, as `Kubeconfig::read_from` (and kubectl)
+/// do.
+fn read_file(path: &Path, what: &str) -> Result<Kubeconfig, Error> {
+    let text = crate::input::read_text(path, what).map_err(Error::Unreadable)?;
+    let mut kc = Kubeconfig::from_yaml(&text).map_err(|source| Error::Invalid {
+        source_name: path.display().to_string(),
+        source,
+    })?;
+    if let Some(dir) = path.parent() {
+        absolute_paths(&mut kc, dir);
+    }
+    Ok(kc)
+}
+
+/// Makes the file paths in `kc` absolute against `dir`; an exec command only when it has a
+/// separator (a bare name is looked up in `PATH`), as client-go does.
+fn absolute_paths(kc: &mut Kubeconfig, dir: &Path) {
+    let fix = |p: &mut Option<String>| {
+        let rel = p.as_deref().filter(|p| Path::new(p).is_relative());
+        if let Some(abs) = rel.and_then(|r| dir.join(r).to_str().map(str::to_owned)) {
+            *p = Some(abs);
+        }
+    };
+    for cluster in kc.clusters.iter_mut().filter_map(|c| c.cluster.as_mut()) {
+        fix(&mut cluster.certificate_authority);
+    }
+    for auth in kc
+        .auth_infos
+        .iter_mut()
+        .filter_map(|a| a.auth_info.as_mut())
+    {
+        fix(&mut auth.client_certificate);
+        fix(&mut auth.client_key);
+        fix(&mut auth.token_file);
+        if let Some(exec) = auth.exec.as_mut()
+            && exec
+                .command
+                .as_deref()
+                .is_some_and(|c| c.contains(std::path::MAIN_SEPARATOR))
+        {
+            fix(&mut exec.command);
+        }
+    }
 }
 
 fn home_dir() -> PathBuf {
@@ -198,4 +244,42 @@ pub fn write_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     // An existing file keeps its old mode on open: tighten it.
     file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     file.write_all(contents)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_oversized_kubeconfig_is_refused_and_relative_paths_are_made_absolute() {
+        let dir =
+            std::env::temp_dir().join(format!("clusteradm-kubeconfig-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("config");
+        std::fs::write(
+            &path,
+            "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://h:1', certificate-authority: ca.crt}}]\n\
+             users: [{name: u, user: {client-certificate: /abs/tls.crt, tokenFile: token}}]\n",
+        )
+        .unwrap();
+        let (kc, _) = read(Some(&path)).unwrap();
+        let size = usize::try_from(crate::input::MAX_FILE_BYTES).unwrap() + 1;
+        std::fs::write(&path, vec![b'#'; size]).unwrap();
+        let err = read(Some(&path)).unwrap_err().to_string();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(
+            err.starts_with("--kubeconfig ") && err.contains("over 2000 KiB"),
+            "{err}"
+        );
+        let ca = kc.clusters[0]
+            .cluster
+            .as_ref()
+            .unwrap()
+            .certificate_authority
+            .as_deref();
+        assert_eq!(ca, dir.join("ca.crt").to_str());
+        let user = kc.auth_infos[0].auth_info.as_ref().unwrap();
+        assert_eq!(user.client_certificate.as_deref(), Some("/abs/tls.crt"));
+        assert_eq!(user.token_file.as_deref(), dir.join("token").to_str());
+    }
 }

@@ -2,17 +2,23 @@
 //! recursively with `-R`) and stdin (`-`), split into documents, `kind: List` expanded, and every
 //! manifest validated before anything is sent — errors name the file and the document, so a typo
 //! in the fifth file never leaves four works half-created.
+//!
+//! Reading is bounded ([`crate::input`]): each input by [`MAX_INPUT_BYTES`], all inputs of one
+//! command by [`MAX_TREE_BYTES`] ([`read_all`]), and the walk by [`MAX_TREE_ENTRIES`], since
+//! symbolic links can make a small tree look exponentially large without forming a loop.
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use crate::api::work::{ManifestWork, ManifestWorkSpec, ManifestsTemplate};
+pub use crate::input::{MAX_TREE_BYTES, MAX_TREE_ENTRIES};
 
 /// The most manifest bytes a ManifestWork may hold (upstream's webhook limit).
 pub const MAX_BYTES: usize = 500 * 1024;
 /// The most bytes read from one input: YAML may be larger than the JSON it becomes (comments,
-/// indentation), but nothing past this can fit in a work — `-f /dev/zero` stops here.
-pub const MAX_INPUT_BYTES: u64 = 4 * MAX_BYTES as u64;
+/// indentation), but nothing past this can fit in a work — `-f /dev/zero` stops here. The same
+/// bound as every other file flag's ([`crate::input::MAX_FILE_BYTES`]).
+pub const MAX_INPUT_BYTES: u64 = crate::input::MAX_FILE_BYTES;
 
 /// Why the input cannot become a work.
 #[derive(Debug, thiserror::Error)]
@@ -75,21 +81,44 @@ pub enum Error {
         /// Where it was first seen.
         ancestor: String,
     },
+    /// The walk met more than [`MAX_TREE_ENTRIES`] files and directories.
+    #[error(
+        "{path} holds more than {MAX_TREE_ENTRIES} files and directories (each path through a symbolic link counted), the most clusteradm walks for one command"
+    )]
+    TooManyEntries {
+        /// The `-f` argument being walked.
+        path: String,
+    },
+    /// The inputs together are over [`MAX_TREE_BYTES`].
+    #[error("the -f inputs are over {} MiB by {path}, the most clusteradm reads for one command", MAX_TREE_BYTES / 1024 / 1024)]
+    TreeTooLarge {
+        /// The input that went over.
+        path: String,
+    },
     /// Over the size limit.
     #[error("the manifests take {} KiB, over the {} KiB a ManifestWork may hold", .0.div_ceil(1024), MAX_BYTES / 1024)]
     TooLarge(usize),
 }
 
-/// Expands the `-f` arguments into files, directories in sorted order; `-` is stdin.
+/// Expands the `-f` arguments into files, directories in sorted order; `-` is stdin. At most
+/// [`MAX_TREE_ENTRIES`] directory entries are walked in all.
 pub fn files(paths: &[PathBuf], recursive: bool) -> Result<Vec<PathBuf>, Error> {
     let mut out = Vec::new();
+    let mut walked = 0;
     for path in paths {
         if path.as_os_str() == "-" || !path.is_dir() {
             out.push(path.clone());
             continue;
         }
         let before = out.len();
-        walk(path, recursive, &mut Vec::new(), &mut out)?;
+        let mut walk_state = Walk {
+            root: path,
+            recursive,
+            walked: &mut walked,
+            ancestors: Vec::new(),
+            out: &mut out,
+        };
+        walk_state.dir(path)?;
         if out.len() == before {
             return Err(Error::EmptyDir {
                 path: path.display().to_string(),
@@ -100,46 +129,75 @@ pub fn files(paths: &[PathBuf], recursive: bool) -> Result<Vec<PathBuf>, Error> 
     Ok(out)
 }
 
-/// Collects the manifest files under `dir`; `ancestors` are the directories (canonical) on the
-/// way here, so a symbolic link back to one of them is refused rather than followed forever.
-fn walk(
-    dir: &Path,
+/// One `-f` directory being walked.
+struct Walk<'a> {
+    /// The `-f` argument, for messages.
+    root: &'a Path,
     recursive: bool,
-    ancestors: &mut Vec<PathBuf>,
-    out: &mut Vec<PathBuf>,
-) -> Result<(), Error> {
-    let read_err = |source| Error::Read {
-        path: dir.display().to_string(),
-        source,
-    };
-    let canonical = std::fs::canonicalize(dir).map_err(read_err)?;
-    if let Some(ancestor) = ancestors.iter().find(|a| **a == canonical) {
-        return Err(Error::Loop {
+    /// Entries walked so far, for all `-f` arguments.
+    walked: &'a mut usize,
+    /// The directories (canonical) on the way here, so a symbolic link back to one of them is
+    /// refused rather than followed forever.
+    ancestors: Vec<PathBuf>,
+    out: &'a mut Vec<PathBuf>,
+}
+
+impl Walk<'_> {
+    /// Collects the manifest files under `dir`.
+    fn dir(&mut self, dir: &Path) -> Result<(), Error> {
+        let read_err = |source| Error::Read {
             path: dir.display().to_string(),
-            ancestor: ancestor.display().to_string(),
-        });
-    }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(read_err)?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()
-        .map_err(read_err)?;
-    entries.sort();
-    ancestors.push(canonical);
-    for path in entries {
-        if path.is_dir() {
-            if recursive {
-                walk(&path, recursive, ancestors, out)?;
-            }
-        } else if matches!(
-            path.extension().and_then(|e| e.to_str()),
-            Some("yaml" | "yml" | "json")
-        ) {
-            out.push(path);
+            source,
+        };
+        let canonical = std::fs::canonicalize(dir).map_err(read_err)?;
+        if let Some(ancestor) = self.ancestors.iter().find(|a| **a == canonical) {
+            return Err(Error::Loop {
+                path: dir.display().to_string(),
+                ancestor: ancestor.display().to_string(),
+            });
         }
+        let mut entries = Vec::new();
+        for entry in std::fs::read_dir(dir).map_err(read_err)? {
+            *self.walked += 1;
+            if *self.walked > MAX_TREE_ENTRIES {
+                return Err(Error::TooManyEntries {
+                    path: self.root.display().to_string(),
+                });
+            }
+            entries.push(entry.map_err(read_err)?.path());
+        }
+        entries.sort();
+        self.ancestors.push(canonical);
+        for path in entries {
+            if path.is_dir() {
+                if self.recursive {
+                    self.dir(&path)?;
+                }
+            } else if matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("yaml" | "yml" | "json")
+            ) {
+                self.out.push(path);
+            }
+        }
+        self.ancestors.pop();
+        Ok(())
     }
-    ancestors.pop();
-    Ok(())
+}
+
+/// Expands the `-f` arguments ([`files`]) and reads every input ([`read`]): `(name, text)` of
+/// each, at most [`MAX_TREE_BYTES`] in all.
+pub fn read_all(paths: &[PathBuf], recursive: bool) -> Result<Vec<(String, String)>, Error> {
+    let mut left = MAX_TREE_BYTES;
+    let mut out = Vec::new();
+    for path in files(paths, recursive)? {
+        let (name, text) = read(&path)?;
+        left = left
+            .checked_sub(text.len() as u64)
+            .ok_or_else(|| Error::TreeTooLarge { path: name.clone() })?;
+        out.push((name, text));
+    }
+    Ok(out)
 }
 
 /// Reads one input (`-` is stdin).
@@ -149,9 +207,9 @@ pub fn read(path: &Path) -> Result<(String, String), Error> {
         source,
     };
     let text = if path.as_os_str() == "-" {
-        bounded(std::io::stdin().lock(), path).map_err(read_err)?
+        text(std::io::stdin().lock(), path).map_err(read_err)?
     } else {
-        bounded(std::fs::File::open(path).map_err(read_err)?, path).map_err(read_err)?
+        text(std::fs::File::open(path).map_err(read_err)?, path).map_err(read_err)?
     };
     let text = text.map_err(|()| Error::InputTooLarge {
         path: path.display().to_string(),
@@ -164,14 +222,11 @@ pub fn read(path: &Path) -> Result<(String, String), Error> {
     Ok((name, text))
 }
 
-/// Reads at most [`MAX_INPUT_BYTES`] and one byte more: `Err(())` when there was more.
-fn bounded(input: impl std::io::Read, path: &Path) -> std::io::Result<Result<String, ()>> {
-    use std::io::Read as _;
-    let mut bytes = Vec::new();
-    input.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_INPUT_BYTES {
+/// Reads at most [`MAX_INPUT_BYTES`]: `Err(())` when there was more.
+fn text(input: impl std::io::Read, path: &Path) -> std::io::Result<Result<String, ()>> {
+    let Some(bytes) = crate::input::bounded(input, MAX_INPUT_BYTES)? else {
         return Ok(Err(()));
-    }
+    };
     String::from_utf8(bytes).map(Ok).map_err(|_| {
         std::io::Error::new(
             std::io::ErrorKind::InvalidData,

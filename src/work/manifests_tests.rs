@@ -131,3 +131,62 @@ fn work_is_namespaced_to_the_cluster() {
     assert_eq!(w.metadata.namespace.as_deref(), Some("c1"));
     assert_eq!(w.spec.workload.manifests.len(), 1);
 }
+
+/// A "diamond" under a fresh temp dir: levels `0..=depth`, each holding `m.yaml` and (but the
+/// last) `k` symbolic links to the next level, so the last level is reached by k^depth paths.
+/// `bottom` is the last level's `m.yaml`. Returns the temp dir and level 0.
+fn diamond(name: &str, k: usize, depth: usize, bottom: &str) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("clusteradm-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for level in 0..=depth {
+        let here = dir.join(level.to_string());
+        std::fs::create_dir_all(&here).unwrap();
+        let manifest = if level == depth {
+            bottom.to_string()
+        } else {
+            format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: l{level}}}\n")
+        };
+        std::fs::write(here.join("m.yaml"), manifest).unwrap();
+        if level < depth {
+            for link in 0..k {
+                let target = dir.join((level + 1).to_string());
+                std::os::unix::fs::symlink(target, here.join(format!("link{link}"))).unwrap();
+            }
+        }
+    }
+    let top = dir.join("0");
+    (dir, top)
+}
+
+#[test]
+fn a_diamond_of_symlinked_directories_is_refused_at_the_entry_limit() {
+    // 3 links a level, 12 levels: 3^12 paths to the bottom, no loop.
+    let (dir, top) = diamond("diamond-entries", 3, 12, "");
+    let shallow = files(std::slice::from_ref(&top), false);
+    let deep = read_all(std::slice::from_ref(&top), true);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(shallow.unwrap().len(), 1);
+    let err = deep.unwrap_err();
+    assert!(matches!(err, Error::TooManyEntries { .. }), "{err}");
+    let message = err.to_string();
+    assert!(
+        message.contains(&format!(
+            "more than {MAX_TREE_ENTRIES} files and directories"
+        )),
+        "{message}"
+    );
+    assert!(message.contains("10000"), "{message}");
+}
+
+#[test]
+fn a_diamond_is_refused_at_the_total_byte_limit() {
+    // 2 links a level, 4 levels: 16 paths to one file of nearly MAX_INPUT_BYTES, over 16 MiB.
+    let size = usize::try_from(MAX_INPUT_BYTES).unwrap() - 1024;
+    let big = format!("# {}\n", "x".repeat(size));
+    let (dir, top) = diamond("diamond-bytes", 2, 4, &big);
+    let result = read_all(std::slice::from_ref(&top), true);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let message = result.unwrap_err().to_string();
+    assert!(message.contains("over 16 MiB"), "{message}");
+    assert_eq!(MAX_TREE_BYTES, 16 * 1024 * 1024);
+}

@@ -1,5 +1,10 @@
 //! `addon agent helloworld`: the example add-on's agent, as the helloworld template's Deployment
 //! runs it (`join --in-process` runs the same agent in its own process instead).
+//!
+//! `--hub-kubeconfig` is the mounted `<addon>-hub-kubeconfig` Secret, written by the registration
+//! agent, not by the user: it is loaded under the cluster's rules
+//! ([`kubeconfig_client::from_mounted_secret`]), so whoever can write that Secret cannot make
+//! this agent run a command or send a file of this host to a server.
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -8,7 +13,7 @@ use anyhow::Context as _;
 use crate::agent::addon::helloworld;
 use crate::cli::Ctx;
 use crate::error::UserError;
-use crate::runtime::client::{self as kubeconfig_client, Origin, Timeouts};
+use crate::runtime::client::{self as kubeconfig_client, Timeouts};
 use crate::runtime::shutdown;
 
 /// The add-on agents this binary carries.
@@ -39,16 +44,18 @@ pub struct AgentArgs {
 
 /// Runs the agent until Ctrl-C or SIGTERM; the managed cluster is `--kubeconfig`'s.
 pub async fn agent(args: AgentArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
-    let source = args.hub_kubeconfig.display().to_string();
-    let text = std::fs::read_to_string(&args.hub_kubeconfig).map_err(|e| {
+    let hub = kubeconfig_client::from_mounted_secret(
+        &args.hub_kubeconfig,
+        "--hub-kubeconfig",
+        Timeouts::LOOP,
+    )
+    .await
+    .map_err(|e| {
         UserError::new(
-            format!("cannot read --hub-kubeconfig {source}: {e}"),
-            "pass the add-on's hub kubeconfig file",
+            crate::runtime::report::chain(&e),
+            "pass the kubeconfig of the add-on's <addon>-hub-kubeconfig secret: inline credentials, or files beside it",
         )
     })?;
-    let hub = kubeconfig_client::from_kubeconfig(&text, Origin::User, &source, Timeouts::LOOP)
-        .await
-        .map_err(|e| UserError::new(e.to_string(), "pass the add-on's hub kubeconfig file"))?;
     let managed = ctx.kube().await.context("the managed cluster")?.client;
     let Example::Helloworld = args.addon;
     let opts = helloworld::Options {

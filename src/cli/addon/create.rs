@@ -98,8 +98,7 @@ fn read_documents(args: &CreateArgs) -> anyhow::Result<Documents> {
     let mut manifests_found = Vec::new();
     let mut template: Option<AddOnTemplate> = None;
     let mut hub_roles = Vec::new();
-    for path in manifests::files(&args.files, args.recursive).map_err(bad_file)? {
-        let (source, text) = manifests::read(&path).map_err(bad_file)?;
+    for (source, text) in manifests::read_all(&args.files, args.recursive).map_err(bad_file)? {
         for (line, doc) in manifests::documents(&text) {
             // Where the parser stopped, counted from the top of the file.
             let at = |e: &crate::yaml::Error| e.location().map_or(line, |(l, _)| line + l - 1);

@@ -204,8 +204,11 @@ fn placement_ref(placement: &str) -> anyhow::Result<(&str, &str)> {
 fn read_manifests(args: &Args) -> anyhow::Result<Vec<serde_json::Value>> {
     let user = |e: manifests::Error| {
         let hint = match &e {
-            manifests::Error::TooLarge(_) | manifests::Error::InputTooLarge { .. } => {
-                "split the manifests into several works"
+            manifests::Error::TooLarge(_)
+            | manifests::Error::InputTooLarge { .. }
+            | manifests::Error::TreeTooLarge { .. } => "split the manifests into several works",
+            manifests::Error::TooManyEntries { .. } => {
+                "pass the directories you mean without -R, or fewer of them"
             }
             manifests::Error::Read { .. } | manifests::Error::EmptyDir { .. } => {
                 "check the -f paths"
@@ -222,8 +225,7 @@ fn read_manifests(args: &Args) -> anyhow::Result<Vec<serde_json::Value>> {
         anyhow::Error::new(UserError::new(crate::runtime::report::chain(&e), hint))
     };
     let mut all = Vec::new();
-    for path in manifests::files(&args.files, args.recursive).map_err(user)? {
-        let (name, text) = manifests::read(&path).map_err(user)?;
+    for (name, text) in manifests::read_all(&args.files, args.recursive).map_err(user)? {
         all.extend(manifests::parse(&name, &text).map_err(user)?);
     }
     if all.is_empty() {
