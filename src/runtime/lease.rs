@@ -29,12 +29,38 @@ pub const RENEW_DEADLINE: Duration = Duration::from_secs(45);
 /// How often a waiting process tries to take the lease.
 pub const RETRY_EVERY: Duration = Duration::from_secs(2);
 
-/// This process, as a Lease holder: `<hostname>_<pid>`.
+/// This process, as a Lease holder: `<hostname>_<random UUID>`, as client-go's
+/// `hostname_<uuid>`. Not the PID: two containers of one pod (or two pods with one host name)
+/// both run as PID 1, and two holders with one identity would each think they lead.
 #[must_use]
 pub fn identity() -> String {
     let host =
         hostname::get().map_or_else(|_| "unknown".into(), |h| h.to_string_lossy().into_owned());
-    format!("{host}_{}", std::process::id())
+    format!("{host}_{}", random_uuid())
+}
+
+/// A version 4 UUID from the system's secure random source; should that ever fail, the time
+/// and PID still tell processes apart better than the PID alone.
+fn random_uuid() -> String {
+    use ring::rand::{SecureRandom as _, SystemRandom};
+    let mut b = [0u8; 16];
+    if SystemRandom::new().fill(&mut b).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        b = (nanos ^ (u128::from(std::process::id()) << 96)).to_be_bytes();
+    }
+    b[6] = (b[6] & 0x0f) | 0x40; // version 4
+    b[8] = (b[8] & 0x3f) | 0x80; // RFC 4122 variant
+    let n = u128::from_be_bytes(b);
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        n >> 96,
+        (n >> 80) & 0xffff,
+        (n >> 64) & 0xffff,
+        (n >> 48) & 0xffff,
+        n & 0xffff_ffff_ffff
+    )
 }
 
 /// Whether `lease` has a holder that renewed it within its duration, at `now`.
@@ -140,18 +166,7 @@ impl LeaseLock {
             return Ok(false);
         }
         let mut next = current;
-        next.spec = Some(LeaseSpec {
-            holder_identity: Some(self.holder.clone()),
-            lease_duration_seconds: Some(seconds),
-            acquire_time: if ours {
-                spec.acquire_time.clone()
-            } else {
-                Some(now.clone())
-            },
-            renew_time: Some(now),
-            lease_transitions: Some(spec.lease_transitions.unwrap_or(0) + i32::from(!ours)),
-            ..spec
-        });
+        next.spec = Some(next_spec(spec, &self.holder, seconds, now, ours));
         // The resourceVersion read above makes this a compare-and-swap.
         conflict_is_false(
             self.api
@@ -182,6 +197,28 @@ impl LeaseLock {
             Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => Ok(()),
             Err(e) => Err(e),
         }
+    }
+}
+
+/// The spec this process writes when it takes (`ours` false) or renews `spec` at `now`.
+fn next_spec(spec: LeaseSpec, holder: &str, seconds: i32, now: MicroTime, ours: bool) -> LeaseSpec {
+    // Saturating: the count is informational, and the API server refuses a negative one, so a
+    // wrapped count would make every later take-over fail (an overflow would panic in debug).
+    let transitions = spec
+        .lease_transitions
+        .unwrap_or(0)
+        .saturating_add(i32::from(!ours));
+    LeaseSpec {
+        holder_identity: Some(holder.to_string()),
+        lease_duration_seconds: Some(seconds),
+        acquire_time: if ours {
+            spec.acquire_time.clone()
+        } else {
+            Some(now.clone())
+        },
+        renew_time: Some(now),
+        lease_transitions: Some(transitions),
+        ..spec
     }
 }
 
@@ -308,7 +345,33 @@ mod tests {
     }
 
     #[test]
-    fn identity_names_host_and_pid() {
-        assert!(identity().ends_with(&format!("_{}", std::process::id())));
+    fn identities_made_in_one_process_differ() {
+        let (a, b) = (identity(), identity());
+        assert_ne!(a, b);
+        let host = hostname::get().unwrap().to_string_lossy().into_owned();
+        let uuid = a.strip_prefix(&format!("{host}_")).unwrap();
+        assert_eq!(uuid.len(), 36);
+        assert_eq!(&uuid[14..15], "4");
+    }
+
+    #[test]
+    fn taking_a_lease_at_i32_max_transitions_saturates() {
+        let spec = LeaseSpec {
+            holder_identity: Some("other".into()),
+            lease_transitions: Some(i32::MAX),
+            ..Default::default()
+        };
+        let now = MicroTime(Timestamp::from_second(1_000).unwrap());
+        let next = next_spec(spec, "me", 60, now, false);
+        assert_eq!(next.lease_transitions, Some(i32::MAX));
+        assert_eq!(next.holder_identity.as_deref(), Some("me"));
+        let renewed = next_spec(
+            next,
+            "me",
+            60,
+            MicroTime(Timestamp::from_second(1_010).unwrap()),
+            true,
+        );
+        assert_eq!(renewed.lease_transitions, Some(i32::MAX));
     }
 }

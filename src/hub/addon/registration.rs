@@ -2,7 +2,9 @@
 //! add-on CSRs, that approves a CSR only when it asks for exactly an identity its add-on
 //! registered on that cluster ([`crate::identity::addon::check`]), from that cluster's agent,
 //! and only while the cluster is accepted. A refused CSR stays pending, as upstream leaves it,
-//! and is logged with the reason. What the identity may then do is the add-on's hub RBAC.
+//! and is logged with the reason. An approved custom-signer CSR is signed only after the same
+//! check ([`signer::may_sign`]), whoever approved it. What the identity may then do is the
+//! add-on's hub RBAC.
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -138,7 +140,11 @@ async fn reconcile(
             && unsigned
             && let Some(signer) = custom_signer
         {
-            unsigned_left |= !sign(&ctx, &csr, signer).await;
+            // Approved, perhaps not by this hub: signed only if it still asks for the identity.
+            match signer::may_sign(&facts, &cluster, &name, registrations, &hub_signers) {
+                Ok(()) => unsigned_left |= !sign(&ctx, &csr, signer).await,
+                Err(why) => report_refused(&ctx, &cluster, &name, &facts.name, "signing", &why),
+            }
             continue;
         }
         if !facts.pending {
@@ -154,15 +160,7 @@ async fn reconcile(
                     unsigned_left |= !sign(&ctx, &csr, signer).await;
                 }
             }
-            Err(why) => {
-                let mut reported = ctx.reported.lock().unwrap_or_else(PoisonError::into_inner);
-                if reported.len() >= REPORTED_MAX {
-                    reported.clear();
-                }
-                if reported.insert(facts.name.clone()) {
-                    tracing::info!(%cluster, addon = %name, csr = %facts.name, "not approving an add-on CSR: {why}");
-                }
-            }
+            Err(why) => report_refused(&ctx, &cluster, &name, &facts.name, "approving", &why),
         }
     }
     Ok(if unsigned_left {
@@ -170,6 +168,17 @@ async fn reconcile(
     } else {
         Action::await_change()
     })
+}
+
+/// Logs once per CSR why it is not approved (or not signed).
+fn report_refused(ctx: &Context, cluster: &str, addon: &str, csr: &str, doing: &str, why: &str) {
+    let mut reported = ctx.reported.lock().unwrap_or_else(PoisonError::into_inner);
+    if reported.len() >= REPORTED_MAX {
+        reported.clear();
+    }
+    if reported.insert(csr.to_string()) {
+        tracing::info!(%cluster, %addon, %csr, "not {doing} an add-on CSR: {why}");
+    }
 }
 
 /// Signs an approved custom-signer CSR; `false` (and logged) when it could not.

@@ -3,6 +3,10 @@
 //! in the template's `signingCA` secret (`tls.crt`, `tls.key`; in the hub namespace unless it
 //! names another), valid for a day, client usage only. kube-controller-manager signs only the
 //! `kubernetes.io/` signers, so nothing else would.
+//!
+//! Whoever approved the CSR (this hub, or anyone allowed to approve CSRs), it is signed only while
+//! it still asks for exactly an identity the add-on registered ([`may_sign`]): the CA's
+//! certificate is what the add-on's backends trust, and an approval is not a subject check.
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, Patch, PatchParams};
@@ -10,8 +14,11 @@ use kube::{Client, ResourceExt as _};
 use rcgen::{ExtendedKeyUsagePurpose, KeyUsagePurpose};
 use serde_json::json;
 
-use crate::api::addon::{AddOnTemplate, CustomSignerRegistration, RegistrationType};
+use crate::api::addon::{
+    AddOnTemplate, CustomSignerRegistration, RegistrationConfig, RegistrationType,
+};
 use crate::api::names::HUB_NAMESPACE;
+use crate::identity::{CsrFacts, addon};
 
 /// How long a custom-signed certificate lasts (upstream's template agent: 24 hours).
 const VALIDITY_SECONDS: i64 = 24 * 3600;
@@ -26,6 +33,29 @@ pub fn custom_signers(template: &AddOnTemplate) -> Vec<&CustomSignerRegistration
         .filter(|r| r.type_ == RegistrationType::CustomSigner)
         .filter_map(|r| r.custom_signer.as_ref())
         .collect()
+}
+
+/// Whether the hub signs the approved CSR `csr` of `addon` on `cluster` with one of the custom
+/// signers in `hub_signers` (the add-on template's): the same check as approval
+/// ([`addon::check_with_signers`]: requester, signer, validity, usages, exactly the registered
+/// subject), run again because the approval may not have been this hub's.
+pub fn may_sign(
+    csr: &CsrFacts,
+    cluster: &str,
+    addon: &str,
+    registrations: &[RegistrationConfig],
+    hub_signers: &[String],
+) -> Result<(), String> {
+    if !csr.approved {
+        return Err("it is not approved".into());
+    }
+    if !hub_signers.contains(&csr.signer) {
+        return Err(format!(
+            "its signer {} is not a custom signer of the add-on's template",
+            csr.signer
+        ));
+    }
+    addon::check_with_signers(csr, cluster, addon, registrations, hub_signers)
 }
 
 /// A certificate for the PEM request `request`, signed by the CA (`ca_cert`, `ca_key`, PEM),
@@ -93,6 +123,73 @@ pub async fn sign(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::addon::Subject as RegisteredSubject;
+    use crate::identity::{PREFIX, Subject, cluster_group};
+
+    const SIGNER: &str = "example.com/hello";
+
+    fn approved(cn: &str, groups: &[&str]) -> CsrFacts {
+        CsrFacts {
+            name: "addon-c1-hello-x".into(),
+            cluster: Some("c1".into()),
+            username: format!("{PREFIX}c1:ab12c"),
+            groups: vec![cluster_group("c1")],
+            signer: SIGNER.into(),
+            usages: vec!["client auth".into()],
+            subject: Ok(Subject {
+                common_name: cn.into(),
+                organizations: groups.iter().map(ToString::to_string).collect(),
+            }),
+            pending: false,
+            approved: true,
+            expiration_seconds: None,
+        }
+    }
+
+    fn registrations() -> Vec<RegistrationConfig> {
+        vec![RegistrationConfig {
+            signer_name: SIGNER.into(),
+            subject: Some(RegisteredSubject {
+                user: Some(addon::default_user("c1", "hello")),
+                groups: vec![addon::default_group("c1", "hello")],
+                ..RegisteredSubject::default()
+            }),
+        }]
+    }
+
+    #[test]
+    fn an_approved_csr_with_a_foreign_subject_is_not_signed() {
+        let signers = [SIGNER.to_string()];
+        let user = addon::default_user("c1", "hello");
+        let group = addon::default_group("c1", "hello");
+        let ok = approved(&user, &[&group]);
+        assert_eq!(
+            may_sign(&ok, "c1", "hello", &registrations(), &signers),
+            Ok(())
+        );
+        let admin = approved("admin", &["system:masters"]);
+        let why = may_sign(&admin, "c1", "hello", &registrations(), &signers).unwrap_err();
+        assert!(why.contains("not the add-on's user"), "{why}");
+        let other_cluster = approved(
+            &addon::default_user("c2", "hello"),
+            &[&addon::default_group("c2", "hello")],
+        );
+        assert!(may_sign(&other_cluster, "c1", "hello", &registrations(), &signers).is_err());
+        let extra_group = approved(&user, &[&group, "system:masters"]);
+        assert!(
+            may_sign(&extra_group, "c1", "hello", &registrations(), &signers)
+                .unwrap_err()
+                .contains("O=system:masters")
+        );
+        let mut stranger = approved(&user, &[&group]);
+        stranger.username = "mallory".into();
+        stranger.groups = vec![];
+        assert!(may_sign(&stranger, "c1", "hello", &registrations(), &signers).is_err());
+        let mut unapproved = approved(&user, &[&group]);
+        unapproved.approved = false;
+        assert!(may_sign(&unapproved, "c1", "hello", &registrations(), &signers).is_err());
+        assert!(may_sign(&ok, "c1", "hello", &registrations(), &[]).is_err());
+    }
 
     #[test]
     fn a_request_is_signed_by_the_ca_for_a_day_as_a_client() {
