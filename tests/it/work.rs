@@ -5,12 +5,14 @@
 //! test using the docs' names.
 //!
 //! Submodules: `docs_example` (the OCM docs' first ManifestWork, through the CLI), `lifecycle` (overwrite, prune, delete, orphan, drift, offline agent),
-//! `failures` (bad manifests the agent reports, bad input the CLI refuses), `feedback` (status
+//! `failures` (bad manifests the agent reports, bad input the CLI refuses), `executor` (escalation
+//! through `spec.executor`, the review cache), `feedback` (status
 //! feedback rules), `credential` (the
 //! agent with exactly the RBAC an accepted cluster gets), `shared` (agents of several clusters
 //! on one managed API server, as `scripts/scale` runs them).
 mod credential;
 mod docs_example;
+mod executor;
 mod failures;
 mod feedback;
 mod lifecycle;

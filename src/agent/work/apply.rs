@@ -137,6 +137,7 @@ pub async fn apply_manifest(
         resource: &resource.plural,
         namespace: namespace.as_deref(),
         name: &parsed.name,
+        object: &parsed.object,
     };
     if let Err(why) = super::executor::check(executor, target).await {
         // Keep its key: what it applied before is still wanted, not stale.

@@ -15,6 +15,7 @@ use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Client, ResourceExt as _};
 
 use super::discovery::Discovery;
+use super::executor_cache::{self, SarCache};
 use super::{Error, build, sweep, sync};
 use crate::api::work::{MANIFEST_WORK_FINALIZER, ManifestWork};
 use crate::runtime::Shutdown;
@@ -96,6 +97,8 @@ pub(crate) struct Context {
     pub agent_id: String,
     pub resync: Duration,
     pub discovery: Discovery,
+    /// Executors' review answers, kept in step with RBAC by [`super::executor_cache::watch`].
+    pub executor_cache: Arc<SarCache>,
 }
 
 impl Context {
@@ -126,6 +129,7 @@ pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<(
         cluster: opts.cluster_name,
         agent_id: opts.agent_id,
         resync: opts.resync,
+        executor_cache: Arc::new(SarCache::new()),
     });
     tracing::info!(cluster = %ctx.cluster, hub_hash = %ctx.hub_hash, "work agent starting");
     // Only a new generation (spec edits and deletion bump it) or a finalizer change wakes a work:
@@ -141,6 +145,10 @@ pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<(
             PredicateConfig::default(),
         );
     let sweeper = tokio::spawn(sweep::run(ctx.clone(), store.clone()));
+    let rbac = tokio::spawn(executor_cache::watch(
+        ctx.managed.clone(),
+        ctx.executor_cache.clone(),
+    ));
     Controller::for_stream(works, store)
         .with_config(Config::default().concurrency(opts.concurrency))
         .graceful_shutdown_on(crate::runtime::shutdown::cancelled(&shutdown))
@@ -152,6 +160,7 @@ pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<(
         })
         .await;
     sweeper.abort();
+    rbac.abort();
     tracing::info!("work agent stopped");
     Ok(())
 }

@@ -9,6 +9,8 @@
 //! - [`discovery`]: kind → resource on the managed cluster, refreshed when a kind is unknown;
 //! - [`apply`]: one manifest onto the managed cluster, by its update strategy;
 //! - [`status`]: pure computation of per-manifest and work conditions;
+//! - [`executor`] / [`executor_cache`]: whether a work's executor may apply a manifest, and the
+//!   cached review answers (forgotten when RBAC changes);
 //! - [`feedback`]: status feedback values read from applied objects by their rules;
 //! - [`applied_work`]: the AppliedManifestWork record;
 //! - [`delete`]: removing or orphaning applied resources;
@@ -22,6 +24,7 @@ pub mod controller;
 pub mod delete;
 pub mod discovery;
 pub mod executor;
+pub mod executor_cache;
 pub mod feedback;
 pub mod status;
 pub mod supervisor;

@@ -117,6 +117,7 @@ async fn apply_all(work: &ManifestWork, ctx: &Context, owner: &Owner) -> Vec<Out
     let subject = super::executor::subject(work.spec.executor.as_ref());
     let executor = subject.as_ref().map(|subject| super::executor::Executor {
         client: &ctx.managed,
+        cache: &ctx.executor_cache,
         subject: subject.as_ref().map_err(String::as_str).copied(),
         delete_option: work.spec.delete_option.as_ref(),
     });
