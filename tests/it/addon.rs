@@ -30,6 +30,7 @@ use crate::common;
 use crate::registration::fixture::{self, on_hub};
 
 mod conversion;
+mod conversion_limits;
 mod hook;
 mod probers;
 mod rollout;

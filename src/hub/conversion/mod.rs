@@ -2,25 +2,40 @@
 //! and `v1beta1` of ClusterManagementAddOn and ManagedClusterAddOn and converts between them in
 //! its add-on webhook; here the hub process does it ([`convert`]).
 //!
-//! The server listens on the address this host reaches the API server from (loopback for a local
-//! one), on a port the system picks, with a serving certificate for that address from a CA made
-//! at start (the operator's certificate code; the key never leaves memory). It then points both
-//! CRDs' `spec.conversion` at itself with that CA, and on shutdown sets them back to `None`, so
-//! `v1alpha1` (the stored version) keeps working without it; `v1beta1` needs the hub running.
+//! **Where it listens.** On the address this host reaches the API server from, on a port the
+//! system picks, with a serving certificate for that address from a CA made at start (the
+//! operator's certificate code; the key never leaves memory). For an API server on loopback
+//! (the test control plane, a local cluster) that is the loopback address the API server's URL
+//! names, so nothing off this host can connect. For a remote one it is the one local address
+//! routed towards it, not every interface: anything that can route to that address can connect,
+//! since the API server presents no client certificate to tell it apart. [`server`] bounds what
+//! such a connection can take: sockets, time, memory.
+//!
+//! **Who points the CRDs at it.** Only the holder of the hub's Lease runs this
+//! ([`crate::inprocess::hub`]). It points both CRDs' `spec.conversion` at itself with that CA
+//! ([`crd::point_at`]), and on shutdown (stepping down included) sets them back to `None` only
+//! while they still name this process's webhook ([`crd::reset_if_ours`]), each write a
+//! compare-and-swap: a stepping-down leader never overwrites the next leader's `url`/`caBundle`.
+//! The server keeps answering until that reset is done. Under `None` the API server relabels objects without converting them:
+//! `v1alpha1` (the stored version) and metadata-only readers (namespace deletion, garbage
+//! collection) keep working, `v1beta1` readers get `v1alpha1` shapes: `v1beta1` needs the hub.
+//!
+//! **A crash fails closed.** A hub killed before its reset leaves the CRDs naming a webhook that
+//! is gone. `v1alpha1` keeps working (stored objects need no conversion), and `v1beta1` requests,
+//! and lists at the preferred version (`v1beta1`: namespace deletion and garbage collection of
+//! add-ons stall), fail with the API server's "conversion webhook ... failed" error instead of
+//! being served unconverted. The next hub to take the Lease points the CRDs at itself at once.
 pub mod convert;
+pub mod crd;
+pub mod server;
+mod slots;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
-use base64::Engine as _;
-use http_body_util::{BodyExt as _, Full};
-use hyper::body::{Bytes, Incoming};
-use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
-use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
@@ -34,6 +49,9 @@ pub const CRDS: [&str; 2] = [
     "managedclusteraddons.addon.open-cluster-management.io",
 ];
 const PATH: &str = "/convert";
+/// How long a stopping hub spends setting the CRDs back, so stepping down stays bounded when the
+/// API server is what failed.
+const RESET_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A running webhook: where the API server reaches it and the CA that signed its certificate.
 pub struct Serving {
@@ -77,29 +95,7 @@ pub async fn serve(url: &http::Uri, shutdown: Shutdown) -> anyhow::Result<Servin
     let signer = certs::issue_signer(now)?;
     let serving = certs::issue_serving(&certs::issuer(&signer)?, &[ip.to_string()], now)?;
     let tls = tls_config(&serving)?;
-    let acceptor = TlsAcceptor::from(Arc::new(tls));
-    tokio::spawn(async move {
-        loop {
-            let accepted = tokio::select! {
-                () = shutdown.cancelled() => return,
-                a = listener.accept() => a,
-            };
-            let Ok((stream, _)) = accepted else { continue };
-            let acceptor = acceptor.clone();
-            tokio::spawn(async move {
-                let Ok(stream) = acceptor.accept(stream).await else {
-                    return;
-                };
-                let service = hyper::service::service_fn(handle);
-                if let Err(e) = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await
-                {
-                    tracing::debug!("conversion webhook connection: {e}");
-                }
-            });
-        }
-    });
+    server::spawn(listener, TlsAcceptor::from(Arc::new(tls)), shutdown);
     // A socket address prints an IPv6 host in brackets, as a URL needs it.
     let url = format!("https://{addr}{PATH}");
     tracing::info!("add-on conversion webhook serving at {url}");
@@ -125,106 +121,74 @@ fn tls_config(serving: &certs::CertKey) -> anyhow::Result<rustls::ServerConfig> 
     .with_single_cert(chain, key)?)
 }
 
-async fn handle(request: Request<Incoming>) -> Result<Response<Full<Bytes>>, hyper::Error> {
-    if request.uri().path() != PATH {
-        return Ok(reply(
-            StatusCode::NOT_FOUND,
-            Bytes::from_static(b"not found"),
-        ));
-    }
-    let body = request.into_body().collect().await?.to_bytes();
-    let review: Value = match serde_json::from_slice(&body) {
-        Ok(v) => v,
-        Err(e) => {
-            return Ok(reply(
-                StatusCode::BAD_REQUEST,
-                Bytes::from(format!("not a ConversionReview: {e}")),
-            ));
-        }
-    };
-    let response = review_response(&review);
-    Ok(reply(StatusCode::OK, Bytes::from(response.to_string())))
-}
-
 /// The ConversionReview answering `review`: every object converted, or a failure naming why.
+/// Takes the review by value so that its objects are converted in place, not copied.
 #[must_use]
-pub fn review_response(review: &Value) -> Value {
-    let request = &review["request"];
-    let desired = request["desiredAPIVersion"].as_str().unwrap_or_default();
-    let objects = request["objects"].as_array().cloned().unwrap_or_default();
+pub fn review_response(mut review: Value) -> Value {
+    let request = &mut review["request"];
+    let desired = request["desiredAPIVersion"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let objects = match request["objects"].take() {
+        Value::Array(objects) => objects,
+        _ => Vec::new(),
+    };
     let converted: Result<Vec<Value>, String> = objects
         .into_iter()
-        .map(|o| convert::convert(o, desired))
+        .map(|o| convert::convert(o, &desired))
         .collect();
     let (objects, result) = match converted {
         Ok(objects) => (objects, json!({"status": "Success"})),
         Err(message) => (Vec::new(), json!({"status": "Failure", "message": message})),
     };
+    let uid = review["request"]["uid"].take();
     json!({
         "apiVersion": review["apiVersion"].as_str().unwrap_or("apiextensions.k8s.io/v1"),
         "kind": "ConversionReview",
-        "response": {"uid": request["uid"], "convertedObjects": objects, "result": result},
+        "response": {"uid": uid, "convertedObjects": objects, "result": result},
     })
 }
 
-fn reply(status: StatusCode, body: Bytes) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(body));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
 /// Serves the webhook and keeps both CRDs pointed at it until `shutdown` is cancelled, then
-/// points them back to no conversion. The CRDs may not exist yet (the operator installs them):
-/// it retries until they do.
+/// points them back to no conversion if they still name it, and only then stops serving. The
+/// CRDs may not exist yet (the operator installs them): it retries until they do.
 pub async fn run(hub: Client, url: http::Uri, shutdown: Shutdown) -> anyhow::Result<()> {
-    let serving = serve(&url, shutdown.child_token())
+    // Not a child of `shutdown`: the webhook answers until the CRDs no longer name it.
+    let stop_serving = Shutdown::new();
+    let _stop_serving = stop_serving.clone().drop_guard();
+    let serving = serve(&url, stop_serving)
         .await
         .context("starting the add-on conversion webhook")?;
-    let mut backoff = crate::runtime::Backoff::capped(std::time::Duration::from_secs(10));
-    loop {
-        match configure(&hub, Some(&serving)).await {
-            Ok(()) => break,
-            Err(e) => tracing::debug!("pointing the add-on CRDs at the conversion webhook: {e}"),
+    let pointed = async {
+        let mut backoff = crate::runtime::Backoff::capped(Duration::from_secs(10));
+        loop {
+            match crd::point_at(&hub, &serving).await {
+                Ok(()) => return,
+                Err(e) => tracing::debug!(
+                    "pointing the add-on CRDs at the conversion webhook: {}",
+                    crate::runtime::report::chain(&e)
+                ),
+            }
+            tokio::time::sleep(backoff.next_delay()).await;
         }
-        tokio::select! {
-            () = shutdown.cancelled() => return Ok(()),
-            () = tokio::time::sleep(backoff.next_delay()) => {}
-        }
-    }
-    shutdown.cancelled().await;
-    if let Err(e) = configure(&hub, None).await {
-        tracing::warn!("setting the add-on CRDs back to no conversion: {e}");
-    }
-    Ok(())
-}
-
-/// Points both CRDs' conversion at `serving` (`Some`) or back to none (`None`).
-pub async fn configure(hub: &Client, serving: Option<&Serving>) -> Result<(), kube::Error> {
-    let conversion = match serving {
-        Some(s) => json!({
-            "strategy": "Webhook",
-            "webhook": {
-                "conversionReviewVersions": ["v1"],
-                "clientConfig": {
-                    "url": s.url,
-                    "caBundle": base64::engine::general_purpose::STANDARD.encode(&s.ca),
-                },
-            },
-        }),
-        None => json!({"strategy": "None", "webhook": null}),
     };
-    let crds: Api<CustomResourceDefinition> = Api::all(hub.clone());
-    for name in CRDS {
-        crds.patch(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"conversion": conversion}})),
-        )
-        .await?;
+    // A write dropped in flight can still land, but only on the resourceVersion it read: never
+    // over a newer leader's. At worst it lands after the reset below has read, and the CRDs name
+    // this webhook once it is gone: as after a crash, until the next hub points them at itself.
+    tokio::select! {
+        () = shutdown.cancelled() => {},
+        () = pointed => shutdown.cancelled().await,
+    }
+    match tokio::time::timeout(RESET_TIMEOUT, crd::reset_if_ours(&hub, &serving)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!(
+            "setting the add-on CRDs back to no conversion: {}",
+            crate::runtime::report::chain(&e)
+        ),
+        Err(_) => tracing::warn!(
+            "setting the add-on CRDs back to no conversion: no answer within {RESET_TIMEOUT:?}"
+        ),
     }
     Ok(())
 }
@@ -241,7 +205,7 @@ mod tests {
                 {"apiVersion": "addon.open-cluster-management.io/v1alpha1", "kind": "ManagedClusterAddOn", "metadata": {"name": "a"}, "spec": {}}
             ]},
         });
-        let response = review_response(&review);
+        let response = review_response(review);
         assert_eq!(response["response"]["uid"], "abc");
         assert_eq!(response["response"]["result"]["status"], "Success");
         assert_eq!(
@@ -253,7 +217,7 @@ mod tests {
     #[test]
     fn a_review_with_another_kind_fails_whole() {
         let review = json!({"request": {"uid": "x", "desiredAPIVersion": "v9", "objects": [{"apiVersion": "v1", "kind": "Pod"}]}});
-        let response = review_response(&review);
+        let response = review_response(review);
         assert_eq!(response["response"]["result"]["status"], "Failure");
         assert_eq!(response["response"]["convertedObjects"], json!([]));
     }
