@@ -365,7 +365,7 @@ mod tests {
             }
             assert_eq!(result, Err(Failure::Exceeded(50_000)), "{expression}");
             assert!(used < 200_000, "{expression}: {used}");
-            assert!(started.elapsed().as_secs() < 2, "{expression}");
+            assert!(started.elapsed().as_secs() < 60, "{expression}");
         }
     }
 }

@@ -8,6 +8,7 @@
 //! it depends on nothing above [`crate::api`].
 pub mod backoff;
 pub mod client;
+pub mod impersonate;
 pub mod lease;
 pub mod report;
 pub mod shutdown;

@@ -22,6 +22,9 @@ use crate::runtime::Shutdown;
 
 /// The example add-on's name.
 pub const NAME: &str = "helloworld";
+/// The ServiceAccount its Deployment runs as (in the install namespace), which the in-process
+/// agent impersonates.
+pub const SERVICE_ACCOUNT: &str = "helloworld-agent";
 /// Label on the ConfigMaps the agent copied.
 pub const SYNCED_LABEL: &str = "synced-from-hub";
 const FIELD_MANAGER: &str = "helloworld-agent";
@@ -41,6 +44,16 @@ pub struct Options {
     pub addon: String,
     /// The install namespace on the managed cluster.
     pub namespace: String,
+}
+
+/// The managed-cluster client the in-process agent uses: `managed` acting as the Deployment's
+/// ServiceAccount in `namespace`, never as the klusterlet. The namespace comes from the add-on's
+/// status, which the cluster's hub credential may write, so only that account's RBAC (granted by
+/// the add-on's own manifests, in its install namespace) bounds what the agent touches.
+#[must_use]
+pub fn managed_client(managed: &Client, namespace: &str) -> Client {
+    let (user, groups) = crate::runtime::impersonate::service_account(namespace, SERVICE_ACCOUNT);
+    crate::runtime::impersonate::as_user(managed, &user, &groups)
 }
 
 /// Copies ConfigMaps and renews the lease until `shutdown` is cancelled.

@@ -338,7 +338,7 @@ async fn start_example(opts: &AddonOptions, wanted: &Wanted, token: &Shutdown) -
     let child = token.child_token();
     let agent = helloworld::Options {
         hub,
-        managed: opts.managed.clone(),
+        managed: helloworld::managed_client(&opts.managed, &wanted.namespace),
         cluster: opts.cluster.clone(),
         addon: wanted.addon.clone(),
         namespace: wanted.namespace.clone(),

@@ -253,5 +253,5 @@ fn a_check_that_would_not_end_stops_at_its_cost_limit() {
         panic!("a check past its limit is not healthy");
     };
     assert!(why.ends_with("exceeded the cost limit of 1000000"), "{why}");
-    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+    assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
 }

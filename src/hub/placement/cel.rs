@@ -419,7 +419,7 @@ mod tests {
             budget < BUDGET - PER_CALL_LIMIT + PER_CALL_LIMIT / 10,
             "{budget}"
         );
-        assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+        assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
         // What is left of the placement's budget bounds the next evaluation.
         let mut budget = 1000;
         let err = selector

@@ -180,6 +180,7 @@ async fn the_helloworld_template_addon_runs_end_to_end() {
     only_configmaps_in(&client_of(&secret).await, &c).await;
 
     a_configmap_travels(&hub, &managed, &c).await;
+    the_agent_cannot_be_sent_elsewhere(&managed).await;
 
     // Disabled: the garbage collector takes the work and the binding with the add-on.
     succeeds(&[
@@ -212,6 +213,66 @@ async fn the_helloworld_template_addon_runs_end_to_end() {
         .delete(INSTALL, &DeleteParams::default())
         .await;
     agent.remove().await;
+}
+
+/// Whoever holds the cluster's hub credential may write the add-on's `status.namespace`; pointed
+/// at a namespace holding `kube-root-ca.crt`, the in-process agent (which acts as its
+/// ServiceAccount there, with no rights) cannot overwrite it with the hub's copy, while in the
+/// install namespace the same client writes what the agent writes.
+async fn the_agent_cannot_be_sent_elsewhere(managed: &kube::Client) {
+    use clusteradm::agent::addon::helloworld;
+    let victim = common::unique("it-hw-victim");
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": victim}})).unwrap();
+    Api::<Namespace>::all(managed.clone())
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+    let root_cas = Api::<ConfigMap>::namespaced(managed.clone(), &victim);
+    let original = fixture::wait(
+        root_cas.clone(),
+        "kube-root-ca.crt",
+        "the namespace's root CA ConfigMap",
+        |m: Option<&ConfigMap>| m.is_some(),
+    )
+    .await;
+    // What the agent sends for a ConfigMap it copies (the hub's own `kube-root-ca.crt`).
+    let copy = |ns: &str, name: &str| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": name, "namespace": ns, "labels": {helloworld::SYNCED_LABEL: ""}},
+               "data": {"ca.crt": "the hub's CA"}})
+    };
+    let ssa = PatchParams::apply("helloworld-agent").force();
+    let as_agent =
+        Api::<ConfigMap>::namespaced(helloworld::managed_client(managed, &victim), &victim);
+    let err = as_agent
+        .patch(
+            "kube-root-ca.crt",
+            &ssa,
+            &Patch::Apply(copy(&victim, "kube-root-ca.crt")),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, kube::Error::Api(s) if s.code == 403),
+        "the agent wrote outside its namespace: {err}"
+    );
+    assert_eq!(
+        root_cas.get("kube-root-ca.crt").await.unwrap().data,
+        original.data
+    );
+    let in_install =
+        Api::<ConfigMap>::namespaced(helloworld::managed_client(managed, INSTALL), INSTALL);
+    in_install
+        .patch(
+            "it-agent-may",
+            &ssa,
+            &Patch::Apply(copy(INSTALL, "it-agent-may")),
+        )
+        .await
+        .unwrap();
+    let _ = Api::<Namespace>::all(managed.clone())
+        .delete(&victim, &DeleteParams::default())
+        .await;
 }
 
 /// A ConfigMap created on the hub in the cluster's namespace is copied by the agent.
