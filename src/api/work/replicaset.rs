@@ -126,7 +126,8 @@ pub struct ManifestWorkReplicaSetSummary {
     /// Works that exist.
     #[schemars(schema_with = "crate::api::schema::count")]
     pub total: i64,
-    /// Works wanted (clusters decided).
+    /// Works wanted: in the API, but OCM v1.3.1's controller never sets it, so neither does ours
+    /// (always 0).
     #[schemars(schema_with = "crate::api::schema::count")]
     pub desired_total: i64,
     /// Works Applied.
@@ -141,7 +142,7 @@ pub struct ManifestWorkReplicaSetSummary {
     /// Works Progressing.
     #[schemars(schema_with = "crate::api::schema::count")]
     pub progressing: i64,
-    /// Works carrying the current template.
+    /// Works carrying the current template: as `desiredTotal`, never set (always 0).
     #[schemars(schema_with = "crate::api::schema::count")]
     pub updated: i64,
 }

@@ -311,16 +311,27 @@ pub fn decide(
         summary.updated += s.updated;
     }
     set_conditions(&mut status.conditions, &summary, succeeded, &stamp);
-    if summary.total == 0 {
-        summary = ManifestWorkReplicaSetSummary {
-            desired_total: summary.desired_total,
-            ..ManifestWorkReplicaSetSummary::default()
-        };
-    }
-    status.summary = summary;
-    status.placement_summary = summaries;
+    status.summary = as_reported(&summary);
+    status.placement_summary = summaries
+        .into_iter()
+        .map(|mut p| {
+            p.summary = as_reported(&p.summary);
+            p
+        })
+        .collect();
     out.status = status;
     out
+}
+
+/// A summary as OCM v1.3.1's controller writes it: `desiredTotal` and `updated` exist in its API
+/// but it never sets them (they stay 0), and clients compare whole summaries, so they are counted
+/// here for the conditions only.
+fn as_reported(summary: &ManifestWorkReplicaSetSummary) -> ManifestWorkReplicaSetSummary {
+    ManifestWorkReplicaSetSummary {
+        desired_total: 0,
+        updated: 0,
+        ..summary.clone()
+    }
 }
 
 /// Upstream's three conditions, from the summed summary and the clusters that succeeded.
