@@ -485,33 +485,22 @@ async fn replica_set_templates_follow_the_manifest_rules() {
     revoke(&hub, &[&format!("{id}-creator")]).await;
 }
 
-/// With upstream's `NilExecutorValidating` work gate, a work without an executor runs as the
-/// work agent's account: creating one, or removing an executor on update, needs `execute-as` on
-/// `system:serviceaccount::klusterlet-work-sa`. The gate-on policy is bound to this test's
-/// namespace only, under a name of its own, so the shared hub keeps its gate-off policy.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn with_nil_executor_validating_a_work_without_executor_needs_execute_as() {
+/// The ManifestWork policy with `NilExecutorValidating` on, under the name `id` and bound to
+/// namespace `id` alone.
+async fn bind_gated_work_policy(hub: &kube::Client, id: &str) {
     use clusteradm::operator::cluster_manager::build::admission::{
-        Gates, MANIFEST_WORK_POLICY, NIL_EXECUTOR_USER, policies_with,
+        Gates, MANIFEST_WORK_POLICY, policies_with,
     };
     use k8s_openapi::api::admissionregistration::v1::{
         ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
     };
-    let id = common::unique("it-vap-nilexec");
-    let (hub, user, group) = user(&id).await;
-    let ns: k8s_openapi::api::core::v1::Namespace =
-        serde_json::from_value(json!({"metadata": {"name": id}})).unwrap();
-    Api::<k8s_openapi::api::core::v1::Namespace>::all(hub.clone())
-        .create(&PostParams::default(), &ns)
-        .await
-        .unwrap();
     let mut policy = policies_with(Gates {
         nil_executor_validating: true,
     })
     .into_iter()
     .find(|p| p.metadata.name.as_deref() == Some(MANIFEST_WORK_POLICY))
     .unwrap();
-    policy.metadata.name = Some(id.clone());
+    policy.metadata.name = Some(id.to_owned());
     Api::<ValidatingAdmissionPolicy>::all(hub.clone())
         .create(&PostParams::default(), &policy)
         .await
@@ -526,6 +515,27 @@ async fn with_nil_executor_validating_a_work_without_executor_needs_execute_as()
         .create(&PostParams::default(), &binding)
         .await
         .unwrap();
+}
+
+/// With upstream's `NilExecutorValidating` work gate, a work without an executor runs as the
+/// work agent's account: creating one, or removing an executor on update, needs `execute-as` on
+/// `system:serviceaccount::klusterlet-work-sa`. The gate-on policy is bound to this test's
+/// namespace only, under a name of its own, so the shared hub keeps its gate-off policy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_nil_executor_validating_a_work_without_executor_needs_execute_as() {
+    use clusteradm::operator::cluster_manager::build::admission::NIL_EXECUTOR_USER;
+    use k8s_openapi::api::admissionregistration::v1::{
+        ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
+    };
+    let id = common::unique("it-vap-nilexec");
+    let (hub, user, group) = user(&id).await;
+    let ns: k8s_openapi::api::core::v1::Namespace =
+        serde_json::from_value(json!({"metadata": {"name": id}})).unwrap();
+    Api::<k8s_openapi::api::core::v1::Namespace>::all(hub.clone())
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+    bind_gated_work_policy(&hub, &id).await;
 
     let work = |executor: Option<Value>| {
         let mut spec = json!({"workload": {"manifests": [
