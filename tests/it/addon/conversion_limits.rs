@@ -164,6 +164,7 @@ async fn idle_connections_are_closed_in_bounded_time_while_a_review_is_answered(
             "this test holds {IDLE} idle sockets: raise the open-files limit to {needed} (ulimit -n {needed})"
         );
     }
+    crate::registration::fixture::hub().await;
     let hook = webhook().await;
     let started = Instant::now();
     let mut idle = Vec::with_capacity(IDLE);
@@ -178,6 +179,7 @@ async fn idle_connections_are_closed_in_bounded_time_while_a_review_is_answered(
     let answered = asked.elapsed();
     assert_eq!(status, 200, "{answer}");
     assert_converted(&answer);
+    let hub_answered = the_hub_answers_a_cluster_change().await;
 
     // Every idle socket is closed by the webhook: at once when evicted, at the handshake timeout
     // otherwise. A read returns end-of-file (or a reset) when it is.
@@ -200,8 +202,8 @@ async fn idle_connections_are_closed_in_bounded_time_while_a_review_is_answered(
         .filter(|t| **t < Duration::from_secs(2))
         .count();
     eprintln!(
-        "{IDLE} idle connections opened in {opened:?}; a review answered in {answered:?} during \
-         the attack; {at_once} closed within 2 s, the last {last:?} after the first was opened"
+        "{IDLE} idle connections opened in {opened:?}; a review answered in {answered:?} and a \
+         ManagedCluster change by the hub in {hub_answered:?} during the attack; {at_once} closed within 2 s, the last {last:?} after the first was opened"
     );
     assert!(at_once >= IDLE - server::MAX_CONNECTIONS);
 
@@ -209,6 +211,40 @@ async fn idle_connections_are_closed_in_bounded_time_while_a_review_is_answered(
     let (status, answer) = hook.post(&review()).await;
     assert_eq!(status, 200, "{answer}");
     assert_converted(&answer);
+}
+
+/// How long the in-process hub (same process as the attacked webhook) takes to answer a
+/// ManagedCluster change: a cluster created without a set is put into `default`.
+async fn the_hub_answers_a_cluster_change() -> Duration {
+    use clusteradm::api::cluster::{CLUSTER_SET_LABEL, ManagedCluster};
+    use kube::api::{Api, DeleteParams, PostParams};
+    let hub = crate::common::hub().await;
+    let clusters: Api<ManagedCluster> = Api::all(hub);
+    let name = crate::common::unique("it-conv-attack");
+    let mc: ManagedCluster = serde_json::from_value(serde_json::json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+        "metadata": {"name": name}, "spec": {}
+    }))
+    .unwrap();
+    let asked = Instant::now();
+    clusters.create(&PostParams::default(), &mc).await.unwrap();
+    crate::registration::fixture::wait(
+        clusters.clone(),
+        &name,
+        "the default set label during the attack",
+        |m: Option<&ManagedCluster>| {
+            m.is_some_and(|m| {
+                m.metadata
+                    .labels
+                    .as_ref()
+                    .is_some_and(|l| l.contains_key(CLUSTER_SET_LABEL))
+            })
+        },
+    )
+    .await;
+    let took = asked.elapsed();
+    let _ = clusters.delete(&name, &DeleteParams::default()).await;
+    took
 }
 
 /// Sends a 100 MiB body to the webhook, declared or chunked, and returns the response status.
@@ -254,6 +290,7 @@ async fn post_100_mib(hook: &Webhook, declared: bool) -> u16 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_100_mib_review_gets_413() {
+    crate::registration::fixture::hub().await;
     let hook = webhook().await;
     let started = Instant::now();
     assert_eq!(post_100_mib(&hook, true).await, 413, "declared length");
