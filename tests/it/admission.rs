@@ -105,6 +105,19 @@ async fn grant(hub: &kube::Client, name: &str, group: &str, rules: Value) {
         .unwrap();
 }
 
+/// `execute-as` on ManifestWorks for `user`, granted to `group` as ClusterRole `name`.
+async fn grant_execute_as(hub: &kube::Client, name: &str, group: &str, user: &str) {
+    grant(
+        hub,
+        name,
+        group,
+        json!([{
+        "apiGroups": ["work.open-cluster-management.io"], "resources": ["manifestworks"],
+        "resourceNames": [user], "verbs": ["execute-as"]}]),
+    )
+    .await;
+}
+
 async fn revoke(hub: &kube::Client, names: &[&str]) {
     for name in names {
         let _ = Api::<ClusterRoleBinding>::all(hub.clone())
@@ -423,13 +436,11 @@ async fn manifest_works_must_be_well_formed_and_executors_need_execute_as() {
         "{message}"
     );
     let executes = format!("{id}-executes");
-    grant(
+    grant_execute_as(
         &hub,
         &executes,
         &group,
-        json!([{
-        "apiGroups": ["work.open-cluster-management.io"], "resources": ["manifestworks"],
-        "resourceNames": ["system:serviceaccount:apps:deployer"], "verbs": ["execute-as"]}]),
+        "system:serviceaccount:apps:deployer",
     )
     .await;
     allowed(
@@ -588,15 +599,7 @@ async fn with_nil_executor_validating_a_work_without_executor_needs_execute_as()
     assert!(err.to_string().contains(NIL_EXECUTOR_USER), "{err}");
 
     let executes = format!("{id}-executes");
-    grant(
-        &hub,
-        &executes,
-        &group,
-        json!([{
-        "apiGroups": ["work.open-cluster-management.io"], "resources": ["manifestworks"],
-        "resourceNames": [NIL_EXECUTOR_USER], "verbs": ["execute-as"]}]),
-    )
-    .await;
+    grant_execute_as(&hub, &executes, &group, NIL_EXECUTOR_USER).await;
     let mut other = work(None);
     other["metadata"]["name"] = "w2".into();
     allowed("a work without executor, with execute-as", &user, other).await;

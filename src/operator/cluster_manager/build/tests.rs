@@ -242,9 +242,9 @@ fn each_binding_grants_its_role_to_its_service_account_only() {
     }
 }
 
-#[test]
-fn default_mode_with_admission_policies_deploys_no_webhook_but_the_policies() {
-    let mut cm = cluster_manager(IMAGES);
+/// What the operator builds for the ClusterManager `spec` annotated for admission policies.
+fn with_policies(spec: &str) -> Desired {
+    let mut cm = cluster_manager(spec);
     cm.metadata.annotations = Some(
         [(
             crate::api::names::ADMISSION_ANNOTATION.into(),
@@ -253,7 +253,12 @@ fn default_mode_with_admission_policies_deploys_no_webhook_but_the_policies() {
         .into(),
     );
     let v = validate(&cm).unwrap();
-    let d = build(&v, &certs(), InProcess::NOTHING.with(v.admission));
+    build(&v, &certs(), InProcess::NOTHING.with(v.admission))
+}
+
+#[test]
+fn default_mode_with_admission_policies_deploys_no_webhook_but_the_policies() {
+    let d = with_policies(IMAGES);
     assert_eq!(
         names(&d.deployments),
         [
@@ -325,18 +330,9 @@ fn the_operators_role_covers_every_kind_it_applies() {
 #[test]
 fn the_nil_executor_gate_reaches_the_manifest_work_policy() {
     let work_policy = |gates: &str| {
-        let mut cm = cluster_manager(&format!(
+        let d = with_policies(&format!(
             "{IMAGES}\n  workConfiguration:\n    featureGates: {gates}"
         ));
-        cm.metadata.annotations = Some(
-            [(
-                crate::api::names::ADMISSION_ANNOTATION.into(),
-                "policies".into(),
-            )]
-            .into(),
-        );
-        let v = validate(&cm).unwrap();
-        let d = build(&v, &certs(), InProcess::NOTHING.with(v.admission));
         let p = d
             .admission_policies
             .into_iter()
