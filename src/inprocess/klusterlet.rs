@@ -1,12 +1,15 @@
 //! The klusterlet in this process: the registration and work agents of one cluster, and the
 //! Klusterlet operator under its Lease (it leaves out the Deployments of the agents that run
 //! here, so no agent ever runs twice).
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use kube::Client;
 
 use crate::agent;
-use crate::operator::klusterlet::{self as operator, InProcess, Options};
+use crate::api::operator::KLUSTERLET_NAME;
+use crate::operator::klusterlet::{self as operator, AgentHost, InProcess, Options};
 use crate::runtime::Shutdown;
 use crate::runtime::lease;
 
@@ -24,44 +27,37 @@ pub struct Config {
 }
 
 /// `join --in-process`: the agents and the operator until `shutdown` is cancelled. `waiting` is
-/// told who holds the operator Lease if another process does (the agents run meanwhile).
+/// told who holds the operator Lease if another process does (the agents run meanwhile). Every
+/// other Klusterlet the operator reconciles gets its agents in this process too ([`Host`]).
 pub async fn run(
     config: Config,
     shutdown: Shutdown,
     waiting: impl FnOnce(&str),
 ) -> anyhow::Result<()> {
-    let mut registration =
-        agent::registration::AgentOptions::new(config.managed.clone(), config.cluster_name.clone());
-    registration.namespace.clone_from(&config.agent_namespace);
-    // One token for both: the operator stopping (its Lease lost, say) stops the agents too.
+    // One token for all: the operator stopping (its Lease lost, say) stops the agents too.
     let token = shutdown.child_token();
-    let agents = {
-        let token = token.clone();
-        let supervised = agent::work::supervisor::Supervised {
-            managed: config.managed.clone(),
-            namespace: config.agent_namespace.clone(),
-            cluster: config.cluster_name.clone(),
-            applied_names: agent::work::AppliedNames::PerHub,
-            addons: true,
-            // The add-ons' certificates are kept as the cluster's own.
-            addon_renewal: agent::registration::rotate::Renewal {
-                expiration_seconds: registration.cert_expiration_seconds,
-                threshold: registration.rotation_threshold,
-            },
-        };
-        let supervisor = agent::work::supervisor::run(supervised, token.clone());
-        async move {
-            let (registration, ()) =
-                tokio::join!(agent::registration::run(registration, token), supervisor);
-            registration.map_err(|e| e.context("the registration agent stopped"))
-        }
-    };
+    let own = token.child_token();
+    let host = Arc::new(Host::new(config.managed.clone(), token.clone()));
+    // The agents of join's own Klusterlet run here, awaited: the operator finds them running.
+    host.adopt(
+        KLUSTERLET_NAME,
+        &config.cluster_name,
+        &config.agent_namespace,
+        own.clone(),
+    );
+    let agents = agents(
+        config.managed.clone(),
+        config.cluster_name.clone(),
+        config.agent_namespace.clone(),
+        own,
+    );
     let opts = Options {
         in_process: InProcess {
             registration: true,
             work: true,
         },
         cleanup_timeout: config.cleanup_timeout,
+        agents: Some(host),
     };
     let operator = async {
         let result = run_operator(config.managed, opts, token.clone(), waiting).await;
@@ -71,6 +67,111 @@ pub async fn run(
     let (agents, operator) = tokio::join!(agents, operator);
     agents?;
     operator
+}
+
+/// The registration and work agents (with add-on registration) of `cluster`, whose secrets are
+/// in `namespace`, until `token` is cancelled.
+async fn agents(
+    managed: Client,
+    cluster: String,
+    namespace: String,
+    token: Shutdown,
+) -> anyhow::Result<()> {
+    let mut registration = agent::registration::AgentOptions::new(managed.clone(), cluster.clone());
+    registration.namespace.clone_from(&namespace);
+    let supervised = agent::work::supervisor::Supervised {
+        managed,
+        namespace,
+        cluster,
+        applied_names: agent::work::AppliedNames::PerHub,
+        addons: true,
+        // The add-ons' certificates are kept as the cluster's own.
+        addon_renewal: agent::registration::rotate::Renewal {
+            expiration_seconds: registration.cert_expiration_seconds,
+            threshold: registration.rotation_threshold,
+        },
+    };
+    let supervisor = agent::work::supervisor::run(supervised, token.clone());
+    let (registration, ()) =
+        tokio::join!(agent::registration::run(registration, token), supervisor);
+    registration.map_err(|e| e.context("the registration agent stopped"))
+}
+
+/// Which cluster, with secrets in which namespace, a Klusterlet's agents serve.
+type Served = (String, String);
+
+/// The Klusterlets whose agents run in this process.
+pub struct Host {
+    managed: Client,
+    parent: Shutdown,
+    running: Mutex<HashMap<String, (Served, Shutdown)>>,
+}
+
+impl Host {
+    fn new(managed: Client, parent: Shutdown) -> Self {
+        Self {
+            managed,
+            parent,
+            running: Mutex::default(),
+        }
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Served, Shutdown)>> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records agents the caller runs itself, stopped by `token`.
+    fn adopt(&self, name: &str, cluster: &str, namespace: &str, token: Shutdown) {
+        let served = (cluster.to_owned(), namespace.to_owned());
+        self.running().insert(name.to_owned(), (served, token));
+    }
+}
+
+impl AgentHost for Host {
+    fn ensure(&self, name: &str, cluster: &str, namespace: &str) {
+        let served = (cluster.to_owned(), namespace.to_owned());
+        let mut running = self.running();
+        if running.get(name).is_some_and(|(s, _)| *s == served) {
+            return;
+        }
+        if let Some((_, old)) = running.remove(name) {
+            old.cancel();
+        }
+        // Two Klusterlets naming one cluster and namespace: one set of agents serves both.
+        if running.values().any(|(s, _)| *s == served) {
+            return;
+        }
+        let token = self.parent.child_token();
+        tracing::info!(
+            klusterlet = name,
+            cluster,
+            namespace,
+            "starting the Klusterlet's agents in this process"
+        );
+        let run = Box::pin(agents(
+            self.managed.clone(),
+            cluster.to_owned(),
+            namespace.to_owned(),
+            token.clone(),
+        ));
+        let klusterlet = name.to_owned();
+        tokio::spawn(async move {
+            if let Err(e) = run.await {
+                tracing::error!(%klusterlet, "in-process agents stopped: {e:#}");
+            }
+        });
+        running.insert(name.to_owned(), (served, token));
+    }
+
+    fn stop(&self, name: &str) {
+        if let Some((_, token)) = self.running().remove(name) {
+            tracing::info!(
+                klusterlet = name,
+                "stopping the Klusterlet's agents in this process"
+            );
+            token.cancel();
+        }
+    }
 }
 
 /// `clusteradm operator klusterlet`: the operator alone, until `shutdown` is cancelled.

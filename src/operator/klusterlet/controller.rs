@@ -143,6 +143,9 @@ async fn reconcile(k: Arc<Klusterlet>, ctx: Arc<Context>) -> Result<Action, Erro
         match event {
             Event::Apply(k) => reconcile_apply(&k, &ctx).await,
             Event::Cleanup(k) => {
+                if let Some(host) = &ctx.opts.agents {
+                    host.stop(&k.name_any());
+                }
                 cleanup::remove_objects(
                     &ctx.client,
                     &k.name_any(),
@@ -201,6 +204,13 @@ async fn reconcile_apply(k: &Klusterlet, ctx: &Context) -> Result<Action, Error>
         }
     };
     let desired = build::build(&v, ctx.opts.in_process);
+    // Agents that run here have no Deployment: they start with their Klusterlet. Hosted mode's
+    // agents act on another cluster, which in-process agents do not.
+    if let (Some(host), false, true) =
+        (&ctx.opts.agents, v.hosted, ctx.opts.in_process.registration)
+    {
+        host.ensure(&v.name, &v.cluster_name, &v.agent_namespace);
+    }
     // Hosted modes reach another cluster, whose client comes from a Secret that may change: its
     // applier is built for the reconcile. Otherwise the kept one serves.
     let hosted_applier = v.hosted.then(|| Applier::new(managed, CRD_TIMEOUT));

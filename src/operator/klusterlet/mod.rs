@@ -90,13 +90,26 @@ pub struct InProcess {
     pub work: bool,
 }
 
+/// Runs Klusterlets' agents in this process, for an operator whose agents are in-process: the
+/// composition root ([`crate::inprocess::klusterlet`]) provides it, so every Klusterlet the
+/// operator reconciles — not only the one `join` made — gets agents, as Deployments would.
+pub trait AgentHost: Send + Sync {
+    /// Makes the agents of Klusterlet `name` run for `cluster`, their secrets in `namespace`; a
+    /// no-op while they already do.
+    fn ensure(&self, name: &str, cluster: &str, namespace: &str);
+    /// Stops the agents of Klusterlet `name`, if any run.
+    fn stop(&self, name: &str);
+}
+
 /// How the loop runs.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 pub struct Options {
     /// Agents that run in this process (no Deployment for them).
     pub in_process: InProcess,
     /// Bound on each deletion during cleanup.
     pub cleanup_timeout: Duration,
+    /// Where in-process agents are started (none: the caller runs them itself).
+    pub agents: Option<std::sync::Arc<dyn AgentHost>>,
 }
 
 impl Default for Options {
@@ -104,6 +117,7 @@ impl Default for Options {
         Self {
             in_process: InProcess::default(),
             cleanup_timeout: Duration::from_secs(120),
+            agents: None,
         }
     }
 }
