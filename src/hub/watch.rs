@@ -115,6 +115,42 @@ where
         })
 }
 
+/// [`publishing`] with deletions too: each deleted object goes to `deletions`, after the store
+/// has forgotten it, so a controller woken by the deletion never still finds it there.
+pub fn publishing_with_deletions<K>(
+    client: &Client,
+    config: watcher::Config,
+    writer: reflector::store::Writer<K>,
+    changes: Arc<Fanout<K>>,
+    deletions: Arc<Fanout<K>>,
+) -> impl Future<Output = ()> + Send + 'static
+where
+    K: Watched,
+{
+    let reader = writer.as_reader();
+    watcher(Api::<K>::all(client.clone()), config)
+        .default_backoff()
+        .reflect(writer)
+        .inspect_ok(move |event| match event {
+            watcher::Event::Apply(object) => {
+                let stored = reader.get(&ObjectRef::from_obj(object));
+                changes.publish(&stored.unwrap_or_else(|| Arc::new(object.clone())));
+            }
+            watcher::Event::Delete(object) => deletions.publish(&Arc::new(object.clone())),
+            watcher::Event::InitDone => {
+                for object in reader.state() {
+                    changes.publish(&object);
+                }
+            }
+            _ => {}
+        })
+        .for_each(|e| async move {
+            if let Err(e) = e {
+                tracing::warn!("{} watch: {e}", K::kind(&()));
+            }
+        })
+}
+
 /// A shared watch of every `K` into a store, with a [`Fanout`] for as many controllers as
 /// subscribe to it before the watch runs.
 pub fn fanned<K>(

@@ -29,6 +29,7 @@ use clusteradm::runtime::Shutdown;
 use crate::common;
 use crate::registration::fixture::{self, on_hub};
 
+mod cluster_sync;
 mod conversion;
 mod conversion_limits;
 mod hook;

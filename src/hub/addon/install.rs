@@ -2,7 +2,9 @@
 //! ClusterManagementAddOn with `installStrategy.type: Placements` that the add-on manager manages
 //! (no lifecycle annotation, or `addon-manager`), a ManagedClusterAddOn on every cluster its
 //! placements decide and on no other: created with the add-on as controlling owner, deleted when
-//! the cluster is no longer decided. `Manual` add-ons are left to `addon enable` / `disable`.
+//! the cluster is no longer decided, carrying the cluster's add-on annotations
+//! ([`super::annotation`]) from the start. `Manual` add-ons are left to `addon enable` /
+//! `disable`.
 //! It then rolls the add-on's configs out ([`super::rollout`]) and writes the progress.
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -20,7 +22,7 @@ use crate::api::addon::{
     ClusterManagementAddOn, ConfigSpecHash, LIFECYCLE_ADDON_MANAGER, LIFECYCLE_ANNOTATION,
     ManagedClusterAddOn, ManagedClusterAddOnSpec, PlacementStrategy,
 };
-use crate::api::cluster::{PLACEMENT_LABEL, PlacementDecision};
+use crate::api::cluster::{ManagedCluster, PLACEMENT_LABEL, PlacementDecision};
 use crate::hub::addon::rollout;
 use crate::hub::watch::{self, Feed};
 use crate::runtime::{Shutdown, report, shutdown};
@@ -29,6 +31,7 @@ const RETRY: Duration = Duration::from_secs(5);
 
 struct Context {
     client: Client,
+    clusters: Store<ManagedCluster>,
     addons: Store<ManagedClusterAddOn>,
     decisions: Store<PlacementDecision>,
     templates: Store<AddOnTemplate>,
@@ -71,6 +74,7 @@ pub fn decided(
 /// Runs until `shutdown` is cancelled.
 pub async fn run_with(
     hub: Client,
+    clusters: Store<ManagedCluster>,
     (addons, addon_events): Feed<ManagedClusterAddOn>,
     (cmas, cma_events): Feed<ClusterManagementAddOn>,
     (templates, template_events): Feed<AddOnTemplate>,
@@ -83,6 +87,7 @@ pub async fn run_with(
     );
     let ctx = Arc::new(Context {
         client: hub,
+        clusters: clusters.clone(),
         addons: addons.clone(),
         decisions: decisions.clone(),
         templates: templates.clone(),
@@ -125,6 +130,7 @@ pub async fn run_with(
         });
     let run = async {
         let _ = tokio::join!(
+            clusters.wait_until_ready(),
             addons.wait_until_ready(),
             cmas.wait_until_ready(),
             decisions.wait_until_ready(),
@@ -166,12 +172,22 @@ async fn reconcile(
         .filter(|a| a.name_any() == name)
         .filter_map(|a| a.namespace())
         .collect();
+    // A decided cluster not yet in the store is installed on later, as upstream fails the
+    // reconcile then: its add-on must start with the cluster's annotations.
+    let mut unseen = false;
     for cluster in wanted.difference(&existing) {
+        let Some(managed_cluster) = ctx.clusters.get(&ObjectRef::new(cluster)) else {
+            tracing::debug!(addon = %name, %cluster, "decided cluster not known yet");
+            unseen = true;
+            continue;
+        };
+        let annotations = super::annotation::cluster_annotations(&managed_cluster);
         let mca = ManagedClusterAddOn {
             metadata: ObjectMeta {
                 name: Some(name.clone()),
                 namespace: Some(cluster.clone()),
                 owner_references: Some(vec![super::deploy::owner_reference(&*cma, true)]),
+                annotations: (!annotations.is_empty()).then_some(annotations),
                 ..ObjectMeta::default()
             },
             spec: ManagedClusterAddOnSpec::default(),
@@ -197,7 +213,12 @@ async fn reconcile(
             Err(e) => return Err(e),
         }
     }
-    roll_out(&cma, &ctx).await
+    let action = roll_out(&cma, &ctx).await?;
+    Ok(if unseen {
+        Action::requeue(RETRY)
+    } else {
+        action
+    })
 }
 
 /// The spec hash of a config the add-on manager reads (templates and deployment configs); any

@@ -1,0 +1,226 @@
+//! Add-on health from the cluster's, as upstream's ManagedClusterAddonHealthCheckController
+//! (registration-controller) judges it: the cluster's agent reports its add-ons' health, so when
+//! the cluster's `ManagedClusterConditionAvailable` is Unknown (its agent stopped renewing the
+//! cluster lease) every ManagedClusterAddOn of the cluster gets `Available` Unknown, with the
+//! cluster condition's reason and message. True or False says the agent works: it is left to the
+//! agent then. Woken by the cluster only, as upstream.
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{Stream, StreamExt as _};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::Store;
+use kube::{Client, ResourceExt as _};
+use serde_json::json;
+
+use crate::api::addon::ManagedClusterAddOn;
+use crate::api::cluster::{MANAGED_CLUSTER_CONDITION_AVAILABLE, ManagedCluster};
+use crate::api::conditions::{self, Condition, UNKNOWN};
+use crate::runtime::{Shutdown, report, shutdown};
+
+/// How soon an add-on that changed while being written is written again.
+const RETRY: Duration = Duration::from_secs(1);
+
+/// Why a reconcile failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A request to the hub.
+    #[error("marking add-on {cluster}/{addon} unknown: {source}")]
+    Kube {
+        /// The add-on's cluster.
+        cluster: String,
+        /// The add-on.
+        addon: String,
+        /// What the hub said.
+        #[source]
+        source: kube::Error,
+    },
+}
+
+/// The `Available` condition every add-on of `cluster` gets, at `now`: `None` unless the
+/// cluster's availability is Unknown.
+#[must_use]
+pub fn unknown(cluster: &ManagedCluster, now: &Time) -> Option<Condition> {
+    let status = cluster.status.as_ref()?;
+    let available = conditions::find(&status.conditions, MANAGED_CLUSTER_CONDITION_AVAILABLE)?;
+    (available.status == UNKNOWN).then(|| {
+        conditions::new(
+            conditions::AVAILABLE,
+            UNKNOWN,
+            &available.reason,
+            available.message.clone(),
+            now,
+        )
+    })
+}
+
+/// `addon`'s conditions with `wanted` set; `None` when it already says so.
+#[must_use]
+pub fn updated(addon: &ManagedClusterAddOn, wanted: Condition) -> Option<Vec<Condition>> {
+    let mut conditions = addon
+        .status
+        .as_ref()
+        .map(|s| s.conditions.clone())
+        .unwrap_or_default();
+    conditions::set(&mut conditions, wanted).then_some(conditions)
+}
+
+struct Context {
+    client: Client,
+    addons: Store<ManagedClusterAddOn>,
+}
+
+/// Runs until `shutdown` is cancelled, woken by the changed ManagedClusters of `cluster_events`.
+pub async fn run_with(
+    hub: Client,
+    clusters: Store<ManagedCluster>,
+    cluster_events: impl Stream<Item = Arc<ManagedCluster>> + Send + 'static,
+    addons: Store<ManagedClusterAddOn>,
+    shutdown: Shutdown,
+) -> anyhow::Result<()> {
+    let ctx = Arc::new(Context {
+        client: hub,
+        addons: addons.clone(),
+    });
+    let run = Controller::for_shared_stream(cluster_events, clusters.clone())
+        .graceful_shutdown_on(shutdown::cancelled(&shutdown))
+        .run(reconcile, error_policy, ctx)
+        .for_each(|result| async move {
+            report::controller_result("add-on health check", &result);
+        });
+    let run = async {
+        let _ = tokio::join!(clusters.wait_until_ready(), addons.wait_until_ready());
+        run.await;
+    };
+    tokio::select! {
+        () = run => {}
+        () = shutdown.cancelled() => {}
+    }
+    Ok(())
+}
+
+#[allow(clippy::needless_pass_by_value)] // the signature kube-runtime calls
+fn error_policy(_: Arc<ManagedCluster>, e: &Error, _: Arc<Context>) -> Action {
+    tracing::warn!("{}; retrying in {RETRY:?}", report::chain(e));
+    Action::requeue(RETRY)
+}
+
+async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Action, Error> {
+    let Some(wanted) = unknown(&cluster, &Time(Timestamp::now())) else {
+        return Ok(Action::await_change());
+    };
+    let name = cluster.name_any();
+    let api = Api::<ManagedClusterAddOn>::namespaced(ctx.client.clone(), &name);
+    let mut again = false;
+    for addon in ctx.addons.state() {
+        if addon.namespace().as_deref() != Some(name.as_str()) {
+            continue;
+        }
+        let Some(conditions) = updated(&addon, wanted.clone()) else {
+            continue;
+        };
+        // Guarded by the version read, so a condition set meanwhile is not lost; an add-on's
+        // change does not wake this controller, so a conflict is retried here.
+        let body = json!({
+            "metadata": {"resourceVersion": addon.metadata.resource_version},
+            "status": {"conditions": conditions},
+        });
+        match api
+            .patch_status(
+                &addon.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(body),
+            )
+            .await
+        {
+            Ok(_) => tracing::info!(cluster = %name, addon = %addon.name_any(),
+                "cluster availability unknown: add-on availability unknown"),
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(kube::Error::Api(e)) if e.code == 409 => again = true,
+            Err(source) => {
+                return Err(Error::Kube {
+                    cluster: name,
+                    addon: addon.name_any(),
+                    source,
+                });
+            }
+        }
+    }
+    Ok(if again {
+        Action::requeue(RETRY)
+    } else {
+        Action::await_change()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: &str) -> Time {
+        serde_json::from_value(json!(s)).unwrap()
+    }
+
+    fn cluster(status: &str) -> ManagedCluster {
+        serde_json::from_value(json!({
+            "metadata": {"name": "c1"},
+            "spec": {},
+            "status": {"conditions": [{"type": MANAGED_CLUSTER_CONDITION_AVAILABLE,
+                "status": status, "reason": "ManagedClusterLeaseUpdateStopped",
+                "message": "Registration agent stopped updating its lease.",
+                "lastTransitionTime": "2025-01-01T00:00:00Z"}]},
+        }))
+        .unwrap()
+    }
+
+    fn addon(available: &str) -> ManagedClusterAddOn {
+        serde_json::from_value(json!({
+            "metadata": {"name": "a", "namespace": "c1"},
+            "spec": {},
+            "status": {"conditions": [
+                {"type": "Available", "status": available, "reason": "ManagedClusterAddOnLeaseUpdated",
+                 "message": "a add-on is available.", "lastTransitionTime": "2025-01-01T00:00:00Z"},
+                {"type": "Other", "status": "True", "reason": "r", "message": "",
+                 "lastTransitionTime": "2025-01-01T00:00:00Z"}]},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn an_unknown_cluster_makes_its_add_ons_unknown_with_its_reason() {
+        let now = at("2025-06-01T00:00:00Z");
+        let wanted = unknown(&cluster("Unknown"), &now).unwrap();
+        let got = updated(&addon("True"), wanted.clone()).unwrap();
+        let available = conditions::find(&got, "Available").unwrap();
+        assert_eq!(
+            (
+                available.status.as_str(),
+                available.reason.as_str(),
+                available.message.as_str()
+            ),
+            (
+                "Unknown",
+                "ManagedClusterLeaseUpdateStopped",
+                "Registration agent stopped updating its lease."
+            )
+        );
+        assert_eq!(available.last_transition_time, now);
+        assert!(conditions::find(&got, "Other").is_some(), "others kept");
+        let mut already = addon("True");
+        already.status.as_mut().unwrap().conditions = got;
+        assert_eq!(updated(&already, wanted), None, "written once");
+    }
+
+    #[test]
+    fn a_true_or_false_or_silent_cluster_leaves_add_ons_to_its_agent() {
+        let now = at("2025-06-01T00:00:00Z");
+        assert!(unknown(&cluster("True"), &now).is_none());
+        assert!(unknown(&cluster("False"), &now).is_none());
+        let mut silent = cluster("True");
+        silent.status = None;
+        assert!(unknown(&silent, &now).is_none());
+    }
+}
