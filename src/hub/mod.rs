@@ -9,6 +9,7 @@ pub mod addon;
 pub mod clusters;
 pub mod clustersets;
 pub mod conversion;
+pub mod managed_namespaces;
 pub mod placement;
 pub mod registration;
 pub mod replicaset;

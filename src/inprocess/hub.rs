@@ -44,8 +44,8 @@ pub async fn run(
     .await
 }
 
-/// The hub controllers (registration, cluster sets, placement, replica sets, add-on
-/// registration) over one shared ManagedCluster watch, until
+/// The hub controllers (registration, cluster sets and their managed namespaces, placement,
+/// replica sets, add-on registration) over one shared ManagedCluster watch, until
 /// `shutdown` is cancelled.
 ///
 /// `url` is the hub's API server as this process reaches it: the add-on conversion webhook
@@ -76,12 +76,20 @@ pub async fn controllers(client: Client, url: http::Uri, shutdown: Shutdown) -> 
     ))
     .map(stop_all);
     let (store, events) = clusters.subscribe();
-    let sets = clustersets::run_with(client.clone(), store, events, shutdown.clone()).map(stop_all);
+    let (_, namespace_events) = clusters.subscribe();
+    let sets = clustersets::run_with(
+        client.clone(),
+        store,
+        events,
+        namespace_events,
+        shutdown.clone(),
+    )
+    .map(stop_all);
     let replicasets = Box::pin(replicaset::run(client.clone(), shutdown.clone())).map(stop_all);
     let addons = Box::pin(addon::run_with(
         client.clone(),
         url,
-        clusters.store(),
+        &clusters,
         shutdown.clone(),
     ))
     .map(stop_all);

@@ -13,6 +13,7 @@ mod control_plane;
 mod init;
 mod join_mitm;
 mod lease;
+mod managed_namespaces;
 mod placement;
 mod registration;
 mod replicaset;

@@ -1,6 +1,6 @@
 //! The joined phase: heartbeats every lease duration (lease, then status), certificate rotation
-//! in the background, and a watch on the bootstrap secret so a kubeconfig naming another hub
-//! sends the agent back to bootstrap. Rotation never blocks heartbeats, and each has its own
+//! and the managed namespaces in the background, and a watch on the bootstrap secret so a
+//! kubeconfig naming another hub sends the agent back to bootstrap. Rotation never blocks heartbeats, and each has its own
 //! backoff: a failing heartbeat does not hurry a denied renewal, nor the other way round.
 use std::pin::{Pin, pin};
 use std::time::Duration;
@@ -13,7 +13,7 @@ use tokio::time::{Instant, sleep_until};
 
 use super::bootstrap::{Bootstrap, KUBECONFIG_KEY};
 use super::secret::{self, HubCredential};
-use super::{AgentOptions, Error, csr, lease, rotate, status};
+use super::{AgentOptions, Error, csr, lease, namespaces, rotate, status};
 use crate::api::cluster::ManagedCluster;
 use crate::api::names::DEFAULT_LEASE_SECONDS;
 use crate::runtime::{Backoff, Shutdown};
@@ -37,6 +37,7 @@ const MAX_ROTATION_BACKOFF: Duration = Duration::from_secs(300);
 const FIRST_BEAT_MAX_BACKOFF: Duration = Duration::from_secs(8);
 
 type Rotation = Pin<Box<dyn Future<Output = Result<HubCredential, Error>> + Send>>;
+type Background = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// Stays joined with `credential` until shutdown, a 401, or a reason to bootstrap again.
 pub async fn run(
@@ -59,15 +60,20 @@ pub async fn run(
     let mut next_beat = Instant::now();
     let mut rotate_at = rotation_instant(&credential, opts.rotation_threshold);
     let mut rotation: Option<Rotation> = None;
+    // Started by the first heartbeat that succeeds: until then the hub may not have granted the
+    // cluster's RBAC, and its watch would only be refused.
+    let mut namespaces: Background = Box::pin(std::future::pending());
     tracing::info!(cluster = %opts.cluster_name, "joined the hub as {}", crate::identity::common_name(&opts.cluster_name, &credential.agent));
     loop {
         tokio::select! {
             () = cancel.cancelled() => return Ok(Exit::Shutdown),
+            () = &mut namespaces => {}
             () = sleep_until(next_beat) => {
                 next_beat = match heartbeat(opts, &hub).await {
                     Ok(period) => {
                         if std::mem::take(&mut first_beat) {
                             backoff = Backoff::capped(opts.max_backoff);
+                            namespaces = keep_namespaces(opts, &hub, &credential);
                         }
                         backoff.reset();
                         Instant::now() + period
@@ -92,6 +98,9 @@ pub async fn run(
                         secret::write(opts, &new).await?;
                         hub = new.client().await?;
                         credential = new;
+                        if !first_beat {
+                            namespaces = keep_namespaces(opts, &hub, &credential);
+                        }
                         rotate_at = rotation_instant(&credential, opts.rotation_threshold);
                         rotation_backoff.reset();
                         tracing::info!(cluster = %opts.cluster_name, "hub client certificate rotated");
@@ -110,6 +119,25 @@ pub async fn run(
             }
         }
     }
+}
+
+/// The managed namespaces, kept with `hub` (so restarted with each new certificate) for as long
+/// as the joined phase lasts.
+fn keep_namespaces(
+    opts: &AgentOptions,
+    hub: &kube::Client,
+    credential: &HubCredential,
+) -> Background {
+    let run = namespaces::run(
+        opts.managed.clone(),
+        hub.clone(),
+        &opts.cluster_name,
+        &credential.server,
+    );
+    Box::pin(async move {
+        run.await;
+        std::future::pending::<()>().await;
+    })
 }
 
 /// Why a (changed) bootstrap secret means bootstrapping again: it names another hub.

@@ -6,7 +6,8 @@
 //! watch it until signed, write `hub-kubeconfig-secret` ([`secret`]). Skipped when that secret
 //! already holds a usable certificate for the same hub. **Joined** ([`joined`]): every lease
 //! duration renew the lease ([`lease`]) and the ManagedCluster status ([`status`]); rotate the
-//! certificate before it expires ([`rotate`]). The hub rejecting the certificate (401), the
+//! certificate before it expires ([`rotate`]); keep the namespaces the cluster's sets ask for
+//! ([`namespaces`]). The hub rejecting the certificate (401), the
 //! bootstrap kubeconfig naming another hub, or the ManagedCluster vanishing send the loop back to
 //! bootstrap; any other failure (hub down, 403 after a deny) is retried with a capped backoff.
 //! Nothing on the managed cluster is ever deleted.
@@ -15,6 +16,7 @@ pub mod capacity;
 pub mod csr;
 mod joined;
 pub mod lease;
+pub mod namespaces;
 pub mod rotate;
 pub mod secret;
 pub mod status;

@@ -1,8 +1,10 @@
 //! The hub's cluster-set controllers, as upstream's registration hub runs them: each
 //! ManagedClusterSet's `ClusterSetEmpty` condition (from the shared ManagedCluster store, so no
-//! extra cluster watch), each ManagedClusterSetBinding's `Bound` condition, and the built-in
+//! extra cluster watch), each ManagedClusterSetBinding's `Bound` condition, the built-in
 //! `default` and `global` sets, created when missing and their selectors restored (checked
-//! every [`BUILTIN_RESYNC`] from the watch cache: no request unless something is missing).
+//! every [`BUILTIN_RESYNC`] from the watch cache: no request unless something is missing), and
+//! the sets' `spec.managedNamespaces` in each member's status ([`crate::hub::managed_namespaces`]).
+//! All of them read one watch of ManagedClusterSets.
 pub mod decide;
 
 use std::sync::Arc;
@@ -11,7 +13,7 @@ use std::time::Duration;
 use futures::{Stream, StreamExt as _};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{self, Action, Controller};
-use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
@@ -21,6 +23,8 @@ use crate::api::cluster::{
     ClusterSetStatus, ManagedCluster, ManagedClusterSet, ManagedClusterSetBinding,
 };
 use crate::api::conditions::{self, Condition};
+use crate::hub::managed_namespaces;
+use crate::hub::watch::{self, Fanout};
 use crate::runtime::{Shutdown, report, shutdown};
 use decide::{Builtin, Membership};
 
@@ -43,17 +47,30 @@ struct BindingContext {
     sets: Store<ManagedClusterSet>,
 }
 
-/// Runs the cluster-set controllers on a subscription to the shared ManagedCluster watch until
-/// `shutdown` is cancelled.
+/// Runs the cluster-set controllers on two subscriptions to the shared ManagedCluster watch (one
+/// for the sets' emptiness, one for the managed namespaces) until `shutdown` is cancelled.
 pub async fn run_with(
     hub: Client,
     clusters: Store<ManagedCluster>,
     cluster_events: impl Stream<Item = Arc<ManagedCluster>> + Send + 'static,
+    namespace_events: impl Stream<Item = Arc<ManagedCluster>> + Send + 'static,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
-    let sets_api: Api<ManagedClusterSet> = Api::all(hub.clone());
-    let set_controller = Controller::new(sets_api.clone(), watcher::Config::default());
-    let sets = set_controller.store();
+    // One watch of sets for every controller here; deletions are published apart, for those
+    // that must hear of them (a binding's set gone, a cluster's namespaces of a deleted set).
+    let (sets, writer) = reflector::store();
+    let (changes, deletions) = (Arc::new(Fanout::default()), Arc::new(Fanout::default()));
+    let set_events = changes.subscribe();
+    let binding_set_events = futures::stream::select(changes.subscribe(), deletions.subscribe());
+    let namespace_set_events = futures::stream::select(changes.subscribe(), deletions.subscribe());
+    let set_watch = watch::publishing_with_deletions(
+        &hub,
+        watcher::Config::default(),
+        writer,
+        changes,
+        deletions,
+    );
+    let set_controller = Controller::for_shared_stream(set_events, sets.clone());
     // Any cluster change may change any set's count: sets are few, clusters many.
     let all_sets = {
         let sets = sets.clone();
@@ -83,7 +100,7 @@ pub async fn run_with(
     );
     let bindings = binding_controller.store();
     let binding_loop = binding_controller
-        .watches(sets_api, watcher::Config::default(), move |set| {
+        .watches_shared_stream(binding_set_events, move |set| {
             let name = set.name_any();
             bindings
                 .state()
@@ -113,9 +130,23 @@ pub async fn run_with(
             }
         }
     };
+    let namespaces = managed_namespaces::run_with(
+        hub.clone(),
+        clusters.clone(),
+        namespace_events,
+        sets.clone(),
+        namespace_set_events,
+        shutdown.clone(),
+    );
     let builtins = keep_builtin_sets(hub, sets, shutdown.clone());
+    let set_watch = async {
+        tokio::select! {
+            () = set_watch => {}
+            () = shutdown.cancelled() => {}
+        }
+    };
     let _ = clusters.wait_until_ready().await;
-    tokio::join!(set_loop, binding_loop, builtins);
+    tokio::join!(set_watch, set_loop, binding_loop, builtins, namespaces);
     Ok(())
 }
 

@@ -33,6 +33,12 @@ pub fn registration_cluster_role() -> Vec<PolicyRule> {
     vec![
         // Report capacity and allocatable of the nodes in the ManagedCluster status.
         rule(&[""], &["nodes"], READ),
+        // Create and label the namespaces the cluster's sets manage (upstream's verbs).
+        rule(
+            &[""],
+            &["namespaces"],
+            &["create", "get", "list", "update", "watch", "patch"],
+        ),
         // Report ClusterClaims to the hub.
         rule(
             &["cluster.open-cluster-management.io"],
