@@ -63,6 +63,43 @@ pub fn controller_result<K, E, Q>(
     }
 }
 
+/// Drives a kube-runtime controller's `results` (logging each as [`controller_result`] does)
+/// once `ready` — the stores it decides from having listed — until `shutdown` is cancelled:
+/// deciding from a store that has not listed yet would undo what is there.
+pub async fn drive_when_ready<K, E, Q>(
+    controller: &str,
+    ready: impl Future<Output = ()>,
+    results: impl futures::Stream<
+        Item = Result<
+            (
+                kube::runtime::reflector::ObjectRef<K>,
+                kube::runtime::controller::Action,
+            ),
+            kube::runtime::controller::Error<E, Q>,
+        >,
+    >,
+    shutdown: &crate::runtime::Shutdown,
+) where
+    K: kube::Resource,
+    E: Error + 'static,
+    Q: Error + 'static,
+{
+    use futures::StreamExt as _;
+    let run = async {
+        ready.await;
+        results
+            .for_each(|result| {
+                controller_result(controller, &result);
+                std::future::ready(())
+            })
+            .await;
+    };
+    tokio::select! {
+        () = run => {}
+        () = shutdown.cancelled() => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -145,7 +145,10 @@ pub async fn run_with(
         impl Stream<Item = Arc<ManagedCluster>> + Send + 'static,
         impl Stream<Item = Arc<ManagedCluster>> + Send + 'static,
     ),
-    addons: Store<ManagedClusterAddOn>,
+    (addons, addon_events): (
+        Store<ManagedClusterAddOn>,
+        impl Stream<Item = Arc<ManagedClusterAddOn>> + Send + 'static,
+    ),
     cmas: Store<ClusterManagementAddOn>,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
@@ -165,24 +168,33 @@ pub async fn run_with(
         addons: addons.clone(),
         cmas: cmas.clone(),
     });
-    let run = Controller::for_shared_stream(events, clusters.clone())
+    // Also an add-on's cluster when the add-on is first seen (a deviation from upstream, which
+    // wakes on cluster changes only): one created from a cluster store that had not yet seen the
+    // cluster's new annotations would otherwise keep the old ones until the next change. Not on
+    // every change of an add-on: upstream strips prefixed annotations the cluster lacks only when
+    // the cluster changes, and so does this.
+    let mut known = std::collections::HashSet::new();
+    let created = addon_events.filter(move |a| {
+        std::future::ready(a.metadata.uid.clone().is_some_and(|uid| known.insert(uid)))
+    });
+    let results = Controller::for_shared_stream(events, clusters.clone())
+        .watches_shared_stream(created, |a| a.namespace().map(|ns| ObjectRef::new(&ns)))
         .graceful_shutdown_on(shutdown::cancelled(&shutdown))
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move {
-            report::controller_result("add-on annotation controller", &result);
-        });
-    let run = async {
-        let _ = tokio::join!(
-            clusters.wait_until_ready(),
-            addons.wait_until_ready(),
-            cmas.wait_until_ready()
-        );
-        run.await;
-    };
-    tokio::select! {
-        () = run => {}
-        () = shutdown.cancelled() => {}
-    }
+        .run(reconcile, error_policy, ctx);
+    // Decide only from complete stores.
+    report::drive_when_ready(
+        "add-on annotation controller",
+        async {
+            let _ = tokio::join!(
+                clusters.wait_until_ready(),
+                addons.wait_until_ready(),
+                cmas.wait_until_ready()
+            );
+        },
+        results,
+        &shutdown,
+    )
+    .await;
     Ok(())
 }
 

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{Stream, StreamExt as _};
+use futures::Stream;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -114,24 +114,22 @@ pub async fn run_with(
         client: hub,
         addons: addons.clone(),
     });
-    let run = Controller::for_shared_stream(cluster_events, clusters.clone())
+    let results = Controller::for_shared_stream(cluster_events, clusters.clone())
         .watches_shared_stream(addon_events, |a| {
             a.namespace().map(|ns| ObjectRef::new(&ns))
         })
         .graceful_shutdown_on(shutdown::cancelled(&shutdown))
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move {
-            report::controller_result("add-on feature discovery", &result);
-        });
-    // Decide only from complete stores: an add-on not yet listed must not lose its label.
-    let run = async {
-        let _ = tokio::join!(clusters.wait_until_ready(), addons.wait_until_ready());
-        run.await;
-    };
-    tokio::select! {
-        () = run => {}
-        () = shutdown.cancelled() => {}
-    }
+        .run(reconcile, error_policy, ctx);
+    // Decide only from complete stores.
+    report::drive_when_ready(
+        "add-on feature discovery",
+        async {
+            let _ = tokio::join!(clusters.wait_until_ready(), addons.wait_until_ready());
+        },
+        results,
+        &shutdown,
+    )
+    .await;
     Ok(())
 }
 

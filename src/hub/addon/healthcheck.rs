@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{Stream, StreamExt as _};
+use futures::Stream;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams};
@@ -85,20 +85,19 @@ pub async fn run_with(
         client: hub,
         addons: addons.clone(),
     });
-    let run = Controller::for_shared_stream(cluster_events, clusters.clone())
+    let results = Controller::for_shared_stream(cluster_events, clusters.clone())
         .graceful_shutdown_on(shutdown::cancelled(&shutdown))
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move {
-            report::controller_result("add-on health check", &result);
-        });
-    let run = async {
-        let _ = tokio::join!(clusters.wait_until_ready(), addons.wait_until_ready());
-        run.await;
-    };
-    tokio::select! {
-        () = run => {}
-        () = shutdown.cancelled() => {}
-    }
+        .run(reconcile, error_policy, ctx);
+    // Decide only from complete stores.
+    report::drive_when_ready(
+        "add-on health check",
+        async {
+            let _ = tokio::join!(clusters.wait_until_ready(), addons.wait_until_ready());
+        },
+        results,
+        &shutdown,
+    )
+    .await;
     Ok(())
 }
 

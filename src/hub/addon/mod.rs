@@ -94,7 +94,7 @@ pub fn run_with(
             hub.clone(),
             cluster_store.clone(),
             (for_annotations, cluster_deletions),
-            addons.clone(),
+            (addons.clone(), addon_fanout.subscribe()),
             cmas.clone(),
             shutdown.clone(),
         );
