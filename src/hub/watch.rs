@@ -86,33 +86,12 @@ pub fn publishing<K>(
     config: watcher::Config,
     writer: reflector::store::Writer<K>,
     fanout: Arc<Fanout<K>>,
-    mut observe: impl FnMut(&watcher::Event<K>) + Send + 'static,
+    observe: impl FnMut(&watcher::Event<K>) + Send + 'static,
 ) -> impl Future<Output = ()> + Send + 'static
 where
     K: Watched,
 {
-    let reader = writer.as_reader();
-    watcher(Api::<K>::all(client.clone()), config)
-        .default_backoff()
-        .inspect_ok(move |event| observe(event))
-        .reflect(writer)
-        .inspect_ok(move |event| match event {
-            watcher::Event::Apply(object) => {
-                let stored = reader.get(&ObjectRef::from_obj(object));
-                fanout.publish(&stored.unwrap_or_else(|| Arc::new(object.clone())));
-            }
-            watcher::Event::InitDone => {
-                for object in reader.state() {
-                    fanout.publish(&object);
-                }
-            }
-            _ => {}
-        })
-        .for_each(|e| async move {
-            if let Err(e) = e {
-                tracing::warn!("{} watch: {e}", K::kind(&()));
-            }
-        })
+    publish(client, config, writer, fanout, None, observe)
 }
 
 /// [`publishing`] with deletions too: each deleted object goes to `deletions`, after the store
@@ -127,16 +106,35 @@ pub fn publishing_with_deletions<K>(
 where
     K: Watched,
 {
+    publish(client, config, writer, changes, Some(deletions), |_| {})
+}
+
+fn publish<K>(
+    client: &Client,
+    config: watcher::Config,
+    writer: reflector::store::Writer<K>,
+    changes: Arc<Fanout<K>>,
+    deletions: Option<Arc<Fanout<K>>>,
+    mut observe: impl FnMut(&watcher::Event<K>) + Send + 'static,
+) -> impl Future<Output = ()> + Send + 'static
+where
+    K: Watched,
+{
     let reader = writer.as_reader();
     watcher(Api::<K>::all(client.clone()), config)
         .default_backoff()
+        .inspect_ok(move |event| observe(event))
         .reflect(writer)
         .inspect_ok(move |event| match event {
             watcher::Event::Apply(object) => {
                 let stored = reader.get(&ObjectRef::from_obj(object));
                 changes.publish(&stored.unwrap_or_else(|| Arc::new(object.clone())));
             }
-            watcher::Event::Delete(object) => deletions.publish(&Arc::new(object.clone())),
+            watcher::Event::Delete(object) => {
+                if let Some(deletions) = &deletions {
+                    deletions.publish(&Arc::new(object.clone()));
+                }
+            }
             watcher::Event::InitDone => {
                 for object in reader.state() {
                     changes.publish(&object);
