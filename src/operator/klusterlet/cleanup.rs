@@ -153,3 +153,29 @@ pub async fn cleanup(client: &Client, name: &str, timeout: Duration) -> anyhow::
     }
     Ok(())
 }
+
+/// Deletes the namespaces labelled as Klusterlet `v`'s that it no longer uses: after
+/// `spec.namespace` changed, once the agents are applied in the new one (upstream's namespace
+/// reconcile). The add-on namespace stays.
+pub async fn remove_stale_namespaces(client: &Client, v: &Validated) -> Result<(), kube::Error> {
+    use k8s_openapi::api::core::v1::Namespace;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let labelled =
+        ListParams::default().labels(&format!("{}={}", super::build::KLUSTERLET_LABEL, v.name));
+    for ns in namespaces.list_metadata(&labelled).await? {
+        let name = ns.name_any();
+        if name == v.agent_namespace || name == crate::api::names::ADDON_NAMESPACE {
+            continue;
+        }
+        tracing::info!(klusterlet = %v.name, namespace = %name, "deleting the Klusterlet's former agent namespace");
+        match namespaces
+            .delete(&name, &kube::api::DeleteParams::default())
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}

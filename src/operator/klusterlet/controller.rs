@@ -229,6 +229,16 @@ async fn reconcile_apply(k: &Klusterlet, ctx: &Context) -> Result<Action, Error>
     status::update(&api, k, status::conditions(&inputs, &now))
         .await
         .map_err(status_err)?;
+    // The agents are applied in the current namespace: a former one (spec.namespace changed)
+    // goes. Hosted mode's namespaces live on the other cluster, managed there.
+    if applied.is_ok() && !v.hosted {
+        cleanup::remove_stale_namespaces(&ctx.client, &v)
+            .await
+            .map_err(|e| Error::Cleanup {
+                name: k.name_any(),
+                message: format!("removing former agent namespaces: {e}"),
+            })?;
+    }
     Ok(Action::requeue(if applied.is_ok() {
         RESYNC
     } else {
