@@ -64,8 +64,9 @@ pub fn check(
 }
 
 /// [`check`], also allowing the custom signers in `hub_signers`: those the add-on's template —
-/// the hub's word, not the status its agent may write — registers. A `kubernetes.io/` signer
-/// other than the client signer is never an add-on's.
+/// the hub's word, not the status its agent may write — registers; for them the caller passes
+/// the template's registration (its subject is then the only one approved, whatever it is). A
+/// `kubernetes.io/` signer other than the client signer is never an add-on's.
 pub fn check_with_signers(
     csr: &CsrFacts,
     cluster: &str,
@@ -120,6 +121,12 @@ pub fn check_with_signers(
     let allowed: BTreeSet<&String> = wanted.groups.iter().collect();
     if let Some(extra) = asked.organizations.iter().find(|o| !allowed.contains(o)) {
         return Err(format!("its subject asks for group O={extra}"));
+    }
+    if custom {
+        // Signed by the add-on's own CA, which the hub's API server does not trust: the subject
+        // the template registers (checked exactly above) names no hub user, so it need not be
+        // one of the add-on's (upstream approves every CSR of a registered custom signer).
+        return Ok(());
     }
     within_addon(asked, cluster, addon)
 }
@@ -272,6 +279,34 @@ mod tests {
             check(&csr("c1", &user, &groups), "c1", "hello", &[reg]),
             Ok(())
         );
+    }
+
+    #[test]
+    fn a_custom_signer_gets_the_subject_registered_for_it_and_only_that() {
+        // As upstream's e2e template: user1 in g1 and g2, signed by the add-on's own CA.
+        let mut reg = registered("user1", &["g1", "g2"]);
+        reg.signer_name = "example.com/signer-name".into();
+        let signers = ["example.com/signer-name".to_string()];
+        let mut asked = csr("c1", "user1", &["g1", "g2"]);
+        asked.signer = "example.com/signer-name".into();
+        asked.usages = vec!["digital signature".into(), "key encipherment".into()];
+        assert_eq!(
+            check_with_signers(&asked, "c1", "hello", std::slice::from_ref(&reg), &signers),
+            Ok(())
+        );
+        let mut more = asked.clone();
+        more.subject = Ok(Subject {
+            common_name: "user1".into(),
+            organizations: vec!["g1".into(), "system:masters".into()],
+        });
+        assert!(
+            check_with_signers(&more, "c1", "hello", std::slice::from_ref(&reg), &signers).is_err()
+        );
+        // The hub's client signer never signs such a subject.
+        let mut client = asked.clone();
+        client.signer = CLIENT_SIGNER.into();
+        let client_reg = registered("user1", &["g1", "g2"]);
+        assert!(check_with_signers(&client, "c1", "hello", &[client_reg], &signers).is_err());
     }
 
     #[test]

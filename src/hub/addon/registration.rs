@@ -125,6 +125,26 @@ async fn reconcile(
         .map(signer::custom_signers)
         .unwrap_or_default();
     let hub_signers: Vec<String> = custom.iter().map(|c| c.signer_name.clone()).collect();
+    // A custom signer's identity is the template's (the hub's word, as the manager lists it in
+    // the status), never the status's, which the cluster's agent may write: the add-on's CA
+    // signs whatever subject is approved.
+    let from_template = template
+        .as_deref()
+        .map(|t| super::template::registrations(t, &cluster, &name))
+        .unwrap_or_default();
+    let registrations: &Vec<crate::api::addon::RegistrationConfig> = &registrations
+        .iter()
+        .filter_map(|r| {
+            if hub_signers.contains(&r.signer_name) {
+                from_template
+                    .iter()
+                    .find(|t| t.signer_name == r.signer_name)
+                    .cloned()
+            } else {
+                Some(r.clone())
+            }
+        })
+        .collect();
     let ours = ctx.csrs.state().into_iter().filter(|csr| {
         let labels = csr.labels();
         labels.get(CLUSTER_NAME_LABEL) == Some(&cluster)
