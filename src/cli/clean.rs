@@ -61,6 +61,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         let opts = InitOptions {
             registry: crate::api::names::DEFAULT_REGISTRY.into(),
             tag: "unused".into(),
+            single_image: None,
             credential,
             deploy_operator: true,
             image_pull_credential: None,

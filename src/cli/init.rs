@@ -54,6 +54,10 @@ pub struct Args {
     /// Hub feature gates, e.g. `ManifestWorkReplicaSet=true,ManagedClusterAutoApproval=false`
     #[arg(long, value_name = "GATES", default_value = "")]
     pub feature_gates: String,
+    /// Run our image (this clusteradm, as `scripts/image` builds it) for the operator and every
+    /// component it deploys, instead of upstream's images; e.g. registry.example.com/clusteradm:v0.1.0
+    #[arg(long, value_name = "IMAGE", conflicts_with = "in_process")]
+    pub image: Option<String>,
     /// Run the ClusterManager operator and hub controllers in this process instead of deploying
     /// the operator image; runs in the foreground until Ctrl-C or SIGTERM
     #[arg(long)]
@@ -76,10 +80,11 @@ pub enum JoinOutput {
 
 /// `--admission`, or its default for the mode.
 fn admission_mode(args: &Args) -> Result<Admission, UserError> {
-    match (args.in_process, args.admission) {
+    // Our image's hub enforces the rules with policies, as in-process: no webhook pods.
+    match (args.in_process || args.image.is_some(), args.admission) {
         (true, Some(Admission::Webhooks)) => Err(UserError::new(
-            "--admission webhooks cannot go with --in-process: nothing serves the webhooks in this process",
-            "drop --admission (an in-process hub enforces its rules with admission policies)",
+            "--admission webhooks cannot go with --in-process or --image: nothing serves the webhooks",
+            "drop --admission (our hub enforces its rules with admission policies)",
         )),
         (true, _) => Ok(Admission::Policies),
         (false, mode) => Ok(mode.unwrap_or_default()),
@@ -114,6 +119,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         admission,
         registry: args.image_registry.clone(),
         tag,
+        single_image: args.image.clone(),
         credential: Credential::ServiceAccount,
         deploy_operator: !args.in_process,
         image_pull_credential,

@@ -51,6 +51,10 @@ pub struct Args {
     /// Wait until the Klusterlet is applied (and the cluster has registered with the hub)
     #[arg(long)]
     pub wait: bool,
+    /// Run our image (this clusteradm, as `scripts/image` builds it) for the operator and every
+    /// component it deploys, instead of upstream's images; e.g. registry.example.com/clusteradm:v0.1.0
+    #[arg(long, value_name = "IMAGE", conflicts_with = "in_process")]
+    pub image: Option<String>,
     /// Registry of the OCM images
     #[arg(long, default_value = crate::api::names::DEFAULT_REGISTRY, value_name = "REGISTRY")]
     pub image_registry: String,
@@ -185,6 +189,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         singleton: args.singleton,
         registry: args.image_registry.clone(),
         tag,
+        single_image: args.image.clone(),
         bootstrap_kubeconfig: bootstrap.redacted().kubeconfig(),
         external_managed_kubeconfig: external.map(String::into_bytes),
         external_server_urls,

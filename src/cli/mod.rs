@@ -7,6 +7,7 @@ pub mod clean;
 pub mod clusters;
 pub mod clusterset;
 pub mod completion;
+pub mod controller;
 pub mod create;
 pub mod delete;
 pub mod generate;
@@ -71,6 +72,8 @@ pub enum Command {
     Clusterset(clusterset::Args),
     /// Run an operator loop in the foreground (hub: the ClusterManager operator)
     Operator(operator::Args),
+    /// Run OCM's controllers in the foreground: the hub's, or a managed cluster's agents
+    Controller(controller::Args),
     /// Print the client version and the API server's version
     Version(version::Args),
     /// Print a shell completion script (bash, zsh, fish)
@@ -153,6 +156,7 @@ pub async fn run(cli: Cli, printer: Printer) -> anyhow::Result<ExitCode> {
         Command::Addon(args) => addon::run(args, &ctx).await,
         Command::Clusterset(args) => clusterset::run(args, &ctx).await,
         Command::Operator(args) => operator::run(args, &ctx).await,
+        Command::Controller(args) => controller::run(args, &ctx).await,
         Command::Version(args) => version::run(args, &ctx).await,
         Command::Completion(args) => completion::run(&args),
         Command::Generate(args) => generate::run(&args, &ctx),

@@ -12,6 +12,8 @@ pub struct Args {
     /// Which operator to run.
     #[command(subcommand)]
     pub which: Which,
+    #[command(flatten)]
+    serve: super::controller::Serve,
 }
 
 /// The operators.
@@ -26,7 +28,10 @@ pub enum Which {
 /// Runs `operator`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let kube = ctx.kube().await?;
+    let shutdown = crate::runtime::shutdown::on_signal();
+    let readiness = super::controller::serve_probes(&args.serve, &shutdown).await?;
     kube.server_version().await?;
+    readiness.set_ready();
     let which = match args.which {
         Which::Hub => "ClusterManager",
         Which::Klusterlet => "Klusterlet",
@@ -41,7 +46,6 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             "another process ({holder}) runs the {which} operator here: waiting for it to stop"
         ));
     };
-    let shutdown = crate::runtime::shutdown::on_signal();
     match args.which {
         Which::Hub => inprocess::hub::run_operator(kube.client.clone(), shutdown, waiting).await?,
         Which::Klusterlet => {

@@ -71,7 +71,7 @@ pub async fn run(
 
 /// The registration and work agents (with add-on registration) of `cluster`, whose secrets are
 /// in `namespace`, until `token` is cancelled.
-async fn agents(
+pub async fn agents(
     managed: Client,
     cluster: String,
     namespace: String,

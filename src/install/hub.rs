@@ -38,6 +38,8 @@ pub struct InitOptions {
     pub registry: String,
     /// Image tag, e.g. `v1.3.1`.
     pub tag: String,
+    /// Our image, for the operator and every component (`--image`), instead of upstream's.
+    pub single_image: Option<String>,
     /// The bootstrap credential kind.
     pub credential: Credential,
     /// Deploy the operator as a Deployment (false when it runs in this process).
@@ -94,7 +96,9 @@ impl InitOptions {
     /// `<registry>/<component>:<tag>`.
     #[must_use]
     pub fn image(&self, component: &str) -> String {
-        image_ref(&self.registry, component, &self.tag)
+        self.single_image
+            .clone()
+            .unwrap_or_else(|| image_ref(&self.registry, component, &self.tag))
     }
 }
 
@@ -102,6 +106,7 @@ impl InitOptions {
 struct OperatorValues {
     namespace: &'static str,
     image: String,
+    container: super::OperatorContainer,
     replicas: u32,
     docker_config_json_b64: String,
 }
@@ -128,6 +133,12 @@ pub fn plan(opts: &InitOptions) -> Result<Vec<DynamicObject>, render::Error> {
             &OperatorValues {
                 namespace: OPERATOR_NAMESPACE,
                 image: opts.image("registration-operator"),
+                // One replica: the operator's Lease would let more wait, but upstream runs one.
+                container: super::OperatorContainer::new(
+                    "hub",
+                    opts.single_image.is_some(),
+                    &["--disable-leader-election=true"],
+                ),
                 replicas: 1,
                 docker_config_json_b64: base64::engine::general_purpose::STANDARD.encode(pull),
             },
@@ -140,6 +151,7 @@ pub fn plan(opts: &InitOptions) -> Result<Vec<DynamicObject>, render::Error> {
                 &OperatorValues {
                     namespace: OPERATOR_NAMESPACE,
                     image: String::new(),
+                    container: super::OperatorContainer::new("hub", false, &[]),
                     replicas: 1,
                     docker_config_json_b64: String::new(),
                 },

@@ -91,6 +91,8 @@ pub struct JoinOptions {
     pub registry: String,
     /// Image tag.
     pub tag: String,
+    /// Our image, for the operator and the agent (`--image`), instead of upstream's.
+    pub single_image: Option<String>,
     /// The bootstrap kubeconfig text (token already redacted for `--dry-run`).
     pub bootstrap_kubeconfig: String,
     /// Hosted mode: the managed cluster's kubeconfig.
@@ -109,7 +111,9 @@ impl JoinOptions {
     /// `<registry>/<component>:<tag>`.
     #[must_use]
     pub fn image(&self, component: &str) -> String {
-        crate::api::names::image_ref(&self.registry, component, &self.tag)
+        self.single_image
+            .clone()
+            .unwrap_or_else(|| crate::api::names::image_ref(&self.registry, component, &self.tag))
     }
 
     /// Where the bootstrap secret and the agents go.
@@ -124,11 +128,13 @@ struct OperatorValues<'a> {
     namespace: &'a str,
     name: &'a str,
     image: String,
+    container: super::OperatorContainer,
 }
 
 /// The Klusterlet CRD and the klusterlet operator (namespace, identity, RBAC, Deployment running
 /// `image`): what `join` installs once per cluster and `unjoin --purge-operator` removes.
-pub fn operator_objects(image: &str) -> Result<Vec<DynamicObject>, render::Error> {
+/// `ours`: `image` is ours (`clusteradm operator klusterlet`), not upstream's operator image.
+pub fn operator_objects(image: &str, ours: bool) -> Result<Vec<DynamicObject>, render::Error> {
     let mut objects = vec![to_dynamic(&crate::api::operator_crd_klusterlet())];
     objects.extend(render::render_bundle(
         "klusterlet-operator",
@@ -136,6 +142,11 @@ pub fn operator_objects(image: &str) -> Result<Vec<DynamicObject>, render::Error
             namespace: OPERATOR_NAMESPACE,
             name: KLUSTERLET_OPERATOR,
             image: image.to_string(),
+            container: super::OperatorContainer::new(
+                "klusterlet",
+                ours,
+                &["--disable-leader-election"],
+            ),
         },
     )?);
     Ok(objects)
@@ -145,7 +156,10 @@ pub fn operator_objects(image: &str) -> Result<Vec<DynamicObject>, render::Error
 /// Deployment only when it does not run in this process), the agent namespace with the bootstrap
 /// kubeconfig (and, Hosted, the managed cluster's kubeconfig), and the Klusterlet CR.
 pub fn plan(opts: &JoinOptions) -> Result<Vec<DynamicObject>, render::Error> {
-    let mut objects = operator_objects(&opts.image("registration-operator"))?;
+    let mut objects = operator_objects(
+        &opts.image("registration-operator"),
+        opts.single_image.is_some(),
+    )?;
     objects.retain(|o| {
         opts.deploy_operator || o.types.as_ref().is_none_or(|t| t.kind != "Deployment")
     });

@@ -22,3 +22,42 @@ fn names(objects: &[kube::api::DynamicObject]) -> Vec<String> {
         })
         .collect()
 }
+
+/// The operator container's command line and probes, as the operator templates take them:
+/// upstream's `registration-operator` image, or ours (`clusteradm operator ...`, probes over
+/// plain HTTP on 8000).
+#[derive(Debug, serde::Serialize)]
+pub struct OperatorContainer {
+    /// `args`, as a JSON array.
+    pub args: String,
+    /// `livenessProbe.httpGet`, as a JSON object.
+    pub liveness: String,
+    /// `readinessProbe.httpGet`, as a JSON object.
+    pub readiness: String,
+}
+
+impl OperatorContainer {
+    /// For operator `which` (`hub` or `klusterlet`); `ours` when the image is ours.
+    #[must_use]
+    pub fn new(which: &str, ours: bool, upstream_flags: &[&str]) -> Self {
+        let http = |path: &str, scheme: &str, port: u16| {
+            serde_json::json!({"path": path, "scheme": scheme, "port": port}).to_string()
+        };
+        if ours {
+            let args = ["operator", which, "--probe-address=0.0.0.0:8000"];
+            Self {
+                args: serde_json::json!(args).to_string(),
+                liveness: http("/healthz", "HTTP", 8000),
+                readiness: http("/readyz", "HTTP", 8000),
+            }
+        } else {
+            let mut args = vec!["/registration-operator", which];
+            args.extend_from_slice(upstream_flags);
+            Self {
+                args: serde_json::json!(args).to_string(),
+                liveness: http("/healthz", "HTTPS", 8443),
+                readiness: http("/healthz", "HTTPS", 8443),
+            }
+        }
+    }
+}

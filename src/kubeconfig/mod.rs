@@ -24,6 +24,17 @@ pub enum Error {
         /// The default path that was tried.
         default: PathBuf,
     },
+    /// No kubeconfig, and the pod's in-cluster configuration is unusable.
+    #[error(
+        "no kubeconfig found ({default} does not exist) and the in-cluster configuration is unusable"
+    )]
+    InCluster {
+        /// The default path that was tried.
+        default: PathBuf,
+        /// Why the in-cluster configuration failed.
+        #[source]
+        source: Box<kube::config::InClusterError>,
+    },
     /// The file could not be read, or is larger than any kubeconfig
     /// ([`crate::input::MAX_FILE_BYTES`]).
     #[error(transparent)]
@@ -66,6 +77,9 @@ impl Error {
             Self::UnknownContext { .. } | Self::NoCurrentContext { .. } => {
                 Some("pick one of the listed contexts with --context".into())
             }
+            Self::InCluster { .. } => Some(
+                "in a pod, mount the ServiceAccount token (automountServiceAccountToken); elsewhere pass --kubeconfig".into(),
+            ),
             Self::Invalid { .. } | Self::Unreadable(_) => None,
         }
     }
@@ -94,9 +108,20 @@ pub struct Loaded {
 }
 
 impl Selection {
-    /// Loads and validates the selection.
+    /// Loads and validates the selection. With no kubeconfig anywhere and a ServiceAccount
+    /// mounted (a pod), the in-cluster configuration, as client-go's `rest.InClusterConfig`.
     pub async fn load(&self) -> Result<Loaded, Error> {
-        let (kubeconfig, source_name) = read(self.kubeconfig.as_deref())?;
+        let (kubeconfig, source_name) = match read(self.kubeconfig.as_deref()) {
+            Err(Error::NoneFound { default })
+                if self.context.is_none() && std::env::var_os(IN_CLUSTER_HOST).is_some() =>
+            {
+                return in_cluster().map_err(|source| Error::InCluster {
+                    default,
+                    source: Box::new(source),
+                });
+            }
+            other => other?,
+        };
         let context = match &self.context {
             Some(c) => c.clone(),
             None => kubeconfig
@@ -133,6 +158,23 @@ impl Selection {
             source_name,
         })
     }
+}
+
+/// Set in every pod's environment by the kubelet: the `kubernetes` Service's address.
+const IN_CLUSTER_HOST: &str = "KUBERNETES_SERVICE_HOST";
+/// The context name messages use for the in-cluster configuration.
+pub const IN_CLUSTER_CONTEXT: &str = "in-cluster";
+
+/// The pod's ServiceAccount configuration (token file re-read as the kubelet rotates it).
+fn in_cluster() -> Result<Loaded, kube::config::InClusterError> {
+    let mut config = kube::Config::incluster()?;
+    config.connect_timeout = Some(Duration::from_secs(10));
+    Ok(Loaded {
+        config,
+        kubeconfig: Kubeconfig::default(),
+        context: IN_CLUSTER_CONTEXT.into(),
+        source_name: "the pod's ServiceAccount (in-cluster configuration)".into(),
+    })
 }
 
 fn read(path: Option<&Path>) -> Result<(Kubeconfig, String), Error> {

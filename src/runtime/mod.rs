@@ -2,7 +2,7 @@
 //! backoff ([`backoff`]), a Lease for liveness and leader election ([`lease`]), clients built from
 //! kubeconfig text with TLS always verified ([`client`]), one way to put an error chain on a log
 //! line ([`report`]), and removing an operator-managed object whether or not its operator runs
-//! ([`uninstall`]).
+//! ([`uninstall`]), and what a pod exposes: [`probes`] over [`metrics`].
 //!
 //! Operators, hub controllers and agents depend on this module instead of each writing their own;
 //! it depends on nothing above [`crate::api`].
@@ -10,6 +10,8 @@ pub mod backoff;
 pub mod client;
 pub mod impersonate;
 pub mod lease;
+pub mod metrics;
+pub mod probes;
 pub mod report;
 pub mod shutdown;
 pub mod uninstall;

@@ -54,6 +54,10 @@ pub fn controller_result<K, E, Q>(
     Q: Error + 'static,
 {
     use kube::runtime::controller::Error as Failure;
+    let failed = matches!(result, Err(Failure::ReconcilerFailed(..)));
+    if !matches!(result, Err(Failure::ObjectNotFound(_))) {
+        crate::runtime::metrics::reconciled(controller, failed);
+    }
     match result {
         Ok(_) | Err(Failure::ObjectNotFound(_)) => {}
         Err(Failure::ReconcilerFailed(e, obj)) => {

@@ -173,7 +173,13 @@ async fn reconcile(
 ) -> Result<Action, finalizer::Error<Error>> {
     finalizer(&ctx.works(), MANIFEST_WORK_FINALIZER, work, |event| async {
         match event {
-            finalizer::Event::Apply(work) => sync::sync(&work, &ctx).await.map(Action::requeue),
+            finalizer::Event::Apply(work) => {
+                let started = std::time::Instant::now();
+                let synced = sync::sync(&work, &ctx).await;
+                crate::runtime::metrics::work_applied(started.elapsed().as_secs_f64());
+                crate::runtime::metrics::reconciled("work agent", synced.is_err());
+                synced.map(Action::requeue)
+            }
             finalizer::Event::Cleanup(work) => {
                 sync::finalize(&work, &ctx).await?;
                 Ok(Action::await_change())

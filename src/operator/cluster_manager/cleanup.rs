@@ -62,7 +62,14 @@ pub fn inventory() -> (Vec<DynamicObject>, Vec<DynamicObject>) {
         issued: Vec::new(),
         next_renewal: 0,
     };
-    let desired: Desired = build::build(&v, &certs, InProcess::NOTHING);
+    let desired: Desired = build::build(
+        &v,
+        &certs,
+        InProcess {
+            hub_deployment: true,
+            ..InProcess::NOTHING
+        },
+    );
     // Every mode's objects: the deployed webhooks' configurations above, and the admission
     // policies an in-process hub has in their place.
     let mut everything = desired.objects();

@@ -192,7 +192,13 @@ async fn reconcile_hub(cm: &ClusterManager, ctx: &Context) -> Result<Action, Err
     if !certs.issued.is_empty() {
         tracing::info!(issued = ?certs.issued, "issued webhook certificates");
     }
-    let in_process = ctx.in_process.with(validated.admission);
+    // One image for every component is ours: our hub Deployment runs them all, unless this
+    // process runs the hub controllers itself.
+    let in_process = if validated.single_image().is_some() && !ctx.in_process.registration {
+        InProcess::HUB_DEPLOYMENT
+    } else {
+        ctx.in_process.with(validated.admission)
+    };
     let desired = build::build(&validated, &certs, in_process);
     let applied = match apply::apply(&ctx.applier, &desired).await {
         Ok(a) => a,

@@ -111,6 +111,9 @@ pub struct InProcess {
     /// The placement controller runs in this process (`crate::hub::placement`), so no
     /// placement-controller Deployment is made.
     pub placement: bool,
+    /// The hub controllers run in our image's hub Deployment ([`build::hub`]), which the
+    /// operator deploys (the ClusterManager names one image for every component).
+    pub hub_deployment: bool,
 }
 
 impl InProcess {
@@ -129,6 +132,7 @@ impl InProcess {
         registration: false,
         webhooks: false,
         placement: false,
+        hub_deployment: false,
     };
     /// `init --in-process`: the hub controllers (registration, cluster sets, placement) here, no
     /// webhooks.
@@ -136,5 +140,11 @@ impl InProcess {
         registration: true,
         webhooks: true,
         placement: true,
+        hub_deployment: false,
+    };
+    /// Our image: every hub controller in our hub Deployment, admission by policies.
+    pub const HUB_DEPLOYMENT: Self = Self {
+        hub_deployment: true,
+        ..Self::HUB_CONTROLLERS
     };
 }

@@ -48,6 +48,9 @@ pub struct Validated {
     pub work_image: String,
     /// Combined agent image (Singleton modes).
     pub agent_image: String,
+    /// The registration and work images are one: our image, whose one agent Deployment runs
+    /// both (`clusteradm controller agent`), laid out as upstream's Singleton mode.
+    pub ours: bool,
     /// `Name=true|false` feature gates of the registration agent.
     pub registration_gates: Vec<String>,
     /// `Name=true|false` feature gates of the work agent.
@@ -110,6 +113,9 @@ pub fn lenient(k: &Klusterlet) -> Result<Validated, Error> {
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| default_image(component))
     };
+    let registration_image = image(&spec.registration_image_pull_spec, "registration");
+    let work_image = image(&spec.work_image_pull_spec, "work");
+    let ours = registration_image == work_image;
     Ok(Validated {
         agent_namespace: crate::api::names::agent_namespace(
             &name,
@@ -120,11 +126,16 @@ pub fn lenient(k: &Klusterlet) -> Result<Validated, Error> {
         generation: k.metadata.generation,
         cluster_name: spec.cluster_name.clone().unwrap_or_default(),
         hosted,
-        singleton,
+        singleton: singleton || ours,
         managed_namespace,
-        registration_image: image(&spec.registration_image_pull_spec, "registration"),
-        work_image: image(&spec.work_image_pull_spec, "work"),
-        agent_image: image(&spec.image_pull_spec, "registration-operator"),
+        agent_image: if ours {
+            registration_image.clone()
+        } else {
+            image(&spec.image_pull_spec, "registration-operator")
+        },
+        registration_image,
+        work_image,
+        ours,
         registration_gates: gates(&reg.feature_gates),
         work_gates: gates(&work.feature_gates),
         cluster_annotations: reg.cluster_annotations,

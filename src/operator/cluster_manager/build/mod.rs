@@ -5,6 +5,7 @@ pub mod admission;
 mod component;
 mod config_map;
 mod deployment;
+pub mod hub;
 mod rbac;
 mod secret;
 mod service;
@@ -109,7 +110,7 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
         _ => v.registration_webhook.port,
     };
     let bundle = certs.ca_bundle.as_bytes();
-    Desired {
+    let mut desired = Desired {
         crds: crate::api::hub_crds(),
         namespace: Namespace {
             metadata: ObjectMeta {
@@ -155,7 +156,17 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
         } else {
             admission::bindings()
         },
+    };
+    if in_process.hub_deployment {
+        let image = v.single_image().unwrap_or(&v.registration_image);
+        desired.service_accounts.push(hub::service_account());
+        desired.cluster_roles.push(hub::cluster_role());
+        desired
+            .cluster_role_bindings
+            .push(hub::cluster_role_binding());
+        desired.deployments.push(hub::deployment(v, image));
     }
+    desired
 }
 
 /// Calls `f` with every object of `d` as a dynamic object and as a related-resource entry.

@@ -14,7 +14,7 @@ const MANAGE: &[&str] = &[
 const STATUS: &[&str] = &["update", "patch"];
 const EVENTS: &[&str] = &["create", "patch", "update"];
 
-fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> PolicyRule {
+pub(super) fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> PolicyRule {
     let owned = |v: &[&str]| v.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
     PolicyRule {
         api_groups: Some(owned(groups)),

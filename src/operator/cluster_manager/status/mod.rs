@@ -168,6 +168,9 @@ fn health(
             "The API server enforces the hub's admission rules itself (ValidatingAdmissionPolicies); no webhook is deployed".into(),
         );
     }
+    if in_process.hub_deployment && !c.is_webhook() {
+        return deployment_health(name, super::build::hub::NAME, applied);
+    }
     if !c.deployed(in_process) {
         return (
             false,
@@ -178,11 +181,16 @@ fn health(
             ),
         );
     }
-    let Some(d) = applied.deployments.get(c.deployment()) else {
+    deployment_health(name, c.deployment(), applied)
+}
+
+/// `(degraded, reason, message)` of a component run by Deployment `deployment`.
+fn deployment_health(name: &str, deployment: &str, applied: &Applied) -> (bool, String, String) {
+    let Some(d) = applied.deployments.get(deployment) else {
         return (
             true,
             format!("Get{name}DeploymentFailed"),
-            format!("Deployment {HUB_NAMESPACE}/{} is missing", c.deployment()),
+            format!("Deployment {HUB_NAMESPACE}/{deployment} is missing"),
         );
     };
     let available = d
@@ -196,18 +204,14 @@ fn health(
             false,
             format!("{name}Functional"),
             format!(
-                "{available} of {wanted} pods of Deployment {HUB_NAMESPACE}/{} are available",
-                c.deployment()
+                "{available} of {wanted} pods of Deployment {HUB_NAMESPACE}/{deployment} are available"
             ),
         )
     } else {
         (
             true,
             format!("Unavailable{name}Pod"),
-            format!(
-                "0 of {wanted} pods of Deployment {HUB_NAMESPACE}/{} are available",
-                c.deployment()
-            ),
+            format!("0 of {wanted} pods of Deployment {HUB_NAMESPACE}/{deployment} are available"),
         )
     }
 }

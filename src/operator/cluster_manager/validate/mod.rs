@@ -134,6 +134,16 @@ pub struct Validated {
     pub admission: Admission,
 }
 
+impl Validated {
+    /// The one image every component names, if they all name the same: our image, which runs
+    /// every hub controller in one process (upstream ships one image per component).
+    #[must_use]
+    pub fn single_image(&self) -> Option<&str> {
+        (self.registration_image == self.work_image && self.work_image == self.placement_image)
+            .then_some(self.registration_image.as_str())
+    }
+}
+
 /// Checks `cm` and resolves its spec.
 pub fn validate(cm: &ClusterManager) -> Result<Validated, Error> {
     let spec = &cm.spec;

@@ -18,8 +18,25 @@ pub(super) fn agents(v: &Validated, deployed: &[Workload]) -> Vec<Deployment> {
     deployed.iter().map(|w| agent(v, *w)).collect()
 }
 
+/// Where our agent serves `/healthz`, `/readyz` and `/metrics`.
+pub const PROBE_PORT: i32 = 8000;
+
+/// Our image's agent: `clusteradm controller agent`, which reads its secrets through the API.
+fn our_args(v: &Validated) -> Vec<String> {
+    vec![
+        "controller".into(),
+        "agent".into(),
+        format!("--cluster-name={}", v.cluster_name),
+        format!("--agent-namespace={}", v.agent_namespace),
+        format!("--probe-address=0.0.0.0:{PROBE_PORT}"),
+    ]
+}
+
 /// The command-line arguments of a workload.
 pub(super) fn args(v: &Validated, w: Workload) -> Vec<String> {
+    if v.ours {
+        return our_args(v);
+    }
     let mut args: Vec<String> = match w {
         Workload::Registration => vec!["/registration".into(), "agent".into()],
         Workload::Work => vec!["/work".into(), "agent".into()],
@@ -108,7 +125,7 @@ fn agent(v: &Validated, w: Workload) -> Deployment {
         volumes.push(json!({"name": "spoke-kubeconfig-secret", "secret": {"secretName": EXTERNAL_MANAGED_SECRET}}));
     }
     let labels = json!({"app": app, KLUSTERLET_LABEL: v.name});
-    let container = json!({
+    let mut container = json!({
         "name": app,
         "image": image,
         "args": args(v, w),
@@ -121,6 +138,13 @@ fn agent(v: &Validated, w: Workload) -> Deployment {
         },
         "resources": {"requests": {"cpu": "2m", "memory": "16Mi"}},
     });
+    if v.ours {
+        let probe = |path: &str| json!({"httpGet": {"path": path, "port": PROBE_PORT, "scheme": "HTTP"}, "periodSeconds": 10});
+        container["livenessProbe"] = probe("/healthz");
+        container["readinessProbe"] = probe("/readyz");
+        container["ports"] =
+            json!([{"name": "metrics", "containerPort": PROBE_PORT, "protocol": "TCP"}]);
+    }
     let value: Value = json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",

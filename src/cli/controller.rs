@@ -1,0 +1,128 @@
+//! `clusteradm controller hub|agent`: OCM's controllers in the foreground, as the pods of our
+//! image run them (the operators deploy them with these commands) or from any shell. Each holds a
+//! Lease while it works, so a second replica waits and takes over when the first stops.
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use super::Ctx;
+use crate::api::names::{AGENT_NAMESPACE, HUB_NAMESPACE};
+use crate::runtime::lease::{self, LeaseLock};
+use crate::runtime::probes::{self, Readiness};
+
+/// The Lease the hub controllers hold in the hub namespace.
+pub const HUB_LEASE: &str = "clusteradm-hub-controllers";
+/// The Lease a cluster's agents hold in their namespace.
+pub const AGENT_LEASE: &str = "clusteradm-klusterlet-agent";
+
+/// Flags of `controller`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Which controllers to run.
+    #[command(subcommand)]
+    pub which: Which,
+}
+
+/// The controller sets.
+#[derive(Debug, clap::Subcommand)]
+pub enum Which {
+    /// Run every hub controller: registration, cluster sets, placement, replica sets, add-ons and
+    /// the add-on API's conversion webhook
+    Hub(Serve),
+    /// Run a managed cluster's agents: registration (with add-on registration) and work
+    Agent(AgentArgs),
+}
+
+/// Where the probes and metrics are served.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Serve {
+    /// Serve /healthz, /readyz and /metrics over plain HTTP on this address (e.g. 0.0.0.0:8000)
+    #[arg(long, global = true)]
+    pub probe_address: Option<SocketAddr>,
+}
+
+/// Flags of `controller agent`.
+#[derive(Debug, clap::Args)]
+pub struct AgentArgs {
+    /// The name the cluster registers under
+    #[arg(long)]
+    pub cluster_name: String,
+    /// The namespace of the bootstrap and hub kubeconfig secrets (default: the pod's namespace,
+    /// else open-cluster-management-agent)
+    #[arg(long)]
+    pub agent_namespace: Option<String>,
+    #[command(flatten)]
+    serve: Serve,
+}
+
+/// The namespace of the pod this runs in, when it runs in one.
+fn pod_namespace() -> Option<String> {
+    std::fs::read_to_string("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+        .ok()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+}
+
+/// Starts the probe endpoint if asked for one; the returned flag is set once the loops run.
+pub(super) async fn serve_probes(
+    serve: &Serve,
+    shutdown: &crate::runtime::Shutdown,
+) -> anyhow::Result<Arc<Readiness>> {
+    let readiness = Arc::new(Readiness::default());
+    if let Some(addr) = serve.probe_address {
+        probes::serve(addr, readiness.clone(), shutdown.clone()).await?;
+    }
+    Ok(readiness)
+}
+
+/// Runs `controller`.
+pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let kube = ctx.kube().await?;
+    let shutdown = crate::runtime::shutdown::on_signal();
+    let (serve, what) = match &args.which {
+        Which::Hub(serve) => (serve, "the hub controllers".to_owned()),
+        Which::Agent(a) => (
+            &a.serve,
+            format!("the agents of cluster {}", a.cluster_name),
+        ),
+    };
+    let readiness = serve_probes(serve, &shutdown).await?;
+    kube.server_version().await?;
+    // A standby replica is ready too: it is healthy, and takes over when the leader stops.
+    readiness.set_ready();
+    ctx.printer.info(format!(
+        "running {what} against {} (context {})",
+        kube.url(),
+        kube.loaded.context
+    ));
+    let waiting = |holder: &str| {
+        ctx.printer.info(format!(
+            "{holder} holds the Lease: standing by until it stops"
+        ));
+    };
+    let client = kube.client.clone();
+    match args.which {
+        Which::Hub(_) => {
+            let url: http::Uri = kube.loaded.config.cluster_url.clone();
+            let lock = LeaseLock::new(client.clone(), HUB_NAMESPACE, HUB_LEASE);
+            lease::lead(lock, shutdown, waiting, move |token| {
+                crate::inprocess::hub::controllers(client, url, token)
+            })
+            .await?;
+        }
+        Which::Agent(a) => {
+            let namespace = a
+                .agent_namespace
+                .or_else(pod_namespace)
+                .unwrap_or_else(|| AGENT_NAMESPACE.to_owned());
+            let lock = LeaseLock::new(client.clone(), &namespace, AGENT_LEASE);
+            let cluster = a.cluster_name;
+            lease::lead(lock, shutdown, waiting, move |token| {
+                crate::inprocess::klusterlet::agents(client, cluster, namespace, token)
+            })
+            .await?;
+        }
+    }
+    ctx.printer.done(format!("{what} stopped"));
+    Ok(ExitCode::SUCCESS)
+}
