@@ -188,6 +188,15 @@ start_scheduler() { # cluster
     --leader-elect=false --bind-address 127.0.0.1 --secure-port 0
 }
 
+# The API server's kubelet client may read logs and exec (what kubeadm grants it).
+kubelet_api_access() { # cluster
+  local c=$1 pki=$CP_DIR/$1/pki
+  curl -A control-plane -sS --max-time 10 -o /dev/null --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" \
+    -H 'Content-Type: application/json' -X POST \
+    "https://127.0.0.1:${API_PORT[$c]}/apis/rbac.authorization.k8s.io/v1/clusterrolebindings" \
+    -d '{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"kubeadm:apiserver-kubelet-api-admin"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"system:kubelet-api-admin"},"subjects":[{"kind":"User","name":"kube-apiserver-kubelet-client"}]}'
+}
+
 start_node() { # cluster
   local c=$1
   [[ -x $BIN_DIR/kubelet ]] || die "kubelet not built: run scripts/control-plane build"
@@ -200,6 +209,7 @@ start_node() { # cluster
   for image in "${NODE_IMAGES[@]}"; do node_import "$c" "$image"; done
   start_kubelet "$c"
   start_scheduler "$c"
+  kubelet_api_access "$c"
 }
 
 # Ready, NotReady or absent: the node's Ready condition.

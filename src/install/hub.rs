@@ -263,6 +263,7 @@ mod tests {
         let operator = OperatorValues {
             namespace: OPERATOR_NAMESPACE,
             image: "quay.io/open-cluster-management/registration-operator:v1.3.1".into(),
+            container: crate::install::OperatorContainer::new("hub", false, &[]),
             replicas: 1,
             docker_config_json_b64: "e30=".into(),
         };
@@ -288,6 +289,7 @@ mod tests {
         InitOptions {
             registry: DEFAULT_REGISTRY.into(),
             tag: "v1.3.1".into(),
+            single_image: None,
             credential,
             deploy_operator,
             image_pull_credential: None,

@@ -14,6 +14,7 @@ fn opts(hosted: bool, deploy_operator: bool) -> JoinOptions {
         singleton: false,
         registry: "quay.io/open-cluster-management".into(),
         tag: "v1.3.1".into(),
+        single_image: None,
         bootstrap_kubeconfig: "kubeconfig text".into(),
         external_managed_kubeconfig: hosted.then(|| b"managed".to_vec()),
         external_server_urls: vec!["https://managed:6443".into()],
@@ -199,6 +200,7 @@ fn every_klusterlet_template_renders_objects_with_its_values() {
         namespace: OPERATOR_NAMESPACE,
         name: KLUSTERLET_OPERATOR,
         image: "quay.io/open-cluster-management/registration-operator:v1.3.1".into(),
+        container: crate::install::OperatorContainer::new("klusterlet", false, &[]),
     };
     let names = render::bundle_templates("klusterlet-operator");
     assert!(!names.is_empty());

@@ -131,7 +131,7 @@ pub(crate) async fn reset(client: &Client) {
             .await
             .unwrap();
     }
-    let mut objects = clusteradm::install::klusterlet::operator_objects("x").unwrap();
+    let mut objects = clusteradm::install::klusterlet::operator_objects("x", false).unwrap();
     let is_hub = Api::<CustomResourceDefinition>::all(client.clone())
         .get_opt("clustermanagers.operator.open-cluster-management.io")
         .await

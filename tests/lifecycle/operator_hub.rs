@@ -60,6 +60,7 @@ async fn install(client: &Client) {
     let opts = clusteradm::install::hub::InitOptions {
         registry: clusteradm::api::names::DEFAULT_REGISTRY.into(),
         tag: "v1.3.1".into(),
+        single_image: None,
         credential: clusteradm::install::hub::Credential::ServiceAccount,
         deploy_operator: false,
         image_pull_credential: None,

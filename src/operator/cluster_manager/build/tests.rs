@@ -287,6 +287,7 @@ fn the_operators_role_covers_every_kind_it_applies() {
     let opts = InitOptions {
         registry: "r".into(),
         tag: "v1".into(),
+        single_image: None,
         credential: Credential::ServiceAccount,
         deploy_operator: true,
         image_pull_credential: None,

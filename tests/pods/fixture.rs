@@ -1,0 +1,121 @@
+//! What the pod tests share: the image, the kubeconfigs pods reach the API servers by, clients,
+//! and waiting on pods and conditions.
+use std::path::PathBuf;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::Client;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+
+use crate::common;
+
+/// The environment `scripts/test-pods` sets.
+pub struct PodsEnv {
+    /// Our image's reference, loaded into every node.
+    pub image: String,
+    /// Hub kubeconfig naming the hub's node IP (what a join command run in a pod must name).
+    pub hub: PathBuf,
+    /// Managed cluster's kubeconfig, likewise.
+    pub managed: PathBuf,
+}
+
+/// Reads the environment, failing with the command to run when it is missing.
+pub fn env() -> PodsEnv {
+    let get = |name: &str| {
+        std::env::var(name).unwrap_or_else(|_| {
+            panic!("{name} is not set: run the pod tests with scripts/test-pods (it starts nodes and builds the image)")
+        })
+    };
+    PodsEnv {
+        image: get("CLUSTERADM_IMAGE"),
+        hub: get("HUB_PODS_KUBECONFIG").into(),
+        managed: get("MANAGED_PODS_KUBECONFIG").into(),
+    }
+}
+
+/// Serialises the tests of this binary (they share one hub and one Klusterlet).
+pub async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
+    static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    LOCK.lock().await
+}
+
+/// Runs clusteradm with `args`, asserting success, and returns its stdout.
+pub fn clusteradm(args: &[&str]) -> String {
+    let out = common::clusteradm()
+        .args(args)
+        .timeout(Duration::from_secs(300))
+        .output()
+        .expect("clusteradm runs");
+    assert!(
+        out.status.success(),
+        "clusteradm {} failed:\n{}\n{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The ManifestWork API.
+pub fn works(client: &Client, namespace: &str) -> Api<DynamicObject> {
+    let gvk = GroupVersionKind::gvk("work.open-cluster-management.io", "v1", "ManifestWork");
+    Api::namespaced_with(client.clone(), namespace, &ApiResource::from_gvk(&gvk))
+}
+
+/// An API of cluster-scoped OCM kind `kind` in `group`/`version`.
+pub fn cluster_scoped(
+    client: &Client,
+    group: &str,
+    version: &str,
+    kind: &str,
+) -> Api<DynamicObject> {
+    let gvk = GroupVersionKind::gvk(group, version, kind);
+    Api::all_with(client.clone(), &ApiResource::from_gvk(&gvk))
+}
+
+/// Whether condition `type_` of an object's `status.conditions` is `True`.
+pub fn condition_true(obj: &DynamicObject, type_: &str) -> bool {
+    obj.data["status"]["conditions"]
+        .as_array()
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == type_ && c["status"] == "True")
+        })
+}
+
+/// Waits until Deployment `namespace/name` has a ready pod; returns that pod.
+pub async fn ready_pod(client: &Client, namespace: &str, app: &str, timeout: Duration) -> Pod {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    common::eventually(
+        &format!("a ready pod of {namespace}/{app}"),
+        timeout,
+        || {
+            let pods = pods.clone();
+            async move {
+                let list = pods
+                    .list(&ListParams::default().labels(&format!("app={app}")))
+                    .await
+                    .ok()?;
+                list.items.into_iter().find(|p| {
+                    p.status
+                        .as_ref()
+                        .and_then(|s| s.conditions.as_ref())
+                        .is_some_and(|cs| {
+                            cs.iter().any(|c| c.type_ == "Ready" && c.status == "True")
+                        })
+                        && p.metadata.deletion_timestamp.is_none()
+                })
+            }
+        },
+    )
+    .await
+}
+
+/// Admin clients of the hub and the managed cluster.
+pub async fn clients() -> (Client, Client) {
+    let env = env();
+    (
+        common::client(&env.hub).await,
+        common::client(&env.managed).await,
+    )
+}

@@ -1,0 +1,10 @@
+//! Our image as real pods, on the nodes of a control plane that has them (`scripts/test-pods`
+//! starts one, builds the image and runs this binary): `init --image` and `join --image` deploy
+//! our operators, hub and agent, a ManifestWork's Deployment really starts, and `unjoin`/`clean`
+//! leave nothing behind. Tests run one at a time: they share the hub and the one Klusterlet.
+#[path = "../it/common/mod.rs"]
+mod common;
+
+mod fixture;
+
+mod lifecycle;
