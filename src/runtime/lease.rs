@@ -287,6 +287,20 @@ where
     let outcome = loop {
         tokio::select! {
             result = &mut task => break flatten(result),
+            // Asked to stop: the work has a moment to finish its step, then is aborted, so the
+            // Lease is released within the process's stop deadline and a successor (or
+            // `clean`) need not wait for it to expire.
+            () = shutdown.cancelled() => {
+                match tokio::time::timeout(WORK_STOP, &mut task).await {
+                    Ok(result) => break flatten(result),
+                    Err(_) => {
+                        tracing::warn!("still stopping after {WORK_STOP:?}: aborting");
+                        task.abort();
+                        let _ = (&mut task).await;
+                        break Ok(());
+                    }
+                }
+            }
             _ = ticks.tick() => match lock.try_acquire_or_renew().await {
                 Ok(true) => renewed = tokio::time::Instant::now(),
                 Ok(false) => {
@@ -305,11 +319,19 @@ where
             },
         }
     };
-    if let Err(e) = lock.release().await {
-        tracing::warn!("releasing the lease {}: {e}", lock.path());
+    match tokio::time::timeout(RELEASE_WITHIN, lock.release()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!("releasing the lease {}: {e}", lock.path()),
+        Err(_) => tracing::warn!("releasing the lease {}: no answer", lock.path()),
     }
     outcome
 }
+
+/// How long stopping work may take before it is aborted; with [`RELEASE_WITHIN`], within
+/// [`crate::runtime::shutdown::STOP_DEADLINE`].
+const WORK_STOP: Duration = Duration::from_secs(2);
+/// How long releasing the Lease may take when stopping.
+const RELEASE_WITHIN: Duration = Duration::from_secs(1);
 
 fn flatten(result: Result<anyhow::Result<()>, tokio::task::JoinError>) -> anyhow::Result<()> {
     match result {

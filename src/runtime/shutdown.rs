@@ -17,15 +17,38 @@ pub fn on_signal() -> Shutdown {
     token
 }
 
-/// Completes when the process is asked to stop.
+/// How long a process asked to stop may take to stop on its own: after that it exits anyway.
+/// A kubelet waits 30 s before it kills a container; a user at a terminal waits less.
+pub const STOP_DEADLINE: std::time::Duration = std::time::Duration::from_secs(4);
+
+/// Completes when the process is asked to stop (Ctrl-C or SIGTERM). From then on, the process
+/// exits within [`STOP_DEADLINE`] whatever its loops are waiting on, and at once on a second
+/// signal: stopping must never hang on an unreachable API server or a stuck task.
 pub async fn signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
+    let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .expect("installing a SIGINT handler");
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .expect("installing a SIGTERM handler");
     tokio::select! {
-        _ = ctrl_c => tracing::info!("interrupted, shutting down"),
+        _ = int.recv() => tracing::info!("interrupted, shutting down"),
         _ = term.recv() => tracing::info!("terminated, shutting down"),
     }
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = int.recv() => tracing::warn!("interrupted again: exiting now"),
+            _ = term.recv() => tracing::warn!("terminated again: exiting now"),
+        }
+        std::process::exit(130);
+    });
+    // A thread, not a task: it fires even when every runtime worker is blocked.
+    std::thread::spawn(|| {
+        std::thread::sleep(STOP_DEADLINE);
+        eprintln!(
+            "warning: still stopping after {}s: exiting now",
+            STOP_DEADLINE.as_secs()
+        );
+        std::process::exit(143);
+    });
 }
 
 /// A future that completes when `token` is cancelled, and is `Send + Sync + 'static` as

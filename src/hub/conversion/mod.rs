@@ -50,8 +50,9 @@ pub const CRDS: [&str; 2] = [
 ];
 const PATH: &str = "/convert";
 /// How long a stopping hub spends setting the CRDs back, so stepping down stays bounded when the
-/// API server is what failed.
-const RESET_TIMEOUT: Duration = Duration::from_secs(10);
+/// API server is what failed: within the process's stop deadline
+/// ([`crate::runtime::shutdown::STOP_DEADLINE`]).
+const RESET_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// A running webhook: where the API server reaches it and the CA that signed its certificate.
 pub struct Serving {
