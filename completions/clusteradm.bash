@@ -31,6 +31,9 @@ _clusteradm() {
             clusteradm,completion)
                 cmd="clusteradm__subcmd__completion"
                 ;;
+            clusteradm,controller)
+                cmd="clusteradm__subcmd__controller"
+                ;;
             clusteradm,create)
                 cmd="clusteradm__subcmd__create"
                 ;;
@@ -114,6 +117,24 @@ _clusteradm() {
                 ;;
             clusteradm__subcmd__clusterset__subcmd__help,unbind)
                 cmd="clusteradm__subcmd__clusterset__subcmd__help__subcmd__unbind"
+                ;;
+            clusteradm__subcmd__controller,agent)
+                cmd="clusteradm__subcmd__controller__subcmd__agent"
+                ;;
+            clusteradm__subcmd__controller,help)
+                cmd="clusteradm__subcmd__controller__subcmd__help"
+                ;;
+            clusteradm__subcmd__controller,hub)
+                cmd="clusteradm__subcmd__controller__subcmd__hub"
+                ;;
+            clusteradm__subcmd__controller__subcmd__help,agent)
+                cmd="clusteradm__subcmd__controller__subcmd__help__subcmd__agent"
+                ;;
+            clusteradm__subcmd__controller__subcmd__help,help)
+                cmd="clusteradm__subcmd__controller__subcmd__help__subcmd__help"
+                ;;
+            clusteradm__subcmd__controller__subcmd__help,hub)
+                cmd="clusteradm__subcmd__controller__subcmd__help__subcmd__hub"
                 ;;
             clusteradm__subcmd__create,clusterset)
                 cmd="clusteradm__subcmd__create__subcmd__clusterset"
@@ -223,6 +244,9 @@ _clusteradm() {
             clusteradm__subcmd__help,completion)
                 cmd="clusteradm__subcmd__help__subcmd__completion"
                 ;;
+            clusteradm__subcmd__help,controller)
+                cmd="clusteradm__subcmd__help__subcmd__controller"
+                ;;
             clusteradm__subcmd__help,create)
                 cmd="clusteradm__subcmd__help__subcmd__create"
                 ;;
@@ -273,6 +297,12 @@ _clusteradm() {
                 ;;
             clusteradm__subcmd__help__subcmd__clusterset,unbind)
                 cmd="clusteradm__subcmd__help__subcmd__clusterset__subcmd__unbind"
+                ;;
+            clusteradm__subcmd__help__subcmd__controller,agent)
+                cmd="clusteradm__subcmd__help__subcmd__controller__subcmd__agent"
+                ;;
+            clusteradm__subcmd__help__subcmd__controller,hub)
+                cmd="clusteradm__subcmd__help__subcmd__controller__subcmd__hub"
                 ;;
             clusteradm__subcmd__help__subcmd__create,clusterset)
                 cmd="clusteradm__subcmd__help__subcmd__create__subcmd__clusterset"
@@ -338,7 +368,7 @@ _clusteradm() {
 
     case "${cmd}" in
         clusteradm)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version init clean join unjoin accept get create delete addon clusterset operator version completion generate help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version init clean join unjoin accept get create delete addon clusterset operator controller version completion generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1110,6 +1140,201 @@ _clusteradm() {
                 return 0
             fi
             case "${prev}" in
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__controller)
+            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version hub agent help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__controller__subcmd__agent)
+            opts="-v -q -h -V --cluster-name --agent-namespace --probe-address --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --cluster-name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --agent-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --probe-address)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__controller__subcmd__help)
+            opts="hub agent help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__controller__subcmd__help__subcmd__agent)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__controller__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__controller__subcmd__help__subcmd__hub)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__controller__subcmd__hub)
+            opts="-v -q -h -V --probe-address --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --probe-address)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -2154,7 +2379,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help)
-            opts="init clean join unjoin accept get create delete addon clusterset operator version completion generate help"
+            opts="init clean join unjoin accept get create delete addon clusterset operator controller version completion generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2324,6 +2549,48 @@ _clusteradm() {
         clusteradm__subcmd__help__subcmd__completion)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__controller)
+            opts="hub agent"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__controller__subcmd__agent)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__controller__subcmd__hub)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2658,7 +2925,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__init)
-            opts="-o -v -q -h -V --wait --use-bootstrap-token --token-expiration --hub-apiserver --output-join-command-file --output --force --bundle-version --image-registry --image-pull-credential-file --feature-gates --in-process --admission --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-o -v -q -h -V --wait --use-bootstrap-token --token-expiration --hub-apiserver --output-join-command-file --output --force --bundle-version --image-registry --image-pull-credential-file --feature-gates --image --in-process --admission --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2697,6 +2964,10 @@ _clusteradm() {
                     return 0
                     ;;
                 --feature-gates)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2739,7 +3010,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__join)
-            opts="-v -q -h -V --hub-token --hub-apiserver --cluster-name --ca-file --ca-cert-hash --mode --managed-cluster-kubeconfig --singleton --wait --image-registry --bundle-version --feature-gates --proxy-url --proxy-ca-file --klusterlet-annotation --force-internal-endpoint-lookup --in-process --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-v -q -h -V --hub-token --hub-apiserver --cluster-name --ca-file --ca-cert-hash --mode --managed-cluster-kubeconfig --singleton --wait --image --image-registry --bundle-version --feature-gates --proxy-url --proxy-ca-file --klusterlet-annotation --force-internal-endpoint-lookup --in-process --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2770,6 +3041,10 @@ _clusteradm() {
                     return 0
                     ;;
                 --managed-cluster-kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2832,12 +3107,16 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__operator)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version hub klusterlet help"
+            opts="-v -q -h -V --probe-address --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version hub klusterlet help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --probe-address)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -2929,12 +3208,16 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__operator__subcmd__hub)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-v -q -h -V --probe-address --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --probe-address)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -2970,12 +3253,16 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__operator__subcmd__klusterlet)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-v -q -h -V --probe-address --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --probe-address)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then

@@ -291,15 +291,13 @@ where
             // Lease is released within the process's stop deadline and a successor (or
             // `clean`) need not wait for it to expire.
             () = shutdown.cancelled() => {
-                match tokio::time::timeout(WORK_STOP, &mut task).await {
-                    Ok(result) => break flatten(result),
-                    Err(_) => {
-                        tracing::warn!("still stopping after {WORK_STOP:?}: aborting");
-                        task.abort();
-                        let _ = (&mut task).await;
-                        break Ok(());
-                    }
+                if let Ok(result) = tokio::time::timeout(WORK_STOP, &mut task).await {
+                    break flatten(result);
                 }
+                tracing::warn!("still stopping after {WORK_STOP:?}: aborting");
+                task.abort();
+                let _ = (&mut task).await;
+                break Ok(());
             }
             _ = ticks.tick() => match lock.try_acquire_or_renew().await {
                 Ok(true) => renewed = tokio::time::Instant::now(),

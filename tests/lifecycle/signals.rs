@@ -54,10 +54,12 @@ impl Running {
             match self.lines.recv_timeout(left) {
                 Ok(line) if line.contains(text) => return line,
                 Ok(line) => seen.push(line),
-                Err(_) => panic!(
-                    "no line containing {text:?} within {timeout:?} (or the process ended); it said:\n{}",
-                    seen.join("\n")
-                ),
+                Err(mpsc::RecvTimeoutError::Timeout | mpsc::RecvTimeoutError::Disconnected) => {
+                    panic!(
+                        "no line containing {text:?} within {timeout:?} (or the process ended); it said:\n{}",
+                        seen.join("\n")
+                    )
+                }
             }
         }
     }

@@ -4,8 +4,12 @@
 //! deleted without harm, and `unjoin`/`clean` leaving nothing behind. Prints the timings.
 use std::time::{Duration, Instant};
 
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingAdmissionPolicy, ValidatingWebhookConfiguration,
+};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
 use serde_json::json;
@@ -17,6 +21,8 @@ const HUB_NS: &str = "open-cluster-management-hub";
 const OPERATOR_NS: &str = "open-cluster-management";
 const AGENT_NS: &str = "open-cluster-management-agent";
 
+// One story, told in order: each step needs the state the previous one made.
+#[allow(clippy::too_many_lines)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
     let _serial = serial().await;
@@ -306,11 +312,37 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
         .delete(&work_ns, &DeleteParams::default())
         .await;
 
+    // Least privilege that is still enough: nothing the pods asked for was refused.
+    assert_no_refusals(
+        "hub",
+        "system:serviceaccount:open-cluster-management-hub:cluster-manager-hub-sa",
+    );
+    assert_no_refusals(
+        "managed",
+        "system:serviceaccount:open-cluster-management-agent:klusterlet-agent-sa",
+    );
+
     println!(
         "pods: init -> hub pod Ready {:.1} s, join -> Available {:.1} s, work -> pod Ready {:.1} s",
         init_to_ready.as_secs_f64(),
         join_to_available.as_secs_f64(),
         work_to_pod.as_secs_f64()
+    );
+}
+
+/// No request of `user` was refused (403) by the cluster's API server, per its audit log.
+fn assert_no_refusals(cluster: &str, user: &str) {
+    let cp_dir = std::env::var("CP_DIR").expect("CP_DIR (scripts/control-plane env)");
+    let log = std::fs::read_to_string(format!("{cp_dir}/logs/{cluster}-audit.log")).unwrap();
+    let refused: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(&format!("\"username\":\"{user}\"")) && l.contains("\"code\":403"))
+        .collect();
+    assert!(
+        refused.is_empty(),
+        "{} requests of {user} refused, e.g. {}",
+        refused.len(),
+        refused[0]
     );
 }
 
@@ -527,109 +559,53 @@ async fn leftovers(client: &kube::Client) -> Vec<String> {
             || name.starts_with("cluster-manager")
     };
     let mut out = Vec::new();
-    let lp = ListParams::default();
-    for ns in Api::<Namespace>::all(client.clone())
-        .list(&lp)
-        .await
-        .unwrap()
-        .items
-    {
-        let name = ns.metadata.name.unwrap();
-        if ocm(&name) {
-            out.push(format!("namespace {name}"));
-        }
-    }
-    for p in Api::<Pod>::all(client.clone())
-        .list(&lp)
-        .await
-        .unwrap()
-        .items
-    {
-        let name = p.metadata.name.unwrap();
-        if ocm(&name) {
-            out.push(format!("pod {name}"));
-        }
-    }
-    for d in Api::<Deployment>::all(client.clone())
-        .list(&lp)
-        .await
-        .unwrap()
-        .items
-    {
-        let name = d.metadata.name.unwrap();
-        if ocm(&name) {
-            out.push(format!("deployment {name}"));
-        }
-    }
-    for crd in Api::<CustomResourceDefinition>::all(client.clone())
-        .list(&lp)
-        .await
-        .unwrap()
-        .items
-    {
-        let name = crd.metadata.name.unwrap();
-        if name.ends_with("open-cluster-management.io") {
-            out.push(format!("crd {name}"));
-        }
-    }
-    use k8s_openapi::api::admissionregistration::v1::{
-        MutatingWebhookConfiguration, ValidatingAdmissionPolicy, ValidatingWebhookConfiguration,
-    };
-    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
-    for w in Api::<ValidatingWebhookConfiguration>::all(client.clone())
-        .list(&lp)
-        .await
-        .unwrap()
-        .items
-    {
-        out.push(format!(
-            "validatingwebhookconfiguration {}",
-            w.metadata.name.unwrap()
-        ));
-    }
-    for w in Api::<MutatingWebhookConfiguration>::all(client.clone())
-        .list(&lp)
-        .await
-        .unwrap()
-        .items
-    {
-        out.push(format!(
-            "mutatingwebhookconfiguration {}",
-            w.metadata.name.unwrap()
-        ));
-    }
-    for p in Api::<ValidatingAdmissionPolicy>::all(client.clone())
-        .list(&lp)
-        .await
-        .unwrap()
-        .items
-    {
-        let name = p.metadata.name.unwrap();
-        if name.contains("open-cluster-management") {
-            out.push(format!("validatingadmissionpolicy {name}"));
-        }
-    }
-    for r in Api::<ClusterRole>::all(client.clone())
-        .list(&lp)
-        .await
-        .unwrap()
-        .items
-    {
-        let name = r.metadata.name.unwrap();
-        if name.starts_with("open-cluster-management") {
-            out.push(format!("clusterrole {name}"));
-        }
-    }
-    for r in Api::<ClusterRoleBinding>::all(client.clone())
-        .list(&lp)
-        .await
-        .unwrap()
-        .items
-    {
-        let name = r.metadata.name.unwrap();
-        if name.starts_with("open-cluster-management") {
-            out.push(format!("clusterrolebinding {name}"));
-        }
-    }
+    out.extend(names::<Namespace>(client, "namespace", ocm).await);
+    out.extend(names::<Pod>(client, "pod", ocm).await);
+    out.extend(names::<Deployment>(client, "deployment", ocm).await);
+    out.extend(
+        names::<CustomResourceDefinition>(client, "crd", |n| {
+            n.ends_with("open-cluster-management.io")
+        })
+        .await,
+    );
+    out.extend(
+        names::<ValidatingWebhookConfiguration>(client, "validatingwebhookconfiguration", |_| true)
+            .await,
+    );
+    out.extend(
+        names::<MutatingWebhookConfiguration>(client, "mutatingwebhookconfiguration", |_| true)
+            .await,
+    );
+    out.extend(names::<ValidatingAdmissionPolicy>(client, "validatingadmissionpolicy", ocm).await);
+    out.extend(
+        names::<ClusterRole>(client, "clusterrole", |n| {
+            n.starts_with("open-cluster-management")
+        })
+        .await,
+    );
+    out.extend(
+        names::<ClusterRoleBinding>(client, "clusterrolebinding", |n| {
+            n.starts_with("open-cluster-management")
+        })
+        .await,
+    );
     out
+}
+
+/// `<what> <name>` of every object of kind `K` (all namespaces) whose name `matches`.
+async fn names<K>(client: &kube::Client, what: &str, matches: impl Fn(&str) -> bool) -> Vec<String>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    K::DynamicType: Default,
+{
+    Api::<K>::all(client.clone())
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|o| o.meta().name.clone())
+        .filter(|n| matches(n))
+        .map(|n| format!("{what} {n}"))
+        .collect()
 }
