@@ -8,6 +8,7 @@ use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingAdmissionPolicy, ValidatingWebhookConfiguration,
 };
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -20,6 +21,8 @@ use crate::fixture::{self, cluster_scoped, clusteradm, condition_true, ready_pod
 const HUB_NS: &str = "open-cluster-management-hub";
 const OPERATOR_NS: &str = "open-cluster-management";
 const AGENT_NS: &str = "open-cluster-management-agent";
+const HUB_LEASE: &str = "clusteradm-hub-controllers";
+const AGENT_LEASE: &str = "clusteradm-klusterlet-agent";
 
 // One story, told in order: each step needs the state the previous one made.
 #[allow(clippy::too_many_lines)]
@@ -48,7 +51,7 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
         Duration::from_secs(120),
     )
     .await;
-    let hub_pod = ready_pod(
+    ready_pod(
         &hub,
         HUB_NS,
         "cluster-manager-hub",
@@ -56,6 +59,8 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
     )
     .await;
     let init_to_ready = t.elapsed();
+    // Two hub pods: one holds the Lease and reconciles, the other stands by.
+    let hub_pod = leader(&hub, HUB_NS, HUB_LEASE).await;
     assert_runs_locked_down(&hub_pod, &env.image);
     let cm = cluster_scoped(
         &hub,
@@ -155,13 +160,7 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
     ]);
     wait_available(&clusters, &cluster).await;
     let join_to_available = t.elapsed();
-    let agent_pod = ready_pod(
-        &managed,
-        AGENT_NS,
-        "klusterlet-agent",
-        Duration::from_secs(60),
-    )
-    .await;
+    let agent_pod = leader(&managed, AGENT_NS, AGENT_LEASE).await;
     assert_eq!(
         agent_pod.spec.as_ref().unwrap().node_name.as_deref(),
         Some("managed-node"),
@@ -208,26 +207,29 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
         .metadata
         .resource_version;
 
-    // kill -9 the agent's container while it applies a larger work: the restarted container
-    // finishes it, and rewrites nothing already applied.
+    // kill -9 the leading agent's container while it applies a larger work: within the
+    // Lease's duration another process leads (the standby pod, or the killed one restarted),
+    // finishes the work, and rewrites nothing already applied.
     let many: Vec<(String, bool)> = (0..20).map(|i| (format!("cm-{i}"), false)).collect();
     let many_refs: Vec<(&str, bool)> = many.iter().map(|(n, d)| (n.as_str(), *d)).collect();
+    let old_holder = holder(&managed, AGENT_NS, AGENT_LEASE).await;
     create_work(&hub, &cluster, "many", &work_ns, &many_refs).await;
     kill_container(&agent_pod, "managed");
+    let killed = Instant::now();
     common::eventually(
-        "the agent container restarted",
-        Duration::from_secs(60),
+        "another agent process holding the Lease",
+        clusteradm::runtime::lease::DURATION + Duration::from_secs(15),
         || {
-            let pods: Api<Pod> = Api::namespaced(managed.clone(), AGENT_NS);
-            let name = agent_pod.metadata.name.clone().unwrap();
+            let managed = managed.clone();
+            let old_holder = old_holder.clone();
             async move {
-                let p = pods.get(&name).await.ok()?;
-                let s = p.status?.container_statuses?.into_iter().next()?;
-                (s.restart_count >= 1 && s.ready).then_some(())
+                let now = holder(&managed, AGENT_NS, AGENT_LEASE).await;
+                (now.is_some() && now != old_holder).then_some(())
             }
         },
     )
     .await;
+    let takeover = killed.elapsed();
     wait_work(&hub, &cluster, "many", |w| condition_true(w, "Applied")).await;
     let after = deployments
         .get("sleeper")
@@ -240,8 +242,10 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
         "the restarted agent rewrote an applied Deployment"
     );
 
-    // The hub pod deleted: its replacement takes over and the cluster stays Available.
+    // The leading hub pod deleted: the standby takes over at once (the leader releases the
+    // Lease as it stops) and the cluster stays Available throughout.
     let hub_pods: Api<Pod> = Api::namespaced(hub.clone(), HUB_NS);
+    let old_hub_holder = holder(&hub, HUB_NS, HUB_LEASE).await;
     hub_pods
         .delete(
             hub_pod.metadata.name.as_deref().unwrap(),
@@ -250,28 +254,39 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
         .await
         .unwrap();
     let old = hub_pod.metadata.name.clone();
+    let deleted = Instant::now();
+    let hub_takeover = std::sync::Arc::new(std::sync::OnceLock::new());
     common::eventually(
-        "a new hub pod, Ready, with the cluster Available meanwhile",
+        "the standby hub pod leading, a new one Ready, the cluster Available meanwhile",
         Duration::from_secs(120),
         || {
             let clusters = clusters.clone();
             let hub_pods = hub_pods.clone();
             let cluster = cluster.clone();
             let old = old.clone();
+            let hub = hub.clone();
+            let old_hub_holder = old_hub_holder.clone();
+            let hub_takeover = hub_takeover.clone();
             async move {
                 let c = clusters.get(&cluster).await.unwrap();
                 assert!(
                     condition_true(&c, "ManagedClusterConditionAvailable"),
                     "{cluster} left Available while the hub pod restarted"
                 );
+                let now = holder(&hub, HUB_NS, HUB_LEASE).await;
+                if now.is_some() && now != old_hub_holder {
+                    let _ = hub_takeover.set(deleted.elapsed());
+                }
                 let list = hub_pods
                     .list(&ListParams::default().labels("app=cluster-manager-hub"))
                     .await
                     .ok()?;
-                list.items
+                let ready = list
+                    .items
                     .iter()
-                    .any(|p| p.metadata.name != old && pod_ready(p))
-                    .then_some(())
+                    .filter(|p| p.metadata.name != old && pod_ready(p))
+                    .count();
+                (ready == 2 && hub_takeover.get().is_some()).then_some(())
             }
         },
     )
@@ -323,11 +338,51 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
     );
 
     println!(
-        "pods: init -> hub pod Ready {:.1} s, join -> Available {:.1} s, work -> pod Ready {:.1} s",
+        "pods: init -> hub pod Ready {:.1} s, join -> Available {:.1} s, work -> pod Ready {:.1} s, \
+         agent leader killed -> another leads {:.1} s, hub leader deleted -> standby leads {:.1} s",
         init_to_ready.as_secs_f64(),
         join_to_available.as_secs_f64(),
-        work_to_pod.as_secs_f64()
+        work_to_pod.as_secs_f64(),
+        takeover.as_secs_f64(),
+        hub_takeover.get().unwrap().as_secs_f64()
     );
+}
+
+/// The holder of Lease `namespace/name`, if any.
+async fn holder(client: &kube::Client, namespace: &str, name: &str) -> Option<String> {
+    let leases: Api<Lease> = Api::namespaced(client.clone(), namespace);
+    leases
+        .get_opt(name)
+        .await
+        .ok()??
+        .spec?
+        .holder_identity
+        .filter(|h| !h.is_empty())
+}
+
+/// The Ready pod holding Lease `namespace/lease` (its identity is `<pod name>_<uuid>`), once
+/// both replicas are Ready.
+async fn leader(client: &kube::Client, namespace: &str, lease: &str) -> Pod {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    common::eventually(
+        &format!("the leader of {namespace}/{lease} and a Ready standby"),
+        Duration::from_secs(120),
+        || {
+            let pods = pods.clone();
+            async move {
+                let holder = holder(client, namespace, lease).await?;
+                let (name, _) = holder.rsplit_once('_')?;
+                let leader = pods.get(name).await.ok().filter(pod_ready)?;
+                let app = leader.metadata.labels.as_ref()?.get("app")?.clone();
+                let all = pods
+                    .list(&ListParams::default().labels(&format!("app={app}")))
+                    .await
+                    .ok()?;
+                (all.items.iter().filter(|p| pod_ready(p)).count() == 2).then_some(leader)
+            }
+        },
+    )
+    .await
 }
 
 /// No request of `user` was refused (403) by the cluster's API server, per its audit log.

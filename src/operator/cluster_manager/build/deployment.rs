@@ -114,13 +114,7 @@ pub fn deployment(c: Component, v: &Validated) -> Deployment {
         "volumes": volumes,
         "affinity": anti_affinity(c.pod_label()),
     });
-    if !v.node_placement.node_selector.is_empty() {
-        pod_spec["nodeSelector"] = json!(v.node_placement.node_selector);
-    }
-    if !v.node_placement.tolerations.is_empty() {
-        pod_spec["tolerations"] =
-            serde_json::to_value(&v.node_placement.tolerations).expect("serialisable");
-    }
+    place(&mut pod_spec, v);
     serde_json::from_value(json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -139,6 +133,17 @@ pub fn deployment(c: Component, v: &Validated) -> Deployment {
         },
     }))
     .expect("a valid Deployment")
+}
+
+/// Puts the spec's node selector and tolerations on a pod spec.
+pub(super) fn place(pod_spec: &mut Value, v: &Validated) {
+    if !v.node_placement.node_selector.is_empty() {
+        pod_spec["nodeSelector"] = json!(v.node_placement.node_selector);
+    }
+    if !v.node_placement.tolerations.is_empty() {
+        pod_spec["tolerations"] =
+            serde_json::to_value(&v.node_placement.tolerations).expect("serialisable");
+    }
 }
 
 fn container_name(c: Component) -> &'static str {

@@ -1,6 +1,6 @@
 //! The hub as our image runs it: one Deployment running `clusteradm controller hub` (every hub
-//! controller and the add-on conversion webhook, under a Lease so two replicas never both
-//! reconcile), its ServiceAccount, and one ClusterRole holding what those controllers do. The
+//! controller and the add-on conversion webhook, two replicas under a Lease so one reconciles and
+//! the other stands by), its ServiceAccount, and one ClusterRole holding what those controllers do. The
 //! admission rules are the API server's own policies (no webhook pods), as in-process.
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ServiceAccount;
@@ -18,6 +18,8 @@ pub const NAME: &str = "cluster-manager-hub";
 pub const SERVICE_ACCOUNT: &str = "cluster-manager-hub-sa";
 /// Its ClusterRole and ClusterRoleBinding.
 pub const CLUSTER_ROLE: &str = "open-cluster-management:cluster-manager-hub";
+/// Pods of the Deployment: a leader and a standby.
+pub const REPLICAS: i32 = 2;
 /// Where `/healthz`, `/readyz` and `/metrics` are served.
 pub const PROBE_PORT: i32 = 8000;
 
@@ -161,19 +163,14 @@ pub fn deployment(v: &Validated, image: &str) -> Deployment {
         "securityContext": {"runAsNonRoot": true},
         "containers": [container],
     });
-    if !v.node_placement.node_selector.is_empty() {
-        pod_spec["nodeSelector"] = json!(v.node_placement.node_selector);
-    }
-    if !v.node_placement.tolerations.is_empty() {
-        pod_spec["tolerations"] =
-            serde_json::to_value(&v.node_placement.tolerations).expect("serialisable");
-    }
+    super::deployment::place(&mut pod_spec, v);
     serde_json::from_value(json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": {"name": NAME, "namespace": HUB_NAMESPACE, "labels": {"app": NAME}},
         "spec": {
-            "replicas": 1,
+            // One leads (the Lease), one stands by and takes over when the leader stops.
+            "replicas": REPLICAS,
             "selector": {"matchLabels": {"app": NAME}},
             "template": {"metadata": {"labels": {"app": NAME}}, "spec": pod_spec},
         },

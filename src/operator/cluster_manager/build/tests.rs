@@ -346,3 +346,45 @@ fn the_nil_executor_gate_reaches_the_manifest_work_policy() {
     assert!(on.contains(admission::NIL_EXECUTOR_USER), "{on}");
     assert!(!off.contains(admission::NIL_EXECUTOR_USER), "{off}");
 }
+
+#[test]
+fn one_image_for_every_component_is_our_hub_deployment_with_admission_policies() {
+    const OURS: &str = "spec:
+  registrationImagePullSpec: example.com/clusteradm:v1
+  workImagePullSpec: example.com/clusteradm:v1
+  placementImagePullSpec: example.com/clusteradm:v1";
+    let v = validate(&cluster_manager(OURS)).unwrap();
+    assert_eq!(v.single_image(), Some("example.com/clusteradm:v1"));
+    assert_eq!(
+        validate(&cluster_manager(IMAGES)).unwrap().single_image(),
+        None
+    );
+    let d = build(&v, &certs(), InProcess::HUB_DEPLOYMENT);
+    assert_eq!(names(&d.deployments), [hub::NAME]);
+    let pod = d.deployments[0]
+        .spec
+        .as_ref()
+        .unwrap()
+        .template
+        .spec
+        .as_ref()
+        .unwrap();
+    let container = &pod.containers[0];
+    assert_eq!(
+        container.image.as_deref(),
+        Some("example.com/clusteradm:v1")
+    );
+    assert_eq!(
+        container.args.as_deref().unwrap()[..2],
+        ["controller".to_string(), "hub".to_string()]
+    );
+    assert_eq!(
+        pod.service_account_name.as_deref(),
+        Some(hub::SERVICE_ACCOUNT)
+    );
+    assert!(container.liveness_probe.is_some() && container.readiness_probe.is_some());
+    assert!(names(&d.cluster_roles).contains(&hub::CLUSTER_ROLE));
+    assert!(d.validating_webhooks.is_empty() && d.mutating_webhooks.is_empty());
+    assert!(d.services.is_empty());
+    assert!(!d.admission_policies.is_empty());
+}

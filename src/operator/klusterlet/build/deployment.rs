@@ -150,7 +150,8 @@ fn agent(v: &Validated, w: Workload) -> Deployment {
         "kind": "Deployment",
         "metadata": {"name": name, "namespace": v.agent_namespace, "labels": labels},
         "spec": {
-            "replicas": 1,
+            // Ours: a leader and a standby under the agent's Lease. Upstream's: one, as upstream.
+            "replicas": if v.ours { 2 } else { 1 },
             "selector": {"matchLabels": {"app": app}},
             "template": {
                 "metadata": {"labels": labels},

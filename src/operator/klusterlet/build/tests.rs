@@ -246,3 +246,40 @@ fn every_rule_is_least_privilege() {
         );
     }
 }
+
+#[test]
+fn one_image_for_both_agents_is_our_single_agent_deployment() {
+    let d = built(
+        "{clusterName: c1, registrationImagePullSpec: 'example.com/clusteradm:v1', workImagePullSpec: 'example.com/clusteradm:v1'}",
+        InProcess::default(),
+    );
+    assert_eq!(
+        names(&d.management.deployments),
+        ["open-cluster-management-agent/klusterlet-agent"]
+    );
+    let deployment = &d.management.deployments[0];
+    assert_eq!(
+        args(deployment),
+        [
+            "controller",
+            "agent",
+            "--cluster-name=c1",
+            "--agent-namespace=open-cluster-management-agent",
+            "--probe-address=0.0.0.0:8000"
+        ]
+    );
+    let container = &deployment
+        .spec
+        .as_ref()
+        .unwrap()
+        .template
+        .spec
+        .as_ref()
+        .unwrap()
+        .containers[0];
+    assert_eq!(
+        container.image.as_deref(),
+        Some("example.com/clusteradm:v1")
+    );
+    assert!(container.liveness_probe.is_some() && container.readiness_probe.is_some());
+}
