@@ -63,7 +63,8 @@ fn pod_namespace() -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-/// Starts the probe endpoint if asked for one; the returned flag is set once the loops run.
+/// Starts the probe endpoint if asked for one; the caller marks the returned flag ready once the
+/// API server has answered.
 pub(super) async fn serve_probes(
     serve: &Serve,
     shutdown: &crate::runtime::Shutdown,

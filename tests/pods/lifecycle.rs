@@ -21,8 +21,7 @@ use crate::fixture::{self, cluster_scoped, clusteradm, condition_true, ready_pod
 const HUB_NS: &str = "open-cluster-management-hub";
 const OPERATOR_NS: &str = "open-cluster-management";
 const AGENT_NS: &str = "open-cluster-management-agent";
-const HUB_LEASE: &str = "clusteradm-hub-controllers";
-const AGENT_LEASE: &str = "clusteradm-klusterlet-agent";
+use clusteradm::cli::controller::{AGENT_LEASE, HUB_LEASE};
 
 // One story, told in order: each step needs the state the previous one made.
 #[allow(clippy::too_many_lines)]
@@ -296,6 +295,17 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
     })
     .await;
 
+    // Least privilege that is still enough: nothing the pods asked for was refused (before the
+    // teardown below takes their RBAC away while they stop).
+    assert_no_refusals(
+        "hub",
+        "system:serviceaccount:open-cluster-management-hub:cluster-manager-hub-sa",
+    );
+    assert_no_refusals(
+        "managed",
+        "system:serviceaccount:open-cluster-management-agent:klusterlet-agent-sa",
+    );
+
     // unjoin and clean: nothing of OCM is left on either cluster.
     // As a user would: the works removed (by the agent, which still runs), the cluster
     // unjoined and deleted on the hub, then the hub cleaned.
@@ -326,16 +336,6 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
     let _ = Api::<Namespace>::all(managed.clone())
         .delete(&work_ns, &DeleteParams::default())
         .await;
-
-    // Least privilege that is still enough: nothing the pods asked for was refused.
-    assert_no_refusals(
-        "hub",
-        "system:serviceaccount:open-cluster-management-hub:cluster-manager-hub-sa",
-    );
-    assert_no_refusals(
-        "managed",
-        "system:serviceaccount:open-cluster-management-agent:klusterlet-agent-sa",
-    );
 
     println!(
         "pods: init -> hub pod Ready {:.1} s, join -> Available {:.1} s, work -> pod Ready {:.1} s, \

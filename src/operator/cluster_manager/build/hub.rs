@@ -91,6 +91,9 @@ fn extra_rules() -> Vec<PolicyRule> {
             &["customresourcedefinitions"],
             &["list", "watch"],
         ),
+        // The registration controller server-side-applies each cluster's namespace (upstream's
+        // creates and updates it).
+        rule(&[""], &["namespaces"], &["patch"]),
         // Add-on templates' signing CA and registration secrets.
         rule(&[""], &["secrets"], MANAGE),
         rule(&[""], &["serviceaccounts"], &["get", "list", "watch"]),
