@@ -389,6 +389,11 @@ async fn leader(client: &kube::Client, namespace: &str, lease: &str) -> Pod {
 fn assert_no_refusals(cluster: &str, user: &str) {
     let cp_dir = std::env::var("CP_DIR").expect("CP_DIR (scripts/control-plane env)");
     let log = std::fs::read_to_string(format!("{cp_dir}/logs/{cluster}-audit.log")).unwrap();
+    let made = log
+        .lines()
+        .filter(|l| l.contains(&format!("\"username\":\"{user}\"")))
+        .count();
+    assert!(made > 0, "no request of {user} in the {cluster} audit log");
     let refused: Vec<&str> = log
         .lines()
         .filter(|l| l.contains(&format!("\"username\":\"{user}\"")) && l.contains("\"code\":403"))
