@@ -67,6 +67,14 @@ pub fn controller_result<K, E, Q>(
     }
 }
 
+/// The error policy of a controller whose every failure is retried after `delay`. It logs
+/// nothing: [`controller_result`] already reports each failure, naming the controller and object.
+pub fn requeue_after<K, E, C>(
+    delay: std::time::Duration,
+) -> impl Fn(std::sync::Arc<K>, &E, std::sync::Arc<C>) -> kube::runtime::controller::Action {
+    move |_, _, _| kube::runtime::controller::Action::requeue(delay)
+}
+
 /// Drives a kube-runtime controller's `results` (logging each as [`controller_result`] does)
 /// once `ready` — the stores it decides from having listed — until `shutdown` is cancelled:
 /// deciding from a store that has not listed yet would undo what is there.

@@ -180,7 +180,7 @@ pub async fn run_with(
     let results = Controller::for_shared_stream(events, clusters.clone())
         .watches_shared_stream(created, |a| a.namespace().map(|ns| ObjectRef::new(&ns)))
         .graceful_shutdown_on(shutdown::cancelled(&shutdown))
-        .run(reconcile, error_policy, ctx);
+        .run(reconcile, report::requeue_after(RETRY), ctx);
     // Decide only from complete stores.
     report::drive_when_ready(
         "add-on annotation controller",
@@ -196,12 +196,6 @@ pub async fn run_with(
     )
     .await;
     Ok(())
-}
-
-#[allow(clippy::needless_pass_by_value)] // the signature kube-runtime calls
-fn error_policy(_: Arc<ManagedCluster>, e: &Error, _: Arc<Context>) -> Action {
-    tracing::warn!("{}; retrying in {RETRY:?}", report::chain(e));
-    Action::requeue(RETRY)
 }
 
 async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Action, Error> {

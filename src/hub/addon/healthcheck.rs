@@ -87,7 +87,7 @@ pub async fn run_with(
     });
     let results = Controller::for_shared_stream(cluster_events, clusters.clone())
         .graceful_shutdown_on(shutdown::cancelled(&shutdown))
-        .run(reconcile, error_policy, ctx);
+        .run(reconcile, report::requeue_after(RETRY), ctx);
     // Decide only from complete stores.
     report::drive_when_ready(
         "add-on health check",
@@ -99,12 +99,6 @@ pub async fn run_with(
     )
     .await;
     Ok(())
-}
-
-#[allow(clippy::needless_pass_by_value)] // the signature kube-runtime calls
-fn error_policy(_: Arc<ManagedCluster>, e: &Error, _: Arc<Context>) -> Action {
-    tracing::warn!("{}; retrying in {RETRY:?}", report::chain(e));
-    Action::requeue(RETRY)
 }
 
 async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Action, Error> {

@@ -164,7 +164,7 @@ pub async fn run_with(
         })
         .with_config(controller::Config::default().concurrency(CONCURRENCY))
         .graceful_shutdown_on(shutdown::cancelled(&shutdown))
-        .run(reconcile, error_policy, ctx)
+        .run(reconcile, report::requeue_after(RETRY), ctx)
         .for_each(|result| async move {
             report::controller_result("placement controller", &result);
         });
@@ -216,12 +216,6 @@ fn scored_by(placements: &Store<Placement>, resource: &str) -> Vec<ObjectRef<Pla
                 .filter_map(|c| c.score_coordinate.add_on.as_ref())
                 .any(|a| a.resource_name == resource)
     })
-}
-
-#[allow(clippy::needless_pass_by_value)] // the signature kube-runtime calls
-fn error_policy(_: Arc<Placement>, e: &Error, _: Arc<Context>) -> Action {
-    tracing::debug!("placement: {}; retrying in {RETRY:?}", report::chain(e));
-    Action::requeue(RETRY)
 }
 
 /// Schedules `p`. A placement with CEL selectors is scheduled on a blocking thread: its

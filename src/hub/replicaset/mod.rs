@@ -113,7 +113,7 @@ pub async fn run(hub: Client, shutdown: Shutdown) -> anyhow::Result<()> {
         })
         .with_config(controller::Config::default().concurrency(CONCURRENCY))
         .graceful_shutdown_on(shutdown::cancelled(&shutdown))
-        .run(reconcile, error_policy, ctx)
+        .run(reconcile, report::requeue_after(RETRY), ctx)
         .for_each(|result| async move {
             report::controller_result("replica-set controller", &result);
         });
@@ -136,12 +136,6 @@ pub async fn run(hub: Client, shutdown: Shutdown) -> anyhow::Result<()> {
         () = shutdown.cancelled() => {}
     }
     Ok(())
-}
-
-#[allow(clippy::needless_pass_by_value)] // the signature kube-runtime calls
-fn error_policy(_: Arc<ManifestWorkReplicaSet>, e: &Error, _: Arc<Context>) -> Action {
-    tracing::debug!("replica set: {}; retrying in {RETRY:?}", report::chain(e));
-    Action::requeue(RETRY)
 }
 
 async fn reconcile(set: Arc<ManifestWorkReplicaSet>, ctx: Arc<Context>) -> Result<Action, Error> {
