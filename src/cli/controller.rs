@@ -63,17 +63,20 @@ fn pod_namespace() -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-/// Starts the probe endpoint if asked for one; the caller marks the returned flag ready once the
-/// API server has answered.
-pub(super) async fn serve_probes(
+/// Starts the probe endpoint if asked for one, and reports ready once the API server answers. A
+/// standby replica is ready too: it is healthy, and takes over when the leader stops.
+pub(super) async fn start(
     serve: &Serve,
+    kube: &super::Kube,
     shutdown: &crate::runtime::Shutdown,
-) -> anyhow::Result<Arc<Readiness>> {
+) -> anyhow::Result<()> {
     let readiness = Arc::new(Readiness::default());
     if let Some(addr) = serve.probe_address {
         probes::serve(addr, readiness.clone(), shutdown.clone()).await?;
     }
-    Ok(readiness)
+    kube.server_version().await?;
+    readiness.set_ready();
+    Ok(())
 }
 
 /// Runs `controller`.
@@ -87,10 +90,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             format!("the agents of cluster {}", a.cluster_name),
         ),
     };
-    let readiness = serve_probes(serve, &shutdown).await?;
-    kube.server_version().await?;
-    // A standby replica is ready too: it is healthy, and takes over when the leader stops.
-    readiness.set_ready();
+    start(serve, &kube, &shutdown).await?;
     ctx.printer.info(format!(
         "running {what} against {} (context {})",
         kube.url(),

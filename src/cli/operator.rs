@@ -29,9 +29,7 @@ pub enum Which {
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let kube = ctx.kube().await?;
     let shutdown = crate::runtime::shutdown::on_signal();
-    let readiness = super::controller::serve_probes(&args.serve, &shutdown).await?;
-    kube.server_version().await?;
-    readiness.set_ready();
+    super::controller::start(&args.serve, &kube, &shutdown).await?;
     let which = match args.which {
         Which::Hub => "ClusterManager",
         Which::Klusterlet => "Klusterlet",

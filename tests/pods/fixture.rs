@@ -83,6 +83,15 @@ pub fn condition_true(obj: &DynamicObject, type_: &str) -> bool {
         })
 }
 
+/// Whether a pod is Ready and not being deleted.
+pub fn pod_ready(p: &Pod) -> bool {
+    p.metadata.deletion_timestamp.is_none()
+        && p.status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
 /// Waits until Deployment `namespace/name` has a ready pod; returns that pod.
 pub async fn ready_pod(client: &Client, namespace: &str, app: &str, timeout: Duration) -> Pod {
     let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
@@ -96,15 +105,7 @@ pub async fn ready_pod(client: &Client, namespace: &str, app: &str, timeout: Dur
                     .list(&ListParams::default().labels(&format!("app={app}")))
                     .await
                     .ok()?;
-                list.items.into_iter().find(|p| {
-                    p.status
-                        .as_ref()
-                        .and_then(|s| s.conditions.as_ref())
-                        .is_some_and(|cs| {
-                            cs.iter().any(|c| c.type_ == "Ready" && c.status == "True")
-                        })
-                        && p.metadata.deletion_timestamp.is_none()
-                })
+                list.items.into_iter().find(pod_ready)
             }
         },
     )

@@ -16,7 +16,9 @@ use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
 use serde_json::json;
 
 use crate::common;
-use crate::fixture::{self, cluster_scoped, clusteradm, condition_true, ready_pod, serial, works};
+use crate::fixture::{
+    self, cluster_scoped, clusteradm, condition_true, pod_ready, ready_pod, serial, works,
+};
 
 const HUB_NS: &str = "open-cluster-management-hub";
 const OPERATOR_NS: &str = "open-cluster-management";
@@ -454,14 +456,6 @@ fn assert_runs_locked_down(pod: &Pod, image: &str) {
         Some(vec!["ALL".to_string()])
     );
     assert!(c.liveness_probe.is_some() && c.readiness_probe.is_some());
-}
-
-fn pod_ready(p: &Pod) -> bool {
-    p.metadata.deletion_timestamp.is_none()
-        && p.status
-            .as_ref()
-            .and_then(|s| s.conditions.as_ref())
-            .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
 }
 
 async fn wait_available(clusters: &Api<DynamicObject>, name: &str) {

@@ -153,10 +153,9 @@ pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<(
         .with_config(Config::default().concurrency(opts.concurrency))
         .graceful_shutdown_on(crate::runtime::shutdown::cancelled(&shutdown))
         .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::warn!("work agent: {}", super::chain(&e));
-            }
+        .for_each(|result| {
+            crate::runtime::report::controller_result("work agent", &result);
+            std::future::ready(())
         })
         .await;
     sweeper.abort();
@@ -177,7 +176,6 @@ async fn reconcile(
                 let started = std::time::Instant::now();
                 let synced = sync::sync(&work, &ctx).await;
                 crate::runtime::metrics::work_applied(started.elapsed().as_secs_f64());
-                crate::runtime::metrics::reconciled("work agent", synced.is_err());
                 synced.map(Action::requeue)
             }
             finalizer::Event::Cleanup(work) => {
