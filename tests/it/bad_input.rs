@@ -205,3 +205,44 @@ fn a_symlink_loop_under_recursive_input_is_refused() {
         .stderr(predicate::str::contains("symbolic link loop"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn image_cannot_go_with_in_process() {
+    for command in ["init", "join"] {
+        common::clusteradm()
+            .args([
+                command,
+                "--image",
+                "registry.example.com/clusteradm:v1",
+                "--in-process",
+            ])
+            .assert()
+            .code(2)
+            .stderr(
+                predicate::str::contains("--in-process").and(predicate::str::contains("--image")),
+            );
+    }
+}
+
+#[test]
+fn probe_address_must_be_a_socket_address() {
+    for args in [
+        vec!["controller", "hub", "--probe-address", "8000"],
+        vec!["operator", "hub", "--probe-address", "localhost:port"],
+    ] {
+        common::clusteradm()
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--probe-address"));
+    }
+}
+
+#[test]
+fn controller_agent_needs_a_cluster_name() {
+    common::clusteradm()
+        .args(["controller", "agent"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--cluster-name"));
+}
