@@ -389,10 +389,12 @@ fn start_agents(managed: &Client, names: &[String], token: &Shutdown) {
         ));
         let work = Supervised {
             managed: cluster_view(managed, name),
+            management: managed.clone(),
             namespace: name.clone(),
             cluster: name.clone(),
             applied_names: AppliedNames::PerCluster,
             addons: false,
+            example_agents: false,
             addon_renewal: clusteradm::agent::registration::rotate::Renewal::default(),
         };
         tokio::spawn(clusteradm::agent::work::supervisor::run(

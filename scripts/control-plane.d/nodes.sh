@@ -37,6 +37,12 @@ node_pki() { # cluster
   # What a pod (or anything on the node's network) uses to reach this cluster's API server.
   kubeconfig "$CP_DIR/$c-pods.kubeconfig" "https://$(node_ip "$c"):${API_PORT[$c]}" \
     "$dir/ca.crt" "$dir/admin.crt" "$dir/admin.key" "$c"
+  # The hosted cluster has no node: its pods' address is the management node's.
+  if [[ $c == management && -f $CP_DIR/hosted/pki/ca.crt ]]; then
+    local h=$CP_DIR/hosted/pki
+    kubeconfig "$CP_DIR/hosted-pods.kubeconfig" "https://$(node_ip management):${API_PORT[hosted]}" \
+      "$h/ca.crt" "$h/admin.crt" "$h/admin.key" hosted
+  fi
 }
 
 node_network() { # cluster
@@ -54,10 +60,13 @@ node_network() { # cluster
   for hook in PREROUTING OUTPUT; do
     iptables -t nat -C "$hook" -j "$chain" 2>/dev/null || iptables -t nat -A "$hook" -j "$chain"
   done
-  local rules=(
-    "-d $ip -p tcp --dport ${API_PORT[$c]} -j DNAT --to-destination 127.0.0.1:${API_PORT[$c]}"
-    "-s $(node_net "$c").0/24 -d ${SVC_IP[$c]} -p tcp --dport 443 -j DNAT --to-destination 127.0.0.1:${API_PORT[$c]}"
-  )
+  # A node's IP leads to every API server of this plane (an agent in Hosted mode reaches the
+  # managed cluster from the management cluster's node); the Service IP to the node's own.
+  local rules=() x
+  for x in "${CLUSTERS[@]}"; do
+    rules+=("-d $ip -p tcp --dport ${API_PORT[$x]} -j DNAT --to-destination 127.0.0.1:${API_PORT[$x]}")
+  done
+  rules+=("-s $(node_net "$c").0/24 -d ${SVC_IP[$c]} -p tcp --dport 443 -j DNAT --to-destination 127.0.0.1:${API_PORT[$c]}")
   local r
   for r in "${rules[@]}"; do
     # shellcheck disable=SC2086 # a rule is words
@@ -236,6 +245,10 @@ stop_node() { # cluster
   local c=$1 d root sock
   d=$(node_dir "$c") root=$(cgroup_root "$c") sock=$(containerd_sock "$c")
   stop_one "$c-scheduler"
+  # A node a test stopped (tests/pods node_down) is running again before it is taken down: a
+  # frozen process takes no signal, and a stopped kubelet no SIGTERM.
+  [[ -f /sys/fs/cgroup/freezer/$root/freezer.state ]] && echo THAWED >"/sys/fs/cgroup/freezer/$root/freezer.state" || true
+  [[ -f $(pidfile "$c-kubelet") ]] && kill -CONT "$(cat "$(pidfile "$c-kubelet")")" 2>/dev/null || true
   stop_one "$c-kubelet"
   local h pid
   for h in /sys/fs/cgroup/*/"$root"; do

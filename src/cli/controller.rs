@@ -5,7 +5,12 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use anyhow::Context as _;
+
 use super::Ctx;
+use crate::error::UserError;
+use crate::inprocess::klusterlet::Agents;
+use crate::runtime::client::{self as kubeconfig_client, Timeouts};
 use crate::api::names::{AGENT_NAMESPACE, HUB_NAMESPACE};
 use crate::runtime::lease::{self, LeaseLock};
 use crate::runtime::probes::{self, Readiness};
@@ -51,6 +56,10 @@ pub struct AgentArgs {
     /// else open-cluster-management-agent)
     #[arg(long)]
     pub agent_namespace: Option<String>,
+    /// Hosted mode: the managed cluster's kubeconfig (the mounted external-managed-kubeconfig
+    /// secret). The agents act there, while their secrets and Lease stay on the cluster they run on
+    #[arg(long, visible_alias = "spoke-kubeconfig", value_name = "FILE")]
+    pub managed_kubeconfig: Option<std::path::PathBuf>,
     #[command(flatten)]
     serve: Serve,
 }
@@ -77,6 +86,25 @@ pub(super) async fn start(
     kube.server_version().await?;
     readiness.set_ready();
     Ok(())
+}
+
+/// The managed cluster's client in Hosted mode, from a kubeconfig the operator mounts from a
+/// secret: loaded under the cluster's rules (inline credentials or files beside it), so whoever
+/// writes that secret cannot make the agent run a command.
+async fn managed_client(path: &std::path::Path) -> anyhow::Result<kube::Client> {
+    let client = kubeconfig_client::from_mounted_secret(path, "--managed-kubeconfig", Timeouts::LOOP)
+        .await
+        .map_err(|e| {
+            UserError::new(
+                crate::runtime::report::chain(&e),
+                "pass the managed cluster's kubeconfig (the external-managed-kubeconfig secret's)",
+            )
+        })?;
+    client
+        .apiserver_version()
+        .await
+        .with_context(|| format!("the managed cluster of {}", path.display()))?;
+    Ok(client)
 }
 
 /// Runs `controller`.
@@ -117,9 +145,20 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 .or_else(pod_namespace)
                 .unwrap_or_else(|| AGENT_NAMESPACE.to_owned());
             let lock = LeaseLock::new(client.clone(), &namespace, AGENT_LEASE);
-            let cluster = a.cluster_name;
+            let managed = match &a.managed_kubeconfig {
+                Some(path) => managed_client(path).await?,
+                None => client.clone(),
+            };
+            let agents = Agents {
+                managed,
+                management: client,
+                cluster: a.cluster_name,
+                namespace,
+                // The add-ons' own Deployments run their agents.
+                example_agents: false,
+            };
             lease::lead(lock, shutdown, waiting, move |token| {
-                crate::inprocess::klusterlet::agents(client, cluster, namespace, token)
+                crate::inprocess::klusterlet::agents(agents, token)
             })
             .await?;
         }

@@ -46,9 +46,11 @@ pub async fn run(
         own.clone(),
     );
     let agents = agents(
-        config.managed.clone(),
-        config.cluster_name.clone(),
-        config.agent_namespace.clone(),
+        Agents::in_process(
+            config.managed.clone(),
+            config.cluster_name.clone(),
+            config.agent_namespace.clone(),
+        ),
         own,
     );
     let opts = Options {
@@ -69,22 +71,58 @@ pub async fn run(
     operator
 }
 
-/// The registration and work agents (with add-on registration) of `cluster`, whose secrets are
-/// in `namespace`, until `token` is cancelled.
-pub async fn agents(
-    managed: Client,
-    cluster: String,
-    namespace: String,
-    token: Shutdown,
-) -> anyhow::Result<()> {
+/// Where a cluster's agents act and what they run besides registration and work.
+pub struct Agents {
+    /// Client of the managed cluster.
+    pub managed: Client,
+    /// Client of the cluster holding the agents' secrets: the managed cluster, or in Hosted mode
+    /// the management cluster the agents run on.
+    pub management: Client,
+    /// The cluster's name on the hub.
+    pub cluster: String,
+    /// The namespace of the bootstrap and hub kubeconfig secrets.
+    pub namespace: String,
+    /// Run the example add-on's agent here too (the in-process modes; a pod leaves it to the
+    /// add-on's Deployment).
+    pub example_agents: bool,
+}
+
+impl Agents {
+    /// The agents of `cluster` acting on `managed`, which also holds their secrets, with the
+    /// example add-on's agent: what `join --in-process` runs.
+    #[must_use]
+    pub fn in_process(managed: Client, cluster: String, namespace: String) -> Self {
+        Self {
+            management: managed.clone(),
+            managed,
+            cluster,
+            namespace,
+            example_agents: true,
+        }
+    }
+}
+
+/// The registration and work agents (with add-on registration) of `agents.cluster` until `token`
+/// is cancelled.
+pub async fn agents(agents: Agents, token: Shutdown) -> anyhow::Result<()> {
+    let Agents {
+        managed,
+        management,
+        cluster,
+        namespace,
+        example_agents,
+    } = agents;
     let mut registration = agent::registration::AgentOptions::new(managed.clone(), cluster.clone());
+    registration.management = management.clone();
     registration.namespace.clone_from(&namespace);
     let supervised = agent::work::supervisor::Supervised {
         managed,
+        management,
         namespace,
         cluster,
         applied_names: agent::work::AppliedNames::PerHub,
         addons: true,
+        example_agents,
         // The add-ons' certificates are kept as the cluster's own.
         addon_renewal: agent::registration::rotate::Renewal {
             expiration_seconds: registration.cert_expiration_seconds,
@@ -149,9 +187,7 @@ impl AgentHost for Host {
             "starting the Klusterlet's agents in this process"
         );
         let run = Box::pin(agents(
-            self.managed.clone(),
-            cluster.to_owned(),
-            namespace.to_owned(),
+            Agents::in_process(self.managed.clone(), cluster.to_owned(), namespace.to_owned()),
             token.clone(),
         ));
         let klusterlet = name.to_owned();

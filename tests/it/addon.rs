@@ -510,10 +510,12 @@ async fn an_addon_agent_gets_its_own_hub_identity_and_nothing_more() {
     let shutdown = Shutdown::new();
     let supervised = Supervised {
         managed: managed.clone(),
+        management: managed.clone(),
         namespace: agent.opts.namespace.clone(),
         cluster: c.clone(),
         applied_names: AppliedNames::PerHub,
         addons: true,
+        example_agents: true,
         // 600 s is the API's minimum lifetime: renew when less than 99 % of it remains instead.
         addon_renewal: Renewal {
             expiration_seconds: Some(600),

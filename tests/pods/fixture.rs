@@ -33,6 +33,27 @@ pub fn env() -> PodsEnv {
     }
 }
 
+/// The clusters of Hosted mode (`CP_HOSTED=1`, which `scripts/test-pods` sets).
+pub struct HostedEnv {
+    /// The management cluster's kubeconfig (with a node: the agents run there).
+    pub management: PathBuf,
+    /// The hosted (managed) cluster's kubeconfig as the management node's pods reach it.
+    pub hosted: PathBuf,
+}
+
+/// Reads the Hosted mode environment.
+pub fn hosted_env() -> HostedEnv {
+    let get = |name: &str| {
+        std::env::var(name).unwrap_or_else(|_| {
+            panic!("{name} is not set: run the pod tests with scripts/test-pods (CP_HOSTED=1 starts the management and hosted clusters)")
+        })
+    };
+    HostedEnv {
+        management: get("MANAGEMENT_PODS_KUBECONFIG").into(),
+        hosted: get("HOSTED_PODS_KUBECONFIG").into(),
+    }
+}
+
 /// Serialises the tests of this binary (they share one hub and one Klusterlet).
 pub async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
     static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());

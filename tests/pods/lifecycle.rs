@@ -1,17 +1,13 @@
 //! The whole life of a fleet on our image, on real nodes: `init --image` (operator and hub pods),
 //! `join --image` (operator and agent pods on the managed node), `accept`, a ManifestWork whose
 //! Deployment's pod really starts and reports back, the agent container killed and the hub pod
-//! deleted without harm, and `unjoin`/`clean` leaving nothing behind. Prints the timings.
+//! deleted without harm, the helloworld add-on as its own pod, the managed node stopped and back,
+//! a Hosted-mode cluster whose agent runs on the management cluster's node, and
+//! `unjoin`/`clean` leaving nothing behind. Prints the timings.
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::admissionregistration::v1::{
-    MutatingWebhookConfiguration, ValidatingAdmissionPolicy, ValidatingWebhookConfiguration,
-};
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
 use serde_json::json;
 
@@ -19,6 +15,11 @@ use crate::common;
 use crate::fixture::{
     self, cluster_scoped, clusteradm, condition_true, pod_ready, ready_pod, serial, works,
 };
+use crate::fleet::{
+    assert_no_refusals, assert_nothing_left, assert_runs_locked_down, create_work, feedback,
+    gone, holder, kill_container, leader, manifest_condition, metrics, wait_available, wait_work,
+};
+use crate::{addon, hosted, node_down};
 
 const HUB_NS: &str = "open-cluster-management-hub";
 const OPERATOR_NS: &str = "open-cluster-management";
@@ -146,8 +147,9 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
         .lines()
         .find(|l| l.trim_start().starts_with("clusteradm join"))
         .expect("init prints the join command")
-        .replace("<cluster_name>", &cluster);
-    let mut join: Vec<&str> = join_line.split_whitespace().skip(1).collect();
+        .to_owned();
+    let join_this = join_line.replace("<cluster_name>", &cluster);
+    let mut join: Vec<&str> = join_this.split_whitespace().skip(1).collect();
     join.extend(["--image", &env.image, "--kubeconfig", managed_kc, "--wait"]);
     let t = Instant::now();
     clusteradm(&join);
@@ -297,6 +299,14 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
     })
     .await;
 
+    // The helloworld add-on's agent as its own pod, with its own hub identity.
+    let addon_to_pod = addon::helloworld_runs_as_a_pod(&hub, &managed, &cluster).await;
+    // The managed node stopped past the lease's grace period, then back.
+    let (to_unknown, to_available) =
+        node_down::cluster_follows_its_node(&hub, &clusters, &cluster).await;
+    // A second cluster in Hosted mode: its agent on the management cluster's node.
+    let hosted = hosted::join_work_and_leave(&hub, &clusters, &join_line).await;
+
     // Least privilege that is still enough: nothing the pods asked for was refused (before the
     // teardown below takes their RBAC away while they stop).
     assert_no_refusals(
@@ -341,325 +351,18 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
 
     println!(
         "pods: init -> hub pod Ready {:.1} s, join -> Available {:.1} s, work -> pod Ready {:.1} s, \
-         agent leader killed -> another leads {:.1} s, hub leader deleted -> standby leads {:.1} s",
+         agent leader killed -> another leads {:.1} s, hub leader deleted -> standby leads {:.1} s, \
+         add-on enabled -> its pod Ready {:.1} s, node stopped -> Unknown {:.1} s, node back -> \
+         Available {:.1} s, hosted join -> Available {:.1} s",
         init_to_ready.as_secs_f64(),
         join_to_available.as_secs_f64(),
         work_to_pod.as_secs_f64(),
         takeover.as_secs_f64(),
-        hub_takeover.get().unwrap().as_secs_f64()
+        hub_takeover.get().unwrap().as_secs_f64(),
+        addon_to_pod.as_secs_f64(),
+        to_unknown.as_secs_f64(),
+        to_available.as_secs_f64(),
+        hosted.join_to_available.as_secs_f64()
     );
 }
 
-/// The holder of Lease `namespace/name`, if any.
-async fn holder(client: &kube::Client, namespace: &str, name: &str) -> Option<String> {
-    let leases: Api<Lease> = Api::namespaced(client.clone(), namespace);
-    leases
-        .get_opt(name)
-        .await
-        .ok()??
-        .spec?
-        .holder_identity
-        .filter(|h| !h.is_empty())
-}
-
-/// The Ready pod holding Lease `namespace/lease` (its identity is `<pod name>_<uuid>`), once
-/// both replicas are Ready.
-async fn leader(client: &kube::Client, namespace: &str, lease: &str) -> Pod {
-    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
-    common::eventually(
-        &format!("the leader of {namespace}/{lease} and a Ready standby"),
-        Duration::from_secs(120),
-        || {
-            let pods = pods.clone();
-            async move {
-                let holder = holder(client, namespace, lease).await?;
-                let (name, _) = holder.rsplit_once('_')?;
-                let leader = pods.get(name).await.ok().filter(pod_ready)?;
-                let app = leader.metadata.labels.as_ref()?.get("app")?.clone();
-                let all = pods
-                    .list(&ListParams::default().labels(&format!("app={app}")))
-                    .await
-                    .ok()?;
-                (all.items.iter().filter(|p| pod_ready(p)).count() == 2).then_some(leader)
-            }
-        },
-    )
-    .await
-}
-
-/// No request of `user` was refused (403) by the cluster's API server, per its audit log.
-fn assert_no_refusals(cluster: &str, user: &str) {
-    let cp_dir = std::env::var("CP_DIR").expect("CP_DIR (scripts/control-plane env)");
-    let log = std::fs::read_to_string(format!("{cp_dir}/logs/{cluster}-audit.log")).unwrap();
-    let made = log
-        .lines()
-        .filter(|l| l.contains(&format!("\"username\":\"{user}\"")))
-        .count();
-    assert!(made > 0, "no request of {user} in the {cluster} audit log");
-    let refused: Vec<&str> = log
-        .lines()
-        .filter(|l| l.contains(&format!("\"username\":\"{user}\"")) && l.contains("\"code\":403"))
-        .collect();
-    assert!(
-        refused.is_empty(),
-        "{} requests of {user} refused, e.g. {}",
-        refused.len(),
-        refused[0]
-    );
-}
-
-/// Waits until `name` is gone from `api`.
-async fn gone(api: &Api<DynamicObject>, name: &str) {
-    common::eventually(&format!("{name} deleted"), Duration::from_secs(120), || {
-        let api = api.clone();
-        async move { matches!(api.get_opt(name).await, Ok(None)).then_some(()) }
-    })
-    .await;
-}
-
-/// `/metrics` of a pod, read from this host over the node's bridge.
-async fn metrics(pod: &Pod) -> String {
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-    let ip = pod
-        .status
-        .as_ref()
-        .unwrap()
-        .pod_ip
-        .clone()
-        .expect("a pod IP");
-    let mut stream = tokio::net::TcpStream::connect((ip.as_str(), 8000))
-        .await
-        .unwrap();
-    stream
-        .write_all(b"GET /metrics HTTP/1.0\r\nHost: pod\r\n\r\n")
-        .await
-        .unwrap();
-    let mut body = String::new();
-    stream.read_to_string(&mut body).await.unwrap();
-    assert!(
-        body.starts_with("HTTP/1.0 200") || body.starts_with("HTTP/1.1 200"),
-        "{body}"
-    );
-    body
-}
-
-/// The pod runs our image as a non-root user, read-only, with no capabilities.
-fn assert_runs_locked_down(pod: &Pod, image: &str) {
-    let c = &pod.spec.as_ref().unwrap().containers[0];
-    assert_eq!(c.image.as_deref(), Some(image));
-    let sc = c.security_context.as_ref().expect("a security context");
-    assert_eq!(sc.run_as_non_root, Some(true));
-    assert_eq!(sc.read_only_root_filesystem, Some(true));
-    assert_eq!(sc.allow_privilege_escalation, Some(false));
-    assert_eq!(
-        sc.capabilities.as_ref().and_then(|c| c.drop.clone()),
-        Some(vec!["ALL".to_string()])
-    );
-    assert!(c.liveness_probe.is_some() && c.readiness_probe.is_some());
-}
-
-async fn wait_available(clusters: &Api<DynamicObject>, name: &str) {
-    common::eventually(
-        &format!("ManagedCluster {name} Available"),
-        Duration::from_secs(120),
-        || {
-            let clusters = clusters.clone();
-            async move {
-                let c = clusters.get(name).await.ok()?;
-                condition_true(&c, "ManagedClusterConditionAvailable").then_some(())
-            }
-        },
-    )
-    .await;
-}
-
-/// A ManifestWork in `cluster` with a namespace and, per entry, a Deployment (true) running the
-/// busybox image or a ConfigMap (false); Deployments report their ready replicas.
-async fn create_work(
-    hub: &kube::Client,
-    cluster: &str,
-    name: &str,
-    namespace: &str,
-    objects: &[(&str, bool)],
-) {
-    let mut manifests =
-        vec![json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})];
-    let mut configs = Vec::new();
-    for (object, deployment) in objects {
-        if *deployment {
-            manifests.push(json!({"apiVersion": "apps/v1", "kind": "Deployment",
-                "metadata": {"name": object, "namespace": namespace},
-                "spec": {"replicas": 1, "selector": {"matchLabels": {"app": object}},
-                    "template": {"metadata": {"labels": {"app": object}}, "spec": {
-                        "automountServiceAccountToken": false,
-                        "containers": [{"name": "sleep", "image": "localhost/clusteradm-rs/busybox:1",
-                            "command": ["/bin/busybox", "sleep", "3600"],
-                            "securityContext": {"runAsNonRoot": true, "allowPrivilegeEscalation": false,
-                                "readOnlyRootFilesystem": true, "capabilities": {"drop": ["ALL"]}}}]}}}}));
-            configs.push(json!({"resourceIdentifier": {"group": "apps", "resource": "deployments", "name": object, "namespace": namespace},
-                "feedbackRules": [{"type": "WellKnownStatus"}]}));
-        } else {
-            manifests.push(json!({"apiVersion": "v1", "kind": "ConfigMap",
-                "metadata": {"name": object, "namespace": namespace}, "data": {"k": "v"}}));
-        }
-    }
-    let work: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
-        "metadata": {"name": name, "namespace": cluster},
-        "spec": {"workload": {"manifests": manifests}, "manifestConfigs": configs},
-    }))
-    .unwrap();
-    works(hub, cluster)
-        .create(&PostParams::default(), &work)
-        .await
-        .unwrap();
-}
-
-async fn wait_work(
-    hub: &kube::Client,
-    cluster: &str,
-    name: &str,
-    done: impl Fn(&DynamicObject) -> bool,
-) -> DynamicObject {
-    let api = works(hub, cluster);
-    common::eventually(
-        &format!("ManifestWork {cluster}/{name}"),
-        Duration::from_secs(120),
-        || {
-            let api = api.clone();
-            let done = &done;
-            async move { api.get(name).await.ok().filter(|w| done(w)) }
-        },
-    )
-    .await
-}
-
-/// The integer feedback value `name` of the work's first Deployment.
-fn feedback(work: &DynamicObject, name: &str) -> Option<i64> {
-    work.data["status"]["resourceStatus"]["manifests"]
-        .as_array()?
-        .iter()
-        .find(|m| m["resourceMeta"]["kind"] == "Deployment")?["statusFeedback"]["values"]
-        .as_array()?
-        .iter()
-        .find(|v| v["name"] == name)?["fieldValue"]["integer"]
-        .as_i64()
-}
-
-/// Whether the work's first Deployment has manifest condition `type_` True.
-fn manifest_condition(work: &DynamicObject, type_: &str) -> bool {
-    work.data["status"]["resourceStatus"]["manifests"]
-        .as_array()
-        .and_then(|ms| {
-            ms.iter()
-                .find(|m| m["resourceMeta"]["kind"] == "Deployment")
-        })
-        .and_then(|m| m["conditions"].as_array())
-        .is_some_and(|cs| {
-            cs.iter()
-                .any(|c| c["type"] == type_ && c["status"] == "True")
-        })
-}
-
-/// SIGKILLs the pod's first container through its node's containerd, as a crash would.
-fn kill_container(pod: &Pod, cluster: &str) {
-    let id = pod
-        .status
-        .as_ref()
-        .unwrap()
-        .container_statuses
-        .as_ref()
-        .unwrap()[0]
-        .container_id
-        .clone()
-        .unwrap();
-    let id = id.trim_start_matches("containerd://");
-    let cp_dir = std::env::var("CP_DIR").expect("CP_DIR (scripts/control-plane env)");
-    let sock = format!("{cp_dir}/{cluster}/node/containerd.sock");
-    let status = std::process::Command::new("ctr")
-        .args([
-            "-a", &sock, "-n", "k8s.io", "tasks", "kill", "-s", "SIGKILL", id,
-        ])
-        .status()
-        .expect("ctr runs");
-    assert!(status.success(), "ctr tasks kill {id}");
-}
-
-/// No pod, Deployment, namespace, CRD, webhook configuration or RBAC of OCM on the cluster.
-async fn assert_nothing_left(client: &kube::Client, which: &str) {
-    common::eventually(
-        &format!("nothing of OCM left on the {which} cluster"),
-        Duration::from_secs(180),
-        || {
-            let client = client.clone();
-            async move {
-                let leftovers = leftovers(&client).await;
-                if leftovers.is_empty() {
-                    Some(())
-                } else {
-                    eprintln!("{which}: still there: {leftovers:?}");
-                    None
-                }
-            }
-        },
-    )
-    .await;
-}
-
-async fn leftovers(client: &kube::Client) -> Vec<String> {
-    let ocm = |name: &str| {
-        name.contains("open-cluster-management")
-            || name.starts_with("klusterlet")
-            || name.starts_with("cluster-manager")
-    };
-    let mut out = Vec::new();
-    out.extend(names::<Namespace>(client, "namespace", ocm).await);
-    out.extend(names::<Pod>(client, "pod", ocm).await);
-    out.extend(names::<Deployment>(client, "deployment", ocm).await);
-    out.extend(
-        names::<CustomResourceDefinition>(client, "crd", |n| {
-            n.ends_with("open-cluster-management.io")
-        })
-        .await,
-    );
-    out.extend(
-        names::<ValidatingWebhookConfiguration>(client, "validatingwebhookconfiguration", |_| true)
-            .await,
-    );
-    out.extend(
-        names::<MutatingWebhookConfiguration>(client, "mutatingwebhookconfiguration", |_| true)
-            .await,
-    );
-    out.extend(names::<ValidatingAdmissionPolicy>(client, "validatingadmissionpolicy", ocm).await);
-    out.extend(
-        names::<ClusterRole>(client, "clusterrole", |n| {
-            n.starts_with("open-cluster-management")
-        })
-        .await,
-    );
-    out.extend(
-        names::<ClusterRoleBinding>(client, "clusterrolebinding", |n| {
-            n.starts_with("open-cluster-management")
-        })
-        .await,
-    );
-    out
-}
-
-/// `<what> <name>` of every object of kind `K` (all namespaces) whose name `matches`.
-async fn names<K>(client: &kube::Client, what: &str, matches: impl Fn(&str) -> bool) -> Vec<String>
-where
-    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-    K::DynamicType: Default,
-{
-    Api::<K>::all(client.clone())
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-        .into_iter()
-        .filter_map(|o| o.meta().name.clone())
-        .filter(|n| matches(n))
-        .map(|n| format!("{what} {n}"))
-        .collect()
-}

@@ -6,5 +6,9 @@
 mod common;
 
 mod fixture;
+mod fleet;
 
+mod addon;
+mod hosted;
 mod lifecycle;
+mod node_down;

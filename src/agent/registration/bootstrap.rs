@@ -77,7 +77,7 @@ pub async fn client(kubeconfig: &str, secret: &str) -> Result<kube::Client, Erro
 
 /// Reads the bootstrap secret; `None` when it does not exist.
 pub async fn read(opts: &AgentOptions) -> Result<Option<Bootstrap>, Error> {
-    let secrets: Api<Secret> = Api::namespaced(opts.managed.clone(), &opts.namespace);
+    let secrets: Api<Secret> = Api::namespaced(opts.management.clone(), &opts.namespace);
     let secret = secrets.get_opt(&opts.bootstrap_secret).await.map_err(|e| {
         Error::kube(
             format!(

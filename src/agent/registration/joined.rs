@@ -49,7 +49,7 @@ pub async fn run(
     let mut first_beat = true;
     let mut rotation_backoff = Backoff::new(rotate::MIN_ROTATION_INTERVAL, MAX_ROTATION_BACKOFF);
     let mut hub = credential.client().await?;
-    let secrets: Api<Secret> = Api::namespaced(opts.managed.clone(), &opts.namespace);
+    let secrets: Api<Secret> = Api::namespaced(opts.management.clone(), &opts.namespace);
     let bootstrap_events = watcher(
         secrets,
         watcher::Config::default().fields(&format!("metadata.name={}", opts.bootstrap_secret)),

@@ -34,6 +34,9 @@ pub const FIELD_MANAGER: &str = "clusteradm-registration-agent";
 pub struct AgentOptions {
     /// Admin (or agent) client of the managed cluster.
     pub managed: kube::Client,
+    /// Client of the cluster the agent runs on, which holds its secrets: the managed cluster
+    /// itself, or in Hosted mode the management cluster.
+    pub management: kube::Client,
     /// The cluster's name on the hub.
     pub cluster_name: String,
     /// Namespace of the agent's secrets on the managed cluster.
@@ -60,6 +63,7 @@ impl AgentOptions {
     #[must_use]
     pub fn new(managed: kube::Client, cluster_name: impl Into<String>) -> Self {
         Self {
+            management: managed.clone(),
             managed,
             cluster_name: cluster_name.into(),
             namespace: crate::api::names::AGENT_NAMESPACE.into(),

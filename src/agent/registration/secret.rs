@@ -95,7 +95,7 @@ impl HubCredential {
 pub use crate::secrets::field;
 
 fn api(opts: &AgentOptions) -> Api<Secret> {
-    Api::namespaced(opts.managed.clone(), &opts.namespace)
+    Api::namespaced(opts.management.clone(), &opts.namespace)
 }
 
 fn what(opts: &AgentOptions) -> String {

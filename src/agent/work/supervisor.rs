@@ -29,23 +29,28 @@ struct Credential {
 pub struct Supervised {
     /// Client of the managed cluster.
     pub managed: kube::Client,
+    /// Client of the cluster holding `hub-kubeconfig-secret`: the managed cluster, or in Hosted
+    /// mode the management cluster.
+    pub management: kube::Client,
     /// The agent namespace holding `hub-kubeconfig-secret`.
     pub namespace: String,
     /// The cluster's name on the hub.
     pub cluster: String,
     /// How the agent names AppliedManifestWorks.
     pub applied_names: super::AppliedNames,
-    /// Also register the cluster's add-ons with the same credential ([`crate::agent::addon`]),
-    /// and run the example add-on's agent once it is registered.
+    /// Also register the cluster's add-ons with the same credential ([`crate::agent::addon`]).
     pub addons: bool,
+    /// Run the example add-on's agent in this process once it is registered (the in-process
+    /// modes); a pod-run agent leaves it to the add-on's own Deployment.
+    pub example_agents: bool,
     /// How long the add-ons' certificates are asked to last, and when they are renewed.
     pub addon_renewal: Renewal,
 }
 
 /// Supervises the work agent of `agent.cluster` until `shutdown` is cancelled.
 pub async fn run(agent: Supervised, shutdown: Shutdown) {
-    let (managed, namespace, cluster) = (&agent.managed, &agent.namespace, &agent.cluster);
-    let secrets: Api<Secret> = Api::namespaced(managed.clone(), namespace);
+    let (namespace, cluster) = (&agent.namespace, &agent.cluster);
+    let secrets: Api<Secret> = Api::namespaced(agent.management.clone(), namespace);
     let config =
         watcher::Config::default().fields(&format!("metadata.name={HUB_KUBECONFIG_SECRET}"));
     let mut events = pin!(watcher(secrets, config).default_backoff().applied_objects());
@@ -121,8 +126,7 @@ async fn start(agent: &Supervised, credential: &Credential, token: Shutdown) -> 
             cluster: cluster.clone(),
             server,
             ca_data,
-            // This process runs the agents in-process: it runs the example add-on's agent too.
-            example_agents: true,
+            example_agents: agent.example_agents,
             renewal: agent.addon_renewal,
         };
         tokio::spawn(crate::agent::addon::run(opts, token.clone()));

@@ -9,10 +9,9 @@
 //! certificate is what the add-on's backends trust, and an approval is not a subject check.
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::{Api, PostParams};
 use kube::{Client, ResourceExt as _};
 use rcgen::{ExtendedKeyUsagePurpose, KeyUsagePurpose};
-use serde_json::json;
 
 use crate::api::addon::{
     AddOnTemplate, CustomSignerRegistration, RegistrationConfig, RegistrationType,
@@ -109,13 +108,13 @@ pub async fn sign(
     let request = String::from_utf8(csr.spec.request.0.clone())?;
     let now = crate::agent::registration::rotate::now_seconds();
     let cert = sign_pem(&request, &field("tls.crt")?, &field("tls.key")?, now)?;
-    let encoded = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, cert);
+    // An update guarded by the resourceVersion, as upstream's signer: RBAC grants `update` on
+    // `certificatesigningrequests/status`, not `patch`.
+    let mut issued = csr.clone();
+    issued.status.get_or_insert_with(Default::default).certificate =
+        Some(k8s_openapi::ByteString(cert.into_bytes()));
     Api::<CertificateSigningRequest>::all(client.clone())
-        .patch_status(
-            &csr.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(json!({"status": {"certificate": encoded}})),
-        )
+        .replace_status(&csr.name_any(), &PostParams::default(), &issued)
         .await?;
     Ok(())
 }

@@ -46,11 +46,13 @@ pub(super) async fn supervised_agent(prefix: &str) -> (fixture::Agent, Shutdown)
     let agent = fixture::joined(fixture::options(managed.clone(), prefix)).await;
     let shutdown = Shutdown::new();
     let supervised = Supervised {
+        management: managed.clone(),
         managed,
         namespace: agent.opts.namespace.clone(),
         cluster: agent.cluster().to_string(),
         applied_names: AppliedNames::PerHub,
         addons: true,
+        example_agents: true,
         addon_renewal: Renewal::default(),
     };
     tokio::spawn(supervisor::run(supervised, shutdown.clone()));

@@ -22,14 +22,19 @@ pub(super) fn agents(v: &Validated, deployed: &[Workload]) -> Vec<Deployment> {
 pub const PROBE_PORT: i32 = 8000;
 
 /// Our image's agent: `clusteradm controller agent`, which reads its secrets through the API.
+/// In Hosted modes it acts on the managed cluster through the mounted external kubeconfig.
 fn our_args(v: &Validated) -> Vec<String> {
-    vec![
+    let mut args = vec![
         "controller".into(),
         "agent".into(),
         format!("--cluster-name={}", v.cluster_name),
         format!("--agent-namespace={}", v.agent_namespace),
         format!("--probe-address=0.0.0.0:{PROBE_PORT}"),
-    ]
+    ];
+    if v.hosted {
+        args.push(format!("--managed-kubeconfig={SPOKE_DIR}/kubeconfig"));
+    }
+    args
 }
 
 /// The command-line arguments of a workload.

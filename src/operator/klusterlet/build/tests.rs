@@ -283,3 +283,34 @@ fn one_image_for_both_agents_is_our_single_agent_deployment() {
     );
     assert!(container.liveness_probe.is_some() && container.readiness_probe.is_some());
 }
+
+#[test]
+fn our_hosted_agent_acts_on_the_mounted_managed_kubeconfig() {
+    let d = built(
+        "{clusterName: c1, deployOption: {mode: Hosted}, registrationImagePullSpec: 'example.com/clusteradm:v1', workImagePullSpec: 'example.com/clusteradm:v1'}",
+        InProcess::default(),
+    );
+    assert_eq!(names(&d.management.deployments), ["klusterlet/klusterlet-agent"]);
+    let deployment = &d.management.deployments[0];
+    assert!(
+        args(deployment).contains(&"--managed-kubeconfig=/spoke/config/kubeconfig".to_string()),
+        "{:?}",
+        args(deployment)
+    );
+    let volumes = deployment
+        .spec
+        .as_ref()
+        .unwrap()
+        .template
+        .spec
+        .as_ref()
+        .unwrap()
+        .volumes
+        .clone()
+        .unwrap();
+    assert!(volumes.iter().any(|v| v
+        .secret
+        .as_ref()
+        .and_then(|s| s.secret_name.as_deref())
+        == Some(crate::api::names::EXTERNAL_MANAGED_SECRET)));
+}

@@ -1,0 +1,139 @@
+//! Hosted mode on our image: `join --mode hosted` on the management cluster runs the cluster's
+//! agent as pods on the management cluster's node, acting on a managed cluster that has no node
+//! at all through the kubeconfig the operator mounts; works still apply there, and `unjoin`
+//! leaves nothing on either cluster.
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams};
+
+use crate::common;
+use crate::fixture::{self, clusteradm, works};
+use crate::fleet::{
+    assert_no_refusals, assert_nothing_left, assert_runs_locked_down, create_work, gone, leader,
+    wait_available, wait_work,
+};
+use crate::fixture::condition_true;
+use clusteradm::cli::controller::AGENT_LEASE;
+
+/// How long the hosted cluster took from `join` to `Available`.
+pub struct Hosted {
+    /// `join --mode hosted` → ManagedCluster Available.
+    pub join_to_available: Duration,
+}
+
+/// Joins the hosted cluster with `join_line` (init's join command, cluster name filled in by this
+/// step), proves where its agent runs and that works apply, then unjoins it.
+pub async fn join_work_and_leave(
+    hub: &kube::Client,
+    clusters: &Api<DynamicObject>,
+    join_line: &str,
+) -> Hosted {
+    let env = fixture::env();
+    let hosted_env = fixture::hosted_env();
+    let management = common::client(&hosted_env.management).await;
+    let hosted = common::client(&hosted_env.hosted).await;
+    let management_kc = hosted_env.management.to_str().unwrap();
+    let hosted_kc = hosted_env.hosted.to_str().unwrap();
+    let cluster = common::unique("pods-hosted");
+
+    let line = join_line.replace("<cluster_name>", &cluster);
+    let mut join: Vec<&str> = line.split_whitespace().skip(1).collect();
+    join.extend([
+        "--mode",
+        "hosted",
+        "--managed-cluster-kubeconfig",
+        hosted_kc,
+        "--image",
+        &env.image,
+        "--kubeconfig",
+        management_kc,
+        "--wait",
+    ]);
+    let t = Instant::now();
+    clusteradm(&join);
+    let hub_kc = env.hub.to_str().unwrap();
+    clusteradm(&["accept", "--clusters", &cluster, "--kubeconfig", hub_kc, "--wait"]);
+    wait_available(clusters, &cluster).await;
+    let join_to_available = t.elapsed();
+
+    // The agent runs on the management cluster's node, in the Klusterlet's own namespace.
+    let klusterlet = klusterlet_of(&management, &cluster).await;
+    let agent = leader(&management, &klusterlet, AGENT_LEASE).await;
+    assert_eq!(
+        agent.spec.as_ref().unwrap().node_name.as_deref(),
+        Some("management-node"),
+        "the hosted cluster's agent runs on the management cluster's node"
+    );
+    assert_runs_locked_down(&agent, &env.image);
+    // The managed cluster has no node: nothing can run there.
+    let nodes = Api::<Node>::all(hosted.clone())
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    assert!(nodes.items.is_empty(), "the hosted cluster has nodes");
+
+    // A work applies on the hosted cluster.
+    let work_ns = common::unique("pods-hosted-work");
+    create_work(hub, &cluster, "hosted", &work_ns, &[("applied", false)]).await;
+    let work = wait_work(hub, &cluster, "hosted", |w| condition_true(w, "Available")).await;
+    assert!(condition_true(&work, "Applied"), "{:?}", work.data["status"]);
+    let applied = Api::<ConfigMap>::namespaced(hosted.clone(), &work_ns)
+        .get("applied")
+        .await
+        .expect("the work's ConfigMap on the hosted cluster");
+    assert_eq!(
+        applied.data.unwrap().get("k").map(String::as_str),
+        Some("v")
+    );
+    assert_no_refusals(
+        "management",
+        &format!("system:serviceaccount:{klusterlet}:{klusterlet}-agent-sa"),
+    );
+
+    // Leave: the work removed by the agent, the Klusterlet unjoined, the cluster deleted.
+    works(hub, &cluster)
+        .delete("hosted", &DeleteParams::default())
+        .await
+        .unwrap();
+    gone(&works(hub, &cluster), "hosted").await;
+    clusteradm(&[
+        "unjoin",
+        "--cluster-name",
+        &cluster,
+        "--kubeconfig",
+        management_kc,
+        "--yes",
+    ]);
+    clusters
+        .delete(&cluster, &DeleteParams::default())
+        .await
+        .unwrap();
+    gone(clusters, &cluster).await;
+    assert_nothing_left(&management, "management").await;
+    assert_nothing_left(&hosted, "hosted").await;
+    let _ = Api::<Namespace>::all(hosted)
+        .delete(&work_ns, &DeleteParams::default())
+        .await;
+    Hosted { join_to_available }
+}
+
+/// The name of the Klusterlet on `management` that serves `cluster` (hosted Klusterlets get a
+/// generated name, which is also their agents' namespace).
+async fn klusterlet_of(management: &kube::Client, cluster: &str) -> String {
+    let klusterlets = fixture::cluster_scoped(
+        management,
+        "operator.open-cluster-management.io",
+        "v1",
+        "Klusterlet",
+    );
+    klusterlets
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .find(|k| k.data["spec"]["clusterName"] == cluster)
+        .and_then(|k| k.metadata.name)
+        .expect("a Klusterlet for the hosted cluster")
+}
