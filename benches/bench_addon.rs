@@ -167,8 +167,12 @@ async fn run(config: &kube::Config, admin: &Client, n: usize) -> anyhow::Result<
         let (shutdown, url) = (shutdown.clone(), config.cluster_url.clone());
         tokio::spawn(async move {
             let shared = SharedClusters::new();
-            let run =
-                clusteradm::hub::addon::run_with(client.clone(), url, &shared, shutdown.clone());
+            let run = clusteradm::hub::addon::run_with(
+                client.clone(),
+                clusteradm::hub::conversion::Webhook::Leader(url),
+                &shared,
+                shutdown.clone(),
+            );
             let watch = shared.run(client, shutdown);
             let _ = tokio::join!(Box::pin(run), Box::pin(watch));
         });

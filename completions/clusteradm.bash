@@ -1333,12 +1333,16 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__controller__subcmd__hub)
-            opts="-v -q -h -V --probe-address --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-v -q -h -V --conversion-cert-dir --probe-address --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --conversion-cert-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --probe-address)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

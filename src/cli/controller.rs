@@ -8,10 +8,11 @@ use std::sync::Arc;
 use anyhow::Context as _;
 
 use super::Ctx;
+use crate::api::names::{AGENT_NAMESPACE, HUB_NAMESPACE};
 use crate::error::UserError;
+use crate::hub::conversion::{self, Webhook};
 use crate::inprocess::klusterlet::Agents;
 use crate::runtime::client::{self as kubeconfig_client, Timeouts};
-use crate::api::names::{AGENT_NAMESPACE, HUB_NAMESPACE};
 use crate::runtime::lease::{self, LeaseLock};
 use crate::runtime::probes::{self, Readiness};
 
@@ -33,7 +34,7 @@ pub struct Args {
 pub enum Which {
     /// Run every hub controller: registration, cluster sets, placement, replica sets, add-ons and
     /// the add-on API's conversion webhook
-    Hub(Serve),
+    Hub(HubArgs),
     /// Run a managed cluster's agents: registration (with add-on registration) and work
     Agent(AgentArgs),
 }
@@ -44,6 +45,19 @@ pub struct Serve {
     /// Serve /healthz, /readyz and /metrics over plain HTTP on this address (e.g. 0.0.0.0:8000)
     #[arg(long, global = true)]
     pub probe_address: Option<SocketAddr>,
+}
+
+/// Flags of `controller hub`.
+#[derive(Debug, clap::Args)]
+pub struct HubArgs {
+    /// Serve the add-on conversion webhook on every replica, on port 9443 behind the hub's
+    /// Service, with the tls.crt and tls.key in this directory (the operator's mounted serving
+    /// certificate); the operator points the CRDs at the Service. Without it the leader serves
+    /// the webhook on the address it reaches the API server from, and points the CRDs at itself
+    #[arg(long, value_name = "DIR")]
+    pub conversion_cert_dir: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    serve: Serve,
 }
 
 /// Flags of `controller agent`.
@@ -92,14 +106,18 @@ pub(super) async fn start(
 /// secret: loaded under the cluster's rules (inline credentials or files beside it), so whoever
 /// writes that secret cannot make the agent run a command.
 async fn managed_client(path: &std::path::Path) -> anyhow::Result<kube::Client> {
-    let client = kubeconfig_client::from_mounted_secret(path, "--managed-kubeconfig", Timeouts::LOOP)
-        .await
-        .map_err(|e| {
-            UserError::new(
-                crate::runtime::report::chain(&e),
-                "pass the managed cluster's kubeconfig (the external-managed-kubeconfig secret's)",
-            )
-        })?;
+    let client = kubeconfig_client::from_mounted_secret(
+        path,
+        "--managed-kubeconfig",
+        Timeouts::LOOP,
+    )
+    .await
+    .map_err(|e| {
+        UserError::new(
+            crate::runtime::report::chain(&e),
+            "pass the managed cluster's kubeconfig (the external-managed-kubeconfig secret's)",
+        )
+    })?;
     client
         .apiserver_version()
         .await
@@ -112,7 +130,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let kube = ctx.kube().await?;
     let shutdown = crate::runtime::shutdown::on_signal();
     let (serve, what) = match &args.which {
-        Which::Hub(serve) => (serve, "the hub controllers".to_owned()),
+        Which::Hub(h) => (&h.serve, "the hub controllers".to_owned()),
         Which::Agent(a) => (
             &a.serve,
             format!("the agents of cluster {}", a.cluster_name),
@@ -131,11 +149,19 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     };
     let client = kube.client.clone();
     match args.which {
-        Which::Hub(_) => {
-            let url: http::Uri = kube.loaded.config.cluster_url.clone();
+        Which::Hub(h) => {
+            let webhook = match &h.conversion_cert_dir {
+                Some(dir) => {
+                    // Every replica serves: conversion needs no Lease.
+                    let addr = SocketAddr::from(([0, 0, 0, 0], conversion::mounted::PORT));
+                    conversion::mounted::serve(dir, addr, shutdown.clone()).await?;
+                    Webhook::Service
+                }
+                None => Webhook::Leader(kube.loaded.config.cluster_url.clone()),
+            };
             let lock = LeaseLock::new(client.clone(), HUB_NAMESPACE, HUB_LEASE);
             lease::lead(lock, shutdown, waiting, move |token| {
-                crate::inprocess::hub::controllers(client, url, token)
+                crate::inprocess::hub::controllers(client, webhook, token)
             })
             .await?;
         }

@@ -5,6 +5,7 @@ use futures::FutureExt as _;
 use kube::Client;
 
 use crate::hub::clusters::SharedClusters;
+use crate::hub::conversion::Webhook;
 use crate::hub::{addon, clustersets, placement, registration, replicaset};
 use crate::operator::cluster_manager::{self as operator, InProcess};
 use crate::runtime::Shutdown;
@@ -24,7 +25,7 @@ pub async fn run(
             let token = token.clone();
             let client = client.clone();
             async move {
-                let result = controllers(client, url, token.clone()).await;
+                let result = controllers(client, Webhook::Leader(url), token.clone()).await;
                 token.cancel();
                 result
             }
@@ -48,9 +49,13 @@ pub async fn run(
 /// replica sets, add-on registration) over one shared ManagedCluster watch, until
 /// `shutdown` is cancelled.
 ///
-/// `url` is the hub's API server as this process reaches it: the add-on conversion webhook
-/// listens on the address this host reaches it from.
-pub async fn controllers(client: Client, url: http::Uri, shutdown: Shutdown) -> anyhow::Result<()> {
+/// `webhook` says who serves the add-on conversion webhook: this process while it leads (on the
+/// address it reaches the API server from), or the hub pods behind their Service.
+pub async fn controllers(
+    client: Client,
+    webhook: Webhook,
+    shutdown: Shutdown,
+) -> anyhow::Result<()> {
     let clusters = SharedClusters::new();
     let (store, events) = clusters.subscribe();
     // One controller stopping stops the others: a hub half running is worse than one stopped.
@@ -88,7 +93,7 @@ pub async fn controllers(client: Client, url: http::Uri, shutdown: Shutdown) -> 
     let replicasets = Box::pin(replicaset::run(client.clone(), shutdown.clone())).map(stop_all);
     let addons = Box::pin(addon::run_with(
         client.clone(),
-        url,
+        webhook,
         &clusters,
         shutdown.clone(),
     ))

@@ -187,7 +187,11 @@ impl AgentHost for Host {
             "starting the Klusterlet's agents in this process"
         );
         let run = Box::pin(agents(
-            Agents::in_process(self.managed.clone(), cluster.to_owned(), namespace.to_owned()),
+            Agents::in_process(
+                self.managed.clone(),
+                cluster.to_owned(),
+                namespace.to_owned(),
+            ),
             token.clone(),
         ));
         let klusterlet = name.to_owned();

@@ -163,7 +163,7 @@ fn condition<'a>(cm: &'a ClusterManager, type_: &str) -> &'a conditions::Conditi
 /// The objects a hub built from `cm` in `mode` consists of (with throwaway certificates).
 fn objects(cm: &ClusterManager, mode: operator::InProcess) -> Vec<kube::api::DynamicObject> {
     let v = validate::validate(cm).unwrap();
-    let specs = build::serving_specs();
+    let specs = build::serving_specs(mode.hub_deployment);
     let issued = certs::plan(&certs::Existing::default(), &specs, 1_800_000_000).unwrap();
     build::build(&v, &issued, mode).objects()
 }

@@ -28,18 +28,40 @@ pub async fn helloworld_runs_as_a_pod(
     let template = std::fs::read_to_string(format!("{}/{TEMPLATE}", env!("CARGO_MANIFEST_DIR")))
         .unwrap()
         .replace("image: clusteradm:latest", &format!("image: {}", env.image));
-    assert!(template.contains(&env.image), "the template names no image to replace");
+    assert!(
+        template.contains(&env.image),
+        "the template names no image to replace"
+    );
     let file = std::env::temp_dir().join(format!("{}.yaml", common::unique("helloworld")));
     std::fs::write(&file, template).unwrap();
     clusteradm(&[
-        "addon", "create", "helloworld", "-f", file.to_str().unwrap(), "--kubeconfig", hub_kc,
+        "addon",
+        "create",
+        "helloworld",
+        "-f",
+        file.to_str().unwrap(),
+        "--kubeconfig",
+        hub_kc,
     ]);
     let t = Instant::now();
     clusteradm(&[
-        "addon", "enable", "--names", "helloworld", "--clusters", cluster, "--kubeconfig", hub_kc,
+        "addon",
+        "enable",
+        "--names",
+        "helloworld",
+        "--clusters",
+        cluster,
+        "--kubeconfig",
+        hub_kc,
     ]);
     std::fs::remove_file(&file).unwrap();
-    let pod = ready_pod(managed, INSTALL, "helloworld-agent", Duration::from_secs(120)).await;
+    let pod = ready_pod(
+        managed,
+        INSTALL,
+        "helloworld-agent",
+        Duration::from_secs(120),
+    )
+    .await;
     let enable_to_ready = t.elapsed();
     assert_eq!(
         pod.spec.as_ref().unwrap().node_name.as_deref(),
@@ -132,7 +154,14 @@ async fn remove(hub: &kube::Client, managed: &kube::Client, cluster: &str, name:
     let hub_kc = hub_kc.to_str().unwrap();
     // Disabled: its work, namespace and pod go; the add-on and its hub ClusterRole removed.
     clusteradm(&[
-        "addon", "disable", "--names", "helloworld", "--clusters", cluster, "--kubeconfig", hub_kc,
+        "addon",
+        "disable",
+        "--names",
+        "helloworld",
+        "--clusters",
+        cluster,
+        "--kubeconfig",
+        hub_kc,
     ]);
     let works = fixture::works(hub, cluster);
     gone(&works, "addon-helloworld-deploy-0").await;
@@ -159,7 +188,10 @@ async fn remove(hub: &kube::Client, managed: &kube::Client, cluster: &str, name:
         .unwrap();
     gone(&cmas, "helloworld").await;
     Api::<ClusterRole>::all(hub.clone())
-        .delete("open-cluster-management:helloworld:agent", &DeleteParams::default())
+        .delete(
+            "open-cluster-management:helloworld:agent",
+            &DeleteParams::default(),
+        )
         .await
         .unwrap();
     Api::<ConfigMap>::namespaced(hub.clone(), cluster)

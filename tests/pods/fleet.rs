@@ -313,7 +313,11 @@ async fn leftovers(client: &kube::Client) -> Vec<String> {
 }
 
 /// `<what> <name>` of every object of kind `K` (all namespaces) whose name `matches`.
-pub async fn names<K>(client: &kube::Client, what: &str, matches: impl Fn(&str) -> bool) -> Vec<String>
+pub async fn names<K>(
+    client: &kube::Client,
+    what: &str,
+    matches: impl Fn(&str) -> bool,
+) -> Vec<String>
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
     K::DynamicType: Default,

@@ -8,12 +8,12 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams};
 
 use crate::common;
+use crate::fixture::condition_true;
 use crate::fixture::{self, clusteradm, works};
 use crate::fleet::{
     assert_no_refusals, assert_nothing_left, assert_runs_locked_down, create_work, gone, leader,
     wait_available, wait_work,
 };
-use crate::fixture::condition_true;
 use clusteradm::cli::controller::AGENT_LEASE;
 
 /// How long the hosted cluster took from `join` to `Available`.
@@ -53,7 +53,14 @@ pub async fn join_work_and_leave(
     let t = Instant::now();
     clusteradm(&join);
     let hub_kc = env.hub.to_str().unwrap();
-    clusteradm(&["accept", "--clusters", &cluster, "--kubeconfig", hub_kc, "--wait"]);
+    clusteradm(&[
+        "accept",
+        "--clusters",
+        &cluster,
+        "--kubeconfig",
+        hub_kc,
+        "--wait",
+    ]);
     wait_available(clusters, &cluster).await;
     let join_to_available = t.elapsed();
 
@@ -77,7 +84,11 @@ pub async fn join_work_and_leave(
     let work_ns = common::unique("pods-hosted-work");
     create_work(hub, &cluster, "hosted", &work_ns, &[("applied", false)]).await;
     let work = wait_work(hub, &cluster, "hosted", |w| condition_true(w, "Available")).await;
-    assert!(condition_true(&work, "Applied"), "{:?}", work.data["status"]);
+    assert!(
+        condition_true(&work, "Applied"),
+        "{:?}",
+        work.data["status"]
+    );
     let applied = Api::<ConfigMap>::namespaced(hosted.clone(), &work_ns)
         .get("applied")
         .await

@@ -16,8 +16,8 @@ use crate::fixture::{
     self, cluster_scoped, clusteradm, condition_true, pod_ready, ready_pod, serial, works,
 };
 use crate::fleet::{
-    assert_no_refusals, assert_nothing_left, assert_runs_locked_down, create_work, feedback,
-    gone, holder, kill_container, leader, manifest_condition, metrics, wait_available, wait_work,
+    assert_no_refusals, assert_nothing_left, assert_runs_locked_down, create_work, feedback, gone,
+    holder, kill_container, leader, manifest_condition, metrics, wait_available, wait_work,
 };
 use crate::{addon, hosted, node_down};
 
@@ -365,4 +365,3 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
         hosted.join_to_available.as_secs_f64()
     );
 }
-

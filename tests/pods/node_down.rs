@@ -21,7 +21,11 @@ pub async fn cluster_follows_its_node(
 ) -> (Duration, Duration) {
     let lease = |seconds: i64| json!({"spec": {"leaseDurationSeconds": seconds}});
     clusters
-        .patch(cluster, &PatchParams::default(), &Patch::Merge(lease(LEASE_SECONDS)))
+        .patch(
+            cluster,
+            &PatchParams::default(),
+            &Patch::Merge(lease(LEASE_SECONDS)),
+        )
         .await
         .unwrap();
     // The agent reads the new period on its next beat (up to the old one away): wait for two
@@ -89,21 +93,17 @@ async fn wait_availability(
     status: &str,
     timeout: Duration,
 ) -> serde_json::Value {
-    common::eventually(
-        &format!("{cluster} Available={status}"),
-        timeout,
-        || {
-            let clusters = clusters.clone();
-            async move {
-                let c = clusters.get(cluster).await.ok()?;
-                c.data["status"]["conditions"]
-                    .as_array()?
-                    .iter()
-                    .find(|c| c["type"] == "ManagedClusterConditionAvailable" && c["status"] == status)
-                    .cloned()
-            }
-        },
-    )
+    common::eventually(&format!("{cluster} Available={status}"), timeout, || {
+        let clusters = clusters.clone();
+        async move {
+            let c = clusters.get(cluster).await.ok()?;
+            c.data["status"]["conditions"]
+                .as_array()?
+                .iter()
+                .find(|c| c["type"] == "ManagedClusterConditionAvailable" && c["status"] == status)
+                .cloned()
+        }
+    })
     .await
 }
 

@@ -44,7 +44,7 @@ use crate::runtime::Shutdown;
 /// shared watch after calling this.
 pub fn run_with(
     hub: Client,
-    url: http::Uri,
+    webhook: crate::hub::conversion::Webhook,
     clusters: &SharedClusters,
     shutdown: Shutdown,
 ) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
@@ -123,7 +123,7 @@ pub fn run_with(
             (configs, config_fanout.subscribe()),
             shutdown.clone(),
         );
-        let conversion = crate::hub::conversion::run(hub_for_conversion, url, shutdown.clone());
+        let conversion = crate::hub::conversion::run(hub_for_conversion, webhook, shutdown.clone());
         let watches = async {
             tokio::join!(addon_watch, cma_watch, template_watch, config_watch);
         };

@@ -111,8 +111,10 @@ pub async fn sign(
     // An update guarded by the resourceVersion, as upstream's signer: RBAC grants `update` on
     // `certificatesigningrequests/status`, not `patch`.
     let mut issued = csr.clone();
-    issued.status.get_or_insert_with(Default::default).certificate =
-        Some(k8s_openapi::ByteString(cert.into_bytes()));
+    issued
+        .status
+        .get_or_insert_with(Default::default)
+        .certificate = Some(k8s_openapi::ByteString(cert.into_bytes()));
     Api::<CertificateSigningRequest>::all(client.clone())
         .replace_status(&csr.name_any(), &PostParams::default(), &issued)
         .await?;

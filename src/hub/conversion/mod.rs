@@ -27,6 +27,7 @@
 //! being served unconverted. The next hub to take the Lease points the CRDs at itself at once.
 pub mod convert;
 pub mod crd;
+pub mod mounted;
 pub mod server;
 mod slots;
 
@@ -48,7 +49,8 @@ pub const CRDS: [&str; 2] = [
     "clustermanagementaddons.addon.open-cluster-management.io",
     "managedclusteraddons.addon.open-cluster-management.io",
 ];
-const PATH: &str = "/convert";
+/// The path the webhook answers on.
+pub const PATH: &str = "/convert";
 /// How long a stopping hub spends setting the CRDs back, so stepping down stays bounded when the
 /// API server is what failed: within the process's stop deadline
 /// ([`crate::runtime::shutdown::STOP_DEADLINE`]).
@@ -151,10 +153,29 @@ pub fn review_response(mut review: Value) -> Value {
     })
 }
 
-/// Serves the webhook and keeps both CRDs pointed at it until `shutdown` is cancelled, then
-/// points them back to no conversion if they still name it, and only then stops serving. The
-/// CRDs may not exist yet (the operator installs them): it retries until they do.
-pub async fn run(hub: Client, url: http::Uri, shutdown: Shutdown) -> anyhow::Result<()> {
+/// Who serves the webhook and points the CRDs at it.
+#[derive(Clone, Debug)]
+pub enum Webhook {
+    /// The leading hub process, on the address it reaches the API server (at this URL) from,
+    /// pointing the CRDs at itself while it leads: the in-process modes.
+    Leader(http::Uri),
+    /// Every hub pod, behind the hub's Service ([`mounted`]); the operator points the CRDs at
+    /// the Service, so the leader does nothing here.
+    Service,
+}
+
+/// As the leader: serves the webhook and keeps both CRDs pointed at it until `shutdown` is
+/// cancelled, then points them back to no conversion if they still name it, and only then stops
+/// serving. The CRDs may not exist yet (the operator installs them): it retries until they do.
+/// Behind the Service there is nothing to do while leading.
+pub async fn run(hub: Client, webhook: Webhook, shutdown: Shutdown) -> anyhow::Result<()> {
+    let url = match webhook {
+        Webhook::Leader(url) => url,
+        Webhook::Service => {
+            shutdown.cancelled().await;
+            return Ok(());
+        }
+    };
     // Not a child of `shutdown`: the webhook answers until the CRDs no longer name it.
     let stop_serving = Shutdown::new();
     let _stop_serving = stop_serving.clone().drop_guard();

@@ -188,10 +188,6 @@ async fn reconcile_hub(cm: &ClusterManager, ctx: &Context) -> Result<Action, Err
         }
     };
     let observed = observe::observe(&ctx.client).await?;
-    let certs = certs::plan(&observed.certs, &build::serving_specs(), now.as_second())?;
-    if !certs.issued.is_empty() {
-        tracing::info!(issued = ?certs.issued, "issued webhook certificates");
-    }
     // One image for every component is ours: our hub Deployment runs them all, unless this
     // process runs the hub controllers itself.
     let in_process = if validated.single_image().is_some() && !ctx.in_process.registration {
@@ -199,6 +195,14 @@ async fn reconcile_hub(cm: &ClusterManager, ctx: &Context) -> Result<Action, Err
     } else {
         ctx.in_process.with(validated.admission)
     };
+    let certs = certs::plan(
+        &observed.certs,
+        &build::serving_specs(in_process.hub_deployment),
+        now.as_second(),
+    )?;
+    if !certs.issued.is_empty() {
+        tracing::info!(issued = ?certs.issued, "issued webhook certificates");
+    }
     let desired = build::build(&validated, &certs, in_process);
     let applied = match apply::apply(&ctx.applier, &desired).await {
         Ok(a) => a,

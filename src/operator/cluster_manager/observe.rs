@@ -48,7 +48,8 @@ pub async fn observe(client: &Client) -> Result<Observed, Error> {
         signer: read(SIGNER_SECRET.into()).await?,
         ..Existing::default()
     };
-    for spec in serving_specs() {
+    // Every Secret any layout keeps, so a change of layout finds what the other one issued.
+    for spec in serving_specs(true) {
         if let Some(p) = read(spec.secret.into()).await? {
             certs.serving.insert(spec.secret.into(), p);
         }

@@ -18,5 +18,5 @@ pub fn cluster_manager(yaml: &str) -> ClusterManager {
 
 /// Certificates for a fresh hub.
 pub fn certs() -> Certs {
-    certs::plan(&Existing::default(), &serving_specs(), NOW).expect("certificates")
+    certs::plan(&Existing::default(), &serving_specs(true), NOW).expect("certificates")
 }

@@ -106,7 +106,7 @@ pub fn start_hub_controller() {
                 let hub = common::hub().await;
                 clusteradm::inprocess::hub::controllers(
                     hub,
-                    common::hub_url(),
+                    clusteradm::hub::conversion::Webhook::Leader(common::hub_url()),
                     clusteradm::runtime::Shutdown::new(),
                 )
                 .await

@@ -3,8 +3,9 @@
 //! the other stands by), its ServiceAccount, and one ClusterRole holding what those controllers do. The
 //! admission rules are the API server's own policies (no webhook pods), as in-process.
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::ServiceAccount;
+use k8s_openapi::api::core::v1::{Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::json;
 
 use super::Component;
@@ -23,6 +24,12 @@ pub const REPLICAS: i32 = 2;
 /// Where `/healthz`, `/readyz` and `/metrics` are served.
 pub const PROBE_PORT: i32 = 8000;
 
+/// The Secret holding the hub Service's serving certificate (the conversion webhook's).
+pub const SERVING_SECRET: &str = "cluster-manager-hub-serving-cert";
+/// Where the hub pods mount it.
+const SERVING_DIR: &str = "/serving-cert";
+/// The port the Service and the pods serve the conversion webhook on.
+const WEBHOOK_PORT: u16 = crate::hub::conversion::mounted::PORT;
 const ADDON: &str = "addon.open-cluster-management.io";
 const WORK: &str = "work.open-cluster-management.io";
 const CLUSTER: &str = "cluster.open-cluster-management.io";
@@ -32,7 +39,8 @@ const MANAGE: &[&str] = &[
 
 /// What the hub controllers do beyond upstream's registration and placement controllers: the
 /// add-on manager's work (add-ons, their configs and CSRs, the ManifestWorks that deploy them),
-/// the replica-set controller's, the cluster sets' and the conversion webhook's CRD pointing.
+/// the replica-set controller's and the cluster sets'. The operator, not the pods, points the
+/// add-on CRDs at the conversion webhook's Service.
 fn extra_rules() -> Vec<PolicyRule> {
     vec![
         rule(
@@ -72,25 +80,6 @@ fn extra_rules() -> Vec<PolicyRule> {
         ),
         // Add-ons registering with their own signers: approved and signed here.
         rule(&["certificates.k8s.io"], &["signers"], &["approve", "sign"]),
-        // The add-on conversion webhook points the two add-on CRDs at itself.
-        PolicyRule {
-            resource_names: Some(
-                crate::hub::conversion::CRDS
-                    .iter()
-                    .map(|s| (*s).to_string())
-                    .collect(),
-            ),
-            ..rule(
-                &["apiextensions.k8s.io"],
-                &["customresourcedefinitions"],
-                &["get", "update", "patch"],
-            )
-        },
-        rule(
-            &["apiextensions.k8s.io"],
-            &["customresourcedefinitions"],
-            &["list", "watch"],
-        ),
         // The registration controller server-side-applies each cluster's namespace (upstream's
         // creates and updates it).
         rule(&[""], &["namespaces"], &["patch"]),
@@ -145,8 +134,17 @@ pub fn deployment(v: &Validated, image: &str) -> Deployment {
     let mut container = json!({
         "name": "hub",
         "image": image,
-        "args": ["controller", "hub", format!("--probe-address=0.0.0.0:{PROBE_PORT}")],
-        "ports": [{"name": "metrics", "containerPort": PROBE_PORT, "protocol": "TCP"}],
+        "args": [
+            "controller",
+            "hub",
+            format!("--probe-address=0.0.0.0:{PROBE_PORT}"),
+            format!("--conversion-cert-dir={SERVING_DIR}"),
+        ],
+        "ports": [
+            {"name": "metrics", "containerPort": PROBE_PORT, "protocol": "TCP"},
+            {"name": "webhook", "containerPort": WEBHOOK_PORT, "protocol": "TCP"},
+        ],
+        "volumeMounts": [{"name": "serving-cert", "mountPath": SERVING_DIR, "readOnly": true}],
         "livenessProbe": probe("/healthz"),
         "readinessProbe": probe("/readyz"),
         "securityContext": {
@@ -165,6 +163,7 @@ pub fn deployment(v: &Validated, image: &str) -> Deployment {
         "serviceAccountName": SERVICE_ACCOUNT,
         "securityContext": {"runAsNonRoot": true},
         "containers": [container],
+        "volumes": [{"name": "serving-cert", "secret": {"secretName": SERVING_SECRET}}],
     });
     super::deployment::place(&mut pod_spec, v);
     serde_json::from_value(json!({
@@ -179,4 +178,47 @@ pub fn deployment(v: &Validated, image: &str) -> Deployment {
         },
     }))
     .expect("a valid Deployment")
+}
+
+/// The Service the API server reaches every hub pod's conversion webhook through.
+#[must_use]
+pub fn service() -> Service {
+    serde_json::from_value(json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": NAME, "namespace": HUB_NAMESPACE},
+        "spec": {
+            "selector": {"app": NAME},
+            "ports": [{"name": "webhook", "port": WEBHOOK_PORT, "targetPort": WEBHOOK_PORT}],
+        },
+    }))
+    .expect("a valid Service")
+}
+
+/// The Service's DNS name, which its serving certificate names.
+#[must_use]
+pub fn service_dns() -> String {
+    format!("{NAME}.{HUB_NAMESPACE}.svc")
+}
+
+/// Points an add-on CRD's conversion at the Service, trusting `ca_bundle` (PEM).
+pub fn convert_through_service(crd: &mut CustomResourceDefinition, ca_bundle: &[u8]) {
+    crd.spec.conversion = Some(
+        serde_json::from_value(json!({
+            "strategy": "Webhook",
+            "webhook": {
+                "conversionReviewVersions": ["v1"],
+                "clientConfig": {
+                    "service": {
+                        "namespace": HUB_NAMESPACE,
+                        "name": NAME,
+                        "path": crate::hub::conversion::PATH,
+                        "port": WEBHOOK_PORT,
+                    },
+                    "caBundle": base64::Engine::encode(&base64::engine::general_purpose::STANDARD, ca_bundle),
+                },
+            },
+        }))
+        .expect("a valid CustomResourceConversion"),
+    );
 }

@@ -70,10 +70,10 @@ pub struct Desired {
 }
 
 /// The serving certificates the hub needs: one per webhook, whatever the mode (a webhook served
-/// in-process needs one too).
+/// in-process needs one too), and with our hub pods (`hub_pods`) their Service's.
 #[must_use]
-pub fn serving_specs() -> Vec<ServingSpec> {
-    Component::ALL
+pub fn serving_specs(hub_pods: bool) -> Vec<ServingSpec> {
+    let mut specs: Vec<ServingSpec> = Component::ALL
         .iter()
         .filter_map(|c| {
             c.serving_secret().map(|secret| ServingSpec {
@@ -81,7 +81,15 @@ pub fn serving_specs() -> Vec<ServingSpec> {
                 dns_names: vec![c.service_dns()],
             })
         })
-        .collect()
+        .collect();
+    // Our hub pods' Service (the add-on conversion webhook).
+    if hub_pods {
+        specs.push(ServingSpec {
+            secret: hub::SERVING_SECRET,
+            dns_names: vec![hub::service_dns()],
+        });
+    }
+    specs
 }
 
 /// The hub for `v`. Components that run in this process are left out entirely; so are the
@@ -94,7 +102,7 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
         .filter(|c| c.deployed(in_process))
         .collect();
     let mut secrets = vec![secret::tls(SIGNER_SECRET, &certs.signer)];
-    for spec in serving_specs() {
+    for spec in serving_specs(in_process.hub_deployment) {
         let empty = CertKey {
             cert: String::new(),
             key: String::new(),
@@ -165,6 +173,12 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
             .cluster_role_bindings
             .push(hub::cluster_role_binding());
         desired.deployments.push(hub::deployment(v, image));
+        desired.services.push(hub::service());
+        for crd in &mut desired.crds {
+            if crate::hub::conversion::CRDS.contains(&crd.metadata.name.as_deref().unwrap_or("")) {
+                hub::convert_through_service(crd, bundle);
+            }
+        }
     }
     desired
 }

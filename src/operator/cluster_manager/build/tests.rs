@@ -359,7 +359,8 @@ fn one_image_for_every_component_is_our_hub_deployment_with_admission_policies()
         validate(&cluster_manager(IMAGES)).unwrap().single_image(),
         None
     );
-    let d = build(&v, &certs(), InProcess::HUB_DEPLOYMENT);
+    let issued = certs();
+    let d = build(&v, &issued, InProcess::HUB_DEPLOYMENT);
     assert_eq!(names(&d.deployments), [hub::NAME]);
     let pod = d.deployments[0]
         .spec
@@ -385,6 +386,35 @@ fn one_image_for_every_component_is_our_hub_deployment_with_admission_policies()
     assert!(container.liveness_probe.is_some() && container.readiness_probe.is_some());
     assert!(names(&d.cluster_roles).contains(&hub::CLUSTER_ROLE));
     assert!(d.validating_webhooks.is_empty() && d.mutating_webhooks.is_empty());
-    assert!(d.services.is_empty());
+    // The conversion webhook: every hub pod behind the Service, with the operator's certificate,
+    // and the add-on CRDs pointed there with the operator's CA bundle.
+    assert_eq!(names(&d.services), [hub::NAME]);
+    assert!(
+        container
+            .args
+            .as_deref()
+            .unwrap()
+            .contains(&"--conversion-cert-dir=/serving-cert".to_string())
+    );
+    assert!(names(&d.secrets).contains(&hub::SERVING_SECRET));
+    for crd in &d.crds {
+        let name = crd.metadata.name.as_deref().unwrap();
+        let conversion = crd.spec.conversion.as_ref();
+        if crate::hub::conversion::CRDS.contains(&name) {
+            let webhook = conversion.unwrap().webhook.as_ref().unwrap();
+            let config = webhook.client_config.as_ref().unwrap();
+            let service = config.service.as_ref().unwrap();
+            assert_eq!(
+                (service.name.as_str(), service.namespace.as_str()),
+                (hub::NAME, HUB_NAMESPACE)
+            );
+            assert_eq!(
+                config.ca_bundle.as_ref().unwrap().0,
+                issued.ca_bundle.as_bytes()
+            );
+        } else {
+            assert!(conversion.is_none_or(|c| c.strategy == "None"), "{name}");
+        }
+    }
     assert!(!d.admission_policies.is_empty());
 }

@@ -123,6 +123,9 @@ fn agent(v: &Validated, w: Workload) -> Deployment {
             .push(json!({"name": "bootstrap-secret", "secret": {"secretName": BOOTSTRAP_SECRET}}));
         volumes.push(json!({"name": "hub-kubeconfig", "emptyDir": {"medium": "Memory"}}));
     }
+    // Upstream's agents write their serving certificates under /tmp (the root is read-only).
+    mounts.push(json!({"name": "tmpdir", "mountPath": "/tmp"}));
+    volumes.push(json!({"name": "tmpdir", "emptyDir": {}}));
     if v.hosted {
         mounts.push(
             json!({"name": "spoke-kubeconfig-secret", "mountPath": SPOKE_DIR, "readOnly": true}),

@@ -290,7 +290,10 @@ fn our_hosted_agent_acts_on_the_mounted_managed_kubeconfig() {
         "{clusterName: c1, deployOption: {mode: Hosted}, registrationImagePullSpec: 'example.com/clusteradm:v1', workImagePullSpec: 'example.com/clusteradm:v1'}",
         InProcess::default(),
     );
-    assert_eq!(names(&d.management.deployments), ["klusterlet/klusterlet-agent"]);
+    assert_eq!(
+        names(&d.management.deployments),
+        ["klusterlet/klusterlet-agent"]
+    );
     let deployment = &d.management.deployments[0];
     assert!(
         args(deployment).contains(&"--managed-kubeconfig=/spoke/config/kubeconfig".to_string()),
@@ -308,9 +311,10 @@ fn our_hosted_agent_acts_on_the_mounted_managed_kubeconfig() {
         .volumes
         .clone()
         .unwrap();
-    assert!(volumes.iter().any(|v| v
-        .secret
-        .as_ref()
-        .and_then(|s| s.secret_name.as_deref())
-        == Some(crate::api::names::EXTERNAL_MANAGED_SECRET)));
+    assert!(
+        volumes
+            .iter()
+            .any(|v| v.secret.as_ref().and_then(|s| s.secret_name.as_deref())
+                == Some(crate::api::names::EXTERNAL_MANAGED_SECRET))
+    );
 }
