@@ -124,7 +124,21 @@ pub fn assert_runs_locked_down(pod: &Pod, image: &str) {
     assert!(c.liveness_probe.is_some() && c.readiness_probe.is_some());
 }
 
-pub async fn wait_available(clusters: &Api<DynamicObject>, name: &str) {
+/// `clusteradm accept --wait` on the hub, then waits until the cluster is Available.
+pub async fn accept_until_available(clusters: &Api<DynamicObject>, name: &str) {
+    let hub_kc = crate::fixture::env().hub;
+    crate::fixture::clusteradm(&[
+        "accept",
+        "--clusters",
+        name,
+        "--kubeconfig",
+        hub_kc.to_str().unwrap(),
+        "--wait",
+    ]);
+    wait_available(clusters, name).await;
+}
+
+async fn wait_available(clusters: &Api<DynamicObject>, name: &str) {
     common::eventually(
         &format!("ManagedCluster {name} Available"),
         Duration::from_secs(120),

@@ -11,8 +11,8 @@ use crate::common;
 use crate::fixture::condition_true;
 use crate::fixture::{self, clusteradm, works};
 use crate::fleet::{
-    assert_no_refusals, assert_nothing_left, assert_runs_locked_down, create_work, gone, leader,
-    wait_available, wait_work,
+    accept_until_available, assert_no_refusals, assert_nothing_left, assert_runs_locked_down,
+    create_work, gone, leader, wait_work,
 };
 use clusteradm::cli::controller::AGENT_LEASE;
 
@@ -52,16 +52,7 @@ pub async fn join_work_and_leave(
     ]);
     let t = Instant::now();
     clusteradm(&join);
-    let hub_kc = env.hub.to_str().unwrap();
-    clusteradm(&[
-        "accept",
-        "--clusters",
-        &cluster,
-        "--kubeconfig",
-        hub_kc,
-        "--wait",
-    ]);
-    wait_available(clusters, &cluster).await;
+    accept_until_available(clusters, &cluster).await;
     let join_to_available = t.elapsed();
 
     // The agent runs on the management cluster's node, in the Klusterlet's own namespace.

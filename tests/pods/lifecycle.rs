@@ -16,8 +16,9 @@ use crate::fixture::{
     self, cluster_scoped, clusteradm, condition_true, pod_ready, ready_pod, serial, works,
 };
 use crate::fleet::{
-    assert_no_refusals, assert_nothing_left, assert_runs_locked_down, create_work, feedback, gone,
-    holder, kill_container, leader, manifest_condition, metrics, wait_available, wait_work,
+    accept_until_available, assert_no_refusals, assert_nothing_left, assert_runs_locked_down,
+    create_work, feedback, gone, holder, kill_container, leader, manifest_condition, metrics,
+    wait_work,
 };
 use crate::{addon, hosted, node_down};
 
@@ -153,15 +154,7 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
     join.extend(["--image", &env.image, "--kubeconfig", managed_kc, "--wait"]);
     let t = Instant::now();
     clusteradm(&join);
-    clusteradm(&[
-        "accept",
-        "--clusters",
-        &cluster,
-        "--kubeconfig",
-        hub_kc,
-        "--wait",
-    ]);
-    wait_available(&clusters, &cluster).await;
+    accept_until_available(&clusters, &cluster).await;
     let join_to_available = t.elapsed();
     let agent_pod = leader(&managed, AGENT_NS, AGENT_LEASE).await;
     assert_eq!(

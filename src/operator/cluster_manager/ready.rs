@@ -21,6 +21,8 @@ pub fn unmet(cm: &ClusterManager) -> Option<String> {
         .as_ref()
         .map(|s| s.conditions.as_slice())
         .unwrap_or_default();
+    // Upstream's operator writes no observedGeneration on these conditions, only on the status.
+    let status_generation = cm.status.as_ref().and_then(|s| s.observed_generation);
     for (type_, wanted) in [
         (APPLIED, TRUE),
         (HUB_REGISTRATION_DEGRADED, FALSE),
@@ -31,10 +33,11 @@ pub fn unmet(cm: &ClusterManager) -> Option<String> {
                 "condition {type_} is not reported yet (is the operator running?)"
             ));
         };
-        if c.observed_generation != generation {
+        let observed = c.observed_generation.or(status_generation);
+        if observed.is_some() && observed != generation {
             return Some(format!(
                 "condition {type_} describes generation {}, not the current {}",
-                c.observed_generation.unwrap_or_default(),
+                observed.unwrap_or_default(),
                 generation.unwrap_or_default()
             ));
         }
@@ -116,5 +119,28 @@ mod tests {
                 .unwrap()
                 .contains("Applied is not reported yet")
         );
+    }
+
+    #[test]
+    fn upstreams_conditions_without_a_generation_follow_the_status_one() {
+        let upstream = ok_without_generations();
+        let mut cm = with_conditions(&upstream);
+        assert_eq!(unmet(&cm), None, "no generation anywhere: ready");
+        cm.status.as_mut().unwrap().observed_generation = Some(2);
+        assert!(
+            unmet(&cm)
+                .unwrap()
+                .contains("generation 2, not the current 3")
+        );
+        cm.status.as_mut().unwrap().observed_generation = Some(3);
+        assert_eq!(unmet(&cm), None);
+    }
+
+    fn ok_without_generations() -> String {
+        format!(
+            "[{{type: Applied, status: 'True', reason: A, message: m, {T}}},
+              {{type: HubRegistrationDegraded, status: 'False', reason: R, message: m, {T}}},
+              {{type: HubPlacementDegraded, status: 'False', reason: P, message: m, {T}}}]"
+        )
     }
 }

@@ -127,7 +127,10 @@ impl Default for Options {
 pub fn is_applied(k: &Klusterlet) -> bool {
     k.status.as_ref().is_some_and(|s| {
         conditions::find(&s.conditions, APPLIED).is_some_and(|c| {
-            c.status == conditions::TRUE && c.observed_generation == k.metadata.generation
+            // Upstream's operator writes no observedGeneration on Applied, only on the status.
+            let observed = c.observed_generation.or(s.observed_generation);
+            c.status == conditions::TRUE
+                && (observed.is_none() || observed == k.metadata.generation)
         })
     })
 }
