@@ -246,3 +246,38 @@ fn controller_agent_needs_a_cluster_name() {
         .code(2)
         .stderr(predicate::str::contains("--cluster-name"));
 }
+
+#[test]
+fn missing_mounted_files_name_the_file() {
+    let missing = std::env::temp_dir().join(common::unique("no-such-dir"));
+    let missing = missing.to_str().unwrap();
+    let managed_kubeconfig = format!("{missing}/kubeconfig");
+    for (args, names) in [
+        (
+            vec!["controller", "hub", "--conversion-cert-dir", missing],
+            format!("{missing}/tls.crt"),
+        ),
+        (
+            vec![
+                "controller",
+                "agent",
+                "--cluster-name",
+                "c1",
+                "--agent-namespace",
+                "default",
+                "--managed-kubeconfig",
+                &managed_kubeconfig,
+            ],
+            managed_kubeconfig.clone(),
+        ),
+    ] {
+        common::clusteradm()
+            .args(&args)
+            .arg("--kubeconfig")
+            .arg(&common::env().hub)
+            .timeout(std::time::Duration::from_secs(30))
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains(names));
+    }
+}
