@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use futures::FutureExt as _;
 
 use super::Ctx;
 use crate::api::names::{AGENT_NAMESPACE, HUB_NAMESPACE};
@@ -125,6 +126,35 @@ async fn managed_client(path: &std::path::Path) -> anyhow::Result<kube::Client> 
     Ok(client)
 }
 
+/// How often a mounted managed kubeconfig is compared with what the agents started with.
+const MOUNT_CHECK: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Cancels `shutdown` once the file at `path`, read every `period`, holds other bytes than now
+/// (the kubelet rewrites a mounted Secret in place); resolves to the path when it did.
+fn stop_when_changed(
+    path: std::path::PathBuf,
+    period: std::time::Duration,
+    shutdown: crate::runtime::Shutdown,
+) -> tokio::task::JoinHandle<Option<std::path::PathBuf>> {
+    let started_with = std::fs::read(&path).ok();
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(period);
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => return None,
+                _ = every.tick() => {}
+            }
+            let now = std::fs::read(&path).ok();
+            // A file missing for a moment (the kubelet's swap) is no change.
+            if now.is_some() && now != started_with {
+                tracing::warn!("{} changed: stopping the agents", path.display());
+                shutdown.cancel();
+                return Some(path);
+            }
+        }
+    })
+}
+
 /// Runs `controller`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let kube = ctx.kube().await?;
@@ -175,6 +205,12 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 Some(path) => managed_client(path).await?,
                 None => client.clone(),
             };
+            // A new managed kubeconfig (the Secret changed) needs a new client: stop, and let
+            // the kubelet start the container again with it, as upstream's agents do.
+            let replaced = a
+                .managed_kubeconfig
+                .as_ref()
+                .map(|path| stop_when_changed(path.clone(), MOUNT_CHECK, shutdown.clone()));
             let agents = Agents {
                 managed,
                 management: client,
@@ -187,8 +223,44 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 crate::inprocess::klusterlet::agents(agents, token)
             })
             .await?;
+            if let Some(path) = replaced
+                .and_then(|r| r.now_or_never())
+                .and_then(Result::ok)
+                .flatten()
+            {
+                anyhow::bail!(
+                    "{} changed: exiting so that the agents start again with it",
+                    path.display()
+                );
+            }
         }
     }
     ctx.printer.done(format!("{what} stopped"));
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_rewritten_mounted_file_stops_the_agents_and_an_untouched_one_does_not() {
+        let dir = std::env::temp_dir().join(format!("mounted-kubeconfig-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("kubeconfig");
+        std::fs::write(&path, "first").unwrap();
+        let shutdown = crate::runtime::Shutdown::new();
+        let watch = stop_when_changed(path.clone(), Duration::from_millis(10), shutdown.clone());
+        // Unchanged: still running after several checks.
+        let untouched =
+            tokio::time::timeout(Duration::from_millis(100), shutdown.cancelled()).await;
+        assert!(untouched.is_err(), "stopped with the file unchanged");
+        std::fs::write(&path, "second").unwrap();
+        let changed = tokio::time::timeout(Duration::from_secs(5), watch).await;
+        assert_eq!(changed.unwrap().unwrap(), Some(path));
+        assert!(shutdown.is_cancelled());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

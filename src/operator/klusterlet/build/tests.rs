@@ -18,18 +18,12 @@ fn names<T: kube::Resource>(list: &[T]) -> Vec<String> {
         .collect()
 }
 
+fn pod(d: &Deployment) -> &k8s_openapi::api::core::v1::PodSpec {
+    d.spec.as_ref().unwrap().template.spec.as_ref().unwrap()
+}
+
 fn args(d: &Deployment) -> Vec<String> {
-    d.spec
-        .as_ref()
-        .unwrap()
-        .template
-        .spec
-        .as_ref()
-        .unwrap()
-        .containers[0]
-        .args
-        .clone()
-        .unwrap()
+    pod(d).containers[0].args.clone().unwrap()
 }
 
 #[test]
@@ -268,15 +262,7 @@ fn one_image_for_both_agents_is_our_single_agent_deployment() {
             "--probe-address=0.0.0.0:8000"
         ]
     );
-    let container = &deployment
-        .spec
-        .as_ref()
-        .unwrap()
-        .template
-        .spec
-        .as_ref()
-        .unwrap()
-        .containers[0];
+    let container = &pod(deployment).containers[0];
     assert_eq!(
         container.image.as_deref(),
         Some("example.com/clusteradm:v1")
@@ -300,17 +286,7 @@ fn our_hosted_agent_acts_on_the_mounted_managed_kubeconfig() {
         "{:?}",
         args(deployment)
     );
-    let volumes = deployment
-        .spec
-        .as_ref()
-        .unwrap()
-        .template
-        .spec
-        .as_ref()
-        .unwrap()
-        .volumes
-        .clone()
-        .unwrap();
+    let volumes = pod(deployment).volumes.clone().unwrap();
     assert!(
         volumes
             .iter()
