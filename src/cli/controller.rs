@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use futures::FutureExt as _;
+use futures::FutureExt;
 
 use super::Ctx;
 use crate::api::names::{AGENT_NAMESPACE, HUB_NAMESPACE};
@@ -224,7 +224,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             })
             .await?;
             if let Some(path) = replaced
-                .and_then(|r| r.now_or_never())
+                .and_then(FutureExt::now_or_never)
                 .and_then(Result::ok)
                 .flatten()
             {

@@ -1,7 +1,9 @@
 //! The hub as our image runs it: one Deployment running `clusteradm controller hub` (every hub
-//! controller and the add-on conversion webhook, two replicas under a Lease so one reconciles and
-//! the other stands by), its ServiceAccount, and one ClusterRole holding what those controllers do. The
-//! admission rules are the API server's own policies (no webhook pods), as in-process.
+//! controller, two replicas under a Lease so one reconciles and the other stands by), its
+//! ServiceAccount, one ClusterRole holding what those controllers do, and the Service through
+//! which the API server reaches the add-on conversion webhook that both replicas serve (with the
+//! operator's serving certificate, the CRDs pointed there by the operator). The admission rules
+//! are the API server's own policies (no webhook pods), as in-process.
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule};
