@@ -44,16 +44,7 @@ pub async fn helloworld_runs_as_a_pod(
         hub_kc,
     ]);
     let t = Instant::now();
-    clusteradm(&[
-        "addon",
-        "enable",
-        "--names",
-        "helloworld",
-        "--clusters",
-        cluster,
-        "--kubeconfig",
-        hub_kc,
-    ]);
+    helloworld("enable", cluster);
     std::fs::remove_file(&file).unwrap();
     let pod = ready_pod(
         managed,
@@ -150,19 +141,8 @@ async fn a_configmap_travels(hub: &kube::Client, managed: &kube::Client, cluster
 
 /// Disables the add-on and removes what `addon create` made, and the ConfigMap `name`.
 async fn remove(hub: &kube::Client, managed: &kube::Client, cluster: &str, name: &str) {
-    let hub_kc = fixture::env().hub;
-    let hub_kc = hub_kc.to_str().unwrap();
     // Disabled: its work, namespace and pod go; the add-on and its hub ClusterRole removed.
-    clusteradm(&[
-        "addon",
-        "disable",
-        "--names",
-        "helloworld",
-        "--clusters",
-        cluster,
-        "--kubeconfig",
-        hub_kc,
-    ]);
+    helloworld("disable", cluster);
     let works = fixture::works(hub, cluster);
     gone(&works, "addon-helloworld-deploy-0").await;
     common::eventually(
@@ -198,4 +178,19 @@ async fn remove(hub: &kube::Client, managed: &kube::Client, cluster: &str, name:
         .delete(name, &DeleteParams::default())
         .await
         .unwrap();
+}
+
+/// `clusteradm addon enable|disable --names helloworld --clusters <cluster>` on the hub.
+fn helloworld(verb: &str, cluster: &str) {
+    let hub_kc = fixture::env().hub;
+    clusteradm(&[
+        "addon",
+        verb,
+        "--names",
+        "helloworld",
+        "--clusters",
+        cluster,
+        "--kubeconfig",
+        hub_kc.to_str().unwrap(),
+    ]);
 }

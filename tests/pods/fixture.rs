@@ -19,13 +19,17 @@ pub struct PodsEnv {
     pub managed: PathBuf,
 }
 
-/// Reads the environment, failing with the command to run when it is missing.
+/// Variable `name` of the environment `scripts/test-pods` sets, failing with the command to run
+/// when it is missing.
+fn required(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| {
+        panic!("{name} is not set: run the pod tests with scripts/test-pods (it starts the nodes, CP_HOSTED=1's clusters included, and builds the image)")
+    })
+}
+
+/// Reads the environment.
 pub fn env() -> PodsEnv {
-    let get = |name: &str| {
-        std::env::var(name).unwrap_or_else(|_| {
-            panic!("{name} is not set: run the pod tests with scripts/test-pods (it starts nodes and builds the image)")
-        })
-    };
+    let get = required;
     PodsEnv {
         image: get("CLUSTERADM_IMAGE"),
         hub: get("HUB_PODS_KUBECONFIG").into(),
@@ -43,11 +47,7 @@ pub struct HostedEnv {
 
 /// Reads the Hosted mode environment.
 pub fn hosted_env() -> HostedEnv {
-    let get = |name: &str| {
-        std::env::var(name).unwrap_or_else(|_| {
-            panic!("{name} is not set: run the pod tests with scripts/test-pods (CP_HOSTED=1 starts the management and hosted clusters)")
-        })
-    };
+    let get = required;
     HostedEnv {
         management: get("MANAGEMENT_PODS_KUBECONFIG").into(),
         hosted: get("HOSTED_PODS_KUBECONFIG").into(),
