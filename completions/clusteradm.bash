@@ -368,7 +368,7 @@ _clusteradm() {
 
     case "${cmd}" in
         clusteradm)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version init clean join unjoin accept get create delete addon clusterset operator controller version completion generate help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version init clean join unjoin accept get create delete addon clusterset operator controller version completion generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -401,6 +401,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -409,7 +421,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__accept)
-            opts="-c -v -q -h -V --cluster --clusters --wait --skip-approve-check --requesters --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-c -v -q -h -V --cluster --clusters --requesters --wait --skip-approve-check --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -431,6 +443,14 @@ _clusteradm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --skip-approve-check)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -458,6 +478,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -466,7 +498,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__addon)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version create agent enable disable help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version create agent enable disable help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -499,6 +531,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -507,7 +551,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__addon__subcmd__agent)
-            opts="-v -q -h -V --hub-kubeconfig --cluster-name --addon-namespace --addon-name --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version helloworld"
+            opts="-v -q -h -V --hub-kubeconfig --cluster-name --addon-namespace --addon-name --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version helloworld"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -556,6 +600,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -564,7 +620,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__addon__subcmd__create)
-            opts="-f -R -v -q -h --filename --version --overwrite --hub-registration --cluster-role-bind --labels --placement-ref --recursive --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help"
+            opts="-f -R -v -q -h --filename --version --cluster-role-bind --labels --placement-ref --overwrite --hub-registration --recursive --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -594,6 +650,22 @@ _clusteradm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --overwrite)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --hub-registration)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --recursive)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -R)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -621,6 +693,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -629,7 +713,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__addon__subcmd__disable)
-            opts="-v -q -h -V --names --clusters --all-clusters --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-v -q -h -V --names --clusters --all-clusters --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -643,6 +727,10 @@ _clusteradm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --all-clusters)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -670,6 +758,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -678,7 +778,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__addon__subcmd__enable)
-            opts="-n -v -q -h -V --names --clusters --namespace --annotate --labels --output-file --config-file --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-n -v -q -h -V --names --clusters --namespace --annotate --labels --output-file --config-file --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -741,6 +841,18 @@ _clusteradm() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -835,13 +947,21 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__clean)
-            opts="-y -v -q -h -V --yes --purge-operator --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-y -v -q -h -V --purge-operator --yes --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --purge-operator)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --yes)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -y)
                     COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
@@ -872,6 +992,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -880,7 +1012,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__clusterset)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version set bind unbind help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version set bind unbind help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -913,6 +1045,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -921,7 +1065,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__clusterset__subcmd__bind)
-            opts="-n -v -q -h -V --namespace --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-n -v -q -h -V --namespace --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -960,6 +1104,18 @@ _clusteradm() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1040,7 +1196,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__clusterset__subcmd__set)
-            opts="-v -q -h -V --clusters --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-v -q -h -V --clusters --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1077,6 +1233,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1085,7 +1253,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__clusterset__subcmd__unbind)
-            opts="-n -v -q -h -V --namespace --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-n -v -q -h -V --namespace --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1126,6 +1294,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1134,7 +1314,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__completion)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version bash zsh fish"
+            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version bash zsh fish"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1165,6 +1345,18 @@ _clusteradm() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1175,7 +1367,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__controller)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version hub agent help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version hub agent help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1208,6 +1400,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1216,7 +1420,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__controller__subcmd__agent)
-            opts="-v -q -h -V --cluster-name --agent-namespace --spoke-kubeconfig --managed-kubeconfig --probe-address --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-v -q -h -V --cluster-name --agent-namespace --spoke-kubeconfig --managed-kubeconfig --probe-address --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1267,6 +1471,18 @@ _clusteradm() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1333,7 +1549,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__controller__subcmd__hub)
-            opts="-v -q -h -V --conversion-cert-dir --probe-address --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-v -q -h -V --conversion-cert-dir --probe-address --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1374,6 +1590,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1382,7 +1610,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__create)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version clusterset placement work help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version clusterset placement work help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1415,6 +1643,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1423,7 +1663,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__create__subcmd__clusterset)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1454,6 +1694,18 @@ _clusteradm() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1534,7 +1786,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__create__subcmd__placement)
-            opts="-n -v -q -h -V --namespace --clustersets --label-selectors --count --prioritizers --overwrite --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-n -v -q -h -V --namespace --clustersets --label-selectors --count --prioritizers --overwrite --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1564,6 +1816,10 @@ _clusteradm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --overwrite)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -1591,6 +1847,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1599,7 +1867,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__create__subcmd__work)
-            opts="-f -R -c -r -v -q -h -V --file --filename --recursive --cluster --clusters --placement --overwrite --replicaset --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-f -c -R -r -v -q -h -V --file --filename --cluster --clusters --placement --recursive --overwrite --replicaset --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1633,6 +1901,26 @@ _clusteradm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --recursive)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -R)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --overwrite)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --replicaset)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -r)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -1660,6 +1948,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1668,7 +1968,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__delete)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version clusterset work help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version clusterset work help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1701,6 +2001,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1709,7 +2021,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__delete__subcmd__clusterset)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1740,6 +2052,18 @@ _clusteradm() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1806,7 +2130,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__delete__subcmd__work)
-            opts="-c -y -v -q -h -V --cluster --clusters --force --yes --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-c -y -v -q -h -V --cluster --clusters --force --yes --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1822,6 +2146,18 @@ _clusteradm() {
                     ;;
                 -c)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --force)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --yes)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -y)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 --kubeconfig)
@@ -1849,6 +2185,18 @@ _clusteradm() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1859,7 +2207,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__generate)
-            opts="-v -q -h -V --check --root --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-v -q -h -V --root --check --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1867,6 +2215,10 @@ _clusteradm() {
             case "${prev}" in
                 --root)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --check)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 --kubeconfig)
@@ -1894,6 +2246,18 @@ _clusteradm() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1904,7 +2268,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__get)
-            opts="-v -q -h -V --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version addon addons clusters clustersets clusterset placements placement token works help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version addon addons clusters clustersets clusterset placements placement token works help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1937,6 +2301,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1945,7 +2321,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__get__subcmd__addon)
-            opts="-c -o -v -q -h -V --clusters --cluster --output --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-c -o -v -q -h -V --clusters --cluster --output --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1998,6 +2374,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2006,7 +2394,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__get__subcmd__clusters)
-            opts="-o -v -q -h -V --output --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-o -v -q -h -V --output --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2045,6 +2433,18 @@ _clusteradm() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2055,7 +2455,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__get__subcmd__clustersets)
-            opts="-o -v -q -h -V --output --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-o -v -q -h -V --output --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2094,6 +2494,18 @@ _clusteradm() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2216,7 +2628,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__get__subcmd__placements)
-            opts="-n -A -o -v -q -h -V --namespace --all-namespaces --output --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-n -o -A -v -q -h -V --namespace --output --all-namespaces --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2238,6 +2650,14 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "table yaml json" -- "${cur}"))
                     return 0
                     ;;
+                --all-namespaces)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -A)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -2265,6 +2685,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2273,7 +2705,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__get__subcmd__token)
-            opts="-o -v -q -h -V --use-bootstrap-token --token-expiration --hub-apiserver --output --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-o -v -q -h -V --token-expiration --hub-apiserver --output --use-bootstrap-token --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2295,6 +2727,10 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --use-bootstrap-token)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -2322,6 +2758,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2330,7 +2778,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__get__subcmd__works)
-            opts="-c -o -v -q -h -V --cluster --clusters --output --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-c -o -v -q -h -V --cluster --clusters --output --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2381,6 +2829,18 @@ _clusteradm() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2937,7 +3397,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__init)
-            opts="-o -v -q -h -V --wait --use-bootstrap-token --token-expiration --hub-apiserver --output-join-command-file --output --force --bundle-version --image-registry --image-pull-credential-file --feature-gates --image --in-process --admission --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-o -v -q -h -V --token-expiration --hub-apiserver --output-join-command-file --output --bundle-version --image-registry --image-pull-credential-file --feature-gates --image --admission --wait --use-bootstrap-token --force --in-process --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2987,6 +3447,22 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "webhooks policies" -- "${cur}"))
                     return 0
                     ;;
+                --wait)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --use-bootstrap-token)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --force)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --in-process)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -3014,6 +3490,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3022,7 +3510,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__join)
-            opts="-v -q -h -V --hub-token --hub-apiserver --cluster-name --ca-file --ca-cert-hash --mode --managed-cluster-kubeconfig --singleton --wait --image --image-registry --bundle-version --feature-gates --proxy-url --proxy-ca-file --klusterlet-annotation --force-internal-endpoint-lookup --in-process --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-v -q -h -V --hub-token --hub-apiserver --cluster-name --ca-file --ca-cert-hash --mode --managed-cluster-kubeconfig --image --image-registry --bundle-version --feature-gates --proxy-url --proxy-ca-file --klusterlet-annotation --singleton --wait --force-internal-endpoint-lookup --in-process --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3084,6 +3572,22 @@ _clusteradm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --singleton)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --force-internal-endpoint-lookup)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --in-process)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -3111,6 +3615,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3119,7 +3635,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__operator)
-            opts="-v -q -h -V --probe-address --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version hub klusterlet help"
+            opts="-v -q -h -V --probe-address --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version hub klusterlet help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3154,6 +3670,18 @@ _clusteradm() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -3220,7 +3748,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__operator__subcmd__hub)
-            opts="-v -q -h -V --probe-address --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-v -q -h -V --probe-address --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3255,6 +3783,18 @@ _clusteradm() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -3265,7 +3805,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__operator__subcmd__klusterlet)
-            opts="-v -q -h -V --probe-address --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-v -q -h -V --probe-address --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3302,6 +3842,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3310,7 +3862,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__unjoin)
-            opts="-y -v -q -h -V --cluster-name --purge-operator --yes --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-y -v -q -h -V --cluster-name --purge-operator --yes --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3321,6 +3873,14 @@ _clusteradm() {
                     return 0
                     ;;
                 --purge-operator)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --yes)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -y)
                     COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
@@ -3351,6 +3911,18 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3359,7 +3931,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__version)
-            opts="-o -v -q -h -V --client --output --kubeconfig --context --timeout --dry-run --verbose --quiet --color --help --version"
+            opts="-o -v -q -h -V --output --client --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3371,6 +3943,10 @@ _clusteradm() {
                     ;;
                 -o)
                     COMPREPLY=($(compgen -W "table yaml json" -- "${cur}"))
+                    return 0
+                    ;;
+                --client)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 --kubeconfig)
@@ -3398,6 +3974,18 @@ _clusteradm() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 *)

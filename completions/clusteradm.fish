@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_clusteradm_global_optspecs
-    string join \n kubeconfig= context= timeout= dry-run v/verbose q/quiet color= h/help V/version
+    string join \n kubeconfig= context= timeout= v/verbose color= dry-run= q/quiet= h/help V/version
 end
 
 function __fish_clusteradm_needs_command
@@ -30,9 +30,11 @@ complete -c clusteradm -n "__fish_clusteradm_needs_command" -l timeout -d 'How l
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_needs_command" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_needs_command" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_needs_command" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_needs_command" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "init" -d 'Make the current cluster an OCM hub and print the command that joins clusters to it'
@@ -63,22 +65,30 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l feature-g
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l image -d 'Run our image (this clusteradm, as `scripts/image` builds it) for the operator and every component it deploys, instead of upstream\'s images; e.g. registry.example.com/clusteradm:v0.1.0' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l admission -d 'How the hub enforces its admission rules: `webhooks` (upstream\'s webhook Deployments) or `policies` (ValidatingAdmissionPolicies in the API server, no webhook Deployments) [default: webhooks; policies with --in-process]' -r -f -a "webhooks\t'Upstream\'s webhook Deployments (Default mode\'s default)'
 policies\t'ValidatingAdmissionPolicies the API server enforces itself; no webhook Deployments'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l wait -d 'Wait until the ClusterManager is Applied and the hub components are available' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l use-bootstrap-token -d 'Use a bootstrap token (kube-system/bootstrap-token-ocmhub) instead of a service-account token' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l force -d 'Skip the preflight checks' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l in-process -d 'Run the ClusterManager operator and hub controllers in this process instead of deploying the operator image; runs in the foreground until Ctrl-C or SIGTERM' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l wait -d 'Wait until the ClusterManager is Applied and the hub components are available'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l use-bootstrap-token -d 'Use a bootstrap token (kube-system/bootstrap-token-ocmhub) instead of a service-account token'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l force -d 'Skip the preflight checks'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l in-process -d 'Run the ClusterManager operator and hub controllers in this process instead of deploying the operator image; runs in the foreground until Ctrl-C or SIGTERM'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -l purge-operator -d 'Also remove the cluster-manager operator (as upstream; `--purge-operator=false` keeps it)' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -s y -l yes -d 'Do not ask for confirmation' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -l context -d 'The kubeconfig context to use [default: the current context]' -r
@@ -86,10 +96,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -l timeout 
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -s y -l yes -d 'Do not ask for confirmation'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l hub-token -d 'The bootstrap token (`clusteradm init` or `clusteradm get token` on the hub prints it)' -r
@@ -107,23 +118,31 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l feature-g
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l proxy-url -d 'A proxy between the agents and the hub (http or https URL)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l proxy-ca-file -d 'The CA of an https proxy (PEM), trusted beside the hub CA' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l klusterlet-annotation -d 'An annotation for the ManagedCluster, key=value (repeatable; prefixed with agent.open-cluster-management.io/)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l singleton -d 'Run one combined agent instead of the registration and work agents' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l wait -d 'Wait until the Klusterlet is applied (and the cluster has registered with the hub)' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l force-internal-endpoint-lookup -d 'Use the hub URL recorded in the hub\'s kube-public/cluster-info instead of --hub-apiserver' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l in-process -d 'Run the klusterlet operator (and the agents) in this process instead of deploying the operator image; runs in the foreground until Ctrl-C or SIGTERM' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l singleton -d 'Run one combined agent instead of the registration and work agents'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l wait -d 'Wait until the Klusterlet is applied (and the cluster has registered with the hub)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l force-internal-endpoint-lookup -d 'Use the hub URL recorded in the hub\'s kube-public/cluster-info instead of --hub-apiserver'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l in-process -d 'Run the klusterlet operator (and the agents) in this process instead of deploying the operator image; runs in the foreground until Ctrl-C or SIGTERM'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -l cluster-name -d 'The name the cluster joined under' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -l purge-operator -d 'Also remove the klusterlet operator and the Klusterlet CRD (`--purge-operator=false` keeps them)' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -s y -l yes -d 'Do not ask for confirmation' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -l context -d 'The kubeconfig context to use [default: the current context]' -r
@@ -131,25 +150,30 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -l timeout
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -s y -l yes -d 'Do not ask for confirmation'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s c -l clusters -l cluster -d 'Clusters to accept, comma-separated [default: choose among pending clusters on a terminal]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -l requesters -d 'Approve only CSRs of these agents (subject common names), comma-separated' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -l wait -d 'Wait (up to --timeout) for the clusters\' CSRs to appear' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -l skip-approve-check -d 'Approve CSRs from any requester, not only bootstrap identities (subjects are still checked)' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -l wait -d 'Wait (up to --timeout) for the clusters\' CSRs to appear'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -l skip-approve-check -d 'Approve CSRs from any requester, not only bootstrap identities (subjects are still checked)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
@@ -158,9 +182,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fis
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement token works help" -f -a "addon" -d 'List add-ons per cluster: install namespace, available, degraded, progressing, identity'
@@ -184,9 +210,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -l clusters -d 'Only these managed clusters, comma-separated' -r
@@ -200,9 +228,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table'
@@ -214,9 +244,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table'
@@ -228,9 +260,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table'
@@ -242,57 +276,68 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s n -l namespace -d 'Namespace' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table'
 yaml\t'YAML (a list is printed as a `kind: List`)'
 json\t'JSON (a list is printed as a `kind: List`)'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s A -l all-namespaces -d 'Placements of every namespace' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s A -l all-namespaces -d 'Placements of every namespace'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -s n -l namespace -d 'Namespace' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table'
 yaml\t'YAML (a list is printed as a `kind: List`)'
 json\t'JSON (a list is printed as a `kind: List`)'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -s A -l all-namespaces -d 'Placements of every namespace' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -s A -l all-namespaces -d 'Placements of every namespace'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l token-expiration -d 'Lifetime of a new service-account token' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l hub-apiserver -d 'The hub API server URL for the join command [default: kube-public/cluster-info\'s, else the kubeconfig\'s]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -s o -l output -d 'Output format' -r -f -a "text\t'`clusteradm join ...`'
 json\t'`{"hub-token": ..., "hub-apiserver": ..., "ca-cert-hash": ...}`'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l use-bootstrap-token -d 'Print the bootstrap token (kube-system/bootstrap-token-ocmhub) instead of a service-account token' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l use-bootstrap-token -d 'Print the bootstrap token (kube-system/bootstrap-token-ocmhub) instead of a service-account token'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s c -l clusters -l cluster -d 'Only these clusters, comma-separated [default: all]' -r
@@ -305,9 +350,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from help" -f -a "addon" -d 'List add-ons per cluster: install namespace, available, degraded, progressing, identity'
@@ -323,9 +370,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset placement work help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset placement work help" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset placement work help" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset placement work help" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset placement work help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset placement work help" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset placement work help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset placement work help" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset placement work help" -f -a "clusterset" -d 'Create a ManagedClusterSet (clusters join it by label: `clusterset set`)'
@@ -338,9 +387,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from clusterset" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from clusterset" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from clusterset" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from clusterset" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from clusterset" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from clusterset" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from clusterset" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from clusterset" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -s n -l namespace -d 'Namespace of the placement (cluster sets must be bound to it)' -r
@@ -348,33 +399,41 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -l label-selectors -d 'Label requirements, comma-separated, each one predicate (ORed, as upstream): `k=v`, `k!=v`, `k`, `!k`' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -l count -d 'How many clusters to select [default: all that match]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -l prioritizers -d 'Prioritizers, comma-separated: `BuiltIn:{Balance|Steady|ResourceAllocatableCPU|ResourceAllocatableMemory}:{weight}`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -l overwrite -d 'Replace the spec of an existing placement of that name' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -l overwrite -d 'Replace the spec of an existing placement of that name'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s f -l filename -l file -d 'A manifest file, a directory of them (*.yaml, *.yml, *.json), or - for stdin; repeatable' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s c -l clusters -l cluster -d 'The clusters to create the work in, comma-separated' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -l placement -d 'Create the work in the clusters a placement has chosen' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s R -l recursive -d 'Also read the subdirectories of directories given with -f' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -l overwrite -d 'Update the work\'s manifests where it already exists' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s r -l replicaset -d 'Create a ManifestWorkReplicaSet in the placement\'s namespace instead: the hub then keeps one work on every cluster the placement decides, now and as decisions change' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s R -l recursive -d 'Also read the subdirectories of directories given with -f'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -l overwrite -d 'Update the work\'s manifests where it already exists'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s r -l replicaset -d 'Create a ManifestWorkReplicaSet in the placement\'s namespace instead: the hub then keeps one work on every cluster the placement decides, now and as decisions change'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from help" -f -a "clusterset" -d 'Create a ManagedClusterSet (clusters join it by label: `clusterset set`)'
@@ -387,9 +446,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset work help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset work help" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset work help" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset work help" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset work help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset work help" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset work help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset work help" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset work help" -f -a "clusterset" -d 'Delete a ManagedClusterSet that no namespace is bound to'
@@ -401,23 +462,29 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from clusterset" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from clusterset" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from clusterset" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from clusterset" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from clusterset" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from clusterset" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from clusterset" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from clusterset" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s c -l clusters -l cluster -d 'The clusters to delete it from, comma-separated' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -l force -d 'Remove the work\'s finalizer instead of waiting for the agent\'s cleanup (its resources may be left on the managed clusters)' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s y -l yes -d 'Accepted for scripts written for earlier versions: `delete work` never asks, as upstream\'s `clusteradm delete work` and `kubectl delete` do not' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -l force -d 'Remove the work\'s finalizer instead of waiting for the agent\'s cleanup (its resources may be left on the managed clusters)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s y -l yes -d 'Accepted for scripts written for earlier versions: `delete work` never asks, as upstream\'s `clusteradm delete work` and `kubectl delete` do not'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from help" -f -a "clusterset" -d 'Delete a ManagedClusterSet that no namespace is bound to'
@@ -429,9 +496,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __f
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -f -a "create" -d 'Create an add-on from its agent\'s manifests or an AddOnTemplate (a ClusterManagementAddOn and its AddOnTemplate)'
@@ -444,18 +513,23 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l cluster-role-bind -d 'A ClusterRole the agent\'s hub identity is bound to in its cluster\'s namespace' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l labels -d 'Labels of the ClusterManagementAddOn and AddOnTemplate (key=value, comma-separated)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l placement-ref -d 'A placement whose clusters get the add-on (NAMESPACE/NAME); without it, `addon enable`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l overwrite -d 'Replace the add-on and its template if they exist' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l hub-registration -d 'Give the agent an identity on the hub (a client certificate)' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -s R -l recursive -d 'Look into subdirectories of -f directories' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l overwrite -d 'Replace the add-on and its template if they exist'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l hub-registration -d 'Give the agent an identity on the hub (a client certificate)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -s R -l recursive -d 'Look into subdirectories of -f directories'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l hub-kubeconfig -d 'Kubeconfig of the add-on\'s hub identity (the `<addon>-hub-kubeconfig` secret\'s)' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l cluster-name -d 'The managed cluster\'s name on the hub' -r
@@ -467,9 +541,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l names -d 'Names of the add-ons to enable, comma-separated' -r
@@ -485,23 +561,28 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -l names -d 'Names of the add-ons to disable, comma-separated' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -l clusters -d 'The managed clusters, comma-separated' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -l all-clusters -d 'Every managed cluster the hub knows' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -l all-clusters -d 'Every managed cluster the hub knows'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from help" -f -a "create" -d 'Create an add-on from its agent\'s manifests or an AddOnTemplate (a ClusterManagementAddOn and its AddOnTemplate)'
@@ -515,9 +596,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and no
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -f -a "set" -d 'Move clusters into a cluster set (sets their cluster-set label)'
@@ -531,9 +614,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -s n -l namespace -d 'The namespace' -r
@@ -543,9 +628,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -s n -l namespace -d 'The namespace' -r
@@ -555,9 +642,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from help" -f -a "set" -d 'Move clusters into a cluster set (sets their cluster-set label)'
@@ -571,9 +660,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not 
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -f -a "hub" -d 'Run the ClusterManager operator: install and keep the hub components as the ClusterManager asks'
@@ -586,9 +677,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fi
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -l probe-address -d 'Serve /healthz, /readyz and /metrics over plain HTTP on this address (e.g. 0.0.0.0:8000)' -r
@@ -598,9 +691,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fi
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from help" -f -a "hub" -d 'Run the ClusterManager operator: install and keep the hub components as the ClusterManager asks'
@@ -612,9 +707,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and no
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -f -a "hub" -d 'Run every hub controller: registration, cluster sets, placement, replica sets, add-ons and the add-on API\'s conversion webhook'
@@ -628,9 +725,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from hub" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from hub" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from hub" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from hub" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from hub" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from hub" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from hub" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from hub" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from agent" -l cluster-name -d 'The name the cluster registers under' -r
@@ -643,9 +742,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from agent" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from agent" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from agent" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from agent" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from agent" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from agent" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from agent" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from agent" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from help" -f -a "hub" -d 'Run every hub controller: registration, cluster sets, placement, replica sets, add-ons and the add-on API\'s conversion webhook'
@@ -654,16 +755,19 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand version" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table'
 yaml\t'YAML (a list is printed as a `kind: List`)'
 json\t'JSON (a list is printed as a `kind: List`)'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand version" -l client -d 'Only the client version; do not contact the cluster' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand version" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand version" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand version" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand version" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand version" -l client -d 'Only the client version; do not contact the cluster'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand version" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand version" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand version" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand version" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand version" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand version" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand version" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand completion" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
@@ -672,22 +776,27 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand completion" -l tim
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand completion" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand completion" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand completion" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand completion" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand completion" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand completion" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand completion" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand completion" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -l root -d 'The repository root' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -l check -d 'Fail if a generated file is stale instead of writing it' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -l check -d 'Fail if a generated file is stale instead of writing it'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -l dry-run -d 'Print what would be applied instead of applying it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s q -l quiet -d 'Only errors and warnings on stderr'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete addon clusterset operator controller version completion generate help" -f -a "init" -d 'Make the current cluster an OCM hub and print the command that joins clusters to it'

@@ -2,10 +2,7 @@
 //! same scripts are committed under completions/ (see `generate`).
 use std::process::ExitCode;
 
-use clap::CommandFactory;
 use clap_complete::Shell;
-
-use super::Cli;
 
 /// Flags of `completion`.
 #[derive(Debug, clap::Args)]
@@ -19,7 +16,12 @@ pub struct Args {
 #[must_use]
 pub fn script(shell: Shell) -> String {
     let mut buf = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "clusteradm", &mut buf);
+    clap_complete::generate(
+        shell,
+        &mut super::bool_flags::command(),
+        "clusteradm",
+        &mut buf,
+    );
     String::from_utf8(buf).expect("completion scripts are UTF-8")
 }
 

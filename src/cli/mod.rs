@@ -3,6 +3,7 @@
 pub mod accept;
 pub mod addon;
 pub mod args;
+pub mod bool_flags;
 pub mod clean;
 pub mod clusters;
 pub mod clusterset;
