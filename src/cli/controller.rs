@@ -10,10 +10,8 @@ use futures::FutureExt;
 
 use super::Ctx;
 use crate::api::names::{AGENT_NAMESPACE, HUB_NAMESPACE};
-use crate::error::UserError;
 use crate::hub::conversion::{self, Webhook};
 use crate::inprocess::klusterlet::Agents;
-use crate::runtime::client::{self as kubeconfig_client, Timeouts};
 use crate::runtime::lease::{self, LeaseLock};
 use crate::runtime::probes::{self, Readiness};
 
@@ -103,22 +101,15 @@ pub(super) async fn start(
     Ok(())
 }
 
-/// The managed cluster's client in Hosted mode, from a kubeconfig the operator mounts from a
-/// secret: loaded under the cluster's rules (inline credentials or files beside it), so whoever
-/// writes that secret cannot make the agent run a command.
+/// The managed cluster's client in Hosted mode, from the kubeconfig the operator mounts, checked
+/// to answer before the agents start.
 async fn managed_client(path: &std::path::Path) -> anyhow::Result<kube::Client> {
-    let client = kubeconfig_client::from_mounted_secret(
+    let client = super::mounted_kubeconfig(
         path,
         "--managed-kubeconfig",
-        Timeouts::LOOP,
+        "pass the managed cluster's kubeconfig (the external-managed-kubeconfig secret's)",
     )
-    .await
-    .map_err(|e| {
-        UserError::new(
-            crate::runtime::report::chain(&e),
-            "pass the managed cluster's kubeconfig (the external-managed-kubeconfig secret's)",
-        )
-    })?;
+    .await?;
     client
         .apiserver_version()
         .await

@@ -163,3 +163,18 @@ pub async fn run(cli: Cli, printer: Printer) -> anyhow::Result<ExitCode> {
         Command::Generate(args) => generate::run(&args, &ctx),
     }
 }
+
+/// A client from the kubeconfig of a mounted Secret given by `flag` (an add-on's hub identity, a
+/// Hosted agent's managed cluster): loaded under the cluster's rules (inline credentials or files
+/// beside it), so whoever writes that Secret cannot make this process run a command; a file that
+/// cannot be used is the user's error, with `hint`.
+pub(crate) async fn mounted_kubeconfig(
+    path: &std::path::Path,
+    flag: &str,
+    hint: &str,
+) -> anyhow::Result<kube::Client> {
+    use crate::runtime::client::{Timeouts, from_mounted_secret};
+    from_mounted_secret(path, flag, Timeouts::LOOP)
+        .await
+        .map_err(|e| crate::error::UserError::new(crate::runtime::report::chain(&e), hint).into())
+}

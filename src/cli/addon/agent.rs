@@ -3,7 +3,7 @@
 //!
 //! `--hub-kubeconfig` is the mounted `<addon>-hub-kubeconfig` Secret, written by the registration
 //! agent, not by the user: it is loaded under the cluster's rules
-//! ([`kubeconfig_client::from_mounted_secret`]), so whoever can write that Secret cannot make
+//! ([`crate::cli::mounted_kubeconfig`]), so whoever can write that Secret cannot make
 //! this agent run a command or send a file of this host to a server.
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,8 +12,6 @@ use anyhow::Context as _;
 
 use crate::agent::addon::helloworld;
 use crate::cli::Ctx;
-use crate::error::UserError;
-use crate::runtime::client::{self as kubeconfig_client, Timeouts};
 use crate::runtime::shutdown;
 
 /// The add-on agents this binary carries.
@@ -44,18 +42,12 @@ pub struct AgentArgs {
 
 /// Runs the agent until Ctrl-C or SIGTERM; the managed cluster is `--kubeconfig`'s.
 pub async fn agent(args: AgentArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
-    let hub = kubeconfig_client::from_mounted_secret(
+    let hub = crate::cli::mounted_kubeconfig(
         &args.hub_kubeconfig,
         "--hub-kubeconfig",
-        Timeouts::LOOP,
+        "pass the kubeconfig of the add-on's <addon>-hub-kubeconfig secret: inline credentials, or files beside it",
     )
-    .await
-    .map_err(|e| {
-        UserError::new(
-            crate::runtime::report::chain(&e),
-            "pass the kubeconfig of the add-on's <addon>-hub-kubeconfig secret: inline credentials, or files beside it",
-        )
-    })?;
+    .await?;
     let managed = ctx.kube().await.context("the managed cluster")?.client;
     let Example::Helloworld = args.addon;
     let opts = helloworld::Options {

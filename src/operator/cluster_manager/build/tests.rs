@@ -190,14 +190,7 @@ fn deployments_carry_upstream_labels_args_and_gates() {
         ]
     );
     let webhook = &d.deployments[1];
-    let pod = webhook
-        .spec
-        .as_ref()
-        .unwrap()
-        .template
-        .spec
-        .as_ref()
-        .unwrap();
+    let pod = pod_spec(webhook);
     assert_eq!(
         pod.volumes.as_ref().unwrap()[0]
             .secret
@@ -362,14 +355,7 @@ fn one_image_for_every_component_is_our_hub_deployment_with_admission_policies()
     let issued = certs();
     let d = build(&v, &issued, InProcess::HUB_DEPLOYMENT);
     assert_eq!(names(&d.deployments), [hub::NAME]);
-    let pod = d.deployments[0]
-        .spec
-        .as_ref()
-        .unwrap()
-        .template
-        .spec
-        .as_ref()
-        .unwrap();
+    let pod = pod_spec(&d.deployments[0]);
     let container = &pod.containers[0];
     assert_eq!(
         container.image.as_deref(),
@@ -417,4 +403,8 @@ fn one_image_for_every_component_is_our_hub_deployment_with_admission_policies()
         }
     }
     assert!(!d.admission_policies.is_empty());
+}
+
+fn pod_spec(d: &k8s_openapi::api::apps::v1::Deployment) -> &k8s_openapi::api::core::v1::PodSpec {
+    d.spec.as_ref().unwrap().template.spec.as_ref().unwrap()
 }

@@ -96,15 +96,7 @@ fn default_mode_deploys_both_agents_with_upstream_names() {
             "--hub-kubeconfig=/spoke/hub-kubeconfig/kubeconfig"
         ]
     );
-    let image = d.management.deployments[1]
-        .spec
-        .as_ref()
-        .unwrap()
-        .template
-        .spec
-        .as_ref()
-        .unwrap()
-        .containers[0]
+    let image = pod(&d.management.deployments[1]).containers[0]
         .image
         .clone();
     assert_eq!(
