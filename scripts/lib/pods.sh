@@ -1,6 +1,7 @@
 # What the scripts that drive pods share (sourced): steps, timing, waiting on another process's
 # progress, admin requests to a cluster of the running control plane, and pods' memory.
-# Needs CP_DIR and CP_PORT_BASE (scripts/control-plane env).
+# Needs CP_DIR and CP_PORT_BASE (scripts/control-plane env); the clusteradm helpers also need
+# `cm` (the binary) and `hub` (its hub flags, an array) set by the script.
 
 step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 ms() { echo $(($(date +%s%N) / 1000000)); }
@@ -42,3 +43,9 @@ pod_rss() {
   mapfile -t out < <(pod_rss_list "$1" "$2" "app%3D$3")
   (IFS=/; echo "${out[*]} MiB")
 }
+
+# field <name>: a string field of `init -o json`'s output, kept in $CP_DIR/join.json.
+field() { sed -n "s/.*\"$1\": \"\([^\"]*\)\".*/\1/p" "$CP_DIR/join.json"; }
+
+# available <cluster>: whether `get clusters` shows the cluster Available.
+available() { "$cm" get clusters "${hub[@]}" | awk -v c="$1" '$1 == c && $4 == "True" {found=1} END {exit !found}'; }
