@@ -1,11 +1,13 @@
 //! The process's Prometheus metrics, in one registry: what every controller reports through
-//! [`crate::runtime::report::controller_result`], and what the work agent measures per apply.
+//! [`crate::runtime::report::controller_result`], its queue depth
+//! ([`crate::runtime::queue_depth`]), and what the work agent measures per apply.
 //! Served as text at `/metrics` by [`crate::runtime::probes`].
 use std::sync::LazyLock;
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
@@ -21,6 +23,7 @@ pub struct Metrics {
     registry: Registry,
     reconciles: Family<ControllerLabel, Counter>,
     errors: Family<ControllerLabel, Counter>,
+    queue_depth: Family<ControllerLabel, Gauge>,
     work_apply: Histogram,
 }
 
@@ -28,6 +31,7 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
     let mut registry = Registry::with_prefix("clusteradm");
     let reconciles = Family::<ControllerLabel, Counter>::default();
     let errors = Family::<ControllerLabel, Counter>::default();
+    let queue_depth = Family::<ControllerLabel, Gauge>::default();
     // 1 ms to ~16 s: one manifest on a near API server to a large work on a slow one.
     let work_apply = Histogram::new(exponential_buckets(0.001, 2.0, 15));
     registry.register(
@@ -41,6 +45,11 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         errors.clone(),
     );
     registry.register(
+        "queue_depth",
+        "Objects changed since the controller last reconciled them",
+        queue_depth.clone(),
+    );
+    registry.register(
         "work_apply_seconds",
         "Time to apply one ManifestWork's manifests",
         work_apply.clone(),
@@ -49,6 +58,7 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         registry,
         reconciles,
         errors,
+        queue_depth,
         work_apply,
     }
 });
@@ -69,9 +79,15 @@ pub fn work_applied(seconds: f64) {
     METRICS.work_apply.observe(seconds);
 }
 
-/// The metrics in Prometheus' text format.
+/// The metrics in Prometheus' text format (queue depths as of now).
 #[must_use]
 pub fn text() -> String {
+    for (controller, depth) in crate::runtime::queue_depth::depths() {
+        METRICS
+            .queue_depth
+            .get_or_create(&ControllerLabel { controller })
+            .set(i64::try_from(depth).unwrap_or(i64::MAX));
+    }
     let mut out = String::new();
     prometheus_client::encoding::text::encode(&mut out, &METRICS.registry)
         .expect("writing to a String cannot fail");

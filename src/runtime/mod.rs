@@ -12,6 +12,7 @@ pub mod impersonate;
 pub mod lease;
 pub mod metrics;
 pub mod probes;
+pub mod queue_depth;
 pub mod report;
 pub mod shutdown;
 pub mod uninstall;

@@ -54,10 +54,7 @@ pub fn controller_result<K, E, Q>(
     Q: Error + 'static,
 {
     use kube::runtime::controller::Error as Failure;
-    let failed = matches!(result, Err(Failure::ReconcilerFailed(..)));
-    if !matches!(result, Err(Failure::ObjectNotFound(_))) {
-        crate::runtime::metrics::reconciled(controller, failed);
-    }
+    record(controller, result);
     match result {
         Ok(_) | Err(Failure::ObjectNotFound(_)) => {}
         Err(Failure::ReconcilerFailed(e, obj)) => {
@@ -65,6 +62,35 @@ pub fn controller_result<K, E, Q>(
         }
         Err(e) => tracing::warn!("{controller}: {}", chain(e)),
     }
+}
+
+/// Counts one result of `controller` in its metrics (reconciles, errors, queue depth) without
+/// logging it: for controllers that log their results their own way.
+pub fn record<K, E, Q>(
+    controller: &str,
+    result: &Result<
+        (
+            kube::runtime::reflector::ObjectRef<K>,
+            kube::runtime::controller::Action,
+        ),
+        kube::runtime::controller::Error<E, Q>,
+    >,
+) where
+    K: kube::Resource,
+{
+    use kube::runtime::controller::Error as Failure;
+    let failed = matches!(result, Err(Failure::ReconcilerFailed(..)));
+    if !matches!(result, Err(Failure::ObjectNotFound(_))) {
+        crate::runtime::metrics::reconciled(controller, failed);
+    }
+    let (namespace, name) = match result {
+        Ok((obj, _)) => (obj.namespace.as_deref(), obj.name.as_str()),
+        Err(Failure::ReconcilerFailed(_, obj) | Failure::ObjectNotFound(obj)) => {
+            (obj.namespace.as_deref(), obj.name.as_str())
+        }
+        Err(_) => return,
+    };
+    crate::runtime::queue_depth::reconciled(controller, namespace, name);
 }
 
 /// The error policy of a controller whose every failure is retried after `delay`. It logs

@@ -2,8 +2,8 @@
 //! `join --image` (operator and agent pods on the managed node), `accept`, a ManifestWork whose
 //! Deployment's pod really starts and reports back, the agent container killed and the hub pod
 //! deleted without harm, the helloworld add-on as its own pod, the managed node stopped and back,
-//! a Hosted-mode cluster whose agent runs on the management cluster's node, and
-//! `unjoin`/`clean` leaving nothing behind. Prints the timings.
+//! a Hosted-mode cluster whose agent (and a Hosted add-on's) runs on the management cluster's
+//! node, and `unjoin`/`clean` leaving nothing behind. Prints the timings.
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -189,10 +189,19 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
         agent_metrics.contains("clusteradm_reconciles_total{controller=\"work agent\"}"),
         "{agent_metrics}"
     );
+    // Its one work reconciled: nothing waits in the work agent's queue.
+    assert!(
+        agent_metrics.contains("clusteradm_queue_depth{controller=\"work agent\"} 0"),
+        "{agent_metrics}"
+    );
     let hub_metrics = metrics(&hub_pod).await;
     assert!(
         hub_metrics
             .contains("clusteradm_reconciles_total{controller=\"hub registration controller\"}"),
+        "{hub_metrics}"
+    );
+    assert!(
+        hub_metrics.contains("clusteradm_queue_depth{controller=\"add-on manager\"}"),
         "{hub_metrics}"
     );
     let deployments: Api<Deployment> = Api::namespaced(managed.clone(), &work_ns);
@@ -346,7 +355,8 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
         "pods: init -> hub pod Ready {:.1} s, join -> Available {:.1} s, work -> pod Ready {:.1} s, \
          agent leader killed -> another leads {:.1} s, hub leader deleted -> standby leads {:.1} s, \
          add-on enabled -> its pod Ready {:.1} s, node stopped -> Unknown {:.1} s, node back -> \
-         Available {:.1} s, hosted join -> Available {:.1} s",
+         Available {:.1} s, hosted join -> Available {:.1} s, hosted add-on enabled -> its pod \
+         Ready on the management node {:.1} s",
         init_to_ready.as_secs_f64(),
         join_to_available.as_secs_f64(),
         work_to_pod.as_secs_f64(),
@@ -355,6 +365,7 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
         addon_to_pod.as_secs_f64(),
         to_unknown.as_secs_f64(),
         to_available.as_secs_f64(),
-        hosted.join_to_available.as_secs_f64()
+        hosted.join_to_available.as_secs_f64(),
+        hosted.addon_to_pod.as_secs_f64()
     );
 }

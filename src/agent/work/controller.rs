@@ -149,6 +149,11 @@ pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<(
         ctx.managed.clone(),
         ctx.executor_cache.clone(),
     ));
+    crate::runtime::queue_depth::track(
+        "work agent",
+        store.clone(),
+        crate::runtime::queue_depth::Wakes::OnSpec,
+    );
     Controller::for_stream(works, store)
         .with_config(Config::default().concurrency(opts.concurrency))
         .graceful_shutdown_on(crate::runtime::shutdown::cancelled(&shutdown))

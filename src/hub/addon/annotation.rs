@@ -177,6 +177,11 @@ pub async fn run_with(
     let created = addon_events.filter(move |a| {
         std::future::ready(a.metadata.uid.clone().is_some_and(|uid| known.insert(uid)))
     });
+    crate::runtime::queue_depth::track(
+        "add-on annotation controller",
+        clusters.clone(),
+        crate::runtime::queue_depth::Wakes::OnAnyChange,
+    );
     let results = Controller::for_shared_stream(events, clusters.clone())
         .watches_shared_stream(created, |a| a.namespace().map(|ns| ObjectRef::new(&ns)))
         .graceful_shutdown_on(shutdown::cancelled(&shutdown))

@@ -114,6 +114,11 @@ pub async fn run_with(
         client: hub,
         addons: addons.clone(),
     });
+    crate::runtime::queue_depth::track(
+        "add-on feature discovery",
+        clusters.clone(),
+        crate::runtime::queue_depth::Wakes::OnAnyChange,
+    );
     let results = Controller::for_shared_stream(cluster_events, clusters.clone())
         .watches_shared_stream(addon_events, |a| {
             a.namespace().map(|ns| ObjectRef::new(&ns))

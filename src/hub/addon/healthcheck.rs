@@ -85,6 +85,11 @@ pub async fn run_with(
         client: hub,
         addons: addons.clone(),
     });
+    crate::runtime::queue_depth::track(
+        "add-on health check",
+        clusters.clone(),
+        crate::runtime::queue_depth::Wakes::OnAnyChange,
+    );
     let results = Controller::for_shared_stream(cluster_events, clusters.clone())
         .graceful_shutdown_on(shutdown::cancelled(&shutdown))
         .run(reconcile, report::requeue_after(RETRY), ctx);

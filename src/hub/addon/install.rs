@@ -97,6 +97,11 @@ pub async fn run_with(
     // A config's spec hash is part of every rollout that uses it: any change looks again at
     // the (few) rolled-out add-ons.
     let (for_templates, for_configs) = (cmas.clone(), cmas.clone());
+    crate::runtime::queue_depth::track(
+        "add-on install controller",
+        cmas.clone(),
+        crate::runtime::queue_depth::Wakes::OnAnyChange,
+    );
     let run = Controller::for_shared_stream(cma_events, cmas.clone())
         .watches_shared_stream(addon_events, |mca| Some(ObjectRef::new(&mca.name_any())))
         .watches_shared_stream(decision_events, move |d| {

@@ -64,6 +64,11 @@ pub async fn run_with(
         templates,
         reported: Mutex::default(),
     });
+    crate::runtime::queue_depth::track(
+        "add-on registration controller",
+        addons.clone(),
+        crate::runtime::queue_depth::Wakes::OnAnyChange,
+    );
     let run = Controller::for_shared_stream(addon_events, addons.clone())
         .watches_shared_stream(csr_events, |csr| {
             let labels = csr.labels();

@@ -25,13 +25,16 @@ use crate::api::cluster::{
 use crate::api::conditions::{self, Condition};
 use crate::hub::managed_namespaces;
 use crate::hub::watch::{self, Fanout};
-use crate::runtime::{Shutdown, report, shutdown};
+use crate::runtime::{Shutdown, queue_depth, report, shutdown};
 use decide::{Builtin, Membership};
 
 /// How often the built-in sets are checked.
 pub const BUILTIN_RESYNC: Duration = Duration::from_secs(10);
 /// Retry after a failed status write.
 const RETRY: Duration = Duration::from_secs(5);
+/// The names the two controllers report their metrics under.
+const SET_CONTROLLER: &str = "cluster-set controller";
+const BINDING_CONTROLLER: &str = "cluster-set binding controller";
 
 #[derive(Debug, thiserror::Error)]
 #[error(transparent)]
@@ -70,6 +73,11 @@ pub async fn run_with(
         changes,
         deletions,
     );
+    queue_depth::track(
+        SET_CONTROLLER,
+        sets.clone(),
+        crate::runtime::queue_depth::Wakes::OnAnyChange,
+    );
     let set_controller = Controller::for_shared_stream(set_events, sets.clone());
     // Any cluster change may change any set's count: sets are few, clusters many.
     let all_sets = {
@@ -92,13 +100,18 @@ pub async fn run_with(
                 clusters: clusters.clone(),
             }),
         )
-        .for_each(|r| async move { log("ManagedClusterSet", r) });
+        .for_each(|r| async move { log(SET_CONTROLLER, "ManagedClusterSet", r) });
 
     let binding_controller = Controller::new(
         Api::<ManagedClusterSetBinding>::all(hub.clone()),
         watcher::Config::default(),
     );
     let bindings = binding_controller.store();
+    queue_depth::track(
+        BINDING_CONTROLLER,
+        bindings.clone(),
+        crate::runtime::queue_depth::Wakes::OnAnyChange,
+    );
     let binding_loop = binding_controller
         .watches_shared_stream(binding_set_events, move |set| {
             let name = set.name_any();
@@ -118,7 +131,7 @@ pub async fn run_with(
                 sets: sets.clone(),
             }),
         )
-        .for_each(|r| async move { log("ManagedClusterSetBinding", r) });
+        .for_each(|r| async move { log(BINDING_CONTROLLER, "ManagedClusterSetBinding", r) });
 
     // A binding is judged only once the set cache is filled (else every binding would read
     // `Bound=False` for a moment at start).
@@ -159,11 +172,13 @@ fn retry(e: &Error) -> Action {
 }
 
 fn log<K: Resource, E: std::error::Error + 'static>(
+    controller: &str,
     kind: &str,
     result: Result<(ObjectRef<K>, Action), controller::Error<E, watcher::Error>>,
 ) where
     K::DynamicType: Default,
 {
+    report::record(controller, &result);
     match result {
         Ok(_) | Err(controller::Error::ObjectNotFound(_)) => {}
         Err(e) => tracing::debug!(kind, "{}", report::chain(&e)),

@@ -59,6 +59,11 @@ pub async fn run_with(
     shutdown: Shutdown,
 ) {
     let members = clusters.clone();
+    crate::runtime::queue_depth::track(
+        "managed-namespace controller",
+        clusters.clone(),
+        crate::runtime::queue_depth::Wakes::OnAnyChange,
+    );
     let run = Controller::for_shared_stream(cluster_events, clusters.clone())
         .watches_shared_stream(set_events, move |set| {
             decide::clusters_of_set(&set, &members.state())

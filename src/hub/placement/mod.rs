@@ -78,6 +78,12 @@ fn spec_changes(
             .combine(predicates::annotations::<Placement>),
         PredicateConfig::default(),
     );
+    // Its queue depth counts spec changes (labels and annotations changes are not in it).
+    crate::runtime::queue_depth::track(
+        "placement controller",
+        placements.clone(),
+        crate::runtime::queue_depth::Wakes::OnSpec,
+    );
     (placements, changes)
 }
 

@@ -105,6 +105,11 @@ pub async fn run_with(
         granted: Mutex::new(HashSet::new()),
         failures: Mutex::new(HashMap::new()),
     });
+    crate::runtime::queue_depth::track(
+        "hub registration controller",
+        clusters.clone(),
+        crate::runtime::queue_depth::Wakes::OnAnyChange,
+    );
     let controller = Controller::for_shared_stream(cluster_events, clusters)
         .watches_shared_stream(csr_events, |csr| {
             csr.labels()

@@ -94,6 +94,11 @@ pub async fn run(hub: Client, shutdown: Shutdown) -> anyhow::Result<()> {
         watcher::Config::default(),
     );
     let sets = controller.store();
+    crate::runtime::queue_depth::track(
+        "replica-set controller",
+        sets.clone(),
+        crate::runtime::queue_depth::Wakes::OnAnyChange,
+    );
     let (for_placements, for_decisions) = (sets.clone(), sets.clone());
     let ctx = Arc::new(Context {
         client: hub,

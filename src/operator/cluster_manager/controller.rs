@@ -23,10 +23,12 @@ use crate::api::names::HUB_NAMESPACE;
 use crate::api::operator::{CLUSTER_MANAGER_FINALIZER, CLUSTER_MANAGER_NAME, ClusterManager};
 use crate::apply::{Applier, MANAGED_BY_LABEL};
 use crate::error::UserError;
-use crate::runtime::report;
 use crate::runtime::shutdown::{self, Shutdown};
+use crate::runtime::{queue_depth, report};
 
 /// Longest time between two reconciles (drift is repaired at least this often).
+/// The name this controller reports its results and metrics under.
+const CONTROLLER: &str = "cluster-manager operator";
 const RESYNC: Duration = Duration::from_secs(300);
 /// How long a shutdown waits for running reconciles before cutting them short.
 const GRACE: Duration = Duration::from_secs(20);
@@ -97,33 +99,31 @@ pub async fn run(client: Client, in_process: InProcess, shutdown: Shutdown) -> a
     let controller = Controller::new(
         Api::<ClusterManager>::all(client.clone()),
         watcher::Config::default().fields(&format!("metadata.name={CLUSTER_MANAGER_NAME}")),
-    )
-    .watches(
-        Api::<Deployment>::namespaced(client.clone(), HUB_NAMESPACE),
-        managed.clone(),
-        the_cm,
-    )
-    .watches(
-        Api::<Secret>::namespaced(client, HUB_NAMESPACE),
-        managed,
-        the_cm,
-    )
-    .with_config(controller::Config::default().debounce(Duration::from_millis(200)))
-    .graceful_shutdown_on(shutdown::cancelled(&shutdown))
-    .run(reconcile, error_policy, ctx)
-    .for_each(|result| async move {
-        match result {
-            Ok((obj, _)) => tracing::debug!(name = obj.name, "reconciled"),
-            Err(controller::Error::ReconcilerFailed(e, obj)) => {
-                tracing::warn!(name = obj.name, "reconcile failed: {}", report::chain(&e));
-            }
-            // A Deployment or Secret event after the ClusterManager is gone: nothing to do.
-            Err(controller::Error::ObjectNotFound(obj)) => {
-                tracing::debug!(name = obj.name, "ClusterManager gone");
-            }
-            Err(e) => tracing::warn!("ClusterManager controller: {}", report::chain(&e)),
-        }
-    });
+    );
+    queue_depth::track(
+        CONTROLLER,
+        controller.store(),
+        crate::runtime::queue_depth::Wakes::OnAnyChange,
+    );
+    let controller = controller
+        .watches(
+            Api::<Deployment>::namespaced(client.clone(), HUB_NAMESPACE),
+            managed.clone(),
+            the_cm,
+        )
+        .watches(
+            Api::<Secret>::namespaced(client, HUB_NAMESPACE),
+            managed,
+            the_cm,
+        )
+        .with_config(controller::Config::default().debounce(Duration::from_millis(200)))
+        .graceful_shutdown_on(shutdown::cancelled(&shutdown))
+        .run(reconcile, error_policy, ctx)
+        .for_each(|result| async move {
+            // A Deployment or Secret event after the ClusterManager is gone is no news: only
+            // failures are logged.
+            report::controller_result(CONTROLLER, &result);
+        });
     let grace = async {
         shutdown.cancelled().await;
         tokio::time::sleep(GRACE).await;

@@ -22,10 +22,12 @@ use super::build::KLUSTERLET_LABEL;
 use super::{Options, apply, build, cleanup, observe, status, validate};
 use crate::api::operator::{KLUSTERLET_FINALIZER, KLUSTERLET_HOSTED_FINALIZER, Klusterlet};
 use crate::apply::Applier;
-use crate::runtime::report;
 use crate::runtime::shutdown::{self, Shutdown};
+use crate::runtime::{queue_depth, report};
 
 /// How often a healthy Klusterlet is looked at again (hub checks, as upstream's 30 s).
+/// The name this controller reports its results and metrics under.
+const CONTROLLER: &str = "klusterlet operator";
 const RESYNC: Duration = Duration::from_secs(30);
 /// How soon a Klusterlet whose objects did not all apply is tried again.
 const RETRY: Duration = Duration::from_secs(5);
@@ -108,7 +110,13 @@ pub async fn run(client: Client, opts: Options, shutdown: Shutdown) -> anyhow::R
         client: client.clone(),
         opts,
     });
-    Controller::new(klusterlets, watcher::Config::default())
+    let controller = Controller::new(klusterlets, watcher::Config::default());
+    queue_depth::track(
+        CONTROLLER,
+        controller.store(),
+        crate::runtime::queue_depth::Wakes::OnAnyChange,
+    );
+    controller
         .watches(
             Api::<Deployment>::all(client.clone()),
             labelled(),
@@ -120,10 +128,7 @@ pub async fn run(client: Client, opts: Options, shutdown: Shutdown) -> anyhow::R
         .graceful_shutdown_on(shutdown::cancelled(&shutdown))
         .run(reconcile, error_policy, ctx)
         .for_each(|result| async move {
-            match result {
-                Ok((k, _)) => tracing::debug!("reconciled Klusterlet {}", k.name),
-                Err(e) => tracing::warn!("klusterlet operator: {}", report::chain(&e)),
-            }
+            report::controller_result(CONTROLLER, &result);
         })
         .await;
     Ok(())
@@ -247,8 +252,8 @@ async fn reconcile_apply(k: &Klusterlet, ctx: &Context) -> Result<Action, Error>
 }
 
 #[allow(clippy::needless_pass_by_value)] // the signature kube-runtime asks for
-fn error_policy(k: Arc<Klusterlet>, err: &Error, _ctx: Arc<Context>) -> Action {
-    tracing::warn!("Klusterlet {}: {}", k.name_any(), report::chain(err));
+// The failure is logged with the Klusterlet's name by `report::controller_result`.
+fn error_policy(_: Arc<Klusterlet>, err: &Error, _ctx: Arc<Context>) -> Action {
     if err.is_invalid_spec() {
         Action::await_change()
     } else {

@@ -29,6 +29,8 @@ use crate::api::cluster::ManagedCluster;
 use crate::runtime::report;
 
 /// How often the namespaces are checked without a change (upstream's status controller resyncs).
+/// The name this controller reports its metrics under.
+const CONTROLLER: &str = "managed namespaces";
 const RESYNC: Duration = Duration::from_secs(600);
 /// Retry after a failed write.
 const RETRY: Duration = Duration::from_secs(5);
@@ -86,37 +88,44 @@ pub fn run(
         let cluster = cluster.to_string();
         move |_| Some(ObjectRef::<ManagedCluster>::new(&cluster))
     };
-    Controller::new(
+    let controller = Controller::new(
         Api::<ManagedCluster>::all(hub.clone()),
         watcher::Config::default().fields(&format!("metadata.name={cluster}")),
-    )
-    .watches_stream(namespaces, own)
-    .run(
-        reconcile,
-        |_, e: &Error, _| {
-            // A status write that lost a race (heartbeat, hub) is no news: it is decided again.
-            if matches!(e, Error::Write { source: kube::Error::Api(s), .. } if s.code == 409) {
-                tracing::debug!("managed namespaces: {}", report::chain(e));
-            } else {
-                tracing::warn!(
-                    "managed namespaces: {}; retrying in {RETRY:?}",
-                    report::chain(e)
-                );
+    );
+    crate::runtime::queue_depth::track(
+        CONTROLLER,
+        controller.store(),
+        crate::runtime::queue_depth::Wakes::OnAnyChange,
+    );
+    controller
+        .watches_stream(namespaces, own)
+        .run(
+            reconcile,
+            |_, e: &Error, _| {
+                // A status write that lost a race (heartbeat, hub) is no news: it is decided again.
+                if matches!(e, Error::Write { source: kube::Error::Api(s), .. } if s.code == 409) {
+                    tracing::debug!("managed namespaces: {}", report::chain(e));
+                } else {
+                    tracing::warn!(
+                        "managed namespaces: {}; retrying in {RETRY:?}",
+                        report::chain(e)
+                    );
+                }
+                Action::requeue(RETRY)
+            },
+            Arc::new(Context {
+                hub,
+                managed,
+                label,
+                labelled,
+            }),
+        )
+        .for_each(|result| async move {
+            report::record(CONTROLLER, &result);
+            if let Err(e) = result {
+                tracing::debug!("managed namespaces: {}", report::chain(&e));
             }
-            Action::requeue(RETRY)
-        },
-        Arc::new(Context {
-            hub,
-            managed,
-            label,
-            labelled,
-        }),
-    )
-    .for_each(|result| async move {
-        if let Err(e) = result {
-            tracing::debug!("managed namespaces: {}", report::chain(&e));
-        }
-    })
+        })
 }
 
 async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Action, Error> {
