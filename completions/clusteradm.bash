@@ -551,7 +551,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__addon__subcmd__agent)
-            opts="-v -q -h -V --hub-kubeconfig --cluster-name --addon-namespace --addon-name --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version helloworld"
+            opts="-v -q -h -V --hub-kubeconfig --cluster-name --addon-namespace --addon-name --managed-kubeconfig --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version helloworld"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -570,6 +570,10 @@ _clusteradm() {
                     return 0
                     ;;
                 --addon-name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --managed-kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -535,6 +535,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l cluster-name -d 'The managed cluster\'s name on the hub' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l addon-namespace -d 'The add-on\'s install namespace on the managed cluster' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l addon-name -d 'The add-on\'s name (its Lease\'s)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l managed-kubeconfig -d 'Kubeconfig of the managed cluster, for a Hosted add-on: the agent runs on the hosting cluster (`--kubeconfig` or in-cluster, where its Lease stays) and acts on this one' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r

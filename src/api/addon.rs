@@ -47,6 +47,24 @@ pub const PRE_DELETE_HOOK_FINALIZER: &str = "addon.open-cluster-management.io/ad
 pub const DEPRECATED_PRE_DELETE_HOOK_FINALIZER: &str =
     "cluster.open-cluster-management.io/addon-pre-delete";
 
+/// ManagedClusterAddOn annotation: the managed cluster (by its name on the hub) whose node runs
+/// the add-on's agent, which acts on its own cluster from there (Hosted mode).
+pub const HOSTING_CLUSTER_ANNOTATION: &str =
+    "addon.open-cluster-management.io/hosting-cluster-name";
+/// Annotation (or label) on an add-on manifest: in Hosted mode, whether it goes to the `managed`
+/// cluster (the default), the `hosting` cluster or `none`.
+pub const HOSTED_MANIFEST_LOCATION_KEY: &str =
+    "addon.open-cluster-management.io/hosted-manifest-location";
+/// Label on a hosting cluster's deploy work naming the cluster whose add-on it deploys.
+pub const ADDON_NAMESPACE_LABEL: &str = "addon.open-cluster-management.io/namespace";
+/// Finalizer that holds a hosted add-on until its work on the hosting cluster is removed.
+pub const HOSTING_MANIFEST_FINALIZER: &str =
+    "addon.open-cluster-management.io/hosting-manifests-cleanup";
+/// ManagedClusterAddOn condition: the hosting cluster is a managed cluster of the hub.
+pub const HOSTING_CLUSTER_VALIDITY: &str = "HostingClusterValidity";
+/// ManagedClusterAddOn condition: the manifests for the hosting cluster were applied.
+pub const HOSTING_MANIFEST_APPLIED: &str = "HostingManifestApplied";
+
 /// An add-on the hub manages.
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(

@@ -33,6 +33,7 @@ mod cluster_sync;
 mod conversion;
 mod conversion_limits;
 mod hook;
+mod hosted;
 mod probers;
 mod rollout;
 mod template;

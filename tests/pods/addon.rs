@@ -22,30 +22,16 @@ pub async fn helloworld_runs_as_a_pod(
     managed: &kube::Client,
     cluster: &str,
 ) -> Duration {
-    let env = fixture::env();
-    let hub_kc = env.hub.to_str().unwrap();
-    // The shipped template, naming our image (what a user does before `addon create`).
-    let template = std::fs::read_to_string(format!("{}/{TEMPLATE}", env!("CARGO_MANIFEST_DIR")))
-        .unwrap()
-        .replace("image: clusteradm:latest", &format!("image: {}", env.image));
-    assert!(
-        template.contains(&env.image),
-        "the template names no image to replace"
-    );
-    let file = std::env::temp_dir().join(format!("{}.yaml", common::unique("helloworld")));
-    std::fs::write(&file, template).unwrap();
-    clusteradm(&[
-        "addon",
-        "create",
-        "helloworld",
-        "-f",
-        file.to_str().unwrap(),
-        "--kubeconfig",
-        hub_kc,
-    ]);
+    create_with_our_image("helloworld", TEMPLATE);
     let t = Instant::now();
-    helloworld("enable", cluster);
-    std::fs::remove_file(&file).unwrap();
+    on_hub(&[
+        "addon",
+        "enable",
+        "--names",
+        "helloworld",
+        "--clusters",
+        cluster,
+    ]);
     let pod = ready_pod(
         managed,
         INSTALL,
@@ -64,14 +50,42 @@ pub async fn helloworld_runs_as_a_pod(
         .await
         .expect("the add-on's hub kubeconfig secret");
 
-    let copied = a_configmap_travels(hub, managed, cluster).await;
-    remove(hub, managed, cluster, &copied).await;
+    let copied = a_configmap_travels(hub, managed, cluster, "helloworld", INSTALL).await;
+    assert_no_refusals(
+        "managed",
+        "system:serviceaccount:helloworld-addon:helloworld-agent",
+    );
+    remove(hub, cluster, "helloworld", &copied, &[(managed, INSTALL)]).await;
     enable_to_ready
 }
 
-/// A ConfigMap of the cluster's namespace on the hub reaches the managed cluster, written by the
-/// add-on's pod alone; the add-on is Available by its pod's Lease. Returns the ConfigMap's name.
-async fn a_configmap_travels(hub: &kube::Client, managed: &kube::Client, cluster: &str) -> String {
+/// `addon create <addon> -f <template>` on the hub, from the shipped template naming our image
+/// (what a user does before `addon create`).
+pub fn create_with_our_image(addon: &str, template: &str) {
+    let env = fixture::env();
+    let text = std::fs::read_to_string(format!("{}/{template}", env!("CARGO_MANIFEST_DIR")))
+        .unwrap()
+        .replace("image: clusteradm:latest", &format!("image: {}", env.image));
+    assert!(
+        text.contains(&env.image),
+        "the template names no image to replace"
+    );
+    let file = std::env::temp_dir().join(format!("{}.yaml", common::unique(addon)));
+    std::fs::write(&file, text).unwrap();
+    on_hub(&["addon", "create", addon, "-f", file.to_str().unwrap()]);
+    std::fs::remove_file(&file).unwrap();
+}
+
+/// A ConfigMap of the cluster's namespace on the hub reaches `install` on the managed cluster,
+/// written by the add-on's pod alone; the add-on is Available by its pod's Lease. Returns the
+/// ConfigMap's name.
+pub async fn a_configmap_travels(
+    hub: &kube::Client,
+    managed: &kube::Client,
+    cluster: &str,
+    addon: &str,
+    install: &str,
+) -> String {
     let name = common::unique("hello");
     let cm: ConfigMap = serde_json::from_value(json!({
         "metadata": {"name": name, "namespace": cluster}, "data": {"greeting": "hello"},
@@ -81,7 +95,7 @@ async fn a_configmap_travels(hub: &kube::Client, managed: &kube::Client, cluster
         .create(&PostParams::default(), &cm)
         .await
         .unwrap();
-    let copies: Api<ConfigMap> = Api::namespaced(managed.clone(), INSTALL);
+    let copies: Api<ConfigMap> = Api::namespaced(managed.clone(), install);
     let copy = common::eventually(
         "the ConfigMap copied by the add-on's pod",
         Duration::from_secs(60),
@@ -96,22 +110,14 @@ async fn a_configmap_travels(hub: &kube::Client, managed: &kube::Client, cluster
         copy.data.unwrap().get("greeting").map(String::as_str),
         Some("hello")
     );
-    let addons = Api::<DynamicObject>::namespaced_with(
-        hub.clone(),
-        cluster,
-        &kube::api::ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
-            "addon.open-cluster-management.io",
-            "v1alpha1",
-            "ManagedClusterAddOn",
-        )),
-    );
+    let addons = addons(hub, cluster);
     common::eventually(
-        "helloworld Available (its pod renews the Lease)",
+        &format!("{addon} Available (its pod renews the Lease)"),
         Duration::from_secs(90),
         || {
             let addons = addons.clone();
             async move {
-                let a = addons.get("helloworld").await.ok()?;
+                let a = addons.get(addon).await.ok()?;
                 condition_true(&a, "Available").then_some(())
             }
         },
@@ -131,66 +137,70 @@ async fn a_configmap_travels(hub: &kube::Client, managed: &kube::Client, cluster
             .collect::<Vec<_>>(),
         ["helloworld-agent"]
     );
-    assert_no_refusals(
-        "managed",
-        "system:serviceaccount:helloworld-addon:helloworld-agent",
-    );
-
     name
 }
 
-/// Disables the add-on and removes what `addon create` made, and the ConfigMap `name`.
-async fn remove(hub: &kube::Client, managed: &kube::Client, cluster: &str, name: &str) {
-    // Disabled: its work, namespace and pod go; the add-on and its hub ClusterRole removed.
-    helloworld("disable", cluster);
+/// Disables `addon` on `cluster` and removes what `addon create` made, and the ConfigMap `copied`:
+/// its deploy work goes, and with it the namespaces its manifests made (`made`, by cluster).
+pub async fn remove(
+    hub: &kube::Client,
+    cluster: &str,
+    addon: &str,
+    copied: &str,
+    made: &[(&kube::Client, &str)],
+) {
+    on_hub(&["addon", "disable", "--names", addon, "--clusters", cluster]);
     let works = fixture::works(hub, cluster);
-    gone(&works, "addon-helloworld-deploy-0").await;
-    common::eventually(
-        "the add-on's namespace gone from the managed cluster",
-        Duration::from_secs(120),
-        || {
-            let managed = managed.clone();
-            async move {
-                let ns = Api::<k8s_openapi::api::core::v1::Namespace>::all(managed);
-                matches!(ns.get_opt(INSTALL).await, Ok(None)).then_some(())
-            }
-        },
-    )
-    .await;
+    gone(&works, &format!("addon-{addon}-deploy-0")).await;
+    for (client, namespace) in made {
+        common::eventually(
+            &format!("the add-on's namespace {namespace} gone"),
+            Duration::from_secs(120),
+            || {
+                let ns = Api::<k8s_openapi::api::core::v1::Namespace>::all((*client).clone());
+                async move { matches!(ns.get_opt(namespace).await, Ok(None)).then_some(()) }
+            },
+        )
+        .await;
+    }
     let cmas = fixture::cluster_scoped(
         hub,
         "addon.open-cluster-management.io",
         "v1alpha1",
         "ClusterManagementAddOn",
     );
-    cmas.delete("helloworld", &DeleteParams::default())
-        .await
-        .unwrap();
-    gone(&cmas, "helloworld").await;
+    cmas.delete(addon, &DeleteParams::default()).await.unwrap();
+    gone(&cmas, addon).await;
     Api::<ClusterRole>::all(hub.clone())
         .delete(
-            "open-cluster-management:helloworld:agent",
+            &format!("open-cluster-management:{addon}:agent"),
             &DeleteParams::default(),
         )
         .await
         .unwrap();
     Api::<ConfigMap>::namespaced(hub.clone(), cluster)
-        .delete(name, &DeleteParams::default())
+        .delete(copied, &DeleteParams::default())
         .await
         .unwrap();
 }
 
-/// `clusteradm addon enable|disable --names helloworld --clusters <cluster>` on the hub.
-fn helloworld(verb: &str, cluster: &str) {
-    let hub_kc = fixture::env().hub;
-    clusteradm(&[
-        "addon",
-        verb,
-        "--names",
-        "helloworld",
-        "--clusters",
+/// The ManagedClusterAddOns of `cluster`.
+pub fn addons(hub: &kube::Client, cluster: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(
+        hub.clone(),
         cluster,
-        "--kubeconfig",
-        hub_kc.to_str().unwrap(),
-    ]);
+        &kube::api::ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
+            "addon.open-cluster-management.io",
+            "v1alpha1",
+            "ManagedClusterAddOn",
+        )),
+    )
+}
+
+/// `clusteradm <args> --kubeconfig <hub>`.
+pub fn on_hub(args: &[&str]) -> String {
+    let hub_kc = fixture::env().hub;
+    let mut args = args.to_vec();
+    args.extend(["--kubeconfig", hub_kc.to_str().unwrap()]);
+    clusteradm(&args)
 }

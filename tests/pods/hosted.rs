@@ -1,25 +1,28 @@
 //! Hosted mode on our image: `join --mode hosted` on the management cluster runs the cluster's
 //! agent as pods on the management cluster's node, acting on a managed cluster that has no node
-//! at all through the kubeconfig the operator mounts; works still apply there, and `unjoin`
-//! leaves nothing on either cluster.
+//! at all through the kubeconfig the operator mounts; works still apply there. The management
+//! cluster is joined to the hub too (Default mode), so it can host the hosted cluster's add-ons
+//! ([`hosted_addon`]). `unjoin` leaves nothing on either cluster.
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams};
 
-use crate::common;
 use crate::fixture::condition_true;
 use crate::fixture::{self, clusteradm, works};
 use crate::fleet::{
     accept_until_available, assert_no_refusals, assert_nothing_left, assert_runs_locked_down,
     create_work, gone, leader, wait_work,
 };
+use crate::{common, hosted_addon};
 use clusteradm::cli::controller::AGENT_LEASE;
 
-/// How long the hosted cluster took from `join` to `Available`.
+/// How long the hosted cluster took from `join` to `Available`, and its add-on to run.
 pub struct Hosted {
     /// `join --mode hosted` → ManagedCluster Available.
     pub join_to_available: Duration,
+    /// Hosted add-on enabled → its pod Ready on the management node.
+    pub addon_to_pod: Duration,
 }
 
 /// Joins the hosted cluster with `join_line` (init's join command, cluster name filled in by this
@@ -37,22 +40,26 @@ pub async fn join_work_and_leave(
     let hosted_kc = hosted_env.hosted.to_str().unwrap();
     let cluster = common::unique("pods-hosted");
 
-    let line = join_line.replace("<cluster_name>", &cluster);
-    let mut join: Vec<&str> = line.split_whitespace().skip(1).collect();
-    join.extend([
+    // The management cluster, a managed cluster of the hub in its own right.
+    let hosting = common::unique("pods-management");
+    join_and_accept(
+        clusters,
+        join_line,
+        &hosting,
+        &["--kubeconfig", management_kc],
+    )
+    .await;
+
+    let t = Instant::now();
+    let hosted_mode = [
         "--mode",
         "hosted",
         "--managed-cluster-kubeconfig",
         hosted_kc,
-        "--image",
-        &env.image,
         "--kubeconfig",
         management_kc,
-        "--wait",
-    ]);
-    let t = Instant::now();
-    clusteradm(&join);
-    accept_until_available(clusters, &cluster).await;
+    ];
+    join_and_accept(clusters, join_line, &cluster, &hosted_mode).await;
     let join_to_available = t.elapsed();
 
     // The agent runs on the management cluster's node, in the Klusterlet's own namespace.
@@ -88,6 +95,9 @@ pub async fn join_work_and_leave(
         applied.data.unwrap().get("k").map(String::as_str),
         Some("v")
     );
+    // An add-on of the hosted cluster, hosted on the management cluster.
+    let addon_to_pod =
+        hosted_addon::runs_on_the_hosting_node(hub, &management, &hosted, &cluster, &hosting).await;
     assert_no_refusals(
         "management",
         &format!("system:serviceaccount:{klusterlet}:{klusterlet}-agent-sa"),
@@ -99,25 +109,46 @@ pub async fn join_work_and_leave(
         .await
         .unwrap();
     gone(&works(hub, &cluster), "hosted").await;
-    clusteradm(&[
-        "unjoin",
-        "--cluster-name",
-        &cluster,
-        "--kubeconfig",
-        management_kc,
-        "--yes",
-    ]);
-    clusters
-        .delete(&cluster, &DeleteParams::default())
-        .await
-        .unwrap();
-    gone(clusters, &cluster).await;
+    // The hosted cluster first, keeping the operator the management cluster's own Klusterlet
+    // still needs; then the management cluster, with the operator.
+    for (name, purge) in [(&cluster, "false"), (&hosting, "true")] {
+        let purge = format!("--purge-operator={purge}");
+        let unjoin = ["unjoin", "--cluster-name", name, &purge, "--yes"];
+        clusteradm(&[&unjoin[..], &["--kubeconfig", management_kc]].concat());
+    }
+    for name in [&cluster, &hosting] {
+        clusters
+            .delete(name, &DeleteParams::default())
+            .await
+            .unwrap();
+        gone(clusters, name).await;
+    }
     assert_nothing_left(&management, "management").await;
     assert_nothing_left(&hosted, "hosted").await;
     let _ = Api::<Namespace>::all(hosted)
         .delete(&work_ns, &DeleteParams::default())
         .await;
-    Hosted { join_to_available }
+    Hosted {
+        join_to_available,
+        addon_to_pod,
+    }
+}
+
+/// Joins the cluster `extra` names (its `--kubeconfig`, a mode) to the hub as `name` with our
+/// image, by init's `join_line`, and accepts it until it is Available.
+async fn join_and_accept(
+    clusters: &Api<DynamicObject>,
+    join_line: &str,
+    name: &str,
+    extra: &[&str],
+) {
+    let image = fixture::env().image;
+    let line = join_line.replace("<cluster_name>", name);
+    let mut join: Vec<&str> = line.split_whitespace().skip(1).collect();
+    join.extend(["--image", &image, "--wait"]);
+    join.extend(extra);
+    clusteradm(&join);
+    accept_until_available(clusters, name).await;
 }
 
 /// The name of the Klusterlet on `management` that serves `cluster` (hosted Klusterlets get a

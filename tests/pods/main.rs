@@ -10,5 +10,6 @@ mod fleet;
 
 mod addon;
 mod hosted;
+mod hosted_addon;
 mod lifecycle;
 mod node_down;

@@ -1,5 +1,6 @@
 //! Add-on health by lease, as upstream's registration agent reports it: an add-on's agent renews
-//! the Lease named after the add-on in its install namespace on the managed cluster, and the
+//! the Lease named after the add-on in its install namespace on the cluster it runs on (the managed
+//! cluster, or a Hosted add-on's hosting cluster, where this agent runs too), and the
 //! ManagedClusterAddOn's `Available` condition on the hub says whether it did within five lease
 //! durations (`ManagedClusterAddOnLeaseUpdated`), stopped (`…LeaseUpdateStopped`) or never made
 //! one (`…LeaseNotFound`, Unknown). Add-ons whose health check is `Customized` are left alone.
@@ -65,16 +66,16 @@ pub fn condition(addon: &str, lease: Option<&Lease>, now: Timestamp) -> Conditio
     }
 }
 
-/// Reports `addon`'s health from the lease in `namespace` until `token` is cancelled, reading the
+/// Reports `addon`'s health from its lease in `leases` (its install namespace where its agent
+/// runs) until `token` is cancelled, reading the
 /// add-on's current status from `addons` (the watch the caller keeps).
 pub async fn report(
     opts: AddonOptions,
     addon: String,
-    namespace: String,
+    leases: Api<Lease>,
     addons: Store<ManagedClusterAddOn>,
     token: Shutdown,
 ) {
-    let leases: Api<Lease> = Api::namespaced(opts.managed.clone(), &namespace);
     let hub: Api<ManagedClusterAddOn> = Api::namespaced(opts.hub.clone(), &opts.cluster);
     let key = ObjectRef::new(&addon).within(&opts.cluster);
     // The store is filled at the end of the first list: before that it knows no add-on.

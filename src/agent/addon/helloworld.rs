@@ -36,8 +36,11 @@ const RENEW_EVERY: Duration = Duration::from_secs(20);
 pub struct Options {
     /// Hub client with the add-on's identity.
     pub hub: Client,
-    /// Managed-cluster client.
+    /// Managed-cluster client: where the ConfigMaps go.
     pub managed: Client,
+    /// Client of the cluster the agent runs on, where it renews its Lease: the managed cluster,
+    /// or a Hosted add-on's hosting cluster (as upstream's agent, which renews it in-cluster).
+    pub local: Client,
     /// The cluster's name on the hub (the namespace it reads).
     pub cluster: String,
     /// The add-on's name (its Lease's name).
@@ -105,7 +108,7 @@ async fn copy_config_maps(opts: &Options) {
 }
 
 async fn renew_lease(opts: &Options) {
-    let leases: Api<Lease> = Api::namespaced(opts.managed.clone(), &opts.namespace);
+    let leases: Api<Lease> = Api::namespaced(opts.local.clone(), &opts.namespace);
     loop {
         let now = MicroTime(k8s_openapi::jiff::Timestamp::now());
         let lease = json!({

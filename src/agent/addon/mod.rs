@@ -3,7 +3,8 @@
 //! per signer), a key, a CSR (`generateName: addon-<cluster>-<addon>-`, labels cluster-name and
 //! addon-name, the registered subject or upstream's default) sent with the cluster agent's own
 //! credential, and once the hub signs it a secret in the add-on's install namespace on the
-//! managed cluster: for the hub's client signer `<addon>-hub-kubeconfig` (a kubeconfig for the hub
+//! managed cluster (for a Hosted add-on, one naming a hosting cluster, on the cluster this agent
+//! runs on, where the add-on's agent runs too): for the hub's client signer `<addon>-hub-kubeconfig` (a kubeconfig for the hub
 //! with that identity, `tls.crt`, `tls.key` and `cluster-name`), for a custom signer
 //! `<addon>-<signer>-client-cert` (`tls.crt`, `tls.key`). The certificate is renewed when 20 % of
 //! its lifetime is left (by default: [`AddonOptions::renewal`]); the secret is deleted when the
@@ -48,6 +49,9 @@ pub struct AddonOptions {
     pub hub: Client,
     /// Client of the managed cluster.
     pub managed: Client,
+    /// Client of the cluster this agent runs on (the managed cluster outside Hosted mode): a
+    /// Hosted add-on's agent runs there too, so its secrets and Lease are there.
+    pub management: Client,
     /// The cluster's name on the hub.
     pub cluster: String,
     /// Hub URL, for the add-on's kubeconfig.
@@ -69,6 +73,8 @@ struct Wanted {
     secret: String,
     signer: String,
     subject: AddonSubject,
+    /// The add-on is Hosted: its agent runs where this agent does, not on the managed cluster.
+    hosted: bool,
 }
 
 impl Wanted {
@@ -81,6 +87,7 @@ impl Wanted {
         };
         let addon = mca.name_any();
         let namespace = mca.install_namespace();
+        let hosted = mca.hosting_cluster().is_some();
         let mut out: Vec<Self> = Vec::new();
         for registration in &status.registrations {
             let signer = registration.signer_name.clone();
@@ -98,6 +105,7 @@ impl Wanted {
                 addon: addon.clone(),
                 namespace: namespace.clone(),
                 signer,
+                hosted,
             });
         }
         out
@@ -106,6 +114,22 @@ impl Wanted {
     /// Whether this identity is a client of the hub's API server (a kubeconfig).
     fn hub_client(&self) -> bool {
         self.signer == CLIENT_SIGNER
+    }
+
+    /// The cluster its secret goes to: where the add-on's agent runs, as upstream's.
+    fn secrets(&self, opts: &AddonOptions) -> Api<Secret> {
+        Api::namespaced(where_agent_runs(opts, self.hosted).clone(), &self.namespace)
+    }
+}
+
+/// The cluster an add-on's agent runs on: the managed one, or for a Hosted add-on the one this
+/// agent runs on (the hosting cluster, which upstream expects to be this Klusterlet's management
+/// cluster).
+fn where_agent_runs(opts: &AddonOptions, hosted: bool) -> &Client {
+    if hosted {
+        &opts.management
+    } else {
+        &opts.managed
     }
 }
 
@@ -146,12 +170,14 @@ pub async fn run(opts: AddonOptions, shutdown: Shutdown) {
                     let dropped: Vec<Wanted> = old
                         .into_iter()
                         .filter(|o| {
-                            !wanted
-                                .iter()
-                                .any(|w| w.secret == o.secret && w.namespace == o.namespace)
+                            !wanted.iter().any(|w| {
+                                w.secret == o.secret
+                                    && w.namespace == o.namespace
+                                    && w.hosted == o.hosted
+                            })
                         })
                         .collect();
-                    forget(&opts.managed, &dropped).await;
+                    forget(&opts, &dropped).await;
                 }
                 if !wanted.is_empty() {
                     let token = shutdown.child_token();
@@ -165,7 +191,7 @@ pub async fn run(opts: AddonOptions, shutdown: Shutdown) {
                 health.stop(&mca.name_any());
                 if let Some((old, token)) = kept.remove(&mca.name_any()) {
                     token.cancel();
-                    forget(&opts.managed, &old).await;
+                    forget(&opts, &old).await;
                 }
             }
             watcher::Event::InitDone => {
@@ -178,7 +204,7 @@ pub async fn run(opts: AddonOptions, shutdown: Shutdown) {
                 for name in gone {
                     if let Some((old, token)) = kept.remove(&name) {
                         token.cancel();
-                        forget(&opts.managed, &old).await;
+                        forget(&opts, &old).await;
                     }
                 }
             }
@@ -190,10 +216,10 @@ pub async fn run(opts: AddonOptions, shutdown: Shutdown) {
     health.keep_only(&HashSet::new());
 }
 
-/// One health reporter per add-on, restarted when its install namespace changes.
+/// One health reporter per add-on, restarted when its install namespace or mode changes.
 #[derive(Default)]
 struct Health {
-    reporters: HashMap<String, (String, Shutdown)>,
+    reporters: HashMap<String, ((String, bool), Shutdown)>,
 }
 
 impl Health {
@@ -205,23 +231,22 @@ impl Health {
         shutdown: &Shutdown,
     ) {
         let (name, namespace) = (mca.name_any(), mca.install_namespace());
-        if self
-            .reporters
-            .get(&name)
-            .is_some_and(|(ns, _)| *ns == namespace)
-        {
+        let hosted = mca.hosting_cluster().is_some();
+        let at = (namespace, hosted);
+        if self.reporters.get(&name).is_some_and(|(now, _)| *now == at) {
             return;
         }
         self.stop(&name);
         let token = shutdown.child_token();
+        let leases = Api::namespaced(where_agent_runs(opts, hosted).clone(), &at.0);
         tokio::spawn(health::report(
             opts.clone(),
             name.clone(),
-            namespace.clone(),
+            leases,
             addons.clone(),
             token.clone(),
         ));
-        self.reporters.insert(name, (namespace, token));
+        self.reporters.insert(name, (at, token));
     }
 
     fn stop(&mut self, name: &str) {
@@ -244,15 +269,15 @@ impl Health {
 }
 
 /// Deletes the identities' secrets: the add-on is gone, so is its right to the hub.
-async fn forget(managed: &Client, wanted: &[Wanted]) {
+async fn forget(opts: &AddonOptions, wanted: &[Wanted]) {
     for w in wanted {
-        forget_one(managed, w).await;
+        forget_one(opts, w).await;
     }
 }
 
-async fn forget_one(managed: &Client, wanted: &Wanted) {
-    let secrets: Api<Secret> = Api::namespaced(managed.clone(), &wanted.namespace);
-    match secrets
+async fn forget_one(opts: &AddonOptions, wanted: &Wanted) {
+    match wanted
+        .secrets(opts)
         .delete(&wanted.secret, &DeleteParams::default())
         .await
     {
@@ -275,8 +300,11 @@ async fn keep(opts: AddonOptions, wanted: Wanted, token: Shutdown) {
     while !token.is_cancelled() {
         let wait = match renew_at(&opts, &wanted).await {
             Ok(Some(at)) => {
+                // A Hosted add-on's agent needs its own kubeconfig of the managed cluster: only
+                // its Deployment runs it.
                 if example.is_none()
                     && opts.example_agents
+                    && !wanted.hosted
                     && wanted.hub_client()
                     && wanted.addon == helloworld::NAME
                 {
@@ -317,8 +345,7 @@ async fn keep(opts: AddonOptions, wanted: Wanted, token: Shutdown) {
 /// Starts the example add-on's agent with the identity in its secret; `None` if it cannot yet.
 async fn start_example(opts: &AddonOptions, wanted: &Wanted, token: &Shutdown) -> Option<Shutdown> {
     use crate::runtime::client::{self as kubeconfig_client, Origin, Timeouts};
-    let secrets: Api<Secret> = Api::namespaced(opts.managed.clone(), &wanted.namespace);
-    let secret = secrets.get_opt(&wanted.secret).await.ok()??;
+    let secret = wanted.secrets(opts).get_opt(&wanted.secret).await.ok()??;
     let kubeconfig = crate::secrets::field(&secret, KUBECONFIG_KEY)?;
     let source = format!("secret {}/{}", wanted.namespace, wanted.secret);
     let hub = match kubeconfig_client::from_kubeconfig(
@@ -336,9 +363,11 @@ async fn start_example(opts: &AddonOptions, wanted: &Wanted, token: &Shutdown) -
         }
     };
     let child = token.child_token();
+    let managed = helloworld::managed_client(&opts.managed, &wanted.namespace);
     let agent = helloworld::Options {
         hub,
-        managed: helloworld::managed_client(&opts.managed, &wanted.namespace),
+        local: managed.clone(),
+        managed,
         cluster: opts.cluster.clone(),
         addon: wanted.addon.clone(),
         namespace: wanted.namespace.clone(),
@@ -350,8 +379,7 @@ async fn start_example(opts: &AddonOptions, wanted: &Wanted, token: &Shutdown) -
 
 /// When the stored certificate is due for renewal, or `None` when there is none to keep.
 async fn renew_at(opts: &AddonOptions, wanted: &Wanted) -> Result<Option<i64>, kube::Error> {
-    let secrets: Api<Secret> = Api::namespaced(opts.managed.clone(), &wanted.namespace);
-    let Some(secret) = secrets.get_opt(&wanted.secret).await? else {
+    let Some(secret) = wanted.secrets(opts).get_opt(&wanted.secret).await? else {
         return Ok(None);
     };
     let Some(cert) = crate::secrets::field(&secret, TLS_CRT_KEY) else {
@@ -446,19 +474,21 @@ async fn issue(opts: &AddonOptions, wanted: &Wanted, token: &Shutdown) -> anyhow
         cluster: opts.cluster.clone(),
         agent: wanted.addon.clone(),
     };
-    store(&opts.managed, wanted, &credential).await?;
+    store(opts, wanted, &credential).await?;
     tracing::info!(cluster = %opts.cluster, addon = %wanted.addon, "add-on credential stored in {}/{}", wanted.namespace, wanted.secret);
     Ok(())
 }
 
-/// Writes the secret (and its namespace, if the add-on's manifests have not made it yet).
+/// Writes the secret (and its namespace on the managed cluster, if the add-on's manifests have
+/// not made it yet; on a hosting cluster the add-on's hosting manifests make it, as upstream's
+/// agent may not create namespaces there).
 async fn store(
-    managed: &Client,
+    opts: &AddonOptions,
     wanted: &Wanted,
     credential: &HubCredential,
 ) -> anyhow::Result<()> {
-    let namespaces: Api<Namespace> = Api::all(managed.clone());
-    if namespaces.get_opt(&wanted.namespace).await?.is_none() {
+    let namespaces: Api<Namespace> = Api::all(opts.managed.clone());
+    if !wanted.hosted && namespaces.get_opt(&wanted.namespace).await?.is_none() {
         let ns = Namespace {
             metadata: ObjectMeta {
                 name: Some(wanted.namespace.clone()),
@@ -490,7 +520,8 @@ async fn store(
         "type": "Opaque",
         "data": data,
     });
-    Api::<Secret>::namespaced(managed.clone(), &wanted.namespace)
+    wanted
+        .secrets(opts)
         .patch(
             &wanted.secret,
             &PatchParams::apply(FIELD_MANAGER).force(),

@@ -123,6 +123,7 @@ async fn start(agent: &Supervised, credential: &Credential, token: Shutdown) -> 
         let opts = crate::agent::addon::AddonOptions {
             hub: hub.clone(),
             managed: managed.clone(),
+            management: agent.management.clone(),
             cluster: cluster.clone(),
             server,
             ca_data,

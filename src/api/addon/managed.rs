@@ -54,6 +54,18 @@ impl ManagedClusterAddOn {
             .filter(|n| !n.is_empty())
             .unwrap_or_else(|| super::DEFAULT_INSTALL_NAMESPACE.to_string())
     }
+
+    /// The cluster whose node runs the agent when the add-on is Hosted
+    /// ([`super::HOSTING_CLUSTER_ANNOTATION`], not empty); `None` in Default mode.
+    #[must_use]
+    pub fn hosting_cluster(&self) -> Option<&str> {
+        self.metadata
+            .annotations
+            .as_ref()?
+            .get(super::HOSTING_CLUSTER_ANNOTATION)
+            .map(String::as_str)
+            .filter(|c| !c.is_empty())
+    }
 }
 
 /// Observed state of an add-on on a cluster.

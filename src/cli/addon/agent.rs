@@ -38,9 +38,14 @@ pub struct AgentArgs {
     /// The add-on's name (its Lease's)
     #[arg(long, value_name = "NAME", default_value = helloworld::NAME)]
     pub addon_name: String,
+    /// Kubeconfig of the managed cluster, for a Hosted add-on: the agent runs on the hosting
+    /// cluster (`--kubeconfig` or in-cluster, where its Lease stays) and acts on this one
+    #[arg(long, value_name = "FILE")]
+    pub managed_kubeconfig: Option<PathBuf>,
 }
 
-/// Runs the agent until Ctrl-C or SIGTERM; the managed cluster is `--kubeconfig`'s.
+/// Runs the agent until Ctrl-C or SIGTERM; the managed cluster is `--managed-kubeconfig`'s, else
+/// `--kubeconfig`'s (or in-cluster), where it runs.
 pub async fn agent(args: AgentArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let hub = crate::cli::mounted_kubeconfig(
         &args.hub_kubeconfig,
@@ -48,11 +53,27 @@ pub async fn agent(args: AgentArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         "pass the kubeconfig of the add-on's <addon>-hub-kubeconfig secret: inline credentials, or files beside it",
     )
     .await?;
-    let managed = ctx.kube().await.context("the managed cluster")?.client;
+    let local = ctx
+        .kube()
+        .await
+        .context("the cluster the agent runs on")?
+        .client;
+    let managed = match &args.managed_kubeconfig {
+        Some(path) => {
+            crate::cli::mounted_kubeconfig(
+                path,
+                "--managed-kubeconfig",
+                "pass the kubeconfig of the add-on's <addon>-managed-kubeconfig secret: inline credentials, or files beside it",
+            )
+            .await?
+        }
+        None => local.clone(),
+    };
     let Example::Helloworld = args.addon;
     let opts = helloworld::Options {
         hub,
         managed,
+        local,
         cluster: args.cluster_name,
         addon: args.addon_name,
         namespace: args.addon_namespace,

@@ -13,20 +13,21 @@ use kube::ResourceExt as _;
 use kube::api::ObjectMeta;
 use serde_json::json;
 
+use super::hosting;
 use super::probe::{self, Fields, Probe};
 use super::template::{self, GROUP, RenderError};
 use crate::api::addon::{
-    ADDON_DEPLOYMENT_CONFIGS, ADDON_NAME_LABEL, ADDON_TEMPLATE_LABEL, ADDON_TEMPLATES,
-    AddOnDeploymentConfig, AddOnDeploymentConfigSpec, AddOnTemplate, CONFIGURED, ConfigReference,
-    ConfigSpecHash, HEALTH_PROBE_FIELDS_ANNOTATION, HealthCheck, HealthCheckMode, HealthProber,
-    HubPermissionType, MANIFEST_APPLIED, ManagedClusterAddOn, ManagedClusterAddOnStatus,
-    REGISTRATION_APPLIED, RegistrationType,
+    ADDON_DEPLOYMENT_CONFIGS, ADDON_NAME_LABEL, ADDON_NAMESPACE_LABEL, ADDON_TEMPLATE_LABEL,
+    ADDON_TEMPLATES, AddOnDeploymentConfig, AddOnDeploymentConfigSpec, AddOnTemplate, CONFIGURED,
+    ConfigReference, ConfigSpecHash, HEALTH_PROBE_FIELDS_ANNOTATION, HOSTING_MANIFEST_APPLIED,
+    HealthCheck, HealthCheckMode, HealthProber, HubPermissionType, MANIFEST_APPLIED,
+    ManagedClusterAddOn, ManagedClusterAddOnStatus, REGISTRATION_APPLIED, RegistrationType,
 };
 use crate::api::cluster::{
     MANAGED_CLUSTER_CONDITION_AVAILABLE as CLUSTER_AVAILABLE, ManagedCluster,
 };
 use crate::api::conditions::{self, APPLIED, AVAILABLE, FALSE, PROGRESSING, TRUE, UNKNOWN};
-use crate::api::work::{ManifestWork, ManifestWorkSpec};
+use crate::api::work::{ManifestConfigOption, ManifestWork, ManifestWorkSpec};
 
 /// Work annotation with the spec hashes of the configs the work was made from (upstream's
 /// `ManifestConfigSpecHashAnnotationKey`): how a rollout tells a current work from a stale one.
@@ -47,11 +48,25 @@ pub fn binding_name(addon: &str, role_kind: &str) -> String {
     )
 }
 
+/// What becomes of an add-on's work on a hosting cluster.
+#[derive(Debug, Default, PartialEq)]
+pub enum Hosting {
+    /// Left as it is (the add-on cannot be rendered now).
+    #[default]
+    Keep,
+    /// Removed, and the add-on's hosting finalizer with it: the add-on is not (validly) Hosted.
+    Remove,
+    /// Hosted: the finalizer held, and the work as it should be (`None`: no manifest goes there).
+    Deploy(Option<Box<ManifestWork>>),
+}
+
 /// Everything the manager writes for one ManagedClusterAddOn.
 #[derive(Debug, Default)]
 pub struct Plan {
     /// The deploy work as it should be (`None`: no template, nothing to deploy).
     pub work: Option<ManifestWork>,
+    /// The deploy work on the hosting cluster.
+    pub hosting: Hosting,
     /// The pre-delete hook work, run when the add-on is deleted (`None`: no hook).
     pub hook: Option<ManifestWork>,
     /// Hub RoleBindings of the `KubeClient` registration.
@@ -74,8 +89,22 @@ pub struct Inputs<'a> {
     pub work: Option<&'a ManifestWork>,
     /// The managed cluster.
     pub cluster: Option<&'a ManagedCluster>,
+    /// The hosting cluster the add-on names, if it names one.
+    pub hosting: Option<HostingInputs<'a>>,
     /// Now, for condition times.
     pub now: &'a Time,
+}
+
+/// What [`decide`] reads of the hosting cluster a Hosted add-on names.
+pub struct HostingInputs<'a> {
+    /// Its name.
+    pub name: &'a str,
+    /// The hub knows it as a managed cluster.
+    pub found: bool,
+    /// It is being deleted: nothing more goes there.
+    pub deleting: bool,
+    /// The hosting work as the store shows it.
+    pub work: Option<&'a ManifestWork>,
 }
 
 /// Decides the plan for a template add-on.
@@ -94,21 +123,146 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
         let message = format!("AddOnTemplate {name} not found");
         return Ok(not_configured(status, message, inputs.pinned, now));
     };
-    let config = match &inputs.config {
-        None => None,
-        Some(((ns, name), Some(config))) => Some((ns, name, &config.spec)),
-        Some(((ns, name), None)) => {
-            let message = format!("AddOnDeploymentConfig {ns}/{name} not found");
-            return Ok(not_configured(status, message, inputs.pinned, now));
+    let config = match config_of(inputs) {
+        Ok(config) => config,
+        Err(message) => return Ok(not_configured(status, message, inputs.pinned, now)),
+    };
+    let desired = record_configs(&mut status, template, config, inputs.pinned, now);
+    let config = config.map(|(_, _, spec)| spec);
+    status.namespace = Some(template::install_namespace(template, config));
+    status.registrations = template::registrations(template, &cluster, &addon);
+    let bindings = bindings(template, mca);
+    registration_applied(&mut status, now);
+    let (manifests, configs) = template::render(template, &cluster, &addon, config)?;
+    let (manifests, hooks) = super::hook::split(manifests);
+    let hook = super::hook::work(mca, &hooks);
+    // What is deployed stays, and so do the hooks, until the template is mended.
+    let keep = |mut status, why: String| {
+        cannot_build(&mut status, &format!("AddOnTemplate {name}: {why}"), now);
+        Plan {
+            work: None,
+            hosting: Hosting::Keep,
+            hook: hook.clone(),
+            bindings: bindings.clone(),
+            status,
         }
     };
+    let (manifests, hosting_manifests) =
+        match hosting::by_cluster(manifests, inputs.hosting.is_some()) {
+            Ok(split) => split,
+            Err(why) => return Ok(keep(status, why)),
+        };
+    let hosted = inputs
+        .hosting
+        .as_ref()
+        .filter(|_| hosting_manifests.is_some());
+    let hosting_manifests = hosting_manifests.unwrap_or_default();
+    let (prober, fields) = match prober_of(template, &cluster, config) {
+        Ok(found) => found,
+        Err(why) => return Ok(keep(status, why)),
+    };
+    status.health_check = Some(health_check(prober));
+    let spec_of = |manifests: &[serde_json::Value]| {
+        let configs = if hosted.is_some() {
+            hosting::configs_for(manifests, &configs)
+        } else {
+            configs.clone()
+        };
+        work_spec(template, manifests, configs, fields.as_ref())
+    };
+    let work = work(mca, spec_of(&manifests), &desired);
+    manifest_applied(&mut status, MANIFEST_APPLIED, inputs.work, now);
+    let (hosting, health_manifests, health) = match hosted {
+        None => {
+            // Not Hosted: a hosting work left from when it was is removed.
+            hosting::forget_conditions(&mut status.conditions);
+            (Hosting::Remove, &manifests, (MANIFEST_APPLIED, inputs.work))
+        }
+        Some(h) => {
+            let spec = spec_of(&hosting_manifests);
+            let plan = hosting_plan(mca, h, spec, &desired, &mut status, now);
+            (plan, &hosting_manifests, (HOSTING_MANIFEST_APPLIED, h.work))
+        }
+    };
+    let judge = match &fields {
+        Some(fields) => Judge::Fields(fields),
+        None => Judge::Workloads(
+            health_manifests,
+            prober == HealthProber::WorkloadAvailability,
+        ),
+    };
+    available(&mut status, inputs, health, prober, &judge, now);
+    let mut works = vec![(inputs.work, &work)];
+    if let Hosting::Deploy(Some(wanted)) = &hosting {
+        works.push((hosted.and_then(|h| h.work), wanted));
+    }
+    progressing(&mut status, &works, hosted.is_some(), now);
+    Ok(Plan {
+        work: Some(work),
+        hosting,
+        hook,
+        bindings,
+        status,
+    })
+}
+
+/// The AddOnDeploymentConfig the add-on uses, if any: (namespace, name, spec), or why it cannot
+/// be used.
+fn config_of<'a>(
+    inputs: &'a Inputs<'_>,
+) -> Result<Option<(&'a String, &'a String, &'a AddOnDeploymentConfigSpec)>, String> {
+    match &inputs.config {
+        None => Ok(None),
+        Some(((ns, name), Some(config))) => Ok(Some((ns, name, &config.spec))),
+        Some(((ns, name), None)) => Err(format!("AddOnDeploymentConfig {ns}/{name} not found")),
+    }
+}
+
+/// Who decides `Available`: for `Lease` the registration agent, from the add-on's lease;
+/// otherwise this manager.
+fn health_check(prober: HealthProber) -> HealthCheck {
+    HealthCheck {
+        mode: Some(if prober == HealthProber::Lease {
+            HealthCheckMode::Lease
+        } else {
+            HealthCheckMode::Customized
+        }),
+    }
+}
+
+/// A deploy work's spec: the template's, with `manifests`, their status feedback `configs`, and
+/// the probe fields asked for.
+fn work_spec(
+    template: &AddOnTemplate,
+    manifests: &[serde_json::Value],
+    configs: Vec<ManifestConfigOption>,
+    fields: Option<&Fields>,
+) -> ManifestWorkSpec {
+    let mut spec: ManifestWorkSpec = template.spec.agent_spec.clone();
+    spec.workload.manifests = manifests.to_vec();
+    spec.manifest_configs.extend(configs);
+    if let Some(fields) = fields {
+        fields.ask(&mut spec.manifest_configs);
+    }
+    spec
+}
+
+/// The configs the add-on is made from (its template, and its AddOnDeploymentConfig if it names
+/// one), by resource, recorded in the status with `Configured` (unless the rollout owns it).
+fn record_configs(
+    status: &mut ManagedClusterAddOnStatus,
+    template: &AddOnTemplate,
+    config: Option<(&String, &String, &AddOnDeploymentConfigSpec)>,
+    pinned: bool,
+    now: &Time,
+) -> Vec<(&'static str, ConfigSpecHash)> {
     let mut desired = vec![(ADDON_TEMPLATES, template::spec_hash(template))];
     if let Some((ns, name, spec)) = config {
         let hash = template::spec_hash_of(Some(ns), name, spec);
         desired.push((ADDON_DEPLOYMENT_CONFIGS, hash));
     }
     status.config_references = references(&status.config_references, &desired);
-    if !inputs.pinned {
+    if !pinned {
         conditions::set(
             &mut status.conditions,
             conditions::new(
@@ -120,55 +274,45 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
             ),
         );
     }
-    let config = config.map(|(_, _, spec)| spec);
-    status.namespace = Some(template::install_namespace(template, config));
-    status.registrations = template::registrations(template, &cluster, &addon);
-    let bindings = bindings(template, mca);
-    registration_applied(&mut status, now);
-    let (manifests, configs) = template::render(template, &cluster, &addon, config)?;
-    let (manifests, hooks) = super::hook::split(manifests);
-    let hook = super::hook::work(mca, &hooks);
-    let (prober, fields) = match prober_of(template, &cluster, config) {
-        Ok(found) => found,
-        Err(why) => {
-            // What is deployed stays, and so do the hooks, until the template is mended.
-            cannot_build(&mut status, &format!("AddOnTemplate {name}: {why}"), now);
-            return Ok(Plan {
-                work: None,
-                hook,
-                bindings,
-                status,
-            });
-        }
-    };
-    // Lease: the registration agent reports the add-on's lease; otherwise this manager decides.
-    status.health_check = Some(HealthCheck {
-        mode: Some(if prober == HealthProber::Lease {
-            HealthCheckMode::Lease
-        } else {
-            HealthCheckMode::Customized
-        }),
-    });
-    let mut spec: ManifestWorkSpec = template.spec.agent_spec.clone();
-    spec.workload.manifests.clone_from(&manifests);
-    spec.manifest_configs.extend(configs);
-    if let Some(fields) = &fields {
-        fields.ask(&mut spec.manifest_configs);
+    desired
+}
+
+/// The hosting side of a Hosted add-on: `HostingClusterValidity`, `HostingManifestApplied`, and
+/// the hosting work (none once the hosting cluster is gone or going).
+fn hosting_plan(
+    mca: &ManagedClusterAddOn,
+    hosting: &HostingInputs<'_>,
+    spec: ManifestWorkSpec,
+    configs: &[(&str, ConfigSpecHash)],
+    status: &mut ManagedClusterAddOnStatus,
+    now: &Time,
+) -> Hosting {
+    if !hosting.found {
+        conditions::set(
+            &mut status.conditions,
+            hosting::validity(hosting.name, false, now),
+        );
+        return Hosting::Remove;
     }
-    let work = work(mca, spec, &desired);
-    manifest_applied(&mut status, inputs.work, now);
-    let judge = match &fields {
-        Some(fields) => Judge::Fields(fields),
-        None => Judge::Workloads(&manifests, prober == HealthProber::WorkloadAvailability),
-    };
-    available(&mut status, inputs, prober, &judge, now);
-    progressing(&mut status, inputs.work, &work, now);
-    Ok(Plan {
-        work: Some(work),
-        hook,
-        bindings,
-        status,
-    })
+    if hosting.deleting {
+        return Hosting::Remove;
+    }
+    conditions::set(
+        &mut status.conditions,
+        hosting::validity(hosting.name, true, now),
+    );
+    manifest_applied(status, HOSTING_MANIFEST_APPLIED, hosting.work, now);
+    if spec.workload.manifests.is_empty() {
+        return Hosting::Deploy(None);
+    }
+    let cluster = mca.namespace().unwrap_or_default();
+    let mut work = work(mca, spec, configs);
+    work.metadata.name = Some(hosting::work_name(&mca.name_any(), &cluster));
+    work.metadata.namespace = Some(hosting.name.to_string());
+    work.metadata.owner_references = None;
+    work.labels_mut()
+        .insert(ADDON_NAMESPACE_LABEL.into(), cluster);
+    Hosting::Deploy(Some(Box::new(work)))
 }
 
 /// `RegistrationApplied`, once the registrations are in the status.
@@ -393,9 +537,11 @@ fn bindings(template: &AddOnTemplate, mca: &ManagedClusterAddOn) -> Vec<RoleBind
     out
 }
 
-/// `ManifestApplied` from the work's `Applied`: nothing until the work agent reports.
+/// `ManifestApplied` (or `HostingManifestApplied`, `type_`) from the work's `Applied`: nothing
+/// until the work agent reports.
 fn manifest_applied(
     status: &mut ManagedClusterAddOnStatus,
+    type_: &str,
     work: Option<&ManifestWork>,
     now: &Time,
 ) {
@@ -405,14 +551,14 @@ fn manifest_applied(
     let condition = match applied {
         None => return,
         Some(c) if c.status == TRUE => conditions::new(
-            MANIFEST_APPLIED,
+            type_,
             TRUE,
             "AddonManifestApplied",
             "manifests of addon are applied successfully",
             now,
         ),
         Some(_) => conditions::new(
-            MANIFEST_APPLIED,
+            type_,
             FALSE,
             "AddonManifestAppliedFailed",
             "failed to apply the manifests of addon",
@@ -429,6 +575,7 @@ fn manifest_applied(
 fn available(
     status: &mut ManagedClusterAddOnStatus,
     inputs: &Inputs<'_>,
+    (applied, work): (&str, Option<&ManifestWork>),
     prober: HealthProber,
     judge: &Judge<'_>,
     now: &Time,
@@ -450,7 +597,7 @@ fn available(
         | HealthProber::DeploymentAvailability
         | HealthProber::WorkField => {}
     }
-    if conditions::find(&status.conditions, MANIFEST_APPLIED).is_none() {
+    if conditions::find(&status.conditions, applied).is_none() {
         return;
     }
     let cluster_unknown = inputs
@@ -468,7 +615,7 @@ fn available(
             conditions::new(AVAILABLE, s, reason, message, now),
         );
     };
-    let Some(work) = inputs.work else {
+    let Some(work) = work else {
         set(
             status,
             UNKNOWN,
@@ -534,10 +681,11 @@ pub fn same_configs(a: &ManifestWork, b: &ManifestWork) -> bool {
 /// last applied).
 fn progressing(
     status: &mut ManagedClusterAddOnStatus,
-    current: Option<&ManifestWork>,
-    wanted: &ManifestWork,
+    works: &[(Option<&ManifestWork>, &ManifestWork)],
+    hosted: bool,
     now: &Time,
 ) {
+    let hosting_applied = conditions::find(&status.conditions, HOSTING_MANIFEST_APPLIED);
     let (s, reason, message) = match conditions::find(&status.conditions, MANIFEST_APPLIED) {
         None => (
             FALSE,
@@ -545,20 +693,29 @@ fn progressing(
             "Waiting for ManagedClusterAddOn ManifestApplied condition".to_string(),
         ),
         Some(c) if c.status != TRUE => (FALSE, "Failed", c.message.clone()),
+        Some(_) if hosted && hosting_applied.is_none() => (
+            FALSE,
+            "WaitingForHostingManifestApplied",
+            "Waiting for ManagedClusterAddOn HostingManifestApplied condition".to_string(),
+        ),
         Some(_) => {
-            let up_to_date = current.is_some_and(|w| same_configs(w, wanted));
+            let up_to_date = works
+                .iter()
+                .all(|(current, wanted)| current.is_some_and(|w| same_configs(w, wanted)));
             // Applied and Available for this generation of the work, as upstream's
             // `addonprogressing` (an older generation's conditions say nothing of this one).
-            let ready = current.is_some_and(|w| {
-                let now_true = |type_: &str| {
-                    w.status
-                        .as_ref()
-                        .and_then(|s| conditions::find(&s.conditions, type_))
-                        .is_some_and(|c| {
-                            c.status == TRUE && c.observed_generation == w.metadata.generation
-                        })
-                };
-                now_true(APPLIED) && now_true(AVAILABLE)
+            let ready = works.iter().all(|(current, _)| {
+                current.is_some_and(|w| {
+                    let now_true = |type_: &str| {
+                        w.status
+                            .as_ref()
+                            .and_then(|s| conditions::find(&s.conditions, type_))
+                            .is_some_and(|c| {
+                                c.status == TRUE && c.observed_generation == w.metadata.generation
+                            })
+                    };
+                    now_true(APPLIED) && now_true(AVAILABLE)
+                })
             });
             if !up_to_date {
                 (

@@ -14,20 +14,20 @@ use std::time::Duration;
 use futures::StreamExt as _;
 use k8s_openapi::api::rbac::v1::RoleBinding;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Client, ResourceExt as _};
 use serde_json::json;
 
-use super::deploy::{self, Inputs};
-use super::{hook, template};
+use super::deploy::{self, Hosting, HostingInputs, Inputs};
+use super::{hook, hosting, template};
 use crate::api::addon::{
-    ADDON_NAME_LABEL, ADDON_TEMPLATES, AddOnDeploymentConfig, AddOnTemplate,
+    ADDON_NAME_LABEL, ADDON_NAMESPACE_LABEL, ADDON_TEMPLATES, AddOnDeploymentConfig, AddOnTemplate,
     ClusterManagementAddOn, ClusterManagementAddOnSpec, ConfigMeta, ConfigReferent,
-    DEPRECATED_PRE_DELETE_HOOK_FINALIZER, HOOK_MANIFEST_COMPLETED, ManagedClusterAddOn,
-    ManagedClusterAddOnStatus, PRE_DELETE_HOOK_FINALIZER,
+    DEPRECATED_PRE_DELETE_HOOK_FINALIZER, HOOK_MANIFEST_COMPLETED, HOSTING_MANIFEST_FINALIZER,
+    ManagedClusterAddOn, ManagedClusterAddOnStatus, PRE_DELETE_HOOK_FINALIZER,
 };
 use crate::api::cluster::ManagedCluster;
 use crate::api::conditions::{self, TRUE};
@@ -37,6 +37,8 @@ use crate::runtime::{Shutdown, report, shutdown};
 
 const FIELD_MANAGER: &str = "clusteradm-addon-manager";
 const RETRY: Duration = Duration::from_secs(5);
+/// How soon an add-on whose hosting cluster the hub does not know looks for it again.
+const HOSTING_RETRY: Duration = Duration::from_secs(30);
 
 /// Why a reconcile failed.
 #[derive(Debug, thiserror::Error)]
@@ -120,6 +122,11 @@ pub async fn run_with(
     });
     let (by_cma, by_template) = (addons.clone(), addons.clone());
     let (by_config, cmas_by_config) = (addons.clone(), cmas.clone());
+    crate::runtime::queue_depth::track(
+        "add-on manager",
+        addons.clone(),
+        crate::runtime::queue_depth::Wakes::OnAnyChange,
+    );
     let run = Controller::for_shared_stream(addon_events, addons.clone())
         .watches_shared_stream(cma_events, move |cma| of_addon(&by_cma, &cma.name_any()))
         .watches_shared_stream(template_events, move |t| {
@@ -135,7 +142,13 @@ pub async fn run_with(
         })
         .watches_shared_stream(work_events, |w| {
             let addon = w.labels().get(ADDON_NAME_LABEL)?;
-            Some(ObjectRef::new(addon).within(&w.namespace()?))
+            // A hosting work lives in the hosting cluster's namespace; its label names the add-on's.
+            let cluster = w
+                .labels()
+                .get(ADDON_NAMESPACE_LABEL)
+                .cloned()
+                .or_else(|| w.namespace())?;
+            Some(ObjectRef::new(addon).within(&cluster))
         })
         .graceful_shutdown_on(shutdown::cancelled(&shutdown))
         .run(reconcile, error_policy, ctx)
@@ -179,7 +192,13 @@ fn error_policy(mca: Arc<ManagedClusterAddOn>, e: &Error, _: Arc<Context>) -> Ac
 async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<Action, Error> {
     let (name, cluster) = (mca.name_any(), mca.namespace().unwrap_or_default());
     let deleting = mca.metadata.deletion_timestamp.is_some();
-    if deleting && !has_hook_finalizer(&mca) {
+    if deleting && has_finalizer(&mca, HOSTING_MANIFEST_FINALIZER) {
+        // Its work on the hosting cluster first: nothing else removes it. The finalizer's
+        // removal wakes the add-on again for its hook.
+        remove_hosting(&ctx, &mca).await?;
+        return Ok(Action::await_change());
+    }
+    if deleting && !has_finalizer(&mca, PRE_DELETE_HOOK_FINALIZER) {
         // Nothing to run first: the garbage collector removes what it owns.
         return Ok(Action::await_change());
     }
@@ -218,6 +237,7 @@ async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<A
     let config = config_ref
         .as_ref()
         .and_then(|(ns, name)| ctx.configs.get(&ObjectRef::new(name).within(ns)));
+    let hosting = HostingSeen::of(&ctx, &mca);
     let now = Time(k8s_openapi::jiff::Timestamp::now());
     let mut plan = deploy::decide(&Inputs {
         mca: &mca,
@@ -226,6 +246,7 @@ async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<A
         pinned: super::rollout::pins(&cma),
         work: work.as_deref(),
         cluster: managed_cluster.as_deref(),
+        hosting: hosting.as_ref().map(HostingSeen::inputs),
         now: &now,
     })?;
     if deleting {
@@ -233,7 +254,8 @@ async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<A
     }
     // The finalizer goes with the hook: added before anything could need it, dropped with it
     // (and left as it is while the add-on cannot be rendered: its hooks are unknown then).
-    if plan.work.is_some() && plan.hook.is_some() != has_hook_finalizer(&mca) {
+    if plan.work.is_some() && plan.hook.is_some() != has_finalizer(&mca, PRE_DELETE_HOOK_FINALIZER)
+    {
         set_hook_finalizer(&ctx.client, &mca, plan.hook.is_some()).await?;
         // The update wakes this add-on again, with the version the status write needs.
         return Ok(Action::await_change());
@@ -244,11 +266,117 @@ async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<A
     if let Some(wanted) = &plan.work {
         apply_work(&ctx, work.as_deref(), wanted).await?;
     }
+    let current = hosting.as_ref().and_then(|h| h.work.as_deref());
+    if sync_hosting(&ctx, &mca, &plan.hosting, current).await? {
+        // A finalizer changed: the update wakes this add-on again.
+        return Ok(Action::await_change());
+    }
     plan.status
         .conditions
         .retain(|c| c.type_ != HOOK_MANIFEST_COMPLETED);
     write_status(&ctx.client, &mca, &plan.status).await?;
+    if hosting.is_some_and(|h| h.cluster.is_none()) {
+        // Cluster changes do not wake add-ons: look again for the hosting cluster to join.
+        return Ok(Action::requeue(HOSTING_RETRY));
+    }
     Ok(Action::await_change())
+}
+
+/// The hosting cluster a Hosted add-on names, and its hosting work, as the stores show them.
+struct HostingSeen {
+    name: String,
+    cluster: Option<Arc<ManagedCluster>>,
+    work: Option<Arc<ManifestWork>>,
+}
+
+impl HostingSeen {
+    fn of(ctx: &Context, mca: &ManagedClusterAddOn) -> Option<Self> {
+        let name = mca.hosting_cluster()?.to_string();
+        let (addon, cluster) = (mca.name_any(), mca.namespace().unwrap_or_default());
+        let work_name = hosting::work_name(&addon, &cluster);
+        Some(Self {
+            cluster: ctx.clusters.get(&ObjectRef::new(&name)),
+            work: ctx.works.get(&ObjectRef::new(&work_name).within(&name)),
+            name,
+        })
+    }
+
+    fn inputs(&self) -> HostingInputs<'_> {
+        HostingInputs {
+            name: &self.name,
+            found: self.cluster.is_some(),
+            deleting: self
+                .cluster
+                .as_ref()
+                .is_some_and(|c| c.metadata.deletion_timestamp.is_some()),
+            work: self.work.as_deref(),
+        }
+    }
+}
+
+/// Makes the add-on's hosting side what the plan says: the finalizer first (then `true`: the
+/// update wakes the add-on again), the work applied or removed.
+async fn sync_hosting(
+    ctx: &Context,
+    mca: &ManagedClusterAddOn,
+    wanted: &Hosting,
+    current: Option<&ManifestWork>,
+) -> Result<bool, kube::Error> {
+    let finalized = has_finalizer(mca, HOSTING_MANIFEST_FINALIZER);
+    match wanted {
+        // Only a finalized add-on ever had a hosting work: the others cost no lookup.
+        Hosting::Remove if finalized => {
+            remove_hosting(ctx, mca).await?;
+            return Ok(true);
+        }
+        Hosting::Keep | Hosting::Remove => {}
+        // Added before a work can go to the hosting cluster.
+        Hosting::Deploy(_) if !finalized => {
+            set_finalizer(&ctx.client, mca, HOSTING_MANIFEST_FINALIZER, true).await?;
+            return Ok(true);
+        }
+        Hosting::Deploy(None) => delete_hosting_works(ctx, mca).await?,
+        Hosting::Deploy(Some(work)) => apply_work(ctx, current, work).await?,
+    }
+    Ok(false)
+}
+
+/// The add-on's works on any hosting cluster, as the store shows them.
+fn hosting_works(ctx: &Context, mca: &ManagedClusterAddOn) -> Vec<Arc<ManifestWork>> {
+    let (addon, cluster) = (mca.name_any(), mca.namespace().unwrap_or_default());
+    ctx.works
+        .state()
+        .into_iter()
+        .filter(|w| hosting::is_work_of(w, &addon, &cluster))
+        .collect()
+}
+
+/// Deletes the add-on's works on hosting clusters (the work agent there then removes what they
+/// made).
+async fn delete_hosting_works(ctx: &Context, mca: &ManagedClusterAddOn) -> Result<(), kube::Error> {
+    for work in hosting_works(ctx, mca) {
+        let namespace = work.namespace().unwrap_or_default();
+        match Api::<ManifestWork>::namespaced(ctx.client.clone(), &namespace)
+            .delete(&work.name_any(), &DeleteParams::default())
+            .await
+        {
+            Ok(_) => {
+                tracing::info!(addon = %mca.name_any(), "deleted hosting work {namespace}/{}", work.name_any());
+            }
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Deletes the add-on's hosting works, then releases its hosting finalizer.
+async fn remove_hosting(ctx: &Context, mca: &ManagedClusterAddOn) -> Result<(), kube::Error> {
+    delete_hosting_works(ctx, mca).await?;
+    if has_finalizer(mca, HOSTING_MANIFEST_FINALIZER) {
+        set_finalizer(&ctx.client, mca, HOSTING_MANIFEST_FINALIZER, false).await?;
+    }
+    Ok(())
 }
 
 /// A stand-in for a deleted ClusterManagementAddOn: its default template the one `mca` last used.
@@ -376,10 +504,8 @@ async fn write_work(
     Ok(())
 }
 
-fn has_hook_finalizer(mca: &ManagedClusterAddOn) -> bool {
-    mca.finalizers()
-        .iter()
-        .any(|f| f == PRE_DELETE_HOOK_FINALIZER)
+fn has_finalizer(mca: &ManagedClusterAddOn, finalizer: &str) -> bool {
+    mca.finalizers().iter().any(|f| f == finalizer)
 }
 
 /// Adds or removes the hook finalizer (and drops the deprecated one, as upstream does).
@@ -388,14 +514,27 @@ async fn set_hook_finalizer(
     mca: &ManagedClusterAddOn,
     present: bool,
 ) -> Result<(), kube::Error> {
+    let mut mca = mca.clone();
+    mca.finalizers_mut()
+        .retain(|f| f != DEPRECATED_PRE_DELETE_HOOK_FINALIZER);
+    set_finalizer(client, &mca, PRE_DELETE_HOOK_FINALIZER, present).await
+}
+
+/// Adds or removes `finalizer`, guarded by the version read.
+async fn set_finalizer(
+    client: &Client,
+    mca: &ManagedClusterAddOn,
+    finalizer: &str,
+    present: bool,
+) -> Result<(), kube::Error> {
     let mut finalizers: Vec<String> = mca
         .finalizers()
         .iter()
-        .filter(|f| *f != PRE_DELETE_HOOK_FINALIZER && *f != DEPRECATED_PRE_DELETE_HOOK_FINALIZER)
+        .filter(|f| *f != finalizer)
         .cloned()
         .collect();
     if present {
-        finalizers.push(PRE_DELETE_HOOK_FINALIZER.into());
+        finalizers.push(finalizer.into());
     }
     update_metadata(client, mca, json!({"finalizers": finalizers}))
         .await
@@ -417,6 +556,7 @@ fn same_work(current: &ManifestWork, wanted: &ManifestWork) -> bool {
     deploy::same_configs(current, wanted)
         && feedback(current) == feedback(wanted)
         && current.labels().get(ADDON_NAME_LABEL) == wanted.labels().get(ADDON_NAME_LABEL)
+        && current.labels().get(ADDON_NAMESPACE_LABEL) == wanted.labels().get(ADDON_NAMESPACE_LABEL)
         && current.owner_references() == wanted.owner_references()
 }
 

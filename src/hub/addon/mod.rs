@@ -18,6 +18,7 @@ pub mod deploy;
 pub mod discovery;
 pub mod healthcheck;
 pub mod hook;
+pub mod hosting;
 pub mod install;
 pub mod manager;
 pub mod probe;

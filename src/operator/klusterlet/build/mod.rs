@@ -134,6 +134,9 @@ pub fn build(v: &Validated, in_process: InProcess) -> Desired {
     };
     (managed.cluster_roles, managed.cluster_role_bindings) = rbac::managed(v, subjects_namespace);
     (management.roles, management.role_bindings) = rbac::management(v);
+    let (role, binding) = rbac::addon_management(v);
+    management.cluster_roles.push(role);
+    management.cluster_role_bindings.push(binding);
     management.deployments = deployment::agents(v, &deployed);
     Desired {
         managed,

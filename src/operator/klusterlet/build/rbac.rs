@@ -2,7 +2,9 @@
 //! on the managed cluster ClusterRoles `open-cluster-management:<k>-registration:agent`,
 //! `open-cluster-management:<k>-work:agent` and `open-cluster-management:<k>-work:execution`
 //! (plus `…-work:execution-admin` binding the built-in `admin`); where the agents run, Roles
-//! `open-cluster-management:management:<k>-{registration,work}:agent` in the agent namespace.
+//! `open-cluster-management:management:<k>-{registration,work}:agent` in the agent namespace, and
+//! the ClusterRole `open-cluster-management:management:<k>-registration:addon-management` (add-on
+//! secrets and leases in any namespace).
 use k8s_openapi::api::rbac::v1::{
     ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
 };
@@ -215,6 +217,39 @@ pub(super) fn managed(
         subjects: Some(vec![subject(v, Workload::Work, namespace)]),
     });
     (cluster_roles, bindings)
+}
+
+/// Rules of the registration agent where the agents run, for add-ons: each add-on's hub
+/// credential is a secret in the add-on's install namespace (any namespace the hub names), and
+/// its health the Lease its agent renews there. Upstream's verbs for secrets (its agent keeps them
+/// through an informer); leases are only read.
+#[must_use]
+pub fn addon_management_cluster_role() -> Vec<PolicyRule> {
+    vec![
+        rule(&[""], &["secrets"], WRITE),
+        rule(&["coordination.k8s.io"], &["leases"], READ),
+    ]
+}
+
+/// The ClusterRole and binding of [`addon_management_cluster_role`], upstream's
+/// `open-cluster-management:management:<k>-registration:addon-management`, for the registration
+/// agent where it runs (Hosted add-ons' agents run there too).
+pub(super) fn addon_management(v: &Validated) -> (ClusterRole, ClusterRoleBinding) {
+    let name = format!(
+        "open-cluster-management:management:{}-registration:addon-management",
+        v.name
+    );
+    let binding = ClusterRoleBinding {
+        metadata: meta(v, &name, None),
+        role_ref: role_ref("ClusterRole", &name),
+        subjects: Some(vec![subject(v, Workload::Registration, &v.agent_namespace)]),
+    };
+    let role = ClusterRole {
+        metadata: meta(v, &name, None),
+        rules: Some(addon_management_cluster_role()),
+        ..Default::default()
+    };
+    (role, binding)
 }
 
 /// Roles and bindings in the agent namespace, where the agents run.

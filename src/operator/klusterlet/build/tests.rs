@@ -182,7 +182,18 @@ fn hosted_mode_splits_the_clusters() {
         reg.contains(&"--spoke-kubeconfig=/spoke/config/kubeconfig".to_string()),
         "{reg:?}"
     );
-    assert!(d.management.cluster_roles.is_empty() && d.management.crds.is_empty());
+    // Where the agents run, only the add-on ClusterRole: secrets and leases, bound to the agent
+    // there (Hosted add-ons' agents run beside it).
+    assert!(d.management.crds.is_empty());
+    assert_eq!(
+        names(&d.management.cluster_roles),
+        ["/open-cluster-management:management:klusterlet-registration:addon-management"]
+    );
+    let addon_subject = &d.management.cluster_role_bindings[0]
+        .subjects
+        .as_ref()
+        .unwrap()[0];
+    assert_eq!(addon_subject.namespace.as_deref(), Some("klusterlet"));
     let subject = &d.managed.cluster_role_bindings[0]
         .subjects
         .as_ref()
