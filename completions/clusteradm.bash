@@ -166,6 +166,9 @@ _clusteradm() {
             clusteradm__subcmd__delete,help)
                 cmd="clusteradm__subcmd__delete__subcmd__help"
                 ;;
+            clusteradm__subcmd__delete,token)
+                cmd="clusteradm__subcmd__delete__subcmd__token"
+                ;;
             clusteradm__subcmd__delete,work)
                 cmd="clusteradm__subcmd__delete__subcmd__work"
                 ;;
@@ -174,6 +177,9 @@ _clusteradm() {
                 ;;
             clusteradm__subcmd__delete__subcmd__help,help)
                 cmd="clusteradm__subcmd__delete__subcmd__help__subcmd__help"
+                ;;
+            clusteradm__subcmd__delete__subcmd__help,token)
+                cmd="clusteradm__subcmd__delete__subcmd__help__subcmd__token"
                 ;;
             clusteradm__subcmd__delete__subcmd__help,work)
                 cmd="clusteradm__subcmd__delete__subcmd__help__subcmd__work"
@@ -315,6 +321,9 @@ _clusteradm() {
                 ;;
             clusteradm__subcmd__help__subcmd__delete,clusterset)
                 cmd="clusteradm__subcmd__help__subcmd__delete__subcmd__clusterset"
+                ;;
+            clusteradm__subcmd__help__subcmd__delete,token)
+                cmd="clusteradm__subcmd__help__subcmd__delete__subcmd__token"
                 ;;
             clusteradm__subcmd__help__subcmd__delete,work)
                 cmd="clusteradm__subcmd__help__subcmd__delete__subcmd__work"
@@ -1972,7 +1981,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__delete)
-            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version clusterset work help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version clusterset token work help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2078,7 +2087,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__delete__subcmd__help)
-            opts="clusterset work help"
+            opts="clusterset token work help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2119,6 +2128,20 @@ _clusteradm() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        clusteradm__subcmd__delete__subcmd__help__subcmd__token)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         clusteradm__subcmd__delete__subcmd__help__subcmd__work)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -2126,6 +2149,59 @@ _clusteradm() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__delete__subcmd__token)
+            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3135,7 +3211,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help__subcmd__delete)
-            opts="clusterset work"
+            opts="clusterset token work"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3149,6 +3225,20 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help__subcmd__delete__subcmd__clusterset)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__delete__subcmd__token)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

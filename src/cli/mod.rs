@@ -65,7 +65,7 @@ pub enum Command {
     Get(get::Args),
     /// Create objects on the hub: a ManifestWork, a cluster set, a placement
     Create(create::Args),
-    /// Delete objects from the hub: a ManifestWork, a cluster set
+    /// Delete objects from the hub: a ManifestWork, a cluster set, the join token
     Delete(delete::Args),
     /// Enable or disable add-ons on managed clusters
     Addon(addon::Args),

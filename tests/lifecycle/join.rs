@@ -100,7 +100,7 @@ pub(crate) async fn hub(bootstrap_token: bool) -> Hub {
     }
 }
 
-fn join(hub: &Hub, cluster: &str, extra: &[&str]) -> assert_cmd::Command {
+pub(crate) fn join(hub: &Hub, cluster: &str, extra: &[&str]) -> assert_cmd::Command {
     let mut cmd = common::clusteradm();
     cmd.args([
         "join",
@@ -175,7 +175,7 @@ async fn resource_versions(client: &Client) -> BTreeMap<String, String> {
 }
 
 /// Asserts the managed cluster holds nothing a join creates.
-async fn assert_nothing_joined(client: &Client) {
+pub(crate) async fn assert_nothing_joined(client: &Client) {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     assert!(
         crds.get_opt(KLUSTERLET_CRD).await.unwrap().is_none(),

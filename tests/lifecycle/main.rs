@@ -17,6 +17,7 @@ mod hub_restart;
 mod join;
 mod operator_hub;
 mod signals;
+mod token;
 
 /// Holds the whole binary's one-test-at-a-time lock until dropped (a tokio mutex: each test has
 /// its own runtime, and the guard is held across awaits).

@@ -1,4 +1,5 @@
 //! `clusteradm delete <noun>`: remove objects from the hub.
+pub mod token;
 pub mod work;
 
 use std::process::ExitCode;
@@ -18,6 +19,9 @@ pub struct Args {
 pub enum What {
     /// Delete a ManagedClusterSet that no namespace is bound to
     Clusterset(crate::cli::clusterset::NameArgs),
+    /// Delete the bootstrap token: revoke the join credential `init` made, so join commands
+    /// printed before stop working (clusters already joined are not affected)
+    Token(token::Args),
     /// Delete a ManifestWork from clusters and wait until its resources are removed
     Work(work::Args),
 }
@@ -26,6 +30,7 @@ pub enum What {
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     match args.what {
         What::Work(a) => work::run(a, ctx).await,
+        What::Token(a) => token::run(a, ctx).await,
         What::Clusterset(a) => crate::cli::clusterset::delete(a, ctx).await,
     }
 }
