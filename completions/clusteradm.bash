@@ -202,6 +202,12 @@ _clusteradm() {
             clusteradm__subcmd__get,help)
                 cmd="clusteradm__subcmd__get__subcmd__help"
                 ;;
+            clusteradm__subcmd__get,hub-info)
+                cmd="clusteradm__subcmd__get__subcmd__hub__subcmd__info"
+                ;;
+            clusteradm__subcmd__get,klusterlet-info)
+                cmd="clusteradm__subcmd__get__subcmd__klusterlet__subcmd__info"
+                ;;
             clusteradm__subcmd__get,placement)
                 cmd="clusteradm__subcmd__get__subcmd__placements"
                 ;;
@@ -225,6 +231,12 @@ _clusteradm() {
                 ;;
             clusteradm__subcmd__get__subcmd__help,help)
                 cmd="clusteradm__subcmd__get__subcmd__help__subcmd__help"
+                ;;
+            clusteradm__subcmd__get__subcmd__help,hub-info)
+                cmd="clusteradm__subcmd__get__subcmd__help__subcmd__hub__subcmd__info"
+                ;;
+            clusteradm__subcmd__get__subcmd__help,klusterlet-info)
+                cmd="clusteradm__subcmd__get__subcmd__help__subcmd__klusterlet__subcmd__info"
                 ;;
             clusteradm__subcmd__get__subcmd__help,placements)
                 cmd="clusteradm__subcmd__get__subcmd__help__subcmd__placements"
@@ -336,6 +348,12 @@ _clusteradm() {
                 ;;
             clusteradm__subcmd__help__subcmd__get,clustersets)
                 cmd="clusteradm__subcmd__help__subcmd__get__subcmd__clustersets"
+                ;;
+            clusteradm__subcmd__help__subcmd__get,hub-info)
+                cmd="clusteradm__subcmd__help__subcmd__get__subcmd__hub__subcmd__info"
+                ;;
+            clusteradm__subcmd__help__subcmd__get,klusterlet-info)
+                cmd="clusteradm__subcmd__help__subcmd__get__subcmd__klusterlet__subcmd__info"
                 ;;
             clusteradm__subcmd__help__subcmd__get,placements)
                 cmd="clusteradm__subcmd__help__subcmd__get__subcmd__placements"
@@ -2348,7 +2366,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__get)
-            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version addon addons clusters clustersets clusterset placements placement token works help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version addon addons clusters clustersets clusterset placements placement hub-info klusterlet-info token works help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2596,7 +2614,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__get__subcmd__help)
-            opts="addon clusters clustersets placements token works help"
+            opts="addon clusters clustersets placements hub-info klusterlet-info token works help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2665,6 +2683,34 @@ _clusteradm() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        clusteradm__subcmd__get__subcmd__help__subcmd__hub__subcmd__info)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__get__subcmd__help__subcmd__klusterlet__subcmd__info)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         clusteradm__subcmd__get__subcmd__help__subcmd__placements)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -2700,6 +2746,112 @@ _clusteradm() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__get__subcmd__hub__subcmd__info)
+            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__get__subcmd__klusterlet__subcmd__info)
+            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3281,7 +3433,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help__subcmd__get)
-            opts="addon clusters clustersets placements token works"
+            opts="addon clusters clustersets placements hub-info klusterlet-info token works"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3323,6 +3475,34 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help__subcmd__get__subcmd__clustersets)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__get__subcmd__hub__subcmd__info)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__get__subcmd__klusterlet__subcmd__info)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

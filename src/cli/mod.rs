@@ -129,6 +129,30 @@ impl Kube {
     }
 }
 
+/// Fails with a clear error unless `kube` is reachable and an OCM hub (it has the ClusterManager
+/// CRD `init` installs), as upstream's hub commands check.
+pub async fn require_hub(kube: &Kube) -> anyhow::Result<()> {
+    kube.server_version().await?;
+    let crds: kube::Api<
+        k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+    > = kube::Api::all(kube.client.clone());
+    if crds
+        .get_opt("clustermanagers.operator.open-cluster-management.io")
+        .await?
+        .is_none()
+    {
+        return Err(crate::error::UserError::new(
+            format!(
+                "{} is not an OCM hub: it has no ClusterManager CRD",
+                kube.url()
+            ),
+            "point --kubeconfig or --context at the hub `clusteradm init` set up",
+        )
+        .into());
+    }
+    Ok(())
+}
+
 impl Ctx {
     /// Builds a client for the selected cluster (sends no request).
     pub async fn kube(&self) -> anyhow::Result<Kube> {

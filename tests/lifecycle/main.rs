@@ -14,6 +14,7 @@ mod registration_fixture;
 
 mod clean;
 mod hub_restart;
+mod info;
 mod join;
 mod operator_hub;
 mod signals;

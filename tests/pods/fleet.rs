@@ -347,3 +347,27 @@ where
         .map(|n| format!("{what} {n}"))
         .collect()
 }
+
+/// Waits until `clusteradm get <what>` on `kubeconfig` shows, under the line `section`, a
+/// workload line `<kind>:\t(n/n) <image>` with all its replicas available; returns the output.
+pub async fn info_shows_ready(what: &str, kubeconfig: &str, section: &str, image: &str) -> String {
+    common::eventually(
+        &format!("`get {what}` showing {section} ready with {image}"),
+        Duration::from_secs(90),
+        || {
+            let out = crate::fixture::clusteradm(&["get", what, "--kubeconfig", kubeconfig]);
+            let lines: Vec<&str> = out.lines().collect();
+            let ready = lines.windows(2).any(|w| {
+                w[0] == section
+                    && w[1].split_once("\t(").is_some_and(|(_, rest)| {
+                        rest.split_once(") ").is_some_and(|(counts, shown)| {
+                            let (a, b) = counts.split_once('/').unwrap_or(("", "-"));
+                            a == b && a != "0" && shown == image
+                        })
+                    })
+            });
+            std::future::ready(ready.then_some(out))
+        },
+    )
+    .await
+}

@@ -17,8 +17,8 @@ use crate::fixture::{
 };
 use crate::fleet::{
     accept_until_available, assert_no_refusals, assert_nothing_left, assert_runs_locked_down,
-    create_work, feedback, gone, holder, kill_container, leader, manifest_condition, metrics,
-    wait_work,
+    create_work, feedback, gone, holder, info_shows_ready, kill_container, leader,
+    manifest_condition, metrics, wait_work,
 };
 use crate::{addon, hosted, node_down};
 
@@ -64,6 +64,12 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
     let init_to_ready = t.elapsed();
     // Two hub pods: one holds the Lease and reconciles, the other stands by.
     let hub_pod = leader(&hub, HUB_NS, HUB_LEASE).await;
+    // `get hub-info` shows them as upstream's layout shows its components.
+    let hub_info = info_shows_ready("hub-info", hub_kc, "  Hub:", &env.image).await;
+    assert!(
+        hub_info.starts_with("Registration Operator:\n  Controller:\t(1/1) "),
+        "{hub_info}"
+    );
     assert_runs_locked_down(&hub_pod, &env.image);
     let cm = cluster_scoped(
         &hub,
@@ -163,6 +169,12 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
         "the agent runs on the managed cluster's own node"
     );
     assert_runs_locked_down(&agent_pod, &env.image);
+    let klusterlet_info =
+        info_shows_ready("klusterlet-info", managed_kc, "  Controller:", &env.image).await;
+    assert!(
+        klusterlet_info.starts_with("Klusterlet Conditions:\n  Type:\t\t\t"),
+        "{klusterlet_info}"
+    );
 
     // A work whose Deployment's pod really starts, and whose feedback comes from that pod.
     let work_ns = common::unique("pods-work");

@@ -9,7 +9,6 @@ use std::process::ExitCode;
 
 use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject};
 use kube::{Client, Resource};
 
@@ -70,22 +69,7 @@ fn parts(client: &Client) -> [Part; 5] {
 /// Runs `delete token`.
 pub async fn run(_args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let kube = ctx.kube().await?;
-    kube.server_version().await?;
-    let crds: Api<CustomResourceDefinition> = Api::all(kube.client.clone());
-    if crds
-        .get_opt("clustermanagers.operator.open-cluster-management.io")
-        .await?
-        .is_none()
-    {
-        return Err(UserError::new(
-            format!(
-                "{} is not an OCM hub: it has no ClusterManager CRD",
-                kube.url()
-            ),
-            "point --kubeconfig or --context at the hub `clusteradm init` set up",
-        )
-        .into());
-    }
+    crate::cli::require_hub(&kube).await?;
     let mut present = Vec::new();
     for part in parts(&kube.client) {
         if part.api.get_opt(&part.name).await?.is_some() {

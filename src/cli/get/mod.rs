@@ -2,6 +2,7 @@
 pub mod addons;
 pub mod clusters;
 pub mod clustersets;
+pub mod info;
 pub mod token;
 pub mod works;
 
@@ -31,6 +32,10 @@ pub enum What {
     /// List placements: satisfied, reason, and every cluster selected
     #[command(visible_alias = "placement")]
     Placements(crate::cli::placement::GetArgs),
+    /// Show the hub's operator and components: replicas, images, CRDs (upstream's layout)
+    HubInfo(info::Args),
+    /// Show this cluster's Klusterlet: conditions, operator, agents, CRDs (upstream's layout)
+    KlusterletInfo(info::Args),
     /// Print the join command with a bootstrap token (a fresh one when the old has expired)
     Token(token::Args),
     /// List ManifestWorks and their status, per cluster
@@ -45,6 +50,8 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         What::Clustersets(a) => clustersets::run(a, ctx).await,
         What::Placements(a) => crate::cli::placement::get(a, ctx).await,
         What::Token(a) => token::run(a, ctx).await,
+        What::HubInfo(a) => info::hub(a, ctx).await,
+        What::KlusterletInfo(a) => info::klusterlet(a, ctx).await,
         What::Works(a) => works::run(a, ctx).await,
     }
 }
