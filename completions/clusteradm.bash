@@ -3784,7 +3784,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__join)
-            opts="-v -q -h -V --hub-token --hub-apiserver --cluster-name --ca-file --ca-cert-hash --mode --managed-cluster-kubeconfig --image --image-registry --bundle-version --feature-gates --proxy-url --proxy-ca-file --klusterlet-annotation --singleton --wait --force-internal-endpoint-lookup --in-process --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-m -v -q -h -V --hub-token --hub-apiserver --cluster-name --ca-file --ca-cert-hash --mode --managed-cluster-kubeconfig --image --image-registry --bundle-version --feature-gates --proxy-url --proxy-ca-file --klusterlet-annotation --client-cert-expiration-seconds --singleton --wait --force-internal-endpoint-lookup --in-process --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3811,6 +3811,10 @@ _clusteradm() {
                     return 0
                     ;;
                 --mode)
+                    COMPREPLY=($(compgen -W "default hosted" -- "${cur}"))
+                    return 0
+                    ;;
+                -m)
                     COMPREPLY=($(compgen -W "default hosted" -- "${cur}"))
                     return 0
                     ;;
@@ -3843,6 +3847,10 @@ _clusteradm() {
                     return 0
                     ;;
                 --klusterlet-annotation)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --client-cert-expiration-seconds)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -108,7 +108,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l hub-apise
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l cluster-name -d 'The name this cluster registers under (a DNS-1123 label)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l ca-file -d 'The hub\'s CA certificate (PEM); by default it is discovered and verified' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l ca-cert-hash -d 'Pin of the hub CA\'s public key, as `clusteradm init` prints it' -r
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l mode -d 'Where the agents run: on this cluster, or (hosted) on this management cluster for the cluster of --managed-cluster-kubeconfig' -r -f -a "default\t'Agents on the managed cluster'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -s m -l mode -d 'Where the agents run: on this cluster, or (hosted) on this management cluster for the cluster of --managed-cluster-kubeconfig' -r -f -a "default\t'Agents on the managed cluster'
 hosted\t'Agents on this (management) cluster, for the cluster of --managed-cluster-kubeconfig'"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l managed-cluster-kubeconfig -d 'The managed cluster\'s kubeconfig (--mode hosted)' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l image -d 'Run our image (this clusteradm, as `scripts/image` builds it) for the operator and every component it deploys, instead of upstream\'s images; e.g. registry.example.com/clusteradm:v0.1.0' -r
@@ -118,6 +118,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l feature-g
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l proxy-url -d 'A proxy between the agents and the hub (http or https URL)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l proxy-ca-file -d 'The CA of an https proxy (PEM), trusted beside the hub CA' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l klusterlet-annotation -d 'An annotation for the ManagedCluster, key=value (repeatable; prefixed with agent.open-cluster-management.io/)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l client-cert-expiration-seconds -d 'Lifetime asked for the agent\'s hub client certificate, in seconds (at least 600; unset or 0: the hub\'s signer decides)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l singleton -d 'Run one combined agent instead of the registration and work agents' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l wait -d 'Wait until the Klusterlet is applied (and the cluster has registered with the hub)' -r -f -a "true\t''

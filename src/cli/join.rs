@@ -40,7 +40,7 @@ pub struct Args {
     pub ca_cert_hash: Option<String>,
     /// Where the agents run: on this cluster, or (hosted) on this management cluster for the
     /// cluster of --managed-cluster-kubeconfig
-    #[arg(long, value_enum, default_value_t = Mode::Default)]
+    #[arg(short = 'm', long, value_enum, default_value_t = Mode::Default)]
     pub mode: Mode,
     /// The managed cluster's kubeconfig (--mode hosted)
     #[arg(long, value_name = "FILE")]
@@ -74,6 +74,10 @@ pub struct Args {
     /// agent.open-cluster-management.io/)
     #[arg(long, value_name = "KEY=VALUE")]
     pub klusterlet_annotation: Vec<String>,
+    /// Lifetime asked for the agent's hub client certificate, in seconds (at least 600; unset or 0:
+    /// the hub's signer decides)
+    #[arg(long, value_name = "SECONDS")]
+    pub client_cert_expiration_seconds: Option<i32>,
     /// Use the hub URL recorded in the hub's kube-public/cluster-info instead of --hub-apiserver
     #[arg(long)]
     pub force_internal_endpoint_lookup: bool,
@@ -105,6 +109,23 @@ fn check(args: &Args) -> anyhow::Result<()> {
     names::validate_cluster_name(&args.cluster_name)
         .map_err(|e| UserError::new(e, "e.g. --cluster-name cluster1"))?;
     super::init::validate_url(&args.hub_apiserver)?;
+    if let Some(secs @ 1..600) = args.client_cert_expiration_seconds {
+        return Err(UserError::new(
+            format!("--client-cert-expiration-seconds {secs} is too short: a certificate request may not ask for less than 600 seconds"),
+            "pass 600 or more, or 0 to let the hub's signer decide",
+        )
+        .into());
+    }
+    if args
+        .client_cert_expiration_seconds
+        .is_some_and(i32::is_negative)
+    {
+        return Err(UserError::new(
+            "--client-cert-expiration-seconds may not be negative",
+            "pass 600 or more, or 0 to let the hub's signer decide",
+        )
+        .into());
+    }
     if let Some(pin) = &args.ca_cert_hash {
         klusterlet::validate_pin(pin)
             .map_err(|e| UserError::new(e, "use the value `clusteradm init` prints"))?;
@@ -195,6 +216,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         external_server_urls,
         feature_gates,
         annotations,
+        client_cert_expiration_seconds: args.client_cert_expiration_seconds.filter(|s| *s != 0),
         deploy_operator: !args.in_process,
     };
     if ctx.global.dry_run {

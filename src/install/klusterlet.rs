@@ -103,6 +103,8 @@ pub struct JoinOptions {
     pub feature_gates: Vec<(String, bool)>,
     /// ManagedCluster annotations (already prefixed).
     pub annotations: BTreeMap<String, String>,
+    /// Lifetime asked for the agent's hub client certificate (`None`: the hub's signer decides).
+    pub client_cert_expiration_seconds: Option<i32>,
     /// Deploy the operator (false when it runs in this process).
     pub deploy_operator: bool,
 }
@@ -253,6 +255,7 @@ pub fn klusterlet(opts: &JoinOptions) -> Klusterlet {
             registration_configuration: Some(KlusterletRegistrationConfiguration {
                 feature_gates: gates.clone(),
                 cluster_annotations: opts.annotations.clone(),
+                client_cert_expiration_seconds: opts.client_cert_expiration_seconds,
                 ..Default::default()
             }),
             work_configuration: (!gates.is_empty()).then(|| KlusterletWorkConfiguration {

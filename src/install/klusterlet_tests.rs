@@ -20,6 +20,7 @@ fn opts(hosted: bool, deploy_operator: bool) -> JoinOptions {
         external_server_urls: vec!["https://managed:6443".into()],
         feature_gates: vec![("ClusterClaim".into(), true)],
         annotations: BTreeMap::from([(format!("{ANNOTATION_PREFIX}owner"), "me".into())]),
+        client_cert_expiration_seconds: None,
         deploy_operator,
     }
 }

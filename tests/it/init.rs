@@ -448,8 +448,20 @@ fn get_token_prints_a_working_join_command() {
         .arg(common::env().hub)
         .assert()
         .success()
-        .stdout(predicate::str::starts_with("clusteradm join --hub-token "))
+        .stdout(predicate::str::starts_with("token="))
+        .stdout(predicate::str::contains(
+            "\nplease log on spoke and run:\nclusteradm join --hub-token ",
+        ))
         .stdout(predicate::str::contains("--ca-cert-hash sha256:"));
+    // The `token=` line (what scripts written for upstream read) is the join command's token.
+    let out = common::clusteradm()
+        .args(["get", "token", "--kubeconfig"])
+        .arg(common::env().hub)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let token = text.lines().next().unwrap().strip_prefix("token=").unwrap();
+    assert!(text.contains(&format!("--hub-token {token} ")), "{text}");
 }
 
 #[test]

@@ -262,10 +262,28 @@ async fn dry_run_creates_nothing_and_shows_no_token() {
     let managed = common::managed().await;
     reset(&managed).await;
     let hub = hub(false).await;
-    let out = join(&hub, "it-dry", &["--ca-cert-hash", &hub.hash, "--dry-run"])
-        .assert()
-        .success();
+    // Upstream's spellings: -m for --mode, the certificate lifetime into the Klusterlet's spec.
+    let flags = [
+        "--ca-cert-hash",
+        &hub.hash,
+        "--dry-run",
+        "-m",
+        "default",
+        "--client-cert-expiration-seconds",
+        "7200",
+    ];
+    let out = join(&hub, "it-dry", &flags).assert().success();
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        stdout.contains("clientCertExpirationSeconds: 7200"),
+        "{stdout}"
+    );
+    join(&hub, "it-dry", &["--client-cert-expiration-seconds", "60"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "may not ask for less than 600 seconds",
+        ));
     for (_, kind, _, name) in JOIN_OBJECTS {
         assert!(
             stdout.contains(&format!("kind: {kind}")) && stdout.contains(&format!("name: {name}")),

@@ -1,5 +1,6 @@
-//! `clusteradm get token`: the join command again. A service-account token is issued fresh each
-//! time (they expire); the bootstrap token is read back (it does not).
+//! `clusteradm get token`: the join command again, printed as upstream's (`token=<token>`, then
+//! `please log on spoke and run:` and the join command). A service-account token is issued fresh
+//! each time (they expire); the bootstrap token is read back (it does not).
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -59,8 +60,14 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     };
     match args.output {
         JoinOutput::Json => crate::ui::stdout::println(serde_json::to_string_pretty(&join)?)?,
+        // Upstream's lines, which scripts read (`token=`), with our join command (it also pins
+        // the hub's CA).
         JoinOutput::Text => {
-            crate::ui::stdout::println(join.command_line("<cluster_name>"))?;
+            crate::ui::stdout::println(format!(
+                "token={}\nplease log on spoke and run:\n{}",
+                join.hub_token,
+                join.command_line("<cluster_name>")
+            ))?;
             if let Some(expires) = &join.expires {
                 ctx.printer.info(format!("The token expires at {expires}."));
             }
