@@ -286,11 +286,11 @@ false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -s V -l version -d 'Print version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s n -l namespace -d 'Namespace' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s n -l namespace -d 'Namespace [default: every namespace, as upstream\'s]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table'
 yaml\t'YAML (a list is printed as a `kind: List`)'
 json\t'JSON (a list is printed as a `kind: List`)'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s A -l all-namespaces -d 'Placements of every namespace' -r -f -a "true\t''
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s A -l all-namespaces -d 'Placements of every namespace (what no --namespace means too)' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -l context -d 'The kubeconfig context to use [default: the current context]' -r
@@ -305,11 +305,11 @@ false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s V -l version -d 'Print version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -s n -l namespace -d 'Namespace' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -s n -l namespace -d 'Namespace [default: every namespace, as upstream\'s]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table'
 yaml\t'YAML (a list is printed as a `kind: List`)'
 json\t'JSON (a list is printed as a `kind: List`)'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -s A -l all-namespaces -d 'Placements of every namespace' -r -f -a "true\t''
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -s A -l all-namespaces -d 'Placements of every namespace (what no --namespace means too)' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -l context -d 'The kubeconfig context to use [default: the current context]' -r
@@ -668,7 +668,7 @@ false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -s V -l version -d 'Print version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -s n -l namespace -d 'The namespace' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -s n -l namespace -d 'The namespace (as upstream\'s, `default` unless given)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
@@ -682,7 +682,7 @@ false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -s V -l version -d 'Print version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -s n -l namespace -d 'The namespace' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -s n -l namespace -d 'The namespace (as upstream\'s, `default` unless given)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r

@@ -61,8 +61,8 @@ pub struct SetArgs {
 pub struct BindArgs {
     /// Name of the cluster set
     pub name: String,
-    /// The namespace
-    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    /// The namespace (as upstream's, `default` unless given)
+    #[arg(short = 'n', long, value_name = "NAMESPACE", default_value = "default")]
     pub namespace: String,
 }
 

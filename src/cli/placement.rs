@@ -51,10 +51,10 @@ pub struct CreateArgs {
 pub struct GetArgs {
     /// Only this placement
     pub name: Option<String>,
-    /// Namespace
-    #[arg(short = 'n', long, default_value = "default")]
-    pub namespace: String,
-    /// Placements of every namespace
+    /// Namespace [default: every namespace, as upstream's]
+    #[arg(short = 'n', long, value_name = "NAMESPACE", conflicts_with = "all_namespaces")]
+    pub namespace: Option<String>,
+    /// Placements of every namespace (what no --namespace means too)
     #[arg(short = 'A', long)]
     pub all_namespaces: bool,
     /// Output format
@@ -282,14 +282,14 @@ pub async fn create(args: CreateArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 /// Runs `get placements`.
 pub async fn get(args: GetArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let kube = ctx.kube().await?;
-    let (placements, decisions): (Api<Placement>, Api<PlacementDecision>) = if args.all_namespaces {
-        (Api::all(kube.client.clone()), Api::all(kube.client.clone()))
-    } else {
-        (
-            Api::namespaced(kube.client.clone(), &args.namespace),
-            Api::namespaced(kube.client.clone(), &args.namespace),
-        )
+    let (placements, decisions): (Api<Placement>, Api<PlacementDecision>) = match &args.namespace {
+        None => (Api::all(kube.client.clone()), Api::all(kube.client.clone())),
+        Some(ns) => (
+            Api::namespaced(kube.client.clone(), ns),
+            Api::namespaced(kube.client.clone(), ns),
+        ),
     };
+    let every_namespace = args.namespace.is_none();
     let mut list = placements
         .list(&ListParams::default())
         .await
@@ -299,9 +299,13 @@ pub async fn get(args: GetArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     if let Some(name) = &args.name {
         list.retain(|p| &p.name_any() == name);
         if list.is_empty() {
+            let where_ = args
+                .namespace
+                .as_ref()
+                .map_or_else(|| "any namespace".to_string(), |ns| format!("namespace {ns}"));
             return Err(UserError::new(
-                format!("placement {name} not found in namespace {}", args.namespace),
-                "`clusteradm get placements -A` lists every placement",
+                format!("placement {name} not found in {where_}"),
+                "`clusteradm get placements` lists every placement",
             )
             .into());
         }
@@ -316,7 +320,7 @@ pub async fn get(args: GetArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         .await
         .context("listing placement decisions")?
         .items;
-    crate::ui::stdout::println(render(&list, &decisions, args.all_namespaces))?;
+    crate::ui::stdout::println(render(&list, &decisions, every_namespace))?;
     Ok(ExitCode::SUCCESS)
 }
 

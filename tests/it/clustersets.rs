@@ -205,8 +205,8 @@ async fn cluster_set_commands_refuse_bad_input_and_change_nothing() {
     let (code, _, err) = fixture::on_hub(&["delete", "clusterset", "default"]).await;
     assert_eq!(code, 1);
     assert!(err.contains("cannot be deleted"), "{err}");
-    let (code, _, err) =
-        fixture::on_hub(&["clusterset", "bind", &set, "--namespace", "default"]).await;
+    // No --namespace: `default`, as upstream's.
+    let (code, _, err) = fixture::on_hub(&["clusterset", "bind", &set]).await;
     assert_eq!(code, 1);
     assert!(
         err.contains(&format!("clusteradm create clusterset {set}")),

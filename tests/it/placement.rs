@@ -282,6 +282,14 @@ async fn a_placement_follows_labels_count_prioritizers_and_availability() {
         row.contains(&format!("{},{}", c[1], c[2])) && row.contains("AllDecisionsScheduled"),
         "{row}"
     );
+    // Without -n, as upstream's: every namespace, with a namespace column.
+    let (code, out, _) = fixture::on_hub(&["get", "placements"]).await;
+    assert_eq!(code, 0);
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with(ns) && l.contains("prod") && l.contains(&c[1])),
+        "{out}"
+    );
     // The same spec again: unchanged; another without --overwrite: refused.
     let again = [
         "create",
