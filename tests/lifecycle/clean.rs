@@ -10,17 +10,19 @@ use predicates::prelude::*;
 use crate::common;
 
 #[test]
-fn clean_without_a_terminal_and_without_yes_refuses() {
+fn clean_without_a_terminal_proceeds_as_upstreams_and_says_so() {
     let _one_at_a_time = crate::serial_blocking();
-    common::clusteradm()
-        .args(["clean", "--kubeconfig"])
-        .arg(common::env().hub)
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains(
-            "refusing to proceed without confirmation",
-        ))
-        .stderr(predicate::str::contains("--yes"));
+    let run = |args: &[&str]| {
+        let mut cmd = common::clusteradm();
+        cmd.args(args).arg("--kubeconfig").arg(common::env().hub);
+        cmd.assert().success()
+    };
+    run(&["init"]);
+    run(&["clean", "--timeout", "120"])
+        .stderr(predicate::str::contains("no terminal to confirm on: proceeding"))
+        .stderr(predicate::str::contains("the hub is clean"));
+    // Leave the hub initialised for the tests that follow.
+    run(&["init"]);
 }
 
 #[tokio::test]

@@ -412,15 +412,22 @@ fn an_unreachable_hub_is_a_clear_error() {
 }
 
 #[tokio::test]
-async fn unjoin_without_a_terminal_needs_yes() {
+async fn unjoin_without_a_terminal_proceeds_as_upstreams_and_says_so() {
     let _one_at_a_time = crate::serial().await;
     let _m = MANAGED_SINGLETON.lock().await;
+    let managed = common::managed().await;
+    reset(&managed).await;
+    let hub = hub(false).await;
+    join(&hub, "it-any", &["--ca-cert-hash", &hub.hash])
+        .assert()
+        .success();
     common::clusteradm()
-        .args(["unjoin", "--cluster-name", "it-any", "--kubeconfig"])
+        .args(["unjoin", "--cluster-name", "it-any", "--timeout", "60s", "--kubeconfig"])
         .arg(common::env().managed)
         .assert()
-        .code(1)
-        .stderr(predicate::str::contains("--yes"));
+        .success()
+        .stderr(predicate::str::contains("no terminal to confirm on: proceeding"));
+    assert_nothing_joined(&managed).await;
 }
 
 mod operator_loop;
