@@ -52,7 +52,12 @@ pub struct GetArgs {
     /// Only this placement
     pub name: Option<String>,
     /// Namespace [default: every namespace, as upstream's]
-    #[arg(short = 'n', long, value_name = "NAMESPACE", conflicts_with = "all_namespaces")]
+    #[arg(
+        short = 'n',
+        long,
+        value_name = "NAMESPACE",
+        conflicts_with = "all_namespaces"
+    )]
     pub namespace: Option<String>,
     /// Placements of every namespace (what no --namespace means too)
     #[arg(short = 'A', long)]
@@ -299,10 +304,10 @@ pub async fn get(args: GetArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     if let Some(name) = &args.name {
         list.retain(|p| &p.name_any() == name);
         if list.is_empty() {
-            let where_ = args
-                .namespace
-                .as_ref()
-                .map_or_else(|| "any namespace".to_string(), |ns| format!("namespace {ns}"));
+            let where_ = args.namespace.as_ref().map_or_else(
+                || "any namespace".to_string(),
+                |ns| format!("namespace {ns}"),
+            );
             return Err(UserError::new(
                 format!("placement {name} not found in {where_}"),
                 "`clusteradm get placements` lists every placement",

@@ -37,18 +37,19 @@ pub fn describe(err: &(dyn Error + 'static)) -> String {
     }
 }
 
+/// One result of a kube-runtime controller's run.
+pub type ControllerResult<K, E, Q> = Result<
+    (
+        kube::runtime::reflector::ObjectRef<K>,
+        kube::runtime::controller::Action,
+    ),
+    kube::runtime::controller::Error<E, Q>,
+>;
+
 /// Logs one result of a kube-runtime controller named `controller`: a failed reconcile as a
 /// warning naming the object, other failures as warnings, successes and vanished objects not.
-pub fn controller_result<K, E, Q>(
-    controller: &str,
-    result: &Result<
-        (
-            kube::runtime::reflector::ObjectRef<K>,
-            kube::runtime::controller::Action,
-        ),
-        kube::runtime::controller::Error<E, Q>,
-    >,
-) where
+pub fn controller_result<K, E, Q>(controller: &str, result: &ControllerResult<K, E, Q>)
+where
     K: kube::Resource,
     E: Error + 'static,
     Q: Error + 'static,
@@ -66,16 +67,8 @@ pub fn controller_result<K, E, Q>(
 
 /// Counts one result of `controller` in its metrics (reconciles, errors, queue depth) without
 /// logging it: for controllers that log their results their own way.
-pub fn record<K, E, Q>(
-    controller: &str,
-    result: &Result<
-        (
-            kube::runtime::reflector::ObjectRef<K>,
-            kube::runtime::controller::Action,
-        ),
-        kube::runtime::controller::Error<E, Q>,
-    >,
-) where
+pub fn record<K, E, Q>(controller: &str, result: &ControllerResult<K, E, Q>)
+where
     K: kube::Resource,
 {
     use kube::runtime::controller::Error as Failure;

@@ -19,7 +19,9 @@ fn clean_without_a_terminal_proceeds_as_upstreams_and_says_so() {
     };
     run(&["init"]);
     run(&["clean", "--timeout", "120"])
-        .stderr(predicate::str::contains("no terminal to confirm on: proceeding"))
+        .stderr(predicate::str::contains(
+            "no terminal to confirm on: proceeding",
+        ))
         .stderr(predicate::str::contains("the hub is clean"));
     // Leave the hub initialised for the tests that follow.
     run(&["init"]);

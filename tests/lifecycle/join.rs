@@ -422,11 +422,20 @@ async fn unjoin_without_a_terminal_proceeds_as_upstreams_and_says_so() {
         .assert()
         .success();
     common::clusteradm()
-        .args(["unjoin", "--cluster-name", "it-any", "--timeout", "60s", "--kubeconfig"])
+        .args([
+            "unjoin",
+            "--cluster-name",
+            "it-any",
+            "--timeout",
+            "60s",
+            "--kubeconfig",
+        ])
         .arg(common::env().managed)
         .assert()
         .success()
-        .stderr(predicate::str::contains("no terminal to confirm on: proceeding"));
+        .stderr(predicate::str::contains(
+            "no terminal to confirm on: proceeding",
+        ));
     assert_nothing_joined(&managed).await;
 }
 

@@ -205,19 +205,7 @@ async fn operator(
         tree.line(0, "Registration Operator:\t<none>");
         return Ok(false);
     };
-    let expected = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
-    let available = d
-        .status
-        .as_ref()
-        .and_then(|s| s.available_replicas)
-        .unwrap_or(0);
-    let image = d
-        .spec
-        .as_ref()
-        .and_then(|s| s.template.spec.as_ref())
-        .and_then(|p| p.containers.iter().find(|c| c.name == container))
-        .and_then(|c| c.image.clone())
-        .unwrap_or_else(|| "<none>".into());
+    let (expected, available, image) = workload(&d, Some(container));
     tree.line(0, "Registration Operator:");
     tree.line(1, format!("Controller:\t({available}/{expected}) {image}"));
     tree.line(1, "CustomResourceDefinition:");
@@ -242,20 +230,33 @@ async fn deployment_line(
     } else {
         "Controller"
     };
+    let (replicas, available, image) = workload(&d, None);
+    Ok(Some(format!("{kind}:\t({replicas}/{available}) {image}")))
+}
+
+/// A Deployment's replicas, available replicas and image: of the container named `container`,
+/// else of its last container (as upstream reads them).
+fn workload(d: &Deployment, container: Option<&str>) -> (i32, i32, String) {
     let replicas = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
     let available = d
         .status
         .as_ref()
         .and_then(|s| s.available_replicas)
         .unwrap_or(0);
-    let image = d
+    let containers = d
         .spec
         .as_ref()
         .and_then(|s| s.template.spec.as_ref())
-        .and_then(|p| p.containers.last())
+        .map(|p| p.containers.as_slice())
+        .unwrap_or_default();
+    let chosen = match container {
+        Some(name) => containers.iter().find(|c| c.name == name),
+        None => containers.last(),
+    };
+    let image = chosen
         .and_then(|c| c.image.clone())
         .unwrap_or_else(|| "<none>".into());
-    Ok(Some(format!("{kind}:\t({replicas}/{available}) {image}")))
+    (replicas, available, image)
 }
 
 /// `(installed|absent) name [versions]` for each CRD of `names`, sorted by name; the versions are

@@ -4,9 +4,7 @@
 //! cluster is not one of the hub's; the cluster's agent keeps the add-on's hub credential and reads
 //! its Lease where the add-on's agent runs (the cluster the agent itself runs on), not on the
 //! managed cluster.
-use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
-use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt as _;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::json;
@@ -22,7 +20,7 @@ use clusteradm::api::work::ManifestWork;
 use clusteradm::runtime::Shutdown;
 
 use super::template::condition;
-use super::{cleanup, clusters, register_and_grant, succeeds};
+use super::{cleanup, clusters, register_and_grant, renew_lease, succeeds};
 use crate::common;
 use crate::registration::fixture;
 
@@ -49,6 +47,32 @@ fn hosted_template(addon: &str) -> std::path::PathBuf {
             cm("nowhere", Some("none")),
         ),
     )
+}
+
+/// Names `cluster` as the add-on's hosting cluster.
+async fn host_on(addons: &Api<ManagedClusterAddOn>, addon: &str, cluster: &str) {
+    let patch = json!({"metadata": {"annotations": {HOSTING_CLUSTER_ANNOTATION: cluster}}});
+    addons
+        .patch(addon, &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .unwrap();
+}
+
+/// Waits until the add-on's `HostingClusterValidity` is `status`.
+async fn validity(
+    addons: &Api<ManagedClusterAddOn>,
+    addon: &str,
+    status: &str,
+) -> ManagedClusterAddOn {
+    fixture::wait(
+        addons.clone(),
+        addon,
+        &format!("HostingClusterValidity {status}"),
+        |m: Option<&ManagedClusterAddOn>| {
+            condition(m, "HostingClusterValidity").is_some_and(|c| c.status == status)
+        },
+    )
+    .await
 }
 
 fn names(work: &ManifestWork) -> Vec<&str> {
@@ -114,15 +138,7 @@ async fn a_hosted_addon_deploys_to_both_clusters_and_cleans_the_hosting_one() {
     .await;
     assert_eq!(names(&managed_work), ["on-managed", "unmarked"]);
     let addons = Api::<ManagedClusterAddOn>::namespaced(hub.clone(), managed);
-    let mca = fixture::wait(
-        addons.clone(),
-        &addon,
-        "HostingClusterValidity True",
-        |m: Option<&ManagedClusterAddOn>| {
-            condition(m, "HostingClusterValidity").is_some_and(|c| c.status == "True")
-        },
-    )
-    .await;
+    let mca = validity(&addons, &addon, "True").await;
     assert!(
         mca.finalizers()
             .iter()
@@ -138,27 +154,10 @@ async fn a_hosted_addon_deploys_to_both_clusters_and_cleans_the_hosting_one() {
     // A hosting cluster the hub does not know: the hosting work goes, the finalizer with it, and
     // the add-on says why.
     let unknown = common::unique("it-hosted-unknown");
-    addons
-        .patch(
-            &addon,
-            &PatchParams::default(),
-            &Patch::Merge(
-                json!({"metadata": {"annotations": {HOSTING_CLUSTER_ANNOTATION: unknown}}}),
-            ),
-        )
-        .await
-        .unwrap();
+    host_on(&addons, &addon, &unknown).await;
     let uid = hosting_work.uid().unwrap();
     fixture::wait_deleted(hosting_works.clone(), &hosting_name, &uid).await;
-    let mca = fixture::wait(
-        addons.clone(),
-        &addon,
-        "HostingClusterValidity False",
-        |m: Option<&ManagedClusterAddOn>| {
-            condition(m, "HostingClusterValidity").is_some_and(|c| c.status == "False")
-        },
-    )
-    .await;
+    let mca = validity(&addons, &addon, "False").await;
     assert_eq!(
         condition(Some(&mca), "HostingClusterValidity")
             .unwrap()
@@ -172,16 +171,7 @@ async fn a_hosted_addon_deploys_to_both_clusters_and_cleans_the_hosting_one() {
     );
 
     // Hosted again, then disabled: the add-on goes only with its hosting work.
-    addons
-        .patch(
-            &addon,
-            &PatchParams::default(),
-            &Patch::Merge(
-                json!({"metadata": {"annotations": {HOSTING_CLUSTER_ANNOTATION: hosting}}}),
-            ),
-        )
-        .await
-        .unwrap();
+    host_on(&addons, &addon, hosting).await;
     let again = fixture::wait(
         hosting_works.clone(),
         &hosting_name,
@@ -235,19 +225,7 @@ async fn a_hosted_addons_credential_and_lease_live_where_the_agent_runs() {
     register_and_grant(&hub, &c, &addon, &install).await;
     // The add-on's hosting manifests make its namespace there (the agent may not), and its agent
     // renews its Lease there.
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": install}})).unwrap();
-    Api::<Namespace>::all(management.clone())
-        .create(&PostParams::default(), &ns)
-        .await
-        .unwrap();
-    let lease: Lease = serde_json::from_value(json!({
-        "metadata": {"name": addon, "namespace": install},
-        "spec": {"renewTime": Timestamp::now().to_string()}}))
-    .unwrap();
-    Api::<Lease>::namespaced(management.clone(), &install)
-        .create(&PostParams::default(), &lease)
-        .await
-        .unwrap();
+    renew_lease(&management, &install, &addon).await;
 
     // In Hosted mode the agent's own secrets are on the management cluster too.
     let agent_ns = agent.opts.namespace.clone();
