@@ -1,4 +1,6 @@
-//! Every class of bad input gets a specific message, a hint where one helps, and exit code 1.
+//! Every class of bad input gets a specific message, a hint where one helps, and exit code 1
+//! (probed with `get hub-info`, which needs the cluster; `version` needs none and says why it
+//! printed no server version).
 use predicates::prelude::*;
 
 use crate::common;
@@ -6,7 +8,13 @@ use crate::common;
 #[test]
 fn wrong_context_names_the_available_contexts() {
     common::clusteradm()
-        .args(["version", "--context", "no-such-context", "--kubeconfig"])
+        .args([
+            "get",
+            "hub-info",
+            "--context",
+            "no-such-context",
+            "--kubeconfig",
+        ])
         .arg(&common::env().hub)
         .assert()
         .code(1)
@@ -36,7 +44,7 @@ fn context_names(path: &std::path::Path) -> Vec<String> {
 #[test]
 fn missing_kubeconfig_file() {
     common::clusteradm()
-        .args(["version", "--kubeconfig", "/nonexistent/kubeconfig"])
+        .args(["get", "hub-info", "--kubeconfig", "/nonexistent/kubeconfig"])
         .assert()
         .code(1)
         .stderr(predicate::str::contains(
@@ -51,7 +59,7 @@ fn no_kubeconfig_at_all() {
     std::fs::create_dir_all(&home).unwrap();
     common::clusteradm()
         .env("HOME", &home)
-        .arg("version")
+        .args(["get", "hub-info"])
         .assert()
         .code(1)
         .stderr(predicate::str::contains("no kubeconfig found"));
@@ -64,7 +72,7 @@ fn kubeconfig_env_var_is_honoured() {
         .arg("version")
         .assert()
         .success()
-        .stdout(predicate::str::contains("server version: v1."));
+        .stdout(predicate::str::contains("server release\tversion\t:v1."));
 }
 
 #[test]
@@ -76,7 +84,7 @@ fn unreachable_server() {
         &admin_kubeconfig_with("https://127.0.0.1:1", &ca),
     );
     common::clusteradm()
-        .args(["version", "--kubeconfig"])
+        .args(["get", "hub-info", "--kubeconfig"])
         .arg(&kubeconfig)
         .timeout(std::time::Duration::from_secs(30))
         .assert()
@@ -94,7 +102,7 @@ fn wrong_ca_is_a_tls_error_not_a_silent_success() {
     let (_, other_ca) = common::server_and_ca(&common::env().managed);
     let kubeconfig = common::temp_file("kubeconfig", &admin_kubeconfig_with(&server, &other_ca));
     common::clusteradm()
-        .args(["version", "--kubeconfig"])
+        .args(["get", "hub-info", "--kubeconfig"])
         .arg(&kubeconfig)
         .assert()
         .code(1)
@@ -110,11 +118,35 @@ fn wrong_ca_is_a_tls_error_not_a_silent_success() {
 fn malformed_kubeconfig_yaml() {
     let kubeconfig = common::temp_file("kubeconfig", "apiVersion: v1\nclusters: [oops\n");
     common::clusteradm()
-        .args(["version", "--kubeconfig"])
+        .args(["get", "hub-info", "--kubeconfig"])
         .arg(&kubeconfig)
         .assert()
         .code(1)
         .stderr(predicate::str::contains("cannot load kubeconfig"));
+}
+
+#[test]
+fn version_needs_no_cluster_and_says_why_it_has_no_server_version() {
+    common::clusteradm()
+        .args(["version", "--kubeconfig", "/nonexistent/kubeconfig"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("client\t\tversion\t:"))
+        .stdout(predicate::str::contains("default bundle\tversion\t:1.3.1"))
+        .stdout(predicate::str::contains("server release").not())
+        .stderr(predicate::str::contains(
+            "server version unknown: kubeconfig file /nonexistent/kubeconfig does not exist",
+        ));
+    common::clusteradm()
+        .args([
+            "version",
+            "--client",
+            "--kubeconfig",
+            "/nonexistent/kubeconfig",
+        ])
+        .assert()
+        .success()
+        .stderr(predicate::str::is_empty());
 }
 
 #[test]
