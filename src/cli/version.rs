@@ -19,26 +19,28 @@ pub struct Args {
     pub output: Format,
 }
 
+/// The versions, under the keys `-o json|yaml` prints (`clientVersion`, ...).
 #[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct Versions {
-    client_version: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    server_version: Option<String>,
-    default_bundle_version: &'static str,
+    #[serde(rename = "clientVersion")]
+    client: &'static str,
+    #[serde(rename = "serverVersion", skip_serializing_if = "Option::is_none")]
+    server: Option<String>,
+    #[serde(rename = "defaultBundleVersion")]
+    default_bundle: &'static str,
 }
 
 /// Prints the versions.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let mut versions = Versions {
-        client_version: env!("CARGO_PKG_VERSION"),
-        server_version: None,
-        default_bundle_version: crate::api::names::DEFAULT_BUNDLE_VERSION,
+        client: env!("CARGO_PKG_VERSION"),
+        server: None,
+        default_bundle: crate::api::names::DEFAULT_BUNDLE_VERSION,
     };
     if !args.client {
         let server = async { anyhow::Ok(ctx.kube().await?.server_version().await?.git_version) };
         match server.await {
-            Ok(v) => versions.server_version = Some(v),
+            Ok(v) => versions.server = Some(v),
             Err(e) => ctx.printer.warn(format!(
                 "server version unknown: {} (the client's needs no cluster; --client asks for it alone)",
                 crate::runtime::report::chain(&*e)
@@ -47,15 +49,15 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     }
     match args.output {
         Format::Table => {
-            let mut lines = format!("client\t\tversion\t:{}\n", versions.client_version);
-            if let Some(server) = &versions.server_version {
-                lines.push_str(&format!("server release\tversion\t:{server}\n"));
-            }
-            lines.push_str(&format!(
-                "default bundle\tversion\t:{}",
-                versions.default_bundle_version
-            ));
-            crate::ui::stdout::println(lines)?;
+            let server = versions
+                .server
+                .as_ref()
+                .map(|v| format!("server release\tversion\t:{v}\n"))
+                .unwrap_or_default();
+            crate::ui::stdout::println(format!(
+                "client\t\tversion\t:{}\n{server}default bundle\tversion\t:{}",
+                versions.client, versions.default_bundle
+            ))?;
         }
         format => print_value(&versions, format)?,
     }
