@@ -104,6 +104,53 @@ fn read(path: Option<&std::path::Path>, what: &str) -> anyhow::Result<Option<Str
     Ok(Some(text))
 }
 
+/// Discovery and preflight against the hub, bounded by `--timeout`: the bootstrap kubeconfig the
+/// hub accepts, with a verified CA.
+async fn verify_hub(
+    args: &Args,
+    ctx: &Ctx,
+    ca_file: Option<&str>,
+    proxy_ca: Option<&str>,
+) -> anyhow::Result<crate::join::bootstrap::Bootstrap> {
+    let spinner = ctx.printer.spinner("verifying the hub");
+    // A hub `init` just set up gets its API from the operator a little later: said once, on the
+    // spinner or (without a terminal) as a line.
+    let waited = std::sync::atomic::AtomicBool::new(false);
+    let waiting = |what: &str| {
+        waited.store(true, std::sync::atomic::Ordering::Relaxed);
+        spinner.set_message(what.to_owned());
+        if spinner.is_hidden() {
+            ctx.printer.info(what);
+        }
+    };
+    let connect = crate::join::hub::connect(crate::join::hub::Connect {
+        server: &args.hub_apiserver,
+        token: &args.hub_token,
+        ca_file,
+        pin: args.ca_cert_hash.as_deref(),
+        proxy_url: args.proxy_url.as_deref(),
+        proxy_ca,
+        internal_endpoint: args.force_internal_endpoint_lookup,
+        waiting: &waiting,
+    });
+    let hub = tokio::time::timeout(ctx.global.timeout, connect).await;
+    spinner.finish_and_clear();
+    hub.map_err(|_| {
+        let (server, timeout) = (&args.hub_apiserver, ctx.global.timeout);
+        if waited.load(std::sync::atomic::Ordering::Relaxed) {
+            UserError::new(
+                format!("the hub {server} did not get its OCM API within {timeout:?} (cluster.open-cluster-management.io/v1 managedclusters)"),
+                "check the cluster-manager operator on the hub (`clusteradm get hub-info`), or raise --timeout",
+            )
+        } else {
+            UserError::new(
+                format!("the hub {server} did not answer within {timeout:?}"),
+                "check --hub-apiserver, or raise --timeout",
+            )
+        }
+    })?
+}
+
 /// Checks every flag before any request is sent.
 fn check(args: &Args) -> anyhow::Result<()> {
     names::validate_cluster_name(&args.cluster_name)
@@ -160,25 +207,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     )?;
     let kube = ctx.kube().await?;
 
-    let connect = crate::join::hub::connect(crate::join::hub::Connect {
-        server: &args.hub_apiserver,
-        token: &args.hub_token,
-        ca_file: ca_file.as_deref(),
-        pin: args.ca_cert_hash.as_deref(),
-        proxy_url: args.proxy_url.as_deref(),
-        proxy_ca: proxy_ca.as_deref(),
-        internal_endpoint: args.force_internal_endpoint_lookup,
-    });
-    let spinner = ctx.printer.spinner("verifying the hub");
-    let hub = tokio::time::timeout(ctx.global.timeout, connect).await;
-    spinner.finish_and_clear();
-    let bootstrap = hub.map_err(|_| {
-        let msg = format!(
-            "the hub {} did not answer within {:?}",
-            args.hub_apiserver, ctx.global.timeout
-        );
-        UserError::new(msg, "check --hub-apiserver, or raise --timeout")
-    })??;
+    let bootstrap = verify_hub(&args, ctx, ca_file.as_deref(), proxy_ca.as_deref()).await?;
 
     let managed = match &external {
         Some(text) => kubeconfig_client::from_kubeconfig(

@@ -57,9 +57,20 @@ pub fn connection_error(err: kube::Error, server: &str, doing: &str) -> anyhow::
     UserError::new(message, hint).into()
 }
 
+/// What join says while it waits for the hub's OCM API.
+pub const WAITING_FOR_API: &str = "waiting for the hub's OCM API (cluster.open-cluster-management.io/v1 managedclusters), which the cluster-manager operator installs after `clusteradm init`";
+/// How often the hub's API is looked for while join waits for it.
+const API_POLL: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Checks, with the bootstrap client, that the token authenticates, may create CSRs, and that
-/// the hub serves the OCM cluster API. Sends no mutating request.
-pub async fn preflight(client: &Client, server: &str) -> anyhow::Result<()> {
+/// the hub serves the OCM cluster API, which it waits for (calling `waiting` once) as a hub
+/// `init` just set up gets it from its operator a little later; the caller bounds the wait.
+/// Sends no mutating request.
+pub async fn preflight(
+    client: &Client,
+    server: &str,
+    waiting: &(dyn Fn(&str) + Send + Sync),
+) -> anyhow::Result<()> {
     let reviews: Api<SelfSubjectReview> = Api::all(client.clone());
     reviews
         .create(&PostParams::default(), &SelfSubjectReview::default())
@@ -81,19 +92,26 @@ pub async fn preflight(client: &Client, server: &str) -> anyhow::Result<()> {
         )
         .into());
     }
-    match client.list_api_group_resources(CLUSTER_API).await {
-        Ok(list) if list.resources.iter().any(|r| r.name == "managedclusters") => Ok(()),
-        Ok(_) | Err(kube::Error::Api(_)) => Err(UserError::new(
-            format!("the hub {server} has no OCM API ({CLUSTER_API} managedclusters)"),
-            "the hub has no OCM API: run `clusteradm init` on the hub (and let its operator install the CRDs)",
-        )
-        .into()),
-        Err(e) => Err(connection_error(e, server, "discovering the OCM API")),
+    let mut announced = false;
+    loop {
+        match client.list_api_group_resources(CLUSTER_API).await {
+            Ok(list) if list.resources.iter().any(|r| r.name == "managedclusters") => {
+                return Ok(());
+            }
+            Ok(_) | Err(kube::Error::Api(_)) => {
+                if !announced {
+                    waiting(WAITING_FOR_API);
+                    announced = true;
+                }
+                tokio::time::sleep(API_POLL).await;
+            }
+            Err(e) => return Err(connection_error(e, server, "discovering the OCM API")),
+        }
     }
 }
 
 /// What [`connect`] needs: the join flags that concern the hub.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Connect<'a> {
     /// `--hub-apiserver`.
     pub server: &'a str,
@@ -109,6 +127,8 @@ pub struct Connect<'a> {
     pub proxy_ca: Option<&'a str>,
     /// `--force-internal-endpoint-lookup`: use the server cluster-info records.
     pub internal_endpoint: bool,
+    /// Told once if the hub has no OCM API yet, which [`preflight`] then waits for.
+    pub waiting: &'a (dyn Fn(&str) + Send + Sync),
 }
 
 /// Discovery and preflight: the bootstrap kubeconfig, with a verified CA, that the hub accepts.
@@ -166,7 +186,7 @@ pub async fn connect(c: Connect<'_>) -> anyhow::Result<super::bootstrap::Bootstr
             )
         })?;
     }
-    preflight(&bootstrap.client().await?, &bootstrap.server).await?;
+    preflight(&bootstrap.client().await?, &bootstrap.server, c.waiting).await?;
     Ok(bootstrap)
 }
 

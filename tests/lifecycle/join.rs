@@ -440,3 +440,103 @@ async fn unjoin_without_a_terminal_proceeds_as_upstreams_and_says_so() {
 }
 
 mod operator_loop;
+
+/// `join` right after `init`, before the hub's operator installed the OCM API: join waits for it
+/// within `--timeout`, saying what it waits for, and goes on once it is there; with too short a
+/// timeout it fails naming the API, and has changed nothing.
+#[tokio::test]
+async fn join_waits_for_the_hubs_ocm_api_within_the_timeout() {
+    let _one_at_a_time = crate::serial().await;
+    let _m = MANAGED_SINGLETON.lock().await;
+    let managed = common::managed().await;
+    reset(&managed).await;
+    let hub = hub(false).await;
+    let hub_client = common::hub().await;
+    // The hub as `init` leaves it before its operator ran: no ManagedCluster API.
+    let crds: Api<CustomResourceDefinition> = Api::all(hub_client.clone());
+    let name = "managedclusters.cluster.open-cluster-management.io";
+    let uid = crds.get(name).await.unwrap().metadata.uid.unwrap();
+    crds.delete(name, &DeleteParams::default()).await.unwrap();
+    crate::registration_fixture::wait_deleted(crds.clone(), name, &uid).await;
+
+    let started = Instant::now();
+    join(
+        &hub,
+        "it-early",
+        &["--ca-cert-hash", &hub.hash, "--timeout", "3s"],
+    )
+    .assert()
+    .code(1)
+    .stderr(predicate::str::contains(
+        "did not get its OCM API within 3s",
+    ))
+    .stderr(predicate::str::contains("clusteradm get hub-info"));
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_nothing_joined(&managed).await;
+
+    // Started again with time to spare: it says it waits, and joins once the API is served.
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("clusteradm"));
+    cmd.args([
+        "join",
+        "--hub-token",
+        &hub.token,
+        "--hub-apiserver",
+        &hub.server,
+        "--cluster-name",
+        "it-early",
+        "--ca-cert-hash",
+        &hub.hash,
+        "--timeout",
+        "120s",
+        "--kubeconfig",
+    ])
+    .arg(common::env().managed)
+    .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    // Read to the end (a closed pipe would fail join's later lines); tell when it says it waits.
+    let stderr = child.stderr.take().unwrap();
+    let (said_tx, said_rx) = tokio::sync::oneshot::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead as _;
+        let mut said_tx = Some(said_tx);
+        let mut lines = Vec::new();
+        for line in std::io::BufReader::new(stderr).lines() {
+            let line = line.unwrap();
+            if line.contains("waiting for the hub's OCM API")
+                && let Some(tx) = said_tx.take()
+            {
+                let _ = tx.send(());
+            }
+            lines.push(line);
+        }
+        lines
+    });
+    let said = tokio::time::timeout(Duration::from_secs(60), said_rx).await;
+    assert!(
+        matches!(said, Ok(Ok(()))),
+        "join never said it waits for the API"
+    );
+    clusteradm::apply::Applier::new(hub_client, Duration::from_secs(60))
+        .apply(
+            clusteradm::api::hub_crds()
+                .iter()
+                .map(clusteradm::apply::to_dynamic)
+                .collect(),
+        )
+        .await
+        .unwrap();
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    let lines = reader.join().unwrap();
+    assert!(
+        status.success(),
+        "join failed after the API appeared: {lines:?}"
+    );
+    let k = Api::<Klusterlet>::all(managed.clone())
+        .get("klusterlet")
+        .await
+        .unwrap();
+    assert_eq!(k.spec.cluster_name.as_deref(), Some("it-early"));
+    reset(&managed).await;
+}
