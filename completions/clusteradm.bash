@@ -2492,12 +2492,16 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__get__subcmd__clusters)
-            opts="-o -v -q -h -V --output --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-o -v -q -h -V --clusterset --output --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --clusterset)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --output)
                     COMPREPLY=($(compgen -W "table yaml json" -- "${cur}"))
                     return 0

@@ -238,6 +238,7 @@ false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -l clusterset -d 'Only the clusters of this cluster set (its `cluster.open-cluster-management.io/clusterset` label)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table'
 yaml\t'YAML (a list is printed as a `kind: List`)'
 json\t'JSON (a list is printed as a `kind: List`)'"

@@ -95,6 +95,21 @@ async fn the_hub_keeps_the_builtin_sets_and_reports_membership_and_binding() {
     let mcs: Api<ManagedCluster> = Api::all(hub.clone());
     let labelled = mcs.get(&c2).await.unwrap();
     assert_eq!(labelled.metadata.labels.unwrap()[CLUSTER_SET_LABEL], set);
+    // `get clusters --clusterset`, as upstream's: the set's clusters only; an unknown set refused.
+    let (code, out, err) = fixture::on_hub(&["get", "clusters", "--clusterset", &set]).await;
+    assert_eq!(code, 0, "{err}");
+    let mut names: Vec<&str> = out
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    names.sort_unstable();
+    let mut wanted = [c1.as_str(), c2.as_str()];
+    wanted.sort_unstable();
+    assert_eq!(names, wanted, "{out}");
+    let (code, _, err) = fixture::on_hub(&["get", "clusters", "--clusterset", "no-such-set"]).await;
+    assert_eq!(code, 1);
+    assert!(err.contains("cluster set no-such-set not found"), "{err}");
     fixture::wait(
         sets.clone(),
         &set,

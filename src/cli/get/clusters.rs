@@ -1,5 +1,6 @@
-//! `clusteradm get clusters [NAME...] [-o table|yaml|json]`: the ManagedClusters on the hub, with
-//! whether each is accepted, joined and available, and its Kubernetes version.
+//! `clusteradm get clusters [NAME...] [--clusterset SET] [-o table|yaml|json]`: the
+//! ManagedClusters on the hub (of one cluster set, by its label, as upstream's `--clusterset`),
+//! with whether each is accepted, joined and available, and its Kubernetes version.
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -7,7 +8,8 @@ use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 
 use crate::api::cluster::{
-    MANAGED_CLUSTER_CONDITION_AVAILABLE, MANAGED_CLUSTER_JOINED, ManagedCluster,
+    CLUSTER_SET_LABEL, MANAGED_CLUSTER_CONDITION_AVAILABLE, MANAGED_CLUSTER_JOINED, ManagedCluster,
+    ManagedClusterSet,
 };
 use crate::api::conditions;
 use crate::cli::Ctx;
@@ -21,6 +23,9 @@ pub struct Args {
     /// Only these clusters
     #[arg(value_name = "NAME")]
     pub names: Vec<String>,
+    /// Only the clusters of this cluster set (its `cluster.open-cluster-management.io/clusterset` label)
+    #[arg(long, value_name = "SET")]
+    pub clusterset: Option<String>,
     /// Output format
     #[arg(short, long, value_enum, default_value_t = Format::Table)]
     pub output: Format,
@@ -29,9 +34,26 @@ pub struct Args {
 /// Runs `get clusters`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let kube = ctx.kube().await?;
+    let mut list = ListParams::default();
+    if let Some(set) = &args.clusterset {
+        let sets: Api<ManagedClusterSet> = Api::all(kube.client.clone());
+        if sets
+            .get_opt(set)
+            .await
+            .map_err(crate::error::ocm_api_missing)?
+            .is_none()
+        {
+            return Err(UserError::new(
+                format!("cluster set {set} not found on the hub"),
+                "`clusteradm get clustersets` lists the cluster sets",
+            )
+            .into());
+        }
+        list = list.labels(&format!("{CLUSTER_SET_LABEL}={set}"));
+    }
     let api: Api<ManagedCluster> = Api::all(kube.client.clone());
     let mut clusters = api
-        .list(&ListParams::default())
+        .list(&list)
         .await
         .map_err(crate::error::ocm_api_missing)
         .context("listing ManagedClusters on the hub")?
