@@ -4,11 +4,14 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use clusteradm::api::cluster::ManagedCluster;
 use clusteradm::api::operator::Klusterlet;
 use clusteradm::operator::klusterlet as operator;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, DeleteParams, DynamicObject, GroupVersionKind, ListParams};
+use kube::api::{
+    Api, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams,
+};
 use kube::{Client, ResourceExt as _};
 use predicates::prelude::*;
 
@@ -102,7 +105,13 @@ pub(crate) async fn hub(bootstrap_token: bool) -> Hub {
 
 pub(crate) fn join(hub: &Hub, cluster: &str, extra: &[&str]) -> assert_cmd::Command {
     let mut cmd = common::clusteradm();
-    cmd.args([
+    cmd.args(join_args(hub, cluster, extra));
+    cmd
+}
+
+/// `join`'s arguments for `cluster` on the managed cluster, then `extra`.
+fn join_args(hub: &Hub, cluster: &str, extra: &[&str]) -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = [
         "join",
         "--hub-token",
         &hub.token,
@@ -111,10 +120,13 @@ pub(crate) fn join(hub: &Hub, cluster: &str, extra: &[&str]) -> assert_cmd::Comm
         "--cluster-name",
         cluster,
         "--kubeconfig",
-    ])
-    .arg(common::env().managed)
-    .args(extra);
-    cmd
+    ]
+    .iter()
+    .map(Into::into)
+    .collect();
+    args.push(common::env().managed.into());
+    args.extend(extra.iter().map(Into::into));
+    args
 }
 
 /// Removes every klusterlet, the operator and the Klusterlet CRD from a cluster.
@@ -452,11 +464,27 @@ async fn join_waits_for_the_hubs_ocm_api_within_the_timeout() {
     reset(&managed).await;
     let hub = hub(false).await;
     let hub_client = common::hub().await;
-    // The hub as `init` leaves it before its operator ran: no ManagedCluster API.
+    // The hub as `init` leaves it before its operator ran: no ManagedCluster API. Clusters that
+    // earlier tests left would hold the CRD's deletion with their finalizers (no hub controller
+    // runs here to release them): released first.
+    let clusters: Api<ManagedCluster> = Api::all(hub_client.clone());
+    for c in clusters.list(&ListParams::default()).await.unwrap().items {
+        if !c.finalizers().is_empty() {
+            let release = serde_json::json!({"metadata": {"finalizers": null}});
+            clusters
+                .patch(
+                    &c.name_any(),
+                    &PatchParams::default(),
+                    &Patch::Merge(release),
+                )
+                .await
+                .unwrap();
+        }
+    }
     let crds: Api<CustomResourceDefinition> = Api::all(hub_client.clone());
     let name = "managedclusters.cluster.open-cluster-management.io";
     let uid = crds.get(name).await.unwrap().metadata.uid.unwrap();
-    crds.delete(name, &DeleteParams::default()).await.unwrap();
+    let _ = crds.delete(name, &DeleteParams::default()).await;
     crate::registration_fixture::wait_deleted(crds.clone(), name, &uid).await;
 
     let started = Instant::now();
@@ -476,21 +504,11 @@ async fn join_waits_for_the_hubs_ocm_api_within_the_timeout() {
 
     // Started again with time to spare: it says it waits, and joins once the API is served.
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("clusteradm"));
-    cmd.args([
-        "join",
-        "--hub-token",
-        &hub.token,
-        "--hub-apiserver",
-        &hub.server,
-        "--cluster-name",
+    cmd.args(join_args(
+        &hub,
         "it-early",
-        "--ca-cert-hash",
-        &hub.hash,
-        "--timeout",
-        "120s",
-        "--kubeconfig",
-    ])
-    .arg(common::env().managed)
+        &["--ca-cert-hash", &hub.hash, "--timeout", "120s"],
+    ))
     .stderr(std::process::Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     // Read to the end (a closed pipe would fail join's later lines); tell when it says it waits.
