@@ -67,8 +67,8 @@ pub fn condition(addon: &str, lease: Option<&Lease>, now: Timestamp) -> Conditio
 }
 
 /// Reports `addon`'s health from its lease in `leases` (its install namespace where its agent
-/// runs) until `token` is cancelled, reading the
-/// add-on's current status from `addons` (the watch the caller keeps).
+/// runs) until `token` is cancelled, reading the add-on's current status from `addons` (the
+/// watch the caller keeps).
 pub async fn report(
     opts: AddonOptions,
     addon: String,

@@ -4,8 +4,9 @@
 //! addon-name, the registered subject or upstream's default) sent with the cluster agent's own
 //! credential, and once the hub signs it a secret in the add-on's install namespace on the
 //! managed cluster (for a Hosted add-on, one naming a hosting cluster, on the cluster this agent
-//! runs on, where the add-on's agent runs too): for the hub's client signer `<addon>-hub-kubeconfig` (a kubeconfig for the hub
-//! with that identity, `tls.crt`, `tls.key` and `cluster-name`), for a custom signer
+//! runs on, where the add-on's agent runs too): for the hub's client signer
+//! `<addon>-hub-kubeconfig` (a kubeconfig for the hub with that identity, `tls.crt`, `tls.key`
+//! and `cluster-name`), for a custom signer
 //! `<addon>-<signer>-client-cert` (`tls.crt`, `tls.key`). The certificate is renewed when 20 % of
 //! its lifetime is left (by default: [`AddonOptions::renewal`]); the secret is deleted when the
 //! add-on goes.

@@ -20,6 +20,8 @@ use super::{Error, build, sweep, sync};
 use crate::api::work::{MANIFEST_WORK_FINALIZER, ManifestWork};
 use crate::runtime::Shutdown;
 
+/// The name this controller reports its results and metrics under.
+const CONTROLLER: &str = "work agent";
 /// Default period after which every work is re-applied (repairing drift on the managed cluster).
 pub const DEFAULT_RESYNC: Duration = Duration::from_secs(60);
 /// How often a work with status feedback rules is read again (upstream's status sync interval).
@@ -150,7 +152,7 @@ pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<(
         ctx.executor_cache.clone(),
     ));
     crate::runtime::queue_depth::track(
-        "work agent",
+        CONTROLLER,
         store.clone(),
         crate::runtime::queue_depth::Wakes::OnSpec,
     );
@@ -159,7 +161,7 @@ pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<(
         .graceful_shutdown_on(crate::runtime::shutdown::cancelled(&shutdown))
         .run(reconcile, error_policy, ctx)
         .for_each(|result| {
-            crate::runtime::report::controller_result("work agent", &result);
+            crate::runtime::report::controller_result(CONTROLLER, &result);
             std::future::ready(())
         })
         .await;

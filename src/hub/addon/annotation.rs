@@ -23,6 +23,8 @@ use crate::api::addon::{ClusterManagementAddOn, InstallStrategyType, ManagedClus
 use crate::api::cluster::ManagedCluster;
 use crate::runtime::{Shutdown, report, shutdown};
 
+/// The name this controller reports its results and metrics under.
+const CONTROLLER: &str = "add-on annotation controller";
 /// The key prefix of the annotations carried over (upstream's add-on API group name, no slash).
 pub const PREFIX: &str = "addon.open-cluster-management.io";
 /// How soon an add-on that changed while being written is written again.
@@ -178,7 +180,7 @@ pub async fn run_with(
         std::future::ready(a.metadata.uid.clone().is_some_and(|uid| known.insert(uid)))
     });
     crate::runtime::queue_depth::track(
-        "add-on annotation controller",
+        CONTROLLER,
         clusters.clone(),
         crate::runtime::queue_depth::Wakes::OnAnyChange,
     );
@@ -188,7 +190,7 @@ pub async fn run_with(
         .run(reconcile, report::requeue_after(RETRY), ctx);
     // Decide only from complete stores.
     report::drive_when_ready(
-        "add-on annotation controller",
+        CONTROLLER,
         async {
             let _ = tokio::join!(
                 clusters.wait_until_ready(),

@@ -22,6 +22,8 @@ use crate::api::cluster::{MANAGED_CLUSTER_CONDITION_AVAILABLE, ManagedCluster};
 use crate::api::conditions::{self, FALSE, TRUE};
 use crate::runtime::{Shutdown, report, shutdown};
 
+/// The name this controller reports its results and metrics under.
+const CONTROLLER: &str = "add-on feature discovery";
 /// The label key prefix; the add-on's name follows.
 pub const FEATURE_PREFIX: &str = "feature.open-cluster-management.io/addon-";
 /// Label value: the add-on is available.
@@ -115,7 +117,7 @@ pub async fn run_with(
         addons: addons.clone(),
     });
     crate::runtime::queue_depth::track(
-        "add-on feature discovery",
+        CONTROLLER,
         clusters.clone(),
         crate::runtime::queue_depth::Wakes::OnAnyChange,
     );
@@ -127,7 +129,7 @@ pub async fn run_with(
         .run(reconcile, report::requeue_after(RETRY), ctx);
     // Decide only from complete stores.
     report::drive_when_ready(
-        "add-on feature discovery",
+        CONTROLLER,
         async {
             let _ = tokio::join!(clusters.wait_until_ready(), addons.wait_until_ready());
         },

@@ -21,6 +21,8 @@ use crate::api::cluster::{MANAGED_CLUSTER_CONDITION_AVAILABLE, ManagedCluster};
 use crate::api::conditions::{self, Condition, UNKNOWN};
 use crate::runtime::{Shutdown, report, shutdown};
 
+/// The name this controller reports its results and metrics under.
+const CONTROLLER: &str = "add-on health check";
 /// How soon an add-on that changed while being written is written again.
 const RETRY: Duration = Duration::from_secs(1);
 
@@ -86,7 +88,7 @@ pub async fn run_with(
         addons: addons.clone(),
     });
     crate::runtime::queue_depth::track(
-        "add-on health check",
+        CONTROLLER,
         clusters.clone(),
         crate::runtime::queue_depth::Wakes::OnAnyChange,
     );
@@ -95,7 +97,7 @@ pub async fn run_with(
         .run(reconcile, report::requeue_after(RETRY), ctx);
     // Decide only from complete stores.
     report::drive_when_ready(
-        "add-on health check",
+        CONTROLLER,
         async {
             let _ = tokio::join!(clusters.wait_until_ready(), addons.wait_until_ready());
         },

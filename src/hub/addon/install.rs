@@ -27,6 +27,8 @@ use crate::hub::addon::rollout;
 use crate::hub::watch::{self, Feed};
 use crate::runtime::{Shutdown, report, shutdown};
 
+/// The name this controller reports its results and metrics under.
+const CONTROLLER: &str = "add-on install controller";
 const RETRY: Duration = Duration::from_secs(5);
 
 struct Context {
@@ -98,7 +100,7 @@ pub async fn run_with(
     // the (few) rolled-out add-ons.
     let (for_templates, for_configs) = (cmas.clone(), cmas.clone());
     crate::runtime::queue_depth::track(
-        "add-on install controller",
+        CONTROLLER,
         cmas.clone(),
         crate::runtime::queue_depth::Wakes::OnAnyChange,
     );
@@ -131,7 +133,7 @@ pub async fn run_with(
             ctx,
         )
         .for_each(|result| async move {
-            report::controller_result("add-on install controller", &result);
+            report::controller_result(CONTROLLER, &result);
         });
     let run = async {
         let _ = tokio::join!(

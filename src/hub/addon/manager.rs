@@ -35,6 +35,8 @@ use crate::api::work::ManifestWork;
 use crate::hub::watch::{self, Feed};
 use crate::runtime::{Shutdown, report, shutdown};
 
+/// The name this controller reports its results and metrics under.
+const CONTROLLER: &str = "add-on manager";
 const FIELD_MANAGER: &str = "clusteradm-addon-manager";
 const RETRY: Duration = Duration::from_secs(5);
 /// How soon an add-on whose hosting cluster the hub does not know looks for it again.
@@ -123,7 +125,7 @@ pub async fn run_with(
     let (by_cma, by_template) = (addons.clone(), addons.clone());
     let (by_config, cmas_by_config) = (addons.clone(), cmas.clone());
     crate::runtime::queue_depth::track(
-        "add-on manager",
+        CONTROLLER,
         addons.clone(),
         crate::runtime::queue_depth::Wakes::OnAnyChange,
     );
@@ -153,7 +155,7 @@ pub async fn run_with(
         .graceful_shutdown_on(shutdown::cancelled(&shutdown))
         .run(reconcile, error_policy, ctx)
         .for_each(|result| async move {
-            report::controller_result("add-on manager", &result);
+            report::controller_result(CONTROLLER, &result);
         });
     let run = async {
         let _ = tokio::join!(
@@ -370,13 +372,10 @@ async fn delete_hosting_works(ctx: &Context, mca: &ManagedClusterAddOn) -> Resul
     Ok(())
 }
 
-/// Deletes the add-on's hosting works, then releases its hosting finalizer.
+/// Deletes the hosting works of an add-on that holds the hosting finalizer, then releases it.
 async fn remove_hosting(ctx: &Context, mca: &ManagedClusterAddOn) -> Result<(), kube::Error> {
     delete_hosting_works(ctx, mca).await?;
-    if has_finalizer(mca, HOSTING_MANIFEST_FINALIZER) {
-        set_finalizer(&ctx.client, mca, HOSTING_MANIFEST_FINALIZER, false).await?;
-    }
-    Ok(())
+    set_finalizer(&ctx.client, mca, HOSTING_MANIFEST_FINALIZER, false).await
 }
 
 /// A stand-in for a deleted ClusterManagementAddOn: its default template the one `mca` last used.

@@ -25,6 +25,8 @@ use crate::hub::watch;
 use crate::identity::{CsrFacts, addon, approval};
 use crate::runtime::{Shutdown, report, shutdown};
 
+/// The name this controller reports its results and metrics under.
+const CONTROLLER: &str = "add-on registration controller";
 /// Reason written on the CSRs this controller approves.
 const REASON: &str = "AutoApprovedByHubAddonRegistration";
 const RETRY: Duration = Duration::from_secs(5);
@@ -65,7 +67,7 @@ pub async fn run_with(
         reported: Mutex::default(),
     });
     crate::runtime::queue_depth::track(
-        "add-on registration controller",
+        CONTROLLER,
         addons.clone(),
         crate::runtime::queue_depth::Wakes::OnAnyChange,
     );
@@ -85,7 +87,7 @@ pub async fn run_with(
             ctx,
         )
         .for_each(|result| async move {
-            report::controller_result("add-on registration controller", &result);
+            report::controller_result(CONTROLLER, &result);
         });
     let run = async {
         let _ = tokio::join!(

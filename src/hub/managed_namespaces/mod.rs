@@ -22,6 +22,8 @@ use serde_json::json;
 use crate::api::cluster::{ClusterSetManagedNamespace, ManagedCluster, ManagedClusterSet};
 use crate::runtime::{Shutdown, report, shutdown};
 
+/// The name this controller reports its results and metrics under.
+const CONTROLLER: &str = "managed-namespace controller";
 /// How often a cluster is looked at again without a change: a set deleted while the set watch
 /// was down (relisted, not reported deleted) leaves its namespaces in no other cluster event.
 const RESYNC: Duration = Duration::from_secs(600);
@@ -60,7 +62,7 @@ pub async fn run_with(
 ) {
     let members = clusters.clone();
     crate::runtime::queue_depth::track(
-        "managed-namespace controller",
+        CONTROLLER,
         clusters.clone(),
         crate::runtime::queue_depth::Wakes::OnAnyChange,
     );
@@ -87,7 +89,7 @@ pub async fn run_with(
             }),
         )
         .for_each(|result| async move {
-            report::controller_result("managed-namespace controller", &result);
+            report::controller_result(CONTROLLER, &result);
         });
     // Judged only with both caches filled: else a cluster would lose its list for a moment.
     let _ = tokio::join!(clusters.wait_until_ready(), sets.wait_until_ready());

@@ -31,6 +31,8 @@ use crate::hub::watch;
 use crate::runtime::{Shutdown, report, shutdown};
 use schedule::Inputs;
 
+/// The name this controller reports its results and metrics under.
+const CONTROLLER: &str = "placement controller";
 /// Placements reconciled at once.
 pub const CONCURRENCY: u16 = 16;
 /// Retry after a failed write.
@@ -80,7 +82,7 @@ fn spec_changes(
     );
     // Its queue depth counts spec changes (labels and annotations changes are not in it).
     crate::runtime::queue_depth::track(
-        "placement controller",
+        CONTROLLER,
         placements.clone(),
         crate::runtime::queue_depth::Wakes::OnSpec,
     );
@@ -172,7 +174,7 @@ pub async fn run_with(
         .graceful_shutdown_on(shutdown::cancelled(&shutdown))
         .run(reconcile, report::requeue_after(RETRY), ctx)
         .for_each(|result| async move {
-            report::controller_result("placement controller", &result);
+            report::controller_result(CONTROLLER, &result);
         });
     // Decide only from complete stores: a binding not yet listed must not look missing.
     let run = async {

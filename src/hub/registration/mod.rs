@@ -39,6 +39,8 @@ use crate::runtime::{Backoff, Shutdown, report, shutdown};
 use decide::{Action, Observed};
 use writer::Writer;
 
+/// The name this controller reports its results and metrics under.
+const CONTROLLER: &str = "hub registration controller";
 /// How many clusters are reconciled at once.
 pub const CONCURRENCY: u16 = 16;
 /// Cap of the per-cluster retry backoff after a failed write.
@@ -106,7 +108,7 @@ pub async fn run_with(
         failures: Mutex::new(HashMap::new()),
     });
     crate::runtime::queue_depth::track(
-        "hub registration controller",
+        CONTROLLER,
         clusters.clone(),
         crate::runtime::queue_depth::Wakes::OnAnyChange,
     );
@@ -120,7 +122,7 @@ pub async fn run_with(
         .graceful_shutdown_on(shutdown::cancelled(&shutdown))
         .run(reconcile, error_policy, ctx)
         .for_each(|result| async move {
-            report::controller_result("hub registration controller", &result);
+            report::controller_result(CONTROLLER, &result);
         });
     // Decide only from complete stores: a lease not yet listed must not look missing.
     let controller = async {

@@ -27,6 +27,8 @@ use crate::hub::watch;
 use crate::runtime::{Shutdown, report, shutdown};
 use decide::PlacementInputs;
 
+/// The name this controller reports its results and metrics under.
+const CONTROLLER: &str = "replica-set controller";
 /// Replica sets reconciled at once.
 const CONCURRENCY: u16 = 8;
 /// Retry after a failed write.
@@ -95,7 +97,7 @@ pub async fn run(hub: Client, shutdown: Shutdown) -> anyhow::Result<()> {
     );
     let sets = controller.store();
     crate::runtime::queue_depth::track(
-        "replica-set controller",
+        CONTROLLER,
         sets.clone(),
         crate::runtime::queue_depth::Wakes::OnAnyChange,
     );
@@ -120,7 +122,7 @@ pub async fn run(hub: Client, shutdown: Shutdown) -> anyhow::Result<()> {
         .graceful_shutdown_on(shutdown::cancelled(&shutdown))
         .run(reconcile, report::requeue_after(RETRY), ctx)
         .for_each(|result| async move {
-            report::controller_result("replica-set controller", &result);
+            report::controller_result(CONTROLLER, &result);
         });
     // Decide only from complete stores: a work not yet listed must not look missing.
     let run = async {

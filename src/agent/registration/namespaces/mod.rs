@@ -28,9 +28,9 @@ use serde_json::json;
 use crate::api::cluster::ManagedCluster;
 use crate::runtime::report;
 
-/// How often the namespaces are checked without a change (upstream's status controller resyncs).
 /// The name this controller reports its metrics under.
 const CONTROLLER: &str = "managed namespaces";
+/// How often the namespaces are checked without a change (upstream's status controller resyncs).
 const RESYNC: Duration = Duration::from_secs(600);
 /// Retry after a failed write.
 const RETRY: Duration = Duration::from_secs(5);
