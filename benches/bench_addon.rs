@@ -22,7 +22,7 @@ use clusteradm::api::addon::{
 use clusteradm::api::cluster::{ManagedCluster, ManagedClusterSpec};
 use clusteradm::api::conditions;
 use clusteradm::api::work::ManifestWork;
-use clusteradm::hub::clusters::SharedClusters;
+use clusteradm::hub::informers::Informers;
 use common::{Kinds, counted, rss_mib};
 use futures::{StreamExt as _, TryStreamExt as _};
 use k8s_openapi::api::core::v1::Namespace;
@@ -166,14 +166,14 @@ async fn run(config: &kube::Config, admin: &Client, n: usize) -> anyhow::Result<
     {
         let (shutdown, url) = (shutdown.clone(), config.cluster_url.clone());
         tokio::spawn(async move {
-            let shared = SharedClusters::new();
+            let informers = Informers::new(client.clone());
             let run = clusteradm::hub::addon::run_with(
-                client.clone(),
+                client,
                 clusteradm::hub::conversion::Webhook::Leader(url),
-                &shared,
+                &informers,
                 shutdown.clone(),
             );
-            let watch = shared.run(client, shutdown);
+            let watch = informers.run(shutdown);
             let _ = tokio::join!(Box::pin(run), Box::pin(watch));
         });
     }

@@ -30,7 +30,7 @@ use anyhow::Context as _;
 use clusteradm::api::cluster::{
     AddOnPlacementScore, ManagedCluster, Placement, PlacementDecision, PlacementDecisionSpec,
 };
-use clusteradm::hub::clusters::SharedClusters;
+use clusteradm::hub::informers::Informers;
 use futures::{StreamExt as _, TryStreamExt as _};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
@@ -227,16 +227,9 @@ async fn shape(
     let controller = {
         let shutdown = shutdown.clone();
         tokio::spawn(async move {
-            let shared = SharedClusters::new();
-            let (store, events) = shared.subscribe();
-            let events = futures::stream::select(events, shared.deletions());
-            let run = clusteradm::hub::placement::run_with(
-                client.clone(),
-                store,
-                events,
-                shutdown.clone(),
-            );
-            let watch = shared.run(client, shutdown);
+            let informers = Informers::new(client.clone());
+            let run = clusteradm::hub::placement::run_with(client, &informers, shutdown.clone());
+            let watch = informers.run(shutdown);
             let _ = tokio::join!(Box::pin(run), Box::pin(watch));
         })
     };

@@ -1,11 +1,10 @@
 //! The hub in this process: the ClusterManager operator and the hub controllers, under the
 //! operator's Lease so a second process waits rather than reconciles beside this one. Either
 //! loop failing stops the other: a hub half running is worse than one that says it stopped.
-use futures::FutureExt as _;
 use kube::Client;
 
-use crate::hub::clusters::SharedClusters;
 use crate::hub::conversion::Webhook;
+use crate::hub::informers::Informers;
 use crate::hub::{addon, clustersets, placement, registration, replicaset};
 use crate::operator::cluster_manager::{self as operator, InProcess};
 use crate::runtime::Shutdown;
@@ -46,8 +45,8 @@ pub async fn run(
 }
 
 /// The hub controllers (registration, cluster sets and their managed namespaces, placement,
-/// replica sets, add-on registration) over one shared ManagedCluster watch, until
-/// `shutdown` is cancelled.
+/// replica sets, add-ons) over one shared watch per kind ([`Informers`]), until `shutdown` is
+/// cancelled.
 ///
 /// `webhook` says who serves the add-on conversion webhook: this process while it leads (on the
 /// address it reaches the API server from), or the hub pods behind their Service.
@@ -56,56 +55,73 @@ pub async fn controllers(
     webhook: Webhook,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
-    let clusters = SharedClusters::new();
-    let (store, events) = clusters.subscribe();
-    // One controller stopping stops the others: a hub half running is worse than one stopped.
-    let stop_all = |result: anyhow::Result<()>| {
-        shutdown.cancel();
-        result
-    };
-    let registration = Box::pin(registration::run_with(
-        client.clone(),
-        store,
-        events,
+    let informers = Informers::new(client.clone());
+    let registration = stopping_all(
+        "hub registration controller",
+        Box::pin(registration::run_with(
+            client.clone(),
+            &informers,
+            shutdown.clone(),
+        )),
         shutdown.clone(),
-    ))
-    .map(stop_all);
-    let (store, events) = clusters.subscribe();
-    // Placement must also hear of deletions, which the subscription leaves out.
-    let events = futures::stream::select(events, clusters.deletions());
-    let placement = Box::pin(placement::run_with(
-        client.clone(),
-        store,
-        events,
+    );
+    let placement = stopping_all(
+        "placement controller",
+        Box::pin(placement::run_with(
+            client.clone(),
+            &informers,
+            shutdown.clone(),
+        )),
         shutdown.clone(),
-    ))
-    .map(stop_all);
-    let (store, events) = clusters.subscribe();
-    let (_, namespace_events) = clusters.subscribe();
-    let sets = clustersets::run_with(
-        client.clone(),
-        store,
-        events,
-        namespace_events,
+    );
+    let sets = stopping_all(
+        "hub cluster-set controllers",
+        Box::pin(clustersets::run_with(
+            client.clone(),
+            &informers,
+            shutdown.clone(),
+        )),
         shutdown.clone(),
-    )
-    .map(stop_all);
-    let replicasets = Box::pin(replicaset::run(client.clone(), shutdown.clone())).map(stop_all);
-    let addons = Box::pin(addon::run_with(
-        client.clone(),
-        webhook,
-        &clusters,
+    );
+    let replicasets = stopping_all(
+        "ManifestWorkReplicaSet controller",
+        Box::pin(replicaset::run_with(
+            client.clone(),
+            &informers,
+            shutdown.clone(),
+        )),
         shutdown.clone(),
-    ))
-    .map(stop_all);
-    let watch = Box::pin(clusters.run(client, shutdown.clone()));
-    let (registration, sets, placement, replicasets, addons, ()) =
-        tokio::join!(registration, sets, placement, replicasets, addons, watch);
-    registration.map_err(|e| e.context("the hub registration controller stopped"))?;
-    placement.map_err(|e| e.context("the placement controller stopped"))?;
-    replicasets.map_err(|e| e.context("the ManifestWorkReplicaSet controller stopped"))?;
-    addons.map_err(|e| e.context("the add-on registration controller stopped"))?;
-    sets.map_err(|e| e.context("the hub cluster-set controllers stopped"))
+    );
+    let addons = stopping_all(
+        "add-on controllers",
+        Box::pin(addon::run_with(
+            client,
+            webhook,
+            &informers,
+            shutdown.clone(),
+        )),
+        shutdown.clone(),
+    );
+    // Every controller has taken what it reads: the watches start now.
+    let watches = informers.run(shutdown.clone());
+    let (registration, placement, sets, replicasets, addons, ()) =
+        tokio::join!(registration, placement, sets, replicasets, addons, watches);
+    registration?;
+    placement?;
+    sets?;
+    replicasets?;
+    addons
+}
+
+/// Runs `controller` (boxed: the hub joins them all, and each is large), then stops the others: a hub half running is worse than one stopped.
+async fn stopping_all(
+    name: &str,
+    controller: impl Future<Output = anyhow::Result<()>>,
+    shutdown: Shutdown,
+) -> anyhow::Result<()> {
+    let result = controller.await;
+    shutdown.cancel();
+    result.map_err(|e| e.context(format!("the {name} stopped")))
 }
 
 /// `clusteradm operator hub`: the operator alone, deploying every hub component, until

@@ -524,8 +524,10 @@ async fn a_kubeconfig_from_a_secret_cannot_run_commands() {
     );
 }
 
-/// A lease duration far past anything sensible (i32::MAX seconds) is bounded: the hub controller
-/// keeps running and serving the other clusters.
+/// A lease duration far past anything sensible (i32::MAX seconds) is bounded: five times it
+/// would be centuries, so a silent agent would never be noticed; capped at a day, a lease six days
+/// old makes the cluster `Unknown` for the usual reason. The hub controller keeps serving the
+/// other clusters.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_absurd_lease_duration_degrades_only_its_cluster() {
     fixture::hub().await;
@@ -539,6 +541,42 @@ async fn an_absurd_lease_duration_degrades_only_its_cluster() {
     .unwrap();
     clusters.create(&PostParams::default(), &mc).await.unwrap();
     wait_condition(&huge, "HubAcceptedManagedCluster", "True").await;
+    // The agent last renewed six days ago (past the capped grace of five days) ...
+    let leases: Api<Lease> = Api::namespaced(hub.clone(), &huge);
+    wait(
+        leases.clone(),
+        CLUSTER_LEASE_NAME,
+        "the cluster lease",
+        |l: Option<&Lease>| l.is_some(),
+    )
+    .await;
+    let six_days_ago = k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(
+        k8s_openapi::jiff::Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_hours(6 * 24),
+    );
+    leases
+        .patch(
+            CLUSTER_LEASE_NAME,
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"spec": {"renewTime": six_days_ago}})),
+        )
+        .await
+        .unwrap();
+    // ... and the next look at the cluster (a label wakes it) finds it silent.
+    clusters
+        .patch(
+            &huge,
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"metadata": {"labels": {"it-touched": "yes"}}})),
+        )
+        .await
+        .unwrap();
+    let degraded = wait_condition(&huge, "ManagedClusterConditionAvailable", "Unknown").await;
+    let available = clusteradm::api::conditions::find(
+        &degraded.status.as_ref().unwrap().conditions,
+        "ManagedClusterConditionAvailable",
+    )
+    .unwrap();
+    assert_eq!(available.reason, "ManagedClusterLeaseUpdateStopped");
     // The controller still serves others.
     let agent = fixture::joined(fixture::options(common::managed().await, "it-after-huge")).await;
     agent.remove().await;

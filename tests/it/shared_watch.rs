@@ -9,7 +9,7 @@ use kube::api::{Api, DeleteParams, PostParams};
 use kube::runtime::reflector::ObjectRef;
 
 use clusteradm::api::cluster::{ManagedCluster, ManagedClusterSpec};
-use clusteradm::hub::clusters::SharedClusters;
+use clusteradm::hub::informers::Informers;
 use clusteradm::runtime::Shutdown;
 
 use crate::common;
@@ -19,11 +19,11 @@ use crate::registration::fixture;
 async fn a_cluster_gone_before_a_subscriber_reads_it_does_not_stall_the_watch() {
     fixture::hub().await;
     let hub = common::hub().await;
-    let shared = SharedClusters::new();
+    let informers = Informers::new(hub.clone());
     // Subscribed, and not read until the cluster below has come and gone.
-    let (store, mut changes) = shared.subscribe();
+    let (store, mut changes) = informers.feed::<ManagedCluster>();
     let shutdown = Shutdown::new();
-    tokio::spawn(shared.run(hub.clone(), shutdown.clone()));
+    tokio::spawn(informers.run(shutdown.clone()));
     store.wait_until_ready().await.unwrap();
 
     let api: Api<ManagedCluster> = Api::all(hub);
@@ -68,4 +68,47 @@ async fn a_cluster_gone_before_a_subscriber_reads_it_does_not_stall_the_watch() 
     );
     shutdown.cancel();
     let _ = api.delete(&next, &DeleteParams::default()).await;
+}
+
+/// Every kind the hub's controllers read, by the resource its watch asks for.
+const HUB_KINDS: [&str; 14] = [
+    "addondeploymentconfigs",
+    "addonplacementscores",
+    "addontemplates",
+    "certificatesigningrequests",
+    "clustermanagementaddons",
+    "leases",
+    "managedclusteraddons",
+    "managedclusters",
+    "managedclustersetbindings",
+    "managedclustersets",
+    "manifestworkreplicasets",
+    "manifestworks",
+    "placementdecisions",
+    "placements",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hub_controllers_share_one_watch_per_kind() {
+    fixture::hub().await;
+    let watches = fixture::hub_watches();
+    // Every kind watched: the count below then covers every controller that reads it.
+    common::eventually(
+        "a watch of every kind the hub reads",
+        Duration::from_secs(60),
+        || async { (watches.open().len() >= HUB_KINDS.len()).then_some(()) },
+    )
+    .await;
+    let open = watches.open();
+    assert_eq!(
+        open.keys().map(String::as_str).collect::<Vec<_>>(),
+        HUB_KINDS,
+        "the kinds the hub watches"
+    );
+    let most = watches.most();
+    let doubled: Vec<_> = most.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(
+        doubled.is_empty(),
+        "kinds the hub watched more than once at a time: {doubled:?}"
+    );
 }

@@ -21,6 +21,7 @@ use serde_json::json;
 
 use crate::api::addon::{ClusterManagementAddOn, InstallStrategyType, ManagedClusterAddOn};
 use crate::api::cluster::ManagedCluster;
+use crate::hub::informers::Informers;
 use crate::runtime::{Shutdown, report, shutdown};
 
 /// The name this controller reports its results and metrics under.
@@ -138,9 +139,24 @@ struct Context {
     cmas: Store<ClusterManagementAddOn>,
 }
 
-/// Runs until `shutdown` is cancelled, woken by the changed ManagedClusters of `changes` (and
-/// told of the deleted ones by `deletions`).
-pub async fn run_with(
+/// The controller over `informers`' clusters (deleted ones too), add-ons and
+/// ClusterManagementAddOns, running until `shutdown` is cancelled.
+pub fn run_with(
+    hub: Client,
+    informers: &Informers,
+    shutdown: Shutdown,
+) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
+    run(
+        hub,
+        informers.store(),
+        (informers.changes(), informers.deletions()),
+        informers.feed(),
+        informers.store(),
+        shutdown,
+    )
+}
+
+async fn run(
     hub: Client,
     clusters: Store<ManagedCluster>,
     (changes, deletions): (

@@ -20,6 +20,7 @@ use serde_json::json;
 use crate::api::addon::ManagedClusterAddOn;
 use crate::api::cluster::{MANAGED_CLUSTER_CONDITION_AVAILABLE, ManagedCluster};
 use crate::api::conditions::{self, FALSE, TRUE};
+use crate::hub::informers::{Feed, Informers};
 use crate::runtime::{Shutdown, report, shutdown};
 
 /// The name this controller reports its results and metrics under.
@@ -102,14 +103,33 @@ struct Context {
     addons: Store<ManagedClusterAddOn>,
 }
 
-/// Runs until `shutdown` is cancelled, woken by the changed ManagedClusters of `cluster_events`
-/// and the changed or deleted ManagedClusterAddOns of `addon_events`.
-pub async fn run_with(
+/// The controller over `informers`' clusters and add-ons (deleted ones too), running until
+/// `shutdown` is cancelled.
+pub fn run_with(
     hub: Client,
-    clusters: Store<ManagedCluster>,
-    cluster_events: impl Stream<Item = Arc<ManagedCluster>> + Send + 'static,
-    addons: Store<ManagedClusterAddOn>,
-    addon_events: impl Stream<Item = Arc<ManagedClusterAddOn>> + Send + 'static,
+    informers: &Informers,
+    shutdown: Shutdown,
+) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
+    // Deleted add-ons too: their labels go.
+    let addon_events = futures::stream::select(
+        informers.changes::<ManagedClusterAddOn>(),
+        informers.deletions::<ManagedClusterAddOn>(),
+    );
+    run(
+        hub,
+        informers.feed(),
+        (informers.store(), addon_events),
+        shutdown,
+    )
+}
+
+async fn run(
+    hub: Client,
+    (clusters, cluster_events): Feed<ManagedCluster>,
+    (addons, addon_events): (
+        Store<ManagedClusterAddOn>,
+        impl Stream<Item = Arc<ManagedClusterAddOn>> + Send + 'static,
+    ),
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
     let ctx = Arc::new(Context {

@@ -7,7 +7,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::Stream;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams};
@@ -19,6 +18,7 @@ use serde_json::json;
 use crate::api::addon::ManagedClusterAddOn;
 use crate::api::cluster::{MANAGED_CLUSTER_CONDITION_AVAILABLE, ManagedCluster};
 use crate::api::conditions::{self, Condition, UNKNOWN};
+use crate::hub::informers::{Feed, Informers};
 use crate::runtime::{Shutdown, report, shutdown};
 
 /// The name this controller reports its results and metrics under.
@@ -75,11 +75,18 @@ struct Context {
     addons: Store<ManagedClusterAddOn>,
 }
 
-/// Runs until `shutdown` is cancelled, woken by the changed ManagedClusters of `cluster_events`.
-pub async fn run_with(
+/// The controller over `informers`' clusters and add-ons, running until `shutdown` is cancelled.
+pub fn run_with(
     hub: Client,
-    clusters: Store<ManagedCluster>,
-    cluster_events: impl Stream<Item = Arc<ManagedCluster>> + Send + 'static,
+    informers: &Informers,
+    shutdown: Shutdown,
+) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
+    run(hub, informers.feed(), informers.store(), shutdown)
+}
+
+async fn run(
+    hub: Client,
+    (clusters, cluster_events): Feed<ManagedCluster>,
     addons: Store<ManagedClusterAddOn>,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {

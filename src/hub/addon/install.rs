@@ -14,7 +14,6 @@ use futures::StreamExt as _;
 use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
 use kube::{Client, ResourceExt as _};
 
 use crate::api::addon::{
@@ -24,7 +23,7 @@ use crate::api::addon::{
 };
 use crate::api::cluster::{ManagedCluster, PLACEMENT_LABEL, PlacementDecision};
 use crate::hub::addon::rollout;
-use crate::hub::watch::{self, Feed};
+use crate::hub::informers::{Feed, Informers};
 use crate::runtime::{Shutdown, report, shutdown};
 
 /// The name this controller reports its results and metrics under.
@@ -73,20 +72,36 @@ pub fn decided(
         .collect()
 }
 
-/// Runs until `shutdown` is cancelled.
-pub async fn run_with(
+/// The controller over `informers`' ClusterManagementAddOns, add-ons, PlacementDecisions,
+/// templates and configs, running until `shutdown` is cancelled.
+pub fn run_with(
+    hub: Client,
+    informers: &Informers,
+    shutdown: Shutdown,
+) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
+    run(
+        hub,
+        informers.store(),
+        informers.feed(),
+        informers.feed(),
+        (informers.feed(), informers.feed()),
+        informers.feed(),
+        shutdown,
+    )
+}
+
+async fn run(
     hub: Client,
     clusters: Store<ManagedCluster>,
     (addons, addon_events): Feed<ManagedClusterAddOn>,
     (cmas, cma_events): Feed<ClusterManagementAddOn>,
-    (templates, template_events): Feed<AddOnTemplate>,
-    (configs, config_events): Feed<AddOnDeploymentConfig>,
+    ((templates, template_events), (configs, config_events)): (
+        Feed<AddOnTemplate>,
+        Feed<AddOnDeploymentConfig>,
+    ),
+    (decisions, decision_events): Feed<PlacementDecision>,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
-    let (decisions, decision_events, decision_watch) = watch::shared::<PlacementDecision>(
-        &hub,
-        watcher::Config::default().labels(PLACEMENT_LABEL),
-    );
     let ctx = Arc::new(Context {
         client: hub,
         clusters: clusters.clone(),
@@ -148,7 +163,6 @@ pub async fn run_with(
     };
     tokio::select! {
         () = run => {}
-        () = decision_watch => {}
         () = shutdown.cancelled() => {}
     }
     Ok(())

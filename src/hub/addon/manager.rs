@@ -17,7 +17,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
 use kube::{Client, ResourceExt as _};
 use serde_json::json;
 
@@ -32,7 +31,7 @@ use crate::api::addon::{
 use crate::api::cluster::ManagedCluster;
 use crate::api::conditions::{self, TRUE};
 use crate::api::work::ManifestWork;
-use crate::hub::watch::{self, Feed};
+use crate::hub::informers::{Feed, Informers};
 use crate::runtime::{Shutdown, report, shutdown};
 
 /// The name this controller reports its results and metrics under.
@@ -100,18 +99,36 @@ fn using_config(
         .collect()
 }
 
-/// Runs until `shutdown` is cancelled.
-pub async fn run_with(
+/// The manager over `informers`' add-ons, their ClusterManagementAddOns, templates, configs and
+/// works, running until `shutdown` is cancelled.
+pub fn run_with(
+    hub: Client,
+    informers: &Informers,
+    shutdown: Shutdown,
+) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
+    run(
+        hub,
+        informers.store(),
+        informers.feed(),
+        informers.feed(),
+        (informers.feed(), informers.feed()),
+        informers.feed(),
+        shutdown,
+    )
+}
+
+async fn run(
     hub: Client,
     clusters: Store<ManagedCluster>,
     (addons, addon_events): Feed<ManagedClusterAddOn>,
     (cmas, cma_events): Feed<ClusterManagementAddOn>,
-    (templates, template_events): Feed<AddOnTemplate>,
-    (configs, config_events): Feed<AddOnDeploymentConfig>,
+    ((templates, template_events), (configs, config_events)): (
+        Feed<AddOnTemplate>,
+        Feed<AddOnDeploymentConfig>,
+    ),
+    (works, work_events): Feed<ManifestWork>,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
-    let (works, work_events, work_watch) =
-        watch::shared::<ManifestWork>(&hub, watcher::Config::default().labels(ADDON_NAME_LABEL));
     let ctx = Arc::new(Context {
         client: hub,
         clusters: clusters.clone(),
@@ -169,12 +186,8 @@ pub async fn run_with(
         tracing::info!("add-on manager started");
         run.await;
     };
-    let watches = async {
-        work_watch.await;
-    };
     tokio::select! {
         () = run => {}
-        () = watches => {}
         () = shutdown.cancelled() => {}
     }
     Ok(())

@@ -13,7 +13,6 @@ use futures::StreamExt as _;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 
 use super::signer;
@@ -21,7 +20,7 @@ use crate::api::addon::{
     ADDON_NAME_LABEL, AddOnTemplate, ClusterManagementAddOn, ManagedClusterAddOn,
 };
 use crate::api::cluster::{CLUSTER_NAME_LABEL, ManagedCluster};
-use crate::hub::watch;
+use crate::hub::informers::{Feed, Informers};
 use crate::identity::{CsrFacts, addon, approval};
 use crate::runtime::{Shutdown, report, shutdown};
 
@@ -45,19 +44,31 @@ struct Context {
 /// Refused CSRs remembered before the memo starts over (the API server deletes them in a day).
 const REPORTED_MAX: usize = 10_000;
 
-/// Runs until `shutdown` is cancelled, over the add-ons of the shared watch.
-pub async fn run_with(
+/// The controller over `informers`' add-ons and their agents' CSRs, running until `shutdown`
+/// is cancelled.
+pub fn run_with(
+    hub: Client,
+    informers: &Informers,
+    shutdown: Shutdown,
+) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
+    run(
+        hub,
+        informers.store(),
+        informers.feed(),
+        informers.feed(),
+        (informers.store(), informers.store()),
+        shutdown,
+    )
+}
+
+async fn run(
     hub: Client,
     clusters: Store<ManagedCluster>,
-    addons: Store<ManagedClusterAddOn>,
-    addon_events: impl futures::Stream<Item = Arc<ManagedClusterAddOn>> + Send + 'static,
+    (addons, addon_events): Feed<ManagedClusterAddOn>,
+    (csrs, csr_events): Feed<CertificateSigningRequest>,
     (cmas, templates): (Store<ClusterManagementAddOn>, Store<AddOnTemplate>),
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
-    let (csrs, csr_events, csr_watch) = watch::shared::<CertificateSigningRequest>(
-        &hub,
-        watcher::Config::default().labels(ADDON_NAME_LABEL),
-    );
     let ctx = Arc::new(Context {
         client: hub,
         clusters: clusters.clone(),
@@ -99,7 +110,6 @@ pub async fn run_with(
     };
     tokio::select! {
         () = run => {}
-        () = csr_watch => {}
         () = shutdown.cancelled() => {}
     }
     Ok(())

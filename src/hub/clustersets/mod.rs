@@ -10,10 +10,10 @@ pub mod decide;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{Stream, StreamExt as _};
+use futures::StreamExt as _;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{self, Action, Controller};
-use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
@@ -23,8 +23,8 @@ use crate::api::cluster::{
     ClusterSetStatus, ManagedCluster, ManagedClusterSet, ManagedClusterSetBinding,
 };
 use crate::api::conditions::{self, Condition};
+use crate::hub::informers::Informers;
 use crate::hub::managed_namespaces;
-use crate::hub::watch::{self, Fanout};
 use crate::runtime::{Shutdown, queue_depth, report, shutdown};
 use decide::{Builtin, Membership};
 
@@ -50,29 +50,21 @@ struct BindingContext {
     sets: Store<ManagedClusterSet>,
 }
 
-/// Runs the cluster-set controllers on two subscriptions to the shared ManagedCluster watch (one
-/// for the sets' emptiness, one for the managed namespaces) until `shutdown` is cancelled.
-pub async fn run_with(
+/// The cluster-set controllers over `informers`' sets, bindings and clusters, running until
+/// `shutdown` is cancelled once the returned future is polled.
+pub fn run_with(
     hub: Client,
-    clusters: Store<ManagedCluster>,
-    cluster_events: impl Stream<Item = Arc<ManagedCluster>> + Send + 'static,
-    namespace_events: impl Stream<Item = Arc<ManagedCluster>> + Send + 'static,
+    informers: &Informers,
     shutdown: Shutdown,
-) -> anyhow::Result<()> {
-    // One watch of sets for every controller here; deletions are published apart, for those
-    // that must hear of them (a binding's set gone, a cluster's namespaces of a deleted set).
-    let (sets, writer) = reflector::store();
-    let (changes, deletions) = (Arc::new(Fanout::default()), Arc::new(Fanout::default()));
-    let set_events = changes.subscribe();
-    let binding_set_events = futures::stream::select(changes.subscribe(), deletions.subscribe());
-    let namespace_set_events = futures::stream::select(changes.subscribe(), deletions.subscribe());
-    let set_watch = watch::publishing_with_deletions(
-        &hub,
-        watcher::Config::default(),
-        writer,
-        changes,
-        deletions,
+) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
+    let (clusters, cluster_events) = informers.feed::<ManagedCluster>();
+    let (sets, set_events) = informers.feed::<ManagedClusterSet>();
+    // A binding whose set is gone is no longer bound.
+    let binding_set_events = futures::stream::select(
+        informers.changes::<ManagedClusterSet>(),
+        informers.deletions::<ManagedClusterSet>(),
     );
+    let (bindings, binding_events) = informers.feed::<ManagedClusterSetBinding>();
     queue_depth::track(
         SET_CONTROLLER,
         sets.clone(),
@@ -102,16 +94,12 @@ pub async fn run_with(
         )
         .for_each(|r| async move { log(SET_CONTROLLER, "ManagedClusterSet", r) });
 
-    let binding_controller = Controller::new(
-        Api::<ManagedClusterSetBinding>::all(hub.clone()),
-        watcher::Config::default(),
-    );
-    let bindings = binding_controller.store();
     queue_depth::track(
         BINDING_CONTROLLER,
         bindings.clone(),
         crate::runtime::queue_depth::Wakes::OnAnyChange,
     );
+    let binding_controller = Controller::for_shared_stream(binding_events, bindings.clone());
     let binding_loop = binding_controller
         .watches_shared_stream(binding_set_events, move |set| {
             let name = set.name_any();
@@ -143,24 +131,13 @@ pub async fn run_with(
             }
         }
     };
-    let namespaces = managed_namespaces::run_with(
-        hub.clone(),
-        clusters.clone(),
-        namespace_events,
-        sets.clone(),
-        namespace_set_events,
-        shutdown.clone(),
-    );
-    let builtins = keep_builtin_sets(hub, sets, shutdown.clone());
-    let set_watch = async {
-        tokio::select! {
-            () = set_watch => {}
-            () = shutdown.cancelled() => {}
-        }
-    };
-    let _ = clusters.wait_until_ready().await;
-    tokio::join!(set_watch, set_loop, binding_loop, builtins, namespaces);
-    Ok(())
+    let namespaces = managed_namespaces::run_with(hub.clone(), informers, shutdown.clone());
+    let builtins = keep_builtin_sets(hub, sets, shutdown);
+    async move {
+        let _ = clusters.wait_until_ready().await;
+        tokio::join!(set_loop, binding_loop, builtins, namespaces);
+        Ok(())
+    }
 }
 
 fn retry(e: &Error) -> Action {

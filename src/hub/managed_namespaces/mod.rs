@@ -4,15 +4,15 @@
 //! The registration agent then creates those namespaces on the managed cluster and reports a
 //! `NamespaceAvailable` condition per entry ([`crate::agent::registration::namespaces`]).
 //!
-//! It reads the shared ManagedCluster watch and the cluster-set watch of
-//! [`crate::hub::clustersets`] (changes and deletions), so it opens no watch of its own. A
+//! It reads the hub's shared ManagedCluster and cluster-set watches ([`crate::hub::informers`],
+//! set deletions too), so it opens no watch of its own. A
 //! cluster is looked at when it changes, and when a set it belongs to, or still lists, changes.
 pub mod decide;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{Stream, StreamExt as _};
+use futures::StreamExt as _;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -20,6 +20,7 @@ use kube::{Client, ResourceExt as _};
 use serde_json::json;
 
 use crate::api::cluster::{ClusterSetManagedNamespace, ManagedCluster, ManagedClusterSet};
+use crate::hub::informers::Informers;
 use crate::runtime::{Shutdown, report, shutdown};
 
 /// The name this controller reports its results and metrics under.
@@ -50,16 +51,21 @@ struct Context {
     sets: Store<ManagedClusterSet>,
 }
 
-/// Runs the controller on a subscription to the shared ManagedCluster watch and to the set
-/// watch (`set_events` carries deleted sets too) until `shutdown` is cancelled.
-pub async fn run_with(
+/// The controller over `informers`' clusters and sets (deleted sets too), running until
+/// `shutdown` is cancelled once the returned future is polled.
+#[allow(clippy::needless_pass_by_value)] // the signature every hub controller has
+pub fn run_with(
     hub: Client,
-    clusters: Store<ManagedCluster>,
-    cluster_events: impl Stream<Item = Arc<ManagedCluster>> + Send + 'static,
-    sets: Store<ManagedClusterSet>,
-    set_events: impl Stream<Item = Arc<ManagedClusterSet>> + Send + 'static,
+    informers: &Informers,
     shutdown: Shutdown,
-) {
+) -> impl Future<Output = ()> + Send + 'static {
+    let (clusters, cluster_events) = informers.feed::<ManagedCluster>();
+    let sets = informers.store::<ManagedClusterSet>();
+    // A deleted set's namespaces leave its members.
+    let set_events = futures::stream::select(
+        informers.changes::<ManagedClusterSet>(),
+        informers.deletions::<ManagedClusterSet>(),
+    );
     let members = clusters.clone();
     crate::runtime::queue_depth::track(
         CONTROLLER,
@@ -91,9 +97,11 @@ pub async fn run_with(
         .for_each(|result| async move {
             report::controller_result(CONTROLLER, &result);
         });
-    // Judged only with both caches filled: else a cluster would lose its list for a moment.
-    let _ = tokio::join!(clusters.wait_until_ready(), sets.wait_until_ready());
-    run.await;
+    async move {
+        // Judged only with both caches filled: else a cluster would lose its list for a moment.
+        let _ = tokio::join!(clusters.wait_until_ready(), sets.wait_until_ready());
+        run.await;
+    }
 }
 
 async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Action, Error> {

@@ -13,21 +13,21 @@ mod spread;
 pub mod status;
 mod writer;
 
+use std::hash::{Hash as _, Hasher as _};
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{Stream, StreamExt as _};
-use kube::api::Api;
 use kube::runtime::controller::{self, Action, Controller};
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{Predicate as _, PredicateConfig, WatchStreamExt as _, predicates, watcher};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 
 use crate::api::cluster::{
     AddOnPlacementScore, ManagedCluster, ManagedClusterSet, ManagedClusterSetBinding,
     PLACEMENT_LABEL, Placement, PlacementDecision,
 };
-use crate::hub::watch;
+use crate::hub::informers::Informers;
 use crate::runtime::{Shutdown, report, shutdown};
 use schedule::Inputs;
 
@@ -58,70 +58,64 @@ struct Context {
     over_budget: budget::OverBudget,
 }
 
-/// Placements, and a stream of them that wakes for their spec, labels and annotations (the
-/// scheduling-disable one), not for the status this controller writes.
+/// The placements whose spec, labels or annotations (the scheduling-disable one) changed, not
+/// their status, which this controller writes.
 fn spec_changes(
-    hub: &Client,
-) -> (
-    Store<Placement>,
-    impl Stream<Item = Result<Placement, watcher::Error>> + Send + 'static,
-) {
-    let (placements, writer) = reflector::store();
-    let changes = watcher(
-        Api::<Placement>::all(hub.clone()),
-        watcher::Config::default(),
-    )
-    .default_backoff()
-    .reflect(writer)
-    .applied_objects()
-    .predicate_filter(
-        (predicates::generation::<Placement>)
-            .combine(predicates::labels::<Placement>)
-            .combine(predicates::annotations::<Placement>),
-        PredicateConfig::default(),
-    );
+    placements: impl Stream<Item = Arc<Placement>> + Send + 'static,
+) -> impl Stream<Item = Arc<Placement>> + Send + 'static {
+    // What each placement last woke the controller with (its uid too: one re-created under the
+    // same name starts again at generation 1).
+    let mut seen = std::collections::HashMap::new();
+    placements.filter(move |p| {
+        let mut hasher = std::hash::DefaultHasher::new();
+        (
+            &p.metadata.uid,
+            p.metadata.generation,
+            p.labels(),
+            p.annotations(),
+        )
+            .hash(&mut hasher);
+        let changed =
+            seen.insert(ObjectRef::from_obj(&**p), hasher.finish()) != Some(hasher.finish());
+        futures::future::ready(changed)
+    })
+}
+
+/// The placement controller over `informers`' placements, clusters (their deletions too), sets,
+/// bindings, decisions and scores, running until `shutdown` is cancelled once the returned
+/// future is polled.
+pub fn run_with(
+    hub: Client,
+    informers: &Informers,
+    shutdown: Shutdown,
+) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
+    let (clusters, cluster_events) = informers.feed::<ManagedCluster>();
+    // A deleted cluster leaves the decisions that named it.
+    let cluster_events =
+        futures::stream::select(cluster_events, informers.deletions::<ManagedCluster>());
+    let (sets, set_events) = informers.feed::<ManagedClusterSet>();
+    let (bindings, binding_events) = informers.feed::<ManagedClusterSetBinding>();
+    let decision_index = Arc::new(index::Index::default());
+    let echoes = Arc::new(writer::Echoes::default());
+    let (index, forget) = (decision_index.clone(), echoes.clone());
+    informers.observe::<PlacementDecision>(move |event| {
+        index.observe(event);
+        if let watcher::Event::Delete(d) = event {
+            forget.forget(d);
+        }
+    });
+    let (decisions, decision_events) = informers.feed::<PlacementDecision>();
+    let (scores, score_events) = informers.feed::<AddOnPlacementScore>();
+    let (placements, placement_events) = informers.feed::<Placement>();
     // Its queue depth counts spec changes (labels and annotations changes are not in it).
     crate::runtime::queue_depth::track(
         CONTROLLER,
         placements.clone(),
         crate::runtime::queue_depth::Wakes::OnSpec,
     );
-    (placements, changes)
-}
 
-/// Runs the placement controller on a subscription to the shared ManagedCluster watch (with its
-/// deletions: [`SharedClusters::deletions`](crate::hub::clusters::SharedClusters::deletions))
-/// until `shutdown` is cancelled.
-pub async fn run_with(
-    hub: Client,
-    clusters: Store<ManagedCluster>,
-    cluster_events: impl Stream<Item = Arc<ManagedCluster>> + Send + 'static,
-    shutdown: Shutdown,
-) -> anyhow::Result<()> {
-    let (sets, set_events, set_watch) =
-        watch::shared::<ManagedClusterSet>(&hub, watcher::Config::default());
-    let (bindings, binding_events, binding_watch) =
-        watch::shared::<ManagedClusterSetBinding>(&hub, watcher::Config::default());
-    let decision_index = Arc::new(index::Index::default());
-    let echoes = Arc::new(writer::Echoes::default());
-    let (decisions, decision_events, decision_watch) = {
-        let (index, echoes) = (decision_index.clone(), echoes.clone());
-        watch::shared_with::<PlacementDecision>(
-            &hub,
-            watcher::Config::default().labels(PLACEMENT_LABEL),
-            move |event| {
-                index.observe(event);
-                if let watcher::Event::Delete(d) = event {
-                    echoes.forget(d);
-                }
-            },
-        )
-    };
-    let (scores, score_events, score_watch) =
-        watch::shared::<AddOnPlacementScore>(&hub, watcher::Config::default());
-
-    let (placements, spec_changes) = spec_changes(&hub);
-    let controller = Controller::for_stream(spec_changes, placements.clone());
+    let controller =
+        Controller::for_shared_stream(spec_changes(placement_events), placements.clone());
     let all = {
         let placements = placements.clone();
         move || those(&placements, |_| true)
@@ -177,26 +171,24 @@ pub async fn run_with(
             report::controller_result(CONTROLLER, &result);
         });
     // Decide only from complete stores: a binding not yet listed must not look missing.
-    let run = async {
-        let _ = tokio::join!(
-            clusters.wait_until_ready(),
-            sets.wait_until_ready(),
-            bindings.wait_until_ready(),
-            decisions.wait_until_ready(),
-            scores.wait_until_ready()
-        );
-        tracing::info!("placement controller started");
-        run.await;
-    };
-    let watches = async {
-        tokio::join!(set_watch, binding_watch, decision_watch, score_watch);
-    };
-    tokio::select! {
-        () = run => {}
-        () = watches => {}
-        () = shutdown.cancelled() => {}
+    async move {
+        let run = async {
+            let _ = tokio::join!(
+                clusters.wait_until_ready(),
+                sets.wait_until_ready(),
+                bindings.wait_until_ready(),
+                decisions.wait_until_ready(),
+                scores.wait_until_ready()
+            );
+            tracing::info!("placement controller started");
+            run.await;
+        };
+        tokio::select! {
+            () = run => {}
+            () = shutdown.cancelled() => {}
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// The placements for which `pick` holds.

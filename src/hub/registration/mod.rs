@@ -1,5 +1,5 @@
 //! The hub registration controller: a kube-runtime `Controller` over the shared ManagedCluster
-//! store ([`crate::hub::clusters`]), woken by the cluster agents' CSRs as well. One reconcile per
+//! store ([`crate::hub::informers`]), woken by the cluster agents' CSRs as well. One reconcile per
 //! cluster at a time; [`decide`] chooses what the cluster needs from the stores and the
 //! [`writer`] does it.
 //!
@@ -22,18 +22,16 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::{Stream, StreamExt as _};
+use futures::StreamExt as _;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::coordination::v1::Lease;
-use kube::api::Api;
 use kube::runtime::controller::{self, Action as Requeue, Controller};
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{WatchStreamExt as _, watcher};
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt};
 
 use crate::api::addon::ADDON_NAME_LABEL;
 use crate::api::cluster::{CLUSTER_LEASE_NAME, CLUSTER_NAME_LABEL, ManagedCluster};
-use crate::hub::clusters::SharedClusters;
+use crate::hub::informers::Informers;
 use crate::identity::CsrFacts;
 use crate::runtime::{Backoff, Shutdown, report, shutdown};
 use decide::{Action, Observed};
@@ -60,46 +58,26 @@ struct Context {
     failures: Mutex<HashMap<String, Backoff>>,
 }
 
-/// Runs the hub registration controller on its own ManagedCluster watch until `shutdown` is
-/// cancelled. A hub with more controllers over ManagedClusters gives each a subscription to one
-/// [`SharedClusters`] and runs them with [`run_with`].
+/// Runs the hub registration controller alone, on watches of its own, until `shutdown` is
+/// cancelled. A hub with more controllers builds them all from one [`Informers`] and runs them
+/// with [`run_with`].
 pub async fn run(hub: Client, shutdown: Shutdown) -> anyhow::Result<()> {
-    let clusters = SharedClusters::new();
-    let (store, events) = clusters.subscribe();
-    let watch = clusters.run(hub.clone(), shutdown.clone());
-    let (result, ()) = tokio::join!(run_with(hub, store, events, shutdown), watch);
+    let informers = Informers::new(hub.clone());
+    let controller = run_with(hub, &informers, shutdown.clone());
+    let (result, ()) = tokio::join!(controller, informers.run(shutdown));
     result
 }
 
-/// Runs the controller on a subscription to a shared ManagedCluster watch until `shutdown` is
-/// cancelled.
-pub async fn run_with(
+/// The controller over `informers`' ManagedClusters, CSRs and Leases, running until `shutdown`
+/// is cancelled once the returned future is polled.
+pub fn run_with(
     hub: Client,
-    clusters: Store<ManagedCluster>,
-    cluster_events: impl Stream<Item = Arc<ManagedCluster>> + Send + 'static,
+    informers: &Informers,
     shutdown: Shutdown,
-) -> anyhow::Result<()> {
-    // Add-on CSRs carry the cluster label too; they are the add-on controller's to judge.
-    let (csrs, csr_events, csr_watch) = crate::hub::watch::shared::<CertificateSigningRequest>(
-        &hub,
-        watcher::Config::default().labels(&format!("{CLUSTER_NAME_LABEL},!{ADDON_NAME_LABEL}")),
-    );
-    let (leases, lease_writer) = reflector::store();
-    let lease_watch = watcher(
-        Api::<Lease>::all(hub.clone()),
-        watcher::Config::default().fields(&format!("metadata.name={CLUSTER_LEASE_NAME}")),
-    )
-    .default_backoff()
-    .reflect(lease_writer)
-    .for_each(|event| async move {
-        if let Err(e) = event {
-            tracing::warn!("Lease watch: {e}");
-        }
-    });
-    let watches = async {
-        tokio::join!(csr_watch, lease_watch);
-    };
-
+) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
+    let (clusters, cluster_events) = informers.feed::<ManagedCluster>();
+    let (csrs, csr_events) = informers.feed::<CertificateSigningRequest>();
+    let leases = informers.store::<Lease>();
     let ctx = Arc::new(Context {
         writer: Writer::new(hub),
         csrs: csrs.clone(),
@@ -113,10 +91,13 @@ pub async fn run_with(
         crate::runtime::queue_depth::Wakes::OnAnyChange,
     );
     let controller = Controller::for_shared_stream(cluster_events, clusters)
+        // Add-on CSRs carry the cluster label too; they are the add-on controller's to judge.
         .watches_shared_stream(csr_events, |csr| {
-            csr.labels()
+            let cluster = csr
+                .labels()
                 .get(CLUSTER_NAME_LABEL)
-                .map(|c| ObjectRef::new(c))
+                .filter(|_| own_csr(&csr))?;
+            Some(ObjectRef::new(cluster))
         })
         .with_config(controller::Config::default().concurrency(CONCURRENCY))
         .graceful_shutdown_on(shutdown::cancelled(&shutdown))
@@ -124,19 +105,25 @@ pub async fn run_with(
         .for_each(|result| async move {
             report::controller_result(CONTROLLER, &result);
         });
-    // Decide only from complete stores: a lease not yet listed must not look missing.
-    let controller = async {
-        let _ = tokio::join!(csrs.wait_until_ready(), leases.wait_until_ready());
-        tracing::info!("hub registration controller started");
-        controller.await;
-    };
-    tokio::select! {
-        () = controller => {}
-        () = watches => {}
-        () = shutdown.cancelled() => {}
+    async move {
+        // Decide only from complete stores: a lease not yet listed must not look missing.
+        let controller = async {
+            let _ = tokio::join!(csrs.wait_until_ready(), leases.wait_until_ready());
+            tracing::info!("hub registration controller started");
+            controller.await;
+        };
+        tokio::select! {
+            () = controller => {}
+            () = shutdown.cancelled() => {}
+        }
+        tracing::info!("hub registration controller stopped");
+        Ok(())
     }
-    tracing::info!("hub registration controller stopped");
-    Ok(())
+}
+
+/// Whether `csr` is a cluster agent's own, not an add-on's.
+fn own_csr(csr: &CertificateSigningRequest) -> bool {
+    !csr.labels().contains_key(ADDON_NAME_LABEL)
 }
 
 async fn reconcile(mc: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Requeue, writer::Error> {
@@ -148,7 +135,7 @@ async fn reconcile(mc: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Requeue
         .csrs
         .state()
         .iter()
-        .filter(|csr| csr.labels().get(CLUSTER_NAME_LABEL) == Some(&name))
+        .filter(|csr| csr.labels().get(CLUSTER_NAME_LABEL) == Some(&name) && own_csr(csr))
         .map(|csr| CsrFacts::of(csr))
         .filter(|f| f.pending)
         .collect();

@@ -1,6 +1,6 @@
 //! The ManifestWorkReplicaSet controller, upstream's work hub manager in a loop: a kube-runtime
-//! `Controller` over replica sets, woken by one watch each of their ManifestWorks (by label),
-//! Placements and PlacementDecisions. For each set it [`decide`]s from the stores which works to
+//! `Controller` over replica sets, woken by the hub's shared watches of ManifestWorks (its own
+//! by label), Placements and PlacementDecisions. For each set it [`decide`]s from the stores which works to
 //! create, update (by the placement's [`rollout`]) and delete, and the [`writer`] does it.
 //! A finalizer holds the set until its works are deleted (upstream puts no owner references on
 //! them, so the garbage collector has nothing to follow).
@@ -12,10 +12,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use kube::api::Api;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 
 use crate::api::cluster::{PLACEMENT_LABEL, Placement, PlacementDecision};
@@ -23,7 +21,7 @@ use crate::api::work::{
     CascadeDeletionPolicy, ManifestWork, ManifestWorkReplicaSet, REPLICA_SET_FINALIZER,
     REPLICA_SET_LABEL,
 };
-use crate::hub::watch;
+use crate::hub::informers::Informers;
 use crate::runtime::{Shutdown, report, shutdown};
 use decide::PlacementInputs;
 
@@ -69,33 +67,19 @@ fn owner(w: &ManifestWork) -> Option<ObjectRef<ManifestWorkReplicaSet>> {
     Some(ObjectRef::new(name).within(ns))
 }
 
-/// Runs the controller until `shutdown` is cancelled.
-pub async fn run(hub: Client, shutdown: Shutdown) -> anyhow::Result<()> {
-    // A deleted work is not in the subscription: its set hears of it through `deleted`.
-    let (deleted_tx, deleted) = futures::channel::mpsc::unbounded();
-    let (works, work_events, work_watch) = watch::shared_with::<ManifestWork>(
-        &hub,
-        watcher::Config::default().labels(REPLICA_SET_LABEL),
-        move |event| {
-            if let watcher::Event::Delete(w) = event
-                && let Some(set) = owner(w)
-            {
-                let _ = deleted_tx.unbounded_send(set);
-            }
-        },
-    );
-    let (placements, placement_events, placement_watch) =
-        watch::shared::<Placement>(&hub, watcher::Config::default());
-    let (decisions, decision_events, decision_watch) = watch::shared::<PlacementDecision>(
-        &hub,
-        watcher::Config::default().labels(PLACEMENT_LABEL),
-    );
-
-    let controller = Controller::new(
-        Api::<ManifestWorkReplicaSet>::all(hub.clone()),
-        watcher::Config::default(),
-    );
-    let sets = controller.store();
+/// The controller over `informers`' replica sets, works (their deletions too), placements and
+/// decisions, running until `shutdown` is cancelled once the returned future is polled.
+pub fn run_with(
+    hub: Client,
+    informers: &Informers,
+    shutdown: Shutdown,
+) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
+    let (sets, set_events) = informers.feed::<ManifestWorkReplicaSet>();
+    let (works, work_events) = informers.feed::<ManifestWork>();
+    // A deleted work is recreated by its set.
+    let work_events = futures::stream::select(work_events, informers.deletions::<ManifestWork>());
+    let (placements, placement_events) = informers.feed::<Placement>();
+    let (decisions, decision_events) = informers.feed::<PlacementDecision>();
     crate::runtime::queue_depth::track(
         CONTROLLER,
         sets.clone(),
@@ -108,9 +92,8 @@ pub async fn run(hub: Client, shutdown: Shutdown) -> anyhow::Result<()> {
         placements: placements.clone(),
         decisions: decisions.clone(),
     });
-    let run = controller
+    let run = Controller::for_shared_stream(set_events, sets.clone())
         .watches_shared_stream(work_events, |w| owner(&w))
-        .reconcile_on(deleted)
         .watches_shared_stream(placement_events, move |p| {
             naming(&for_placements, p.namespace().as_deref(), &p.name_any())
         })
@@ -124,25 +107,24 @@ pub async fn run(hub: Client, shutdown: Shutdown) -> anyhow::Result<()> {
         .for_each(|result| async move {
             report::controller_result(CONTROLLER, &result);
         });
-    // Decide only from complete stores: a work not yet listed must not look missing.
-    let run = async {
-        let _ = tokio::join!(
-            works.wait_until_ready(),
-            placements.wait_until_ready(),
-            decisions.wait_until_ready()
-        );
-        tracing::info!("replica-set controller started");
-        run.await;
-    };
-    let watches = async {
-        tokio::join!(work_watch, placement_watch, decision_watch);
-    };
-    tokio::select! {
-        () = run => {}
-        () = watches => {}
-        () = shutdown.cancelled() => {}
+    async move {
+        // Decide only from complete stores: a work not yet listed must not look missing.
+        let run = async {
+            let _ = tokio::join!(
+                sets.wait_until_ready(),
+                works.wait_until_ready(),
+                placements.wait_until_ready(),
+                decisions.wait_until_ready()
+            );
+            tracing::info!("replica-set controller started");
+            run.await;
+        };
+        tokio::select! {
+            () = run => {}
+            () = shutdown.cancelled() => {}
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 async fn reconcile(set: Arc<ManifestWorkReplicaSet>, ctx: Arc<Context>) -> Result<Action, Error> {

@@ -2,6 +2,7 @@
 //! running the binary.
 #![allow(dead_code)]
 
+pub mod open_watches;
 pub mod proxy;
 
 use std::future::Future;

@@ -1,7 +1,7 @@
 //! Test support for registration: a hub with the OCM CRDs and one hub registration controller
 //! for the whole test binary, agents in unique namespaces with unique cluster names, and waits.
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -17,7 +17,10 @@ use clusteradm::agent::registration::{self as agent, AgentOptions};
 use clusteradm::api::cluster::{ClientConfig, ManagedCluster};
 use clusteradm::operator::cluster_manager::build::admission;
 
-use crate::common;
+use crate::common::{
+    self,
+    open_watches::{self, OpenWatches},
+};
 
 /// Installs the managed cluster's CRDs, as the klusterlet operator would before its agents start.
 pub async fn install_managed_crds(managed: &Client) {
@@ -91,6 +94,12 @@ pub async fn run(mut cmd: assert_cmd::Command) -> std::process::Output {
         .unwrap()
 }
 
+/// The watches the hub controllers of [`start_hub_controller`] hold open.
+pub fn hub_watches() -> Arc<OpenWatches> {
+    static WATCHES: OnceLock<Arc<OpenWatches>> = OnceLock::new();
+    WATCHES.get_or_init(Arc::default).clone()
+}
+
 /// One hub registration controller for every test of the binary, on its own thread and runtime,
 /// as one would run on a real hub.
 pub fn start_hub_controller() {
@@ -103,7 +112,7 @@ pub fn start_hub_controller() {
                 .build()
                 .unwrap();
             rt.block_on(async {
-                let hub = common::hub().await;
+                let hub = open_watches::counting(common::hub().await, hub_watches());
                 clusteradm::inprocess::hub::controllers(
                     hub,
                     clusteradm::hub::conversion::Webhook::Leader(common::hub_url()),

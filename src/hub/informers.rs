@@ -1,0 +1,344 @@
+//! One watch and one store per kind for the whole hub process, as upstream's shared informer
+//! factory: every controller takes the stores and subscriptions it needs from one [`Informers`]
+//! built where the hub starts, and no controller opens a watch of its own. [`Informed`] lists,
+//! in one place, every kind the hub watches and which of its objects.
+//!
+//! The fan-out is ours, not kube-runtime's `reflect_shared`: its subscriber hands out references
+//! looked up in the store, and one for an object deleted before the subscriber read it makes the
+//! subscription return `Pending` with no waker registered. That subscription then never wakes,
+//! its buffer fills and the one watch stops for every controller. In the test suite, clusters
+//! that came and went at start-up stalled the hub for good. A [`Fanout`] hands out the objects
+//! themselves, without bound, so a deleted object is delivered as last seen and no reader can
+//! stall the watch or another reader.
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
+use futures::future::BoxFuture;
+use futures::{FutureExt as _, StreamExt as _, TryStreamExt as _};
+use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::api::Api;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt as _, watcher};
+use kube::{Client, ResourceExt as _};
+
+use crate::api::addon::{
+    AddOnDeploymentConfig, AddOnTemplate, ClusterManagementAddOn, ManagedClusterAddOn,
+};
+use crate::api::cluster::{
+    AddOnPlacementScore, CLUSTER_LEASE_NAME, CLUSTER_NAME_LABEL, ManagedCluster, ManagedClusterSet,
+    ManagedClusterSetBinding, PLACEMENT_LABEL, Placement, PlacementDecision,
+};
+use crate::api::work::{ManifestWork, ManifestWorkReplicaSet};
+use crate::runtime::Shutdown;
+
+/// A kind the hub watches, and which of its objects: the one watch every controller shares.
+pub trait Informed:
+    kube::Resource<DynamicType = ()>
+    + Clone
+    + std::fmt::Debug
+    + serde::de::DeserializeOwned
+    + Send
+    + Sync
+    + 'static
+{
+    /// The watch's selectors; every object by default.
+    #[must_use]
+    fn config() -> watcher::Config {
+        watcher::Config::default()
+    }
+}
+
+impl Informed for ManagedCluster {}
+impl Informed for ManagedClusterSet {}
+impl Informed for ManagedClusterSetBinding {}
+impl Informed for Placement {}
+impl Informed for AddOnPlacementScore {}
+impl Informed for ManagedClusterAddOn {}
+impl Informed for ClusterManagementAddOn {}
+impl Informed for AddOnTemplate {}
+impl Informed for AddOnDeploymentConfig {}
+impl Informed for ManifestWorkReplicaSet {}
+/// Every work: the replica sets' and the add-ons' (one label each, and a selector cannot say
+/// "either"); each controller picks its own by label.
+impl Informed for ManifestWork {}
+/// Those of a placement; placement, replica sets and add-on installs read them.
+impl Informed for PlacementDecision {
+    fn config() -> watcher::Config {
+        watcher::Config::default().labels(PLACEMENT_LABEL)
+    }
+}
+/// Those of a cluster's agents, registration's and add-ons' alike (each controller keeps to its
+/// own by the add-on label); kubelets' and others' are not the hub's.
+impl Informed for CertificateSigningRequest {
+    fn config() -> watcher::Config {
+        watcher::Config::default().labels(CLUSTER_NAME_LABEL)
+    }
+}
+/// The agents' heartbeats, one per cluster namespace.
+impl Informed for Lease {
+    fn config() -> watcher::Config {
+        watcher::Config::default().fields(&format!("metadata.name={CLUSTER_LEASE_NAME}"))
+    }
+}
+
+/// What a controller sharing a kind takes: the store, and its subscription to the changes.
+pub type Feed<K> = (Store<K>, UnboundedReceiver<Arc<K>>);
+
+/// Sees every raw watch event of a kind (deletions and relists too) before the store does.
+type Observer<K> = Box<dyn FnMut(&watcher::Event<K>) + Send>;
+
+/// Every watch of the hub process, each started once by [`Informers::run`]. Take stores and
+/// subscriptions first: `run` consumes the set, so nothing can subscribe after a watch started
+/// (and miss what it already delivered).
+pub struct Informers {
+    client: Client,
+    kinds: Mutex<HashMap<TypeId, Kind>>,
+}
+
+struct Kind {
+    informer: Arc<dyn Any + Send + Sync>,
+    watch: Box<dyn FnOnce(Client) -> BoxFuture<'static, ()> + Send>,
+}
+
+/// One kind's store, the writer its watch fills it with, and who hears of its changes.
+struct Informer<K: Informed> {
+    store: Store<K>,
+    writer: Mutex<Option<reflector::store::Writer<K>>>,
+    changes: Fanout<K>,
+    deletions: Fanout<K>,
+    observers: Mutex<Vec<Observer<K>>>,
+}
+
+impl Informers {
+    /// No watch yet: each kind's is made when a controller first asks for it.
+    #[must_use]
+    pub fn new(client: Client) -> Self {
+        Self {
+            client,
+            kinds: Mutex::default(),
+        }
+    }
+
+    /// The store of every `K`, filled once [`Informers::run`] runs.
+    #[must_use]
+    pub fn store<K: Informed>(&self) -> Store<K> {
+        self.informer::<K>().store.clone()
+    }
+
+    /// Every changed `K` (each object on a change, all of them after every (re)list), in a
+    /// subscription of one's own. Deletions are not in it: see [`Informers::deletions`].
+    #[must_use]
+    pub fn changes<K: Informed>(&self) -> UnboundedReceiver<Arc<K>> {
+        self.informer::<K>().changes.subscribe()
+    }
+
+    /// Every deleted `K`, as last seen, published after the store forgot it (so a controller
+    /// woken by the deletion never still finds it there).
+    #[must_use]
+    pub fn deletions<K: Informed>(&self) -> UnboundedReceiver<Arc<K>> {
+        self.informer::<K>().deletions.subscribe()
+    }
+
+    /// The store and a subscription to its changes.
+    #[must_use]
+    pub fn feed<K: Informed>(&self) -> Feed<K> {
+        (self.store::<K>(), self.changes::<K>())
+    }
+
+    /// Shows every raw watch event of `K` to `observe`, before the store applies it.
+    pub fn observe<K: Informed>(&self, observe: impl FnMut(&watcher::Event<K>) + Send + 'static) {
+        self.informer::<K>()
+            .observers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Box::new(observe));
+    }
+
+    /// How many kinds are watched.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether no kind is watched yet.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Runs every kind's watch until `shutdown` is cancelled.
+    pub async fn run(self, shutdown: Shutdown) {
+        let kinds = self
+            .kinds
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        let watches = kinds
+            .into_values()
+            .map(|kind| (kind.watch)(self.client.clone()));
+        tokio::select! {
+            _ = futures::future::join_all(watches) => {}
+            () = shutdown.cancelled() => {}
+        }
+    }
+
+    fn informer<K: Informed>(&self) -> Arc<Informer<K>> {
+        let mut kinds = self.lock();
+        let kind = kinds.entry(TypeId::of::<K>()).or_insert_with(|| {
+            let (store, writer) = reflector::store::<K>();
+            let informer = Arc::new(Informer {
+                store,
+                writer: Mutex::new(Some(writer)),
+                changes: Fanout::default(),
+                deletions: Fanout::default(),
+                observers: Mutex::default(),
+            });
+            let watched = informer.clone();
+            Kind {
+                informer,
+                watch: Box::new(move |client| watched.watch(client).boxed()),
+            }
+        });
+        kind.informer
+            .clone()
+            .downcast()
+            .unwrap_or_else(|_| unreachable!("a kind's informer is registered under its TypeId"))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<TypeId, Kind>> {
+        self.kinds.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl<K: Informed> Informer<K> {
+    /// The watch into the store, publishing what it applied.
+    async fn watch(self: Arc<Self>, client: Client) {
+        let Some(writer) = self
+            .writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        else {
+            return;
+        };
+        let mut observers = std::mem::take(
+            &mut *self
+                .observers
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        let reader = self.store.clone();
+        let this = self.clone();
+        watcher(Api::<K>::all(client), K::config())
+            .default_backoff()
+            // No controller reads them, and they are often half of an object's size.
+            .modify(|o| o.managed_fields_mut().clear())
+            .inspect_ok(move |event| {
+                for observe in &mut observers {
+                    observe(event);
+                }
+            })
+            .reflect(writer)
+            .inspect_ok(move |event| match event {
+                watcher::Event::Apply(object) => {
+                    let stored = reader.get(&ObjectRef::from_obj(object));
+                    this.changes
+                        .publish(&stored.unwrap_or_else(|| Arc::new(object.clone())));
+                }
+                watcher::Event::Delete(object) => {
+                    this.deletions.publish(&Arc::new(object.clone()));
+                }
+                watcher::Event::InitDone => {
+                    for object in reader.state() {
+                        this.changes.publish(&object);
+                    }
+                }
+                watcher::Event::Init | watcher::Event::InitApply(_) => {}
+            })
+            .for_each(|e| async move {
+                if let Err(e) = e {
+                    tracing::warn!("{} watch: {e}", K::kind(&()));
+                }
+            })
+            .await;
+    }
+}
+
+/// Every changed object of one kind, to each subscriber.
+pub struct Fanout<K> {
+    subscribers: Mutex<Vec<UnboundedSender<Arc<K>>>>,
+}
+
+impl<K> Default for Fanout<K> {
+    fn default() -> Self {
+        Self {
+            subscribers: Mutex::default(),
+        }
+    }
+}
+
+impl<K> Fanout<K> {
+    /// A stream of every object published from now on.
+    pub fn subscribe(&self) -> UnboundedReceiver<Arc<K>> {
+        let (tx, rx) = unbounded();
+        self.lock().push(tx);
+        rx
+    }
+
+    /// Sends `object` to every subscriber still listening; forgets the others.
+    pub fn publish(&self, object: &Arc<K>) {
+        self.lock()
+            .retain(|tx| tx.unbounded_send(object.clone()).is_ok());
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<UnboundedSender<Arc<K>>>> {
+        self.subscribers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_subscriber_gets_every_object_and_a_dropped_one_is_forgotten() {
+        let fanout = Fanout::<String>::default();
+        let mut first = fanout.subscribe();
+        let second = fanout.subscribe();
+        fanout.publish(&Arc::new("a".to_string()));
+        drop(second);
+        fanout.publish(&Arc::new("b".to_string()));
+        assert_eq!(fanout.lock().len(), 1);
+        let got: Vec<String> = std::iter::from_fn(|| first.try_recv().ok())
+            .map(|s| (*s).clone())
+            .collect();
+        assert_eq!(got, ["a", "b"]);
+    }
+
+    #[tokio::test]
+    async fn a_kind_asked_for_twice_is_one_store_and_one_watch() {
+        let client =
+            Client::try_from(kube::Config::new("http://127.0.0.1:1".parse().unwrap())).unwrap();
+        let informers = Informers::new(client);
+        let (first, _changes) = informers.feed::<ManagedCluster>();
+        let second = informers.store::<ManagedCluster>();
+        let _deleted = informers.deletions::<ManagedCluster>();
+        let _sets = informers.store::<ManagedClusterSet>();
+        assert_eq!(informers.len(), 2);
+        let informer = informers.informer::<ManagedCluster>();
+        assert_eq!(informer.changes.lock().len(), 1);
+        assert_eq!(informer.deletions.lock().len(), 1);
+        // Both handles read the one store the one writer fills.
+        let mut writer = informer.writer.lock().unwrap().take().unwrap();
+        let mc: ManagedCluster =
+            serde_json::from_value(serde_json::json!({"metadata": {"name": "c1"}})).unwrap();
+        writer.apply_watcher_event(&watcher::Event::InitApply(mc));
+        writer.apply_watcher_event(&watcher::Event::<ManagedCluster>::InitDone);
+        assert_eq!(first.state().len(), 1);
+        assert_eq!(second.state().len(), 1);
+    }
+}
