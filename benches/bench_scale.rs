@@ -8,13 +8,19 @@
 //!
 //! For one N it measures, prints, and appends to a CSV:
 //! 1. joins → N CSRs, and `accept --clusters` (all N in one command) → N Available;
+//!    The hub process's CPU-seconds and its WATCH and LIST requests (from the audit log) up to then;
 //! 2. a steady-state window: hub API requests per second by verb and resource (the hub API
 //!    server's own `apiserver_request_total`), CPU and RSS of the hub API server and the hub
 //!    process, and this process's RSS per cluster;
 //! 3. `create work --clusters <all N>`: time until every copy is Applied, and its hub requests;
-//! 4. a restart of the hub API server with it down for `--outage` seconds: time until every
+//! 4. one Placement over all N clusters → its decisions, and one cluster's label change → the
+//!    decision of a placement selecting that label;
+//! 5. a restart of the hub API server with it down for `--outage` seconds (0 skips it): time until every
 //!    cluster has heartbeated again and is Available, and how many works were re-applied or had
 //!    their status rewritten meanwhile (none should be).
+//!
+//! `--light` replaces the agents with [`light_fleet`]'s, for fleets beyond what real agents can
+//! open connections for here (the light agents' own cost is then not measured).
 //!
 //! `--plot CSV PNG` draws the times and memory against N from the CSV instead.
 #![allow(
@@ -25,6 +31,8 @@
 )]
 
 mod common;
+#[path = "scale/light_fleet.rs"]
+mod light_fleet;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -39,6 +47,7 @@ use clusteradm::agent::work::AppliedNames;
 use clusteradm::agent::work::supervisor::Supervised;
 use clusteradm::api::cluster::{
     CLUSTER_LEASE_NAME, MANAGED_CLUSTER_CONDITION_AVAILABLE, ManagedCluster,
+    ManagedClusterSetBinding, PLACEMENT_LABEL, Placement, PlacementDecision,
 };
 use clusteradm::api::conditions::{self, APPLIED};
 use clusteradm::api::names::BOOTSTRAP_SECRET;
@@ -67,6 +76,8 @@ const TICKS: f64 = 100.0;
 
 struct Options {
     clusters: usize,
+    /// Light agents ([`light_fleet`]) instead of real ones.
+    light: bool,
     steady: Duration,
     outage: Duration,
     csv: PathBuf,
@@ -91,16 +102,23 @@ struct Row {
     work_hub_requests: f64,
     outage_recovered_s: f64,
     reapplied: u64,
+    hub_cpu_s: f64,
+    hub_watches: u64,
+    hub_lists: u64,
+    placement_all_s: f64,
+    label_change_ms: f64,
+    light: bool,
 }
 
 const HEADER: &str = "clusters,joins_to_csrs_s,accept_s,accept_to_available_s,hub_rss_mib,hub_cpu_pct,\
 apiserver_rss_mib,apiserver_cpu_pct,hub_requests_per_s,agents_rss_mib,agent_rss_per_cluster_mib,\
-work_applied_s,work_hub_requests,outage_recovered_s,reapplied";
+work_applied_s,work_hub_requests,outage_recovered_s,reapplied,hub_cpu_s,hub_watches,hub_lists,\
+placement_all_s,label_change_ms,light";
 
 impl Row {
     fn csv(&self) -> String {
         format!(
-            "{},{:.2},{:.2},{:.2},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.3},{:.2},{:.0},{:.2},{}",
+            "{},{:.2},{:.2},{:.2},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.3},{:.2},{:.0},{:.2},{},{:.1},{},{},{:.2},{:.0},{}",
             self.clusters,
             self.joins_to_csrs_s,
             self.accept_s,
@@ -116,6 +134,12 @@ impl Row {
             self.work_hub_requests,
             self.outage_recovered_s,
             self.reapplied,
+            self.hub_cpu_s,
+            self.hub_watches,
+            self.hub_lists,
+            self.placement_all_s,
+            self.label_change_ms,
+            u8::from(self.light),
         )
     }
 }
@@ -234,6 +258,101 @@ where
     .await
     .with_context(|| format!("only {} of {n} ready after {TIMEOUT:?}", done.len()))??;
     Ok(start.elapsed())
+}
+
+/// The hub process's WATCH and LIST requests received between `from` and `to`, from the hub API
+/// server's audit log: those sent as `clusteradm/` (the user agent of every `clusteradm` client;
+/// the agents here and this bench send none).
+fn hub_requests(from: Timestamp, to: Timestamp) -> anyhow::Result<(u64, u64)> {
+    use std::io::BufRead as _;
+    let dir = std::env::var("CP_DIR").context("CP_DIR is not set (see scripts/scale)")?;
+    let file = std::fs::File::open(Path::new(&dir).join("logs/hub-audit.log"))?;
+    let (mut watches, mut lists) = (0, 0);
+    for line in std::io::BufReader::new(file).lines() {
+        let line = line?;
+        if !line.contains("\"userAgent\":\"clusteradm/") {
+            continue;
+        }
+        let event: serde_json::Value = serde_json::from_str(&line)?;
+        let at = event["requestReceivedTimestamp"]
+            .as_str()
+            .and_then(|t| t.parse::<Timestamp>().ok());
+        if !at.is_some_and(|at| at >= from && at <= to) {
+            continue;
+        }
+        match (event["verb"].as_str(), event["stage"].as_str()) {
+            (Some("watch"), Some("ResponseStarted")) => watches += 1,
+            (Some("list"), Some("ResponseComplete")) => lists += 1,
+            _ => {}
+        }
+    }
+    Ok((watches, lists))
+}
+
+/// The namespace of the placements: the `global` set (every cluster) bound in it.
+const PLACEMENTS: &str = "scale-placement";
+
+/// Creates Placement `name` with `spec` in [`PLACEMENTS`] and waits until `decided` holds.
+async fn place(
+    admin: &Client,
+    name: &str,
+    spec: serde_json::Value,
+    decided: impl Fn(&Placement) -> bool + Send + Sync + 'static,
+) -> anyhow::Result<Duration> {
+    let placements: Api<Placement> = Api::namespaced(admin.clone(), PLACEMENTS);
+    let placement: Placement = serde_json::from_value(json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement",
+        "metadata": {"name": name, "namespace": PLACEMENTS}, "spec": spec}))?;
+    let waiting = tokio::spawn(until_all(
+        placements.clone(),
+        watcher::Config::default().fields(&format!("metadata.name={name}")),
+        1,
+        decided,
+    ));
+    let start = Instant::now();
+    placements
+        .create(&PostParams::default(), &placement)
+        .await?;
+    waiting.await??;
+    Ok(start.elapsed())
+}
+
+/// How long after one cluster gets label `scale-picked=yes` the placement selecting that label
+/// decides it: from the label's patch to the decision's change reaching this process's watch
+/// (started, and its list done, before the patch).
+async fn label_change(admin: &Client, cluster: &str) -> anyhow::Result<Duration> {
+    let decisions: Api<PlacementDecision> = Api::namespaced(admin.clone(), PLACEMENTS);
+    let mut events = std::pin::pin!(watcher(
+        decisions,
+        watcher::Config::default().labels(&format!("{PLACEMENT_LABEL}=picked")),
+    ));
+    while !matches!(events.try_next().await?, Some(watcher::Event::InitDone)) {}
+    let names = |d: &PlacementDecision| {
+        d.status
+            .iter()
+            .flat_map(|s| &s.decisions)
+            .any(|c| c.cluster_name == cluster)
+    };
+    let clusters: Api<ManagedCluster> = Api::all(admin.clone());
+    let start = Instant::now();
+    clusters
+        .patch(
+            cluster,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"metadata": {"labels": {"scale-picked": "yes"}}})),
+        )
+        .await?;
+    tokio::time::timeout(TIMEOUT, async {
+        loop {
+            match events.try_next().await? {
+                Some(watcher::Event::Apply(d)) if names(&d) => return anyhow::Ok(start.elapsed()),
+                Some(_) => {}
+                None => anyhow::bail!("the decision watch ended"),
+            }
+        }
+    })
+    .await
+    .context("the labelled cluster was never decided")?
 }
 
 fn cluster_name(i: usize) -> String {
@@ -459,10 +578,12 @@ async fn simulate(opts: &Options) -> anyhow::Result<Row> {
     )?;
     let mut row = Row {
         clusters: n,
+        light: opts.light,
         ..Row::default()
     };
     println!("== {n} clusters");
 
+    let hub_started = Timestamp::now();
     let (mut hub, join) = start_hub(opts, &hub_path).await?;
     let hub_pid = hub.id().context("the hub process has no pid")?;
     let field = |k: &str| join[k].as_str().map(str::to_owned).context(k.to_owned());
@@ -489,15 +610,27 @@ async fn simulate(opts: &Options) -> anyhow::Result<Row> {
     // 1. Joins → CSRs → accept → Available.
     let names: Vec<String> = (0..n).map(cluster_name).collect();
     let start = Instant::now();
-    join_all(&managed, &names, &bootstrap.kubeconfig()).await?;
-    println!(
-        "  joined (namespace + bootstrap secret each): {:.2?}",
-        start.elapsed()
-    );
+    if !opts.light {
+        join_all(&managed, &names, &bootstrap.kubeconfig()).await?;
+        println!(
+            "  joined (namespace + bootstrap secret each): {:.2?}",
+            start.elapsed()
+        );
+    }
     let rss_before_agents = rss_mib();
     let agents = Shutdown::new();
     let joined_at = Instant::now();
-    start_agents(&managed, &names, &agents);
+    if opts.light {
+        light_fleet::register(&bootstrap.client().await?, &names).await?;
+        tokio::spawn(light_fleet::run(
+            admin.clone(),
+            names.clone(),
+            agents.clone(),
+        ));
+        println!("  light agents: {n} ManagedClusters and CSRs created");
+    } else {
+        start_agents(&managed, &names, &agents);
+    }
     let ours = |c: &str| c.starts_with("scale-");
     let csrs: Api<CertificateSigningRequest> = Api::all(admin.clone());
     until_all(
@@ -541,6 +674,12 @@ async fn simulate(opts: &Options) -> anyhow::Result<Row> {
     println!(
         "  accept --clusters (all {n}): {:.2} s; all Available {:.2} s after accept started",
         row.accept_s, row.accept_to_available_s
+    );
+    row.hub_cpu_s = proc_sample(hub_pid)?.ticks as f64 / TICKS;
+    (row.hub_watches, row.hub_lists) = hub_requests(hub_started, Timestamp::now())?;
+    println!(
+        "  hub process from its start to all Available: {:.1} CPU-s, {} WATCH and {} LIST requests",
+        row.hub_cpu_s, row.hub_watches, row.hub_lists
     );
 
     // 2. Steady state.
@@ -628,7 +767,53 @@ async fn simulate(opts: &Options) -> anyhow::Result<Row> {
         6,
     );
 
-    // 4. The hub API server down for `outage`, then back.
+    // 4. One Placement over every cluster, and one cluster's label change under another.
+    clusteradm::apply::Applier::new(admin.clone(), TIMEOUT)
+        .apply(vec![
+            clusteradm::apply::to_dynamic(&serde_json::from_value::<Namespace>(
+                json!({"metadata": {"name": PLACEMENTS}}),
+            )?),
+            clusteradm::apply::to_dynamic(&serde_json::from_value::<ManagedClusterSetBinding>(
+                json!({"metadata": {"name": "global", "namespace": PLACEMENTS},
+                       "spec": {"clusterSet": "global"}}),
+            )?),
+        ])
+        .await?;
+    let every = i32::try_from(n)?;
+    row.placement_all_s = place(
+        &admin,
+        "all",
+        json!({"clusterSets": ["global"]}),
+        move |p| {
+            p.status
+                .as_ref()
+                .and_then(|s| s.number_of_selected_clusters)
+                == Some(every)
+        },
+    )
+    .await?
+    .as_secs_f64();
+    place(
+        &admin,
+        "picked",
+        json!({"predicates": [{"requiredClusterSelector":
+            {"labelSelector": {"matchLabels": {"scale-picked": "yes"}}}}]}),
+        |p| p.status.as_ref().is_some_and(|s| !s.conditions.is_empty()),
+    )
+    .await?;
+    row.label_change_ms = label_change(&admin, &names[0]).await?.as_secs_f64() * 1000.0;
+    println!(
+        "  a Placement over all {n}: decided in {:.2} s; one cluster labelled → its decision {:.0} ms",
+        row.placement_all_s, row.label_change_ms
+    );
+
+    // 5. The hub API server down for `outage`, then back.
+    if opts.outage.is_zero() {
+        agents.cancel();
+        hub.start_kill()?;
+        let _ = hub.wait().await;
+        return Ok(row);
+    }
     let applies = |kinds: &Kinds| {
         kinds
             .lock()
@@ -716,6 +901,7 @@ fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     let mut opts = Options {
         clusters: 10,
+        light: false,
         steady: Duration::from_secs(300),
         outage: Duration::from_secs(30),
         csv: PathBuf::from("target/scale/scale.csv"),
@@ -731,6 +917,7 @@ fn main() -> anyhow::Result<()> {
         match a.as_str() {
             "--steady" => opts.steady = seconds(args.next())?,
             "--outage" => opts.outage = seconds(args.next())?,
+            "--light" => opts.light = true,
             "--csv" => opts.csv = args.next().context("--csv PATH")?.into(),
             "--plot" => {
                 let csv = args.next().context("--plot CSV PNG")?;
@@ -739,7 +926,7 @@ fn main() -> anyhow::Result<()> {
             }
             n if n.parse::<usize>().is_ok() => opts.clusters = n.parse()?,
             other => anyhow::bail!(
-                "unknown argument {other} (N [--steady SECS] [--outage SECS] [--csv PATH], or --plot CSV PNG)"
+                "unknown argument {other} (N [--light] [--steady SECS] [--outage SECS] [--csv PATH], or --plot CSV PNG)"
             ),
         }
     }
@@ -797,7 +984,7 @@ mod plot {
         let root = BitMapBackend::new(png, (1200, 500)).into_drawing_area();
         root.fill(&WHITE)?;
         let (left, right) = root.split_horizontally(600);
-        let times: [Series; 4] = [
+        let times: [Series; 5] = [
             (
                 "joins → all CSRs",
                 column("joins_to_csrs_s").context("column")?,
@@ -813,6 +1000,10 @@ mod plot {
             (
                 "hub back → all heartbeating",
                 column("outage_recovered_s").context("column")?,
+            ),
+            (
+                "a Placement over all → decided",
+                column("placement_all_s").context("column")?,
             ),
         ];
         chart(&left, "Time (s)", &times, &points)?;

@@ -153,11 +153,20 @@ pub async fn require_hub(kube: &Kube) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What this tool's requests say they come from: `clusteradm/<version>`.
+pub const USER_AGENT: &str = concat!("clusteradm/", env!("CARGO_PKG_VERSION"));
+
 impl Ctx {
     /// Builds a client for the selected cluster (sends no request).
     pub async fn kube(&self) -> anyhow::Result<Kube> {
         let loaded = self.global.selection().load().await?;
-        let client = kube::Client::try_from(loaded.config.clone())
+        let mut config = loaded.config.clone();
+        // Names this tool in the API server's audit log, as kubectl does.
+        config.headers.push((
+            http::header::USER_AGENT,
+            http::HeaderValue::from_static(USER_AGENT),
+        ));
+        let client = kube::Client::try_from(config)
             .with_context(|| format!("cannot build a client for context {}", loaded.context))?;
         Ok(Kube { client, loaded })
     }
