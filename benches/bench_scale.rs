@@ -68,7 +68,18 @@ use serde_json::json;
 
 use common::{Kinds, counted, rss_mib, rss_mib_of};
 
-const TIMEOUT: Duration = Duration::from_secs(600);
+/// How long any one step may take: ten minutes, or 0.12 s per cluster beyond 5,000 (10,000
+/// clusters' registrations take the API server longer than ten minutes here).
+fn timeout() -> Duration {
+    static CLUSTERS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let n = *CLUSTERS.get_or_init(|| {
+        std::env::args()
+            .skip(1)
+            .find_map(|a| a.parse::<usize>().ok())
+            .unwrap_or(0)
+    });
+    Duration::from_secs(600).max(Duration::from_millis(120 * n as u64))
+}
 const CONCURRENCY: usize = 32;
 const WORK: &str = "scale-work";
 /// Kernel clock ticks per second of `/proc/<pid>/stat` (100 on Linux everywhere that matters).
@@ -232,7 +243,7 @@ where
     let mut done = HashSet::new();
     let mut listing = HashSet::new();
     let mut events = std::pin::pin!(watcher(api, config));
-    tokio::time::timeout(TIMEOUT, async {
+    tokio::time::timeout(timeout(), async {
         while done.len() < n {
             match events.try_next().await {
                 Ok(Some(watcher::Event::Apply(o))) => {
@@ -256,7 +267,7 @@ where
         Ok(())
     })
     .await
-    .with_context(|| format!("only {} of {n} ready after {TIMEOUT:?}", done.len()))??;
+    .with_context(|| format!("only {} of {n} ready after {:?}", done.len(), timeout()))??;
     Ok(start.elapsed())
 }
 
@@ -342,7 +353,7 @@ async fn label_change(admin: &Client, cluster: &str) -> anyhow::Result<Duration>
             &kube::api::Patch::Merge(json!({"metadata": {"labels": {"scale-picked": "yes"}}})),
         )
         .await?;
-    tokio::time::timeout(TIMEOUT, async {
+    tokio::time::timeout(timeout(), async {
         loop {
             match events.try_next().await? {
                 Some(watcher::Event::Apply(d)) if names(&d) => return anyhow::Ok(start.elapsed()),
@@ -386,7 +397,7 @@ async fn start_hub(
         .spawn()?;
     let mut lines = tokio::io::BufReader::new(hub.stdout.take().context("no stdout")?).lines();
     let mut text = String::new();
-    let join = tokio::time::timeout(TIMEOUT, async {
+    let join = tokio::time::timeout(timeout(), async {
         while let Some(line) = lines.next_line().await? {
             text.push_str(&line);
             if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
@@ -419,7 +430,7 @@ fn hub_ca(path: &str) -> anyhow::Result<String> {
 /// `default` in the cluster's view ([`cluster_view`]).
 async fn join_all(managed: &Client, names: &[String], kubeconfig: &str) -> anyhow::Result<()> {
     let crds = clusteradm::api::managed_crds();
-    clusteradm::apply::Applier::new(managed.clone(), TIMEOUT)
+    clusteradm::apply::Applier::new(managed.clone(), timeout())
         .apply(crds.iter().map(clusteradm::apply::to_dynamic).collect())
         .await?;
     futures::stream::iter(names.iter().cloned())
@@ -595,7 +606,7 @@ async fn simulate(opts: &Options) -> anyhow::Result<Row> {
     };
     // The hub is ready once it serves ManagedClusters (its operator installs the CRDs).
     let clusters: Api<ManagedCluster> = Api::all(admin.clone());
-    tokio::time::timeout(TIMEOUT, async {
+    tokio::time::timeout(timeout(), async {
         while clusters
             .list(&kube::api::ListParams::default().limit(1))
             .await
@@ -768,7 +779,7 @@ async fn simulate(opts: &Options) -> anyhow::Result<Row> {
     );
 
     // 4. One Placement over every cluster, and one cluster's label change under another.
-    clusteradm::apply::Applier::new(admin.clone(), TIMEOUT)
+    clusteradm::apply::Applier::new(admin.clone(), timeout())
         .apply(vec![
             clusteradm::apply::to_dynamic(&serde_json::from_value::<Namespace>(
                 json!({"metadata": {"name": PLACEMENTS}}),

@@ -18,6 +18,7 @@ pub mod cluster;
 pub mod conditions;
 pub mod names;
 pub mod operator;
+pub mod quantity;
 pub mod rollout;
 pub mod work;
 

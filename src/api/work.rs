@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 mod applied;
+pub mod identifier;
 mod replicaset;
 mod status;
 pub use applied::*;

@@ -2,6 +2,7 @@
 //! ([`crate::FIELD_MANAGER`]), applied tier by tier ([`order::tier`]), CRDs waited on until
 //! Established, kinds resolved by one discovery per run, every per-object failure collected, and a
 //! report that tells created, configured and unchanged objects apart.
+pub mod approve;
 pub mod delete;
 pub mod order;
 mod resolve;

@@ -379,7 +379,7 @@ async fn execute(client: &kube::Client, plan: &Plan, ctx: &Ctx) -> anyhow::Resul
             ));
             continue;
         }
-        crate::identity::approval::approve_csr(client, csr, APPROVE_REASON, APPROVE_MESSAGE)
+        crate::apply::approve::approve_csr(client, csr, APPROVE_REASON, APPROVE_MESSAGE)
             .await
             .with_context(|| format!("approving CSR {csr} for cluster {name}"))?;
         ctx.printer

@@ -134,7 +134,7 @@ async fn remove_cluster_manager(
     })?;
     if !running {
         // Nobody will act on the finalizers of ManagedClusters and ManifestWorks either.
-        crate::hub::registration::release_all(client).await?;
+        crate::hub::registration::release_all(client, timeout).await?;
     }
     operator::uninstall(client, running, timeout)
         .await

@@ -334,8 +334,7 @@ mod tests {
         assert_eq!(informer.deletions.lock().len(), 1);
         // Both handles read the one store the one writer fills.
         let mut writer = informer.writer.lock().unwrap().take().unwrap();
-        let mc: ManagedCluster =
-            serde_json::from_value(serde_json::json!({"metadata": {"name": "c1"}})).unwrap();
+        let mc = ManagedCluster::new("c1", crate::api::cluster::ManagedClusterSpec::default());
         writer.apply_watcher_event(&watcher::Event::InitApply(mc));
         writer.apply_watcher_event(&watcher::Event::<ManagedCluster>::InitDone);
         assert_eq!(first.state().len(), 1);

@@ -118,38 +118,6 @@ impl Plan {
     }
 }
 
-/// Approves a CSR (the `approval` subresource) with an `Approved=True` condition.
-pub async fn approve_csr(
-    client: &kube::Client,
-    name: &str,
-    reason: &str,
-    message: &str,
-) -> Result<(), kube::Error> {
-    use k8s_openapi::api::certificates::v1::{
-        CertificateSigningRequest, CertificateSigningRequestCondition,
-    };
-    let api: kube::Api<CertificateSigningRequest> = kube::Api::all(client.clone());
-    // A read and an update (guarded by the resourceVersion), as upstream's approvers do: RBAC
-    // grants `update` on `certificatesigningrequests/approval`, not `patch`.
-    let mut csr = api.get(name).await?;
-    let now =
-        k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now());
-    let conditions = &mut csr.status.get_or_insert_with(Default::default).conditions;
-    conditions
-        .get_or_insert_with(Vec::new)
-        .push(CertificateSigningRequestCondition {
-            type_: "Approved".into(),
-            status: "True".into(),
-            reason: Some(reason.into()),
-            message: Some(message.into()),
-            last_update_time: Some(now.clone()),
-            last_transition_time: Some(now),
-        });
-    api.replace_subresource("approval", name, &kube::api::PostParams::default(), &csr)
-        .await
-        .map(|_| ())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -499,7 +499,7 @@ async fn replica_set_templates_follow_the_manifest_rules() {
 /// The ManifestWork policy with `NilExecutorValidating` on, under the name `id` and bound to
 /// namespace `id` alone.
 async fn bind_gated_work_policy(hub: &kube::Client, id: &str) {
-    use clusteradm::operator::cluster_manager::build::admission::{
+    use clusteradm::operator::cluster_manager::desired::admission::{
         Gates, MANIFEST_WORK_POLICY, policies_with,
     };
     use k8s_openapi::api::admissionregistration::v1::{
@@ -534,7 +534,7 @@ async fn bind_gated_work_policy(hub: &kube::Client, id: &str) {
 /// namespace only, under a name of its own, so the shared hub keeps its gate-off policy.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_nil_executor_validating_a_work_without_executor_needs_execute_as() {
-    use clusteradm::operator::cluster_manager::build::admission::NIL_EXECUTOR_USER;
+    use clusteradm::operator::cluster_manager::desired::admission::NIL_EXECUTOR_USER;
     use k8s_openapi::api::admissionregistration::v1::{
         ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
     };

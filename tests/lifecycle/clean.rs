@@ -74,7 +74,7 @@ async fn clean_leaves_no_ocm_object_behind_and_is_idempotent() {
 
     // What an in-process hub adds in place of the webhooks: clean must remove it too.
     let ssa = kube::api::PatchParams::apply("clusteradm").force();
-    for p in clusteradm::operator::cluster_manager::build::admission::policies() {
+    for p in clusteradm::operator::cluster_manager::desired::admission::policies() {
         Api::<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy>::all(
             hub.clone(),
         )
@@ -121,7 +121,7 @@ async fn clean_leaves_no_ocm_object_behind_and_is_idempotent() {
     }
     let policies: Api<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy> =
         Api::all(hub.clone());
-    for p in clusteradm::operator::cluster_manager::build::admission::policies() {
+    for p in clusteradm::operator::cluster_manager::desired::admission::policies() {
         let name = p.metadata.name.unwrap();
         assert!(
             policies.get_opt(&name).await.unwrap().is_none(),

@@ -11,7 +11,7 @@ use clusteradm::api::operator::{
     CLUSTER_MANAGER_FINALIZER, CLUSTER_MANAGER_NAME, ClusterManager, HUB_PLACEMENT_DEGRADED,
     HUB_REGISTRATION_DEGRADED, VALID_FEATURE_GATES,
 };
-use clusteradm::operator::cluster_manager::{self as operator, build, certs, validate};
+use clusteradm::operator::cluster_manager::{self as operator, certs, desired, validate};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::runtime::wait::{await_condition, conditions::is_deleted};
@@ -163,9 +163,9 @@ fn condition<'a>(cm: &'a ClusterManager, type_: &str) -> &'a conditions::Conditi
 /// The objects a hub built from `cm` in `mode` consists of (with throwaway certificates).
 fn objects(cm: &ClusterManager, mode: operator::InProcess) -> Vec<kube::api::DynamicObject> {
     let v = validate::validate(cm).unwrap();
-    let specs = build::serving_specs(mode.hub_deployment);
+    let specs = desired::serving_specs(mode.hub_deployment);
     let issued = certs::plan(&certs::Existing::default(), &specs, 1_800_000_000).unwrap();
-    build::build(&v, &issued, mode).objects()
+    desired::build(&v, &issued, mode).objects()
 }
 
 /// Whether `obj` exists on the hub (a kind nobody serves any more counts as absent).

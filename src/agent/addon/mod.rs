@@ -312,7 +312,7 @@ async fn keep(opts: AddonOptions, wanted: Wanted, token: Shutdown) {
                     example = start_example(&opts, &wanted, &token).await;
                 }
                 Duration::from_secs(
-                    u64::try_from(at - rotate::now_seconds())
+                    u64::try_from(at - crate::pki::now_seconds())
                         .unwrap_or(0)
                         .max(5),
                 )
@@ -393,7 +393,7 @@ async fn renew_at(opts: &AddonOptions, wanted: &Wanted) -> Result<Option<i64>, k
         return Ok(None);
     }
     let due = rotate::rotation_due(validity, opts.renewal.threshold);
-    Ok((due > rotate::now_seconds()).then_some(due))
+    Ok((due > crate::pki::now_seconds()).then_some(due))
 }
 
 /// The CN of the first certificate of a PEM bundle.

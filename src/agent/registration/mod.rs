@@ -194,7 +194,7 @@ async fn session(
         None
     } else {
         secret::load(opts).await?.filter(|c| {
-            c.usable_with(boot.as_ref(), &opts.cluster_name, rotate::now_seconds())
+            c.usable_with(boot.as_ref(), &opts.cluster_name, crate::pki::now_seconds())
                 .inspect_err(|why| tracing::info!("not reusing the stored hub credential: {why}"))
                 .is_ok()
         })

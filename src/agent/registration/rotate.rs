@@ -64,12 +64,6 @@ pub fn rotation_delay(validity: Validity, threshold: f64, now: i64) -> Duration 
     Duration::from_secs(secs).max(MIN_ROTATION_INTERVAL)
 }
 
-/// Seconds since the Unix epoch.
-#[must_use]
-pub fn now_seconds() -> i64 {
-    k8s_openapi::jiff::Timestamp::now().as_second()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

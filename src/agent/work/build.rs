@@ -5,9 +5,10 @@ use kube::api::{DynamicObject, GroupVersionKind};
 use ring::digest;
 use serde_json::Value;
 
+use crate::api::work::identifier::{identifies, identifies_reported};
 use crate::api::work::{
     AppliedManifestResourceMeta, DeleteOption, ManifestConfigOption, ManifestResourceMeta,
-    PropagationPolicy, ResourceIdentifier, UpdateStrategy,
+    PropagationPolicy, UpdateStrategy,
 };
 
 /// Hex SHA-256 of the hub apiserver URL, as upstream names the hub in AppliedManifestWorks.
@@ -82,56 +83,6 @@ pub fn parse(manifest: &Value) -> Result<Parsed, String> {
         .filter(|n| !n.is_empty())
         .ok_or("the manifest has no metadata.name")?;
     Ok(Parsed { object, gvk, name })
-}
-
-/// Whether `pattern` matches `text`; `*` in the pattern matches any run of characters.
-#[must_use]
-pub fn wildcard_match(pattern: &str, text: &str) -> bool {
-    let Some((first, rest)) = pattern.split_once('*') else {
-        return pattern == text;
-    };
-    let Some(mut remaining) = text.strip_prefix(first) else {
-        return false;
-    };
-    let mut parts: Vec<&str> = rest.split('*').collect();
-    let last = parts.pop().unwrap_or_default();
-    for part in parts {
-        match remaining.find(part) {
-            Some(i) => remaining = &remaining[i + part.len()..],
-            None => return false,
-        }
-    }
-    remaining.len() >= last.len() && remaining.ends_with(last)
-}
-
-/// Whether a `manifestConfigs` / orphaning-rule identifier names this resource. Group and
-/// resource must be equal; name and namespace may use `*` wildcards; an empty namespace names a
-/// cluster-scoped resource.
-#[must_use]
-pub fn identifies(
-    id: &ResourceIdentifier,
-    group: &str,
-    resource: &str,
-    namespace: &str,
-    name: &str,
-) -> bool {
-    id.group.as_deref().unwrap_or_default() == group
-        && id.resource == resource
-        && wildcard_match(&id.name, name)
-        && wildcard_match(id.namespace.as_deref().unwrap_or_default(), namespace)
-}
-
-/// Whether an identifier names the resource a work's status reports ([`identifies`]).
-#[must_use]
-pub fn identifies_reported(id: &ResourceIdentifier, meta: &ManifestResourceMeta) -> bool {
-    let s = |v: &Option<String>| v.clone().unwrap_or_default();
-    identifies(
-        id,
-        &s(&meta.group),
-        &s(&meta.resource),
-        &s(&meta.namespace),
-        &s(&meta.name),
-    )
 }
 
 /// The first `manifestConfigs` entry that names this manifest's resource.

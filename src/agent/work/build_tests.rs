@@ -2,7 +2,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::api::work::{SelectivelyOrphan, UpdateStrategyType};
+use crate::api::work::{ResourceIdentifier, SelectivelyOrphan, UpdateStrategyType};
 
 fn applied(group: &str, resource: &str, ns: &str, name: &str) -> AppliedManifestResourceMeta {
     AppliedManifestResourceMeta {
@@ -88,51 +88,6 @@ fn parse_names_what_is_missing() {
         parse(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}})).unwrap_err();
     assert!(no_name.contains("metadata.name"), "{no_name}");
     assert!(parse(&json!([1, 2])).is_err());
-}
-
-#[test]
-fn wildcards() {
-    assert!(wildcard_match("*", "anything"));
-    assert!(wildcard_match("*", ""));
-    assert!(wildcard_match("web-*", "web-1"));
-    assert!(wildcard_match("*-db", "prod-db"));
-    assert!(wildcard_match("a*b*c", "abc"));
-    assert!(wildcard_match("a*b*c", "a-x-b-y-c"));
-    assert!(!wildcard_match("a*a", "a"));
-    assert!(!wildcard_match("web-*", "api-1"));
-    assert!(wildcard_match("exact", "exact"));
-    assert!(!wildcard_match("exact", "exactly"));
-}
-
-#[test]
-fn identifier_matching() {
-    let dep = id("apps", "deployments", "default", "nginx");
-    assert!(identifies(&dep, "apps", "deployments", "default", "nginx"));
-    assert!(!identifies(&dep, "", "deployments", "default", "nginx"));
-    assert!(!identifies(&dep, "apps", "deployments", "other", "nginx"));
-    assert!(!identifies(
-        &dep,
-        "apps",
-        "statefulsets",
-        "default",
-        "nginx"
-    ));
-    // Core group and cluster scope are spelled as absent fields.
-    let ns = ResourceIdentifier {
-        group: None,
-        resource: "namespaces".into(),
-        name: "team-a".into(),
-        namespace: None,
-    };
-    assert!(identifies(&ns, "", "namespaces", "", "team-a"));
-    assert!(!identifies(&ns, "", "namespaces", "default", "team-a"));
-    assert!(identifies(
-        &id("", "configmaps", "*", "cm-*"),
-        "",
-        "configmaps",
-        "x",
-        "cm-1"
-    ));
 }
 
 #[test]

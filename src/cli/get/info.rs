@@ -17,7 +17,7 @@ use kube::api::{Api, ListParams};
 use crate::api::names::OPERATOR_NAMESPACE;
 use crate::api::operator::{CLUSTER_MANAGER_NAME, ClusterManager, KLUSTERLET_NAME, Klusterlet};
 use crate::cli::Ctx;
-use crate::operator::klusterlet::build::{self, Agent};
+use crate::operator::klusterlet::desired::{self, Agent};
 
 /// Flags of `get hub-info` and `get klusterlet-info` (none, as upstream's).
 #[derive(Debug, clap::Args)]
@@ -169,7 +169,7 @@ pub async fn klusterlet(_args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         } else {
             for (section, agent) in [("Registration", Agent::Registration), ("Work", Agent::Work)] {
                 tree.line(1, format!("{section}:"));
-                let name = build::deployment_name(&v, agent);
+                let name = desired::deployment_name(&v, agent);
                 if let Some(line) = deployment_line(client, ns, &name).await? {
                     tree.line(2, line);
                 }

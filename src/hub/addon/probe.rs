@@ -8,8 +8,8 @@ use cel::{Context, Env, Program, Value};
 
 use crate::cel_budget::{self, Failure, Meter, PER_CALL_LIMIT};
 
-use crate::agent::work::build::identifies_reported;
 use crate::api::addon::{HEALTH_PROBE_FIELDS_ANNOTATION, ProbeField};
+use crate::api::work::identifier::identifies_reported;
 use crate::api::work::{
     FeedbackRule, FeedbackType, FeedbackValue, ManifestConfigOption, ManifestWorkStatus,
     ResourceIdentifier, StatusFeedbackResult, ValueType,

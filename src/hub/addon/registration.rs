@@ -21,7 +21,7 @@ use crate::api::addon::{
 };
 use crate::api::cluster::{CLUSTER_NAME_LABEL, ManagedCluster};
 use crate::hub::informers::{Feed, Informers};
-use crate::identity::{CsrFacts, addon, approval};
+use crate::identity::{CsrFacts, addon};
 use crate::runtime::{Shutdown, report, shutdown};
 
 /// The name this controller reports its results and metrics under.
@@ -191,7 +191,8 @@ async fn reconcile(
             Ok(()) => {
                 let message =
                     format!("add-on {name} of cluster {cluster}: the identity it registered");
-                approval::approve_csr(&ctx.client, &facts.name, REASON, &message).await?;
+                crate::apply::approve::approve_csr(&ctx.client, &facts.name, REASON, &message)
+                    .await?;
                 tracing::info!(%cluster, addon = %name, csr = %facts.name, "approved an add-on CSR");
                 if let Some(signer) = custom_signer {
                     unsigned_left |= !sign(&ctx, &csr, signer).await;

@@ -106,7 +106,7 @@ pub async fn sign(
         })
     };
     let request = String::from_utf8(csr.spec.request.0.clone())?;
-    let now = crate::agent::registration::rotate::now_seconds();
+    let now = crate::pki::now_seconds();
     let cert = sign_pem(&request, &field("tls.crt")?, &field("tls.key")?, now)?;
     // An update guarded by the resourceVersion, as upstream's signer: RBAC grants `update` on
     // `certificatesigningrequests/status`, not `patch`.
@@ -194,7 +194,7 @@ mod tests {
 
     #[test]
     fn a_request_is_signed_by_the_ca_for_a_day_as_a_client() {
-        let ca = crate::operator::cluster_manager::certs::issue_signer(1_700_000_000).unwrap();
+        let ca = crate::pki::webhook::issue_signer(1_700_000_000).unwrap();
         let key = rcgen::KeyPair::generate().unwrap();
         let mut params = rcgen::CertificateParams::default();
         params

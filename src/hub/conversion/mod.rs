@@ -41,7 +41,7 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
-use crate::operator::cluster_manager::certs;
+use crate::pki::webhook as certs;
 use crate::runtime::Shutdown;
 
 /// The CRDs whose versions this webhook converts.
@@ -94,7 +94,7 @@ pub async fn serve(url: &http::Uri, shutdown: Shutdown) -> anyhow::Result<Servin
     let ip = local_ip_towards(url).await?;
     let listener = TcpListener::bind(SocketAddr::new(ip, 0)).await?;
     let addr = listener.local_addr()?;
-    let now = crate::agent::registration::rotate::now_seconds();
+    let now = crate::pki::now_seconds();
     let signer = certs::issue_signer(now)?;
     let serving = certs::issue_serving(&certs::issuer(&signer)?, &[ip.to_string()], now)?;
     let tls = tls_config(&serving)?;

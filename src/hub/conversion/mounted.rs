@@ -102,10 +102,10 @@ fn read_pair(dir: &Path) -> anyhow::Result<(Option<SystemTime>, CertifiedKey)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::operator::cluster_manager::certs;
+    use crate::pki::webhook as certs;
 
     fn write_pair(dir: &Path, name: &str) {
-        let now = crate::agent::registration::rotate::now_seconds();
+        let now = crate::pki::now_seconds();
         let signer = certs::issue_signer(now).unwrap();
         let serving =
             certs::issue_serving(&certs::issuer(&signer).unwrap(), &[name.to_owned()], now)

@@ -19,8 +19,8 @@ use cel::{Context, Env, ExecutionError, Program, Value};
 
 use crate::cel_budget::{self, Failure, Meter, PER_CALL_LIMIT};
 
-use crate::agent::registration::capacity::parse_milli;
 use crate::api::cluster::{AddOnPlacementScore, ManagedCluster};
+use crate::api::quantity::parse_milli;
 
 /// Finds the AddOnPlacementScore named (second) in a cluster's namespace (first).
 pub type Scores = Arc<dyn Fn(&str, &str) -> Option<Arc<AddOnPlacementScore>> + Send + Sync>;

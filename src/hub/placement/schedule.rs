@@ -14,11 +14,11 @@ use kube::core::{Selector, SelectorExt as _};
 use super::cel;
 pub use super::cel::Scores;
 use super::spread::spread;
-use crate::agent::registration::capacity::parse_milli;
 use crate::api::cluster::{
     ClusterClaimSelector, ManagedCluster, ManagedClusterSet, Placement, ScoreCoordinateType, Taint,
     TaintEffect, Toleration,
 };
+use crate::api::quantity::parse_milli;
 use crate::hub::clustersets::decide::Membership;
 
 /// The built-in prioritizers upstream knows.

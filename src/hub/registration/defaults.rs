@@ -2,7 +2,7 @@
 //! after the write instead (so no mutating webhook is needed): the `default` cluster-set label
 //! when a cluster has none (upstream's `DefaultClusterSet` feature, on by default), and the time
 //! each taint was added. The admission policy refuses users who set a taint's time themselves
-//! (`crate::operator::cluster_manager::build::admission`). Also upstream's taint controller:
+//! (`crate::operator::cluster_manager::desired::admission`). Also upstream's taint controller:
 //! [`UNREACHABLE_TAINT`] while the cluster's availability is Unknown (or not reported),
 //! [`UNAVAILABLE_TAINT`] while it is False, neither once it is True.
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;

@@ -3,27 +3,34 @@
 //! cluster is cleaned up as the controller would on its deletion (RBAC removed, namespace removed
 //! when it is the cluster's own, finalizer dropped), and works are released: what they applied
 //! stays on the managed clusters, whose agents are no longer answerable here.
+use std::time::Duration;
+
 use anyhow::Context as _;
+use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::runtime::wait::{await_condition, conditions};
 use kube::{Client, ResourceExt as _};
 
 use super::writer::Writer;
 use crate::api::cluster::ManagedCluster;
 use crate::api::work::ManifestWork;
 
-/// Releases every ManifestWork and removes every ManagedCluster (see the module docs). A missing
-/// CRD means there is nothing of that kind; any other failure is an error.
-pub async fn release_all(client: &Client) -> anyhow::Result<()> {
+/// Releases every ManifestWork and removes every ManagedCluster (see the module docs), then waits
+/// up to `timeout` until the clusters' namespaces are gone (their works' finalizers held them). A
+/// missing CRD means there is nothing of that kind; any other failure is an error.
+pub async fn release_all(client: &Client, timeout: Duration) -> anyhow::Result<()> {
     // Clusters first: their agents lose their RBAC before any work changes, so no agent still
     // bound acts on a work's deletion (which would remove what it applied).
     let clusters: Api<ManagedCluster> = Api::all(client.clone());
     let writer = Writer::new(client.clone());
+    let mut released = Vec::new();
     for mc in list_or_empty(&clusters)
         .await
         .context("listing ManagedClusters")?
     {
         let name = mc.name_any();
+        released.push(name.clone());
         match clusters.delete(&name, &DeleteParams::default()).await {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.code == 404 => continue,
@@ -55,7 +62,38 @@ pub async fn release_all(client: &Client) -> anyhow::Result<()> {
             Err(e) => return Err(e).with_context(|| format!("releasing ManifestWork {ns}/{name}")),
         }
     }
-    remove_shared_roles(client).await
+    remove_shared_roles(client).await?;
+    namespaces_gone(client, &released, timeout).await
+}
+
+/// Waits until the namespaces the cleanup deleted are gone (a namespace goes once the
+/// namespace controller has removed what it held).
+async fn namespaces_gone(
+    client: &Client,
+    names: &[String],
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    for name in names {
+        let Some(ns) = namespaces.get_opt(name).await? else {
+            continue;
+        };
+        if ns.metadata.deletion_timestamp.is_none() {
+            continue; // not the cluster's own: the cleanup left it
+        }
+        let uid = ns.metadata.uid.unwrap_or_default();
+        tokio::time::timeout(
+            timeout,
+            await_condition(namespaces.clone(), name, conditions::is_deleted(&uid)),
+        )
+        .await
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "namespace {name} is still terminating after {timeout:?} (see `kubectl get namespace {name} -o yaml`); re-run `clusteradm clean` to wait again"
+            )
+        })??;
+    }
+    Ok(())
 }
 
 /// Deletes the ClusterRoles every cluster's RoleBindings referred to (after the clusters).

@@ -61,7 +61,7 @@ impl Writer {
             Action::Cleanup(c) => self.cleanup(c, Works::Wait).await,
             Action::Approve(csr, c) => {
                 tracing::info!(cluster = %c, csr = %csr, "approving the agent's certificate renewal");
-                crate::identity::approval::approve_csr(
+                crate::apply::approve::approve_csr(
                     &self.client,
                     csr,
                     "AutoApprovedByHubCSRApprovingController",

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::Deployment;
 
-use super::build::Desired;
+use super::desired::Desired;
 use crate::apply::{Applier, Change, Report};
 
 /// Why applying failed.

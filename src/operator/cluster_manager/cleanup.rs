@@ -12,8 +12,8 @@ use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams};
 use kube::{Api, Client};
 
 use super::InProcess;
-use super::build::{self, Desired};
 use super::certs::{CertKey, Certs};
+use super::desired::{self, Desired};
 use crate::api::operator::{CLUSTER_MANAGER_NAME, ClusterManager, ClusterManagerSpec};
 use crate::apply::{ObjectError, Resolver, delete};
 
@@ -62,7 +62,7 @@ pub fn inventory() -> (Vec<DynamicObject>, Vec<DynamicObject>) {
         issued: Vec::new(),
         next_renewal: 0,
     };
-    let desired: Desired = build::build(
+    let desired: Desired = desired::build(
         &v,
         &certs,
         InProcess {
@@ -74,12 +74,12 @@ pub fn inventory() -> (Vec<DynamicObject>, Vec<DynamicObject>) {
     // policies an in-process hub has in their place.
     let mut everything = desired.objects();
     everything.extend(
-        build::admission::policies()
+        desired::admission::policies()
             .iter()
             .map(crate::apply::to_dynamic),
     );
     everything.extend(
-        build::admission::bindings()
+        desired::admission::bindings()
             .iter()
             .map(crate::apply::to_dynamic),
     );
@@ -197,7 +197,7 @@ mod tests {
         assert!(has("Namespace", "open-cluster-management-hub"));
         assert!(has(
             "ValidatingWebhookConfiguration",
-            build::MANIFEST_WORK_VALIDATOR
+            desired::MANIFEST_WORK_VALIDATOR
         ));
         assert!(has("Deployment", "cluster-manager-registration-controller"));
         assert!(has(

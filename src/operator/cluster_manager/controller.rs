@@ -18,7 +18,7 @@ use kube::runtime::watcher;
 use kube::{Api, Client};
 
 use super::status::{self, Outcome};
-use super::{InProcess, apply, build, certs, cleanup, observe, validate};
+use super::{InProcess, apply, certs, cleanup, desired, observe, validate};
 use crate::api::names::HUB_NAMESPACE;
 use crate::api::operator::{CLUSTER_MANAGER_FINALIZER, CLUSTER_MANAGER_NAME, ClusterManager};
 use crate::apply::{Applier, MANAGED_BY_LABEL};
@@ -197,13 +197,13 @@ async fn reconcile_hub(cm: &ClusterManager, ctx: &Context) -> Result<Action, Err
     };
     let certs = certs::plan(
         &observed.certs,
-        &build::serving_specs(in_process.hub_deployment),
+        &desired::serving_specs(in_process.hub_deployment),
         now.as_second(),
     )?;
     if !certs.issued.is_empty() {
         tracing::info!(issued = ?certs.issued, "issued webhook certificates");
     }
-    let desired = build::build(&validated, &certs, in_process);
+    let desired = desired::build(&validated, &certs, in_process);
     let applied = match apply::apply(&ctx.applier, &desired).await {
         Ok(a) => a,
         Err(e) => {

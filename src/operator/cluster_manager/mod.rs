@@ -5,7 +5,7 @@
 //!
 //! Each reconcile is a pipeline, one submodule per step, each with its own error type:
 //! [`observe`] (read what the certificates need) → [`validate`] (pure: spec → values) →
-//! [`certs`] (keep or re-issue) → [`build`] (pure: values → typed [`build::Desired`]) → `apply`
+//! [`certs`] (keep or re-issue) → [`desired`] (pure: values → typed [`desired::Desired`]) → `apply`
 //! (the shared apply engine, field manager `clusteradm`) → [`status`] (conditions, SSA
 //! `patch_status`). Whoever runs the loop holds the Lease [`LEASE_NAME`] meanwhile (leader
 //! election, [`crate::runtime::lease`]), so `clusteradm clean` knows whether anyone will act on
@@ -14,8 +14,8 @@
 //!
 //! [`run`] runs the loop until its shutdown token is cancelled; [`InProcess`] says which hub
 //! components the caller runs itself and must therefore not be deployed.
-pub mod build;
 pub mod certs;
+pub mod desired;
 pub mod observe;
 pub mod status;
 pub mod validate;
@@ -111,14 +111,14 @@ pub struct InProcess {
     /// The placement controller runs in this process (`crate::hub::placement`), so no
     /// placement-controller Deployment is made.
     pub placement: bool,
-    /// The hub controllers run in our image's hub Deployment ([`build::hub`]), which the
+    /// The hub controllers run in our image's hub Deployment ([`desired::hub`]), which the
     /// operator deploys (the ClusterManager names one image for every component).
     pub hub_deployment: bool,
 }
 
 impl InProcess {
     /// With `admission` by policies, the webhooks are not deployed either (the policies stand in
-    /// for them; see [`build::admission`]).
+    /// for them; see [`desired::admission`]).
     #[must_use]
     pub fn with(self, admission: Admission) -> Self {
         Self {

@@ -3,8 +3,8 @@
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::{Api, Client};
 
-use super::build::serving_specs;
 use super::certs::{CA_BUNDLE_CONFIGMAP, CA_BUNDLE_KEY, CertKey, Existing, SIGNER_SECRET};
+use super::desired::serving_specs;
 use crate::api::names::HUB_NAMESPACE;
 
 /// Why the cluster could not be read.

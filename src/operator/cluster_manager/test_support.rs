@@ -1,8 +1,8 @@
 //! Fixtures for the unit tests: a ClusterManager from a YAML snippet, fresh certificates.
 use crate::api::operator::ClusterManager;
 
-use super::build::serving_specs;
 use super::certs::{self, Certs, Existing};
+use super::desired::serving_specs;
 
 /// Unix time the fixtures are issued at.
 pub const NOW: i64 = 1_800_000_000;

@@ -3,7 +3,7 @@
 //! returned them, so status derives only from what was applied.
 use k8s_openapi::api::apps::v1::Deployment;
 
-use super::build::Desired;
+use super::desired::Desired;
 use crate::apply::{Applier, Report};
 
 /// Where the objects go: the operator's cluster, and in Hosted modes the managed cluster.

@@ -10,7 +10,7 @@ use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt as _};
 
 use super::InProcess;
-use super::build::build;
+use super::desired::build;
 use super::observe::external_managed_client;
 use super::validate::{self, Validated};
 use crate::api::operator::{
@@ -161,7 +161,7 @@ pub async fn remove_stale_namespaces(client: &Client, v: &Validated) -> Result<(
     use k8s_openapi::api::core::v1::Namespace;
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let labelled =
-        ListParams::default().labels(&format!("{}={}", super::build::KLUSTERLET_LABEL, v.name));
+        ListParams::default().labels(&format!("{}={}", super::desired::KLUSTERLET_LABEL, v.name));
     for ns in namespaces.list_metadata(&labelled).await? {
         let name = ns.name_any();
         if name == v.agent_namespace || name == crate::api::names::ADDON_NAMESPACE {

@@ -18,8 +18,8 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Client, ResourceExt as _};
 
-use super::build::KLUSTERLET_LABEL;
-use super::{Options, apply, build, cleanup, observe, status, validate};
+use super::desired::KLUSTERLET_LABEL;
+use super::{Options, apply, cleanup, desired, observe, status, validate};
 use crate::api::operator::{KLUSTERLET_FINALIZER, KLUSTERLET_HOSTED_FINALIZER, Klusterlet};
 use crate::apply::Applier;
 use crate::runtime::shutdown::{self, Shutdown};
@@ -208,7 +208,7 @@ async fn reconcile_apply(k: &Klusterlet, ctx: &Context) -> Result<Action, Error>
             return Ok(Action::requeue(RESYNC));
         }
     };
-    let desired = build::build(&v, ctx.opts.in_process);
+    let desired = desired::build(&v, ctx.opts.in_process);
     // Agents that run here have no Deployment: they start with their Klusterlet. Hosted mode's
     // agents act on another cluster, which in-process agents do not.
     if let (Some(host), false, true) =

@@ -1,7 +1,7 @@
 //! The Klusterlet operator loop: installs and watches over the agents of a managed cluster.
 //!
 //! A kube-runtime Controller on Klusterlets ([`controller`]) runs the pipeline observe
-//! ([`observe`]) → validate ([`validate`], pure) → build ([`build`], pure, a typed `Desired`) →
+//! ([`observe`]) → validate ([`validate`], pure) → build ([`desired`], pure, a typed `Desired`) →
 //! apply ([`apply`], the shared apply engine, one `Applier` per cluster kept across reconciles) →
 //! status ([`status`]: Applied, HubConnectionDegraded, RegistrationDesiredDegraded,
 //! WorkDesiredDegraded, Available, each with observedGeneration). A finalizer runs [`cleanup`] on
@@ -10,9 +10,9 @@
 //! `unjoin` calls. It runs as `clusteradm operator klusterlet`, or inside `join --in-process`
 //! beside the agents ([`crate::inprocess::klusterlet`]).
 pub mod apply;
-pub mod build;
 pub mod cleanup;
 pub mod controller;
+pub mod desired;
 pub mod observe;
 pub mod status;
 pub mod validate;

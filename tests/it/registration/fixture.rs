@@ -15,7 +15,7 @@ use tokio::task::JoinHandle;
 
 use clusteradm::agent::registration::{self as agent, AgentOptions};
 use clusteradm::api::cluster::{ClientConfig, ManagedCluster};
-use clusteradm::operator::cluster_manager::build::admission;
+use clusteradm::operator::cluster_manager::desired::admission;
 
 use crate::common::{
     self,

@@ -13,7 +13,7 @@ use kube::{Api, Client};
 
 use super::InProcess;
 use super::apply::Applied;
-use super::build::Component;
+use super::desired::Component;
 use super::validate::{self, Validated};
 use crate::api::conditions::{self, APPLIED, Condition, FALSE, PROGRESSING, TRUE};
 use crate::api::names::HUB_NAMESPACE;
@@ -169,7 +169,7 @@ fn health(
         );
     }
     if in_process.hub_deployment && !c.is_webhook() {
-        return deployment_health(name, super::build::hub::NAME, applied);
+        return deployment_health(name, super::desired::hub::NAME, applied);
     }
     if !c.deployed(in_process) {
         return (

@@ -8,7 +8,7 @@ use kube::api::{Patch, PatchParams};
 use serde_json::json;
 
 use super::InProcess;
-use super::build::{Agent, deployment_name};
+use super::desired::{Agent, deployment_name};
 use super::observe::SecretCheck;
 use super::validate::Validated;
 use crate::api::conditions::{self, APPLIED, AVAILABLE, Condition, FALSE, TRUE};

@@ -1,8 +1,17 @@
-//! Small certificate helpers shared by hub and agent code: the kubeadm-style CA pin
-//! (`sha256:<hex of the CA's SubjectPublicKeyInfo>`), PEM parsing, random tokens.
+//! Small certificate helpers shared by hub, agent and operator code: the kubeadm-style CA pin
+//! (`sha256:<hex of the CA's SubjectPublicKeyInfo>`), PEM parsing, random tokens, the clock
+//! validity is checked against, and a webhook's certificates ([`webhook`]).
+pub mod webhook;
+
 use ring::digest::{SHA256, digest};
 use ring::rand::{SecureRandom, SystemRandom};
 use x509_parser::pem::Pem;
+
+/// Seconds since the Unix epoch: the clock certificates' validity is checked against.
+#[must_use]
+pub fn now_seconds() -> i64 {
+    k8s_openapi::jiff::Timestamp::now().as_second()
+}
 
 /// Why a certificate could not be read.
 #[derive(Debug, thiserror::Error)]
