@@ -277,9 +277,26 @@ where
 fn hub_requests(from: Timestamp, to: Timestamp) -> anyhow::Result<(u64, u64)> {
     use std::io::BufRead as _;
     let dir = std::env::var("CP_DIR").context("CP_DIR is not set (see scripts/scale)")?;
-    let file = std::fs::File::open(Path::new(&dir).join("logs/hub-audit.log"))?;
+    let logs = Path::new(&dir).join("logs");
+    // The API server rotates its audit log (`hub-audit-<time>.log`) as it grows: read them all.
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&logs)? {
+        let path = entry?.path();
+        let audit = path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("hub-audit"));
+        if audit && path.extension().is_some_and(|e| e == "log") {
+            files.push(path);
+        }
+    }
     let (mut watches, mut lists) = (0, 0);
-    for line in std::io::BufReader::new(file).lines() {
+    let lines = files
+        .iter()
+        .map(std::fs::File::open)
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .flat_map(|f| std::io::BufReader::new(f).lines());
+    for line in lines {
         let line = line?;
         if !line.contains("\"userAgent\":\"clusteradm/") {
             continue;

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use futures::future::try_join_all;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
@@ -127,7 +126,7 @@ fn pairs(flag: &str, given: &[String]) -> Result<BTreeMap<String, String>, UserE
 /// when it accepts the cluster), where its ManagedClusterAddOns live.
 async fn check_namespaces(client: &Client, clusters: &[String]) -> anyhow::Result<()> {
     let api: Api<Namespace> = Api::all(client.clone());
-    let found = try_join_all(clusters.iter().map(|c| api.get_opt(c)))
+    let found = crate::runtime::fan_out::try_all(clusters.iter().map(|c| api.get_opt(c)))
         .await
         .context("reading the clusters' namespaces")?;
     if let Some((missing, _)) = clusters.iter().zip(&found).find(|(_, n)| n.is_none()) {

@@ -1,7 +1,6 @@
 //! Managed clusters named on the command line (`--clusters a,b`): the names as given, and the
 //! check, before any write, that the hub knows each of them.
 use anyhow::Context as _;
-use futures::future::try_join_all;
 use kube::Client;
 use kube::api::Api;
 
@@ -28,7 +27,7 @@ pub async fn existing(
     nothing: &str,
 ) -> anyhow::Result<Vec<ManagedCluster>> {
     let api: Api<ManagedCluster> = Api::all(client.clone());
-    let found = try_join_all(names.iter().map(|c| api.get_opt(c)))
+    let found = crate::runtime::fan_out::try_all(names.iter().map(|c| api.get_opt(c)))
         .await
         .map_err(crate::error::ocm_api_missing)
         .context("reading ManagedClusters")?;

@@ -1,13 +1,14 @@
 //! What every loop needs, written once: a shutdown token ([`shutdown`]), a jittered exponential
 //! backoff ([`backoff`]), a Lease for liveness and leader election ([`lease`]), clients built from
 //! kubeconfig text with TLS always verified ([`client`]), one way to put an error chain on a log
-//! line ([`report`]), and removing an operator-managed object whether or not its operator runs
+//! line ([`report`]), per-cluster requests a bounded number at a time ([`fan_out`]), and removing an operator-managed object whether or not its operator runs
 //! ([`uninstall`]), and what a pod exposes: [`probes`] over [`metrics`].
 //!
 //! Operators, hub controllers and agents depend on this module instead of each writing their own;
 //! it depends on nothing above [`crate::api`].
 pub mod backoff;
 pub mod client;
+pub mod fan_out;
 pub mod impersonate;
 pub mod lease;
 pub mod metrics;

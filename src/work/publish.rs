@@ -2,7 +2,6 @@
 //! target cluster (does its namespace exist, is the work there already), decide per cluster
 //! (pure [`plan`]: create, update, unchanged, or refuse), then execute. Every refusal is known
 //! before the first write.
-use futures::future::try_join_all;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt as _};
@@ -166,7 +165,7 @@ pub async fn observe(
     clusters: &[String],
 ) -> Result<Vec<Observed>, ReadError> {
     let namespaces: Api<Namespace> = Api::all(client.clone());
-    try_join_all(clusters.iter().map(|cluster| {
+    crate::runtime::fan_out::try_all(clusters.iter().map(|cluster| {
         let namespaces = namespaces.clone();
         async move {
             let ns = namespaces
@@ -200,7 +199,7 @@ pub async fn observe(
 
 /// Creates or updates the work of each step (none for unchanged ones).
 pub async fn execute(client: &Client, steps: &[Step]) -> Result<(), kube::Error> {
-    try_join_all(steps.iter().map(|step| async move {
+    crate::runtime::fan_out::try_all(steps.iter().map(|step| async move {
         let works: Api<ManifestWork> = Api::namespaced(client.clone(), &step.cluster);
         match step.change {
             Change::Create => works

@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use futures::future::{join_all, try_join_all};
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::runtime::wait::{await_condition, conditions};
 use kube::{Client, ResourceExt as _};
@@ -52,7 +51,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     clusters.dedup();
     let kube = ctx.kube().await?;
     let name = args.name.as_str();
-    let found = try_join_all(clusters.iter().map(|c| {
+    let found = crate::runtime::fan_out::try_all(clusters.iter().map(|c| {
         let api: Api<ManifestWork> = Api::namespaced(kube.client.clone(), c);
         async move { api.get_opt(name).await }
     }))
@@ -94,7 +93,9 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let spinner = ctx
         .printer
         .spinner(format!("waiting for the work agents to remove work {name}"));
-    let waits = join_all(works.iter().map(|w| wait_gone(&kube.client, w, timeout))).await;
+    let waits =
+        crate::runtime::fan_out::all(works.iter().map(|w| wait_gone(&kube.client, w, timeout)))
+            .await;
     spinner.finish_and_clear();
     let mut stuck = Vec::new();
     for (w, gone) in works.iter().zip(waits) {

@@ -4,7 +4,6 @@
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use futures::future::try_join_all;
 use kube::ResourceExt as _;
 use kube::api::{Api, ListParams};
 
@@ -49,7 +48,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             .map_err(crate::error::ocm_api_missing)
             .context("listing ManifestWorks on the hub")?
     } else {
-        let lists = try_join_all(args.clusters.iter().map(|c| {
+        let lists = crate::runtime::fan_out::try_all(args.clusters.iter().map(|c| {
             let api: Api<ManifestWork> = Api::namespaced(kube.client.clone(), c);
             let params = params.clone();
             async move { api.list(&params).await.map(|l| l.items) }
