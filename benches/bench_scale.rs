@@ -1005,8 +1005,15 @@ mod plot {
             .map(|l| l.split(',').map(|v| v.parse().unwrap_or(0.0)).collect())
             .collect();
         let column = |name: &str| header.iter().position(|h| *h == name);
+        // A step not run (0) is no point, nor are light agents' own memory (not theirs to measure).
+        let light = column("light");
+        let agents = column("agents_rss_mib");
         let points = |i: usize| -> Vec<(f64, f64)> {
-            rows.iter().map(|r| (r[0], r[i].max(0.001))).collect()
+            rows.iter()
+                .filter(|r| r[i] > 0.0)
+                .filter(|r| !(Some(i) == agents && light.is_some_and(|l| r[l] > 0.0)))
+                .map(|r| (r[0], r[i]))
+                .collect()
         };
 
         let root = BitMapBackend::new(png, (1200, 500)).into_drawing_area();

@@ -2,6 +2,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::api::work::identifier::test_id as id;
 use crate::api::work::{ResourceIdentifier, SelectivelyOrphan, UpdateStrategyType};
 
 fn applied(group: &str, resource: &str, ns: &str, name: &str) -> AppliedManifestResourceMeta {
@@ -12,15 +13,6 @@ fn applied(group: &str, resource: &str, ns: &str, name: &str) -> AppliedManifest
         namespace: Some(ns.into()).filter(|n: &String| !n.is_empty()),
         name: name.into(),
         uid: Some(format!("uid-{name}")),
-    }
-}
-
-fn id(group: &str, resource: &str, ns: &str, name: &str) -> ResourceIdentifier {
-    ResourceIdentifier {
-        group: Some(group.into()),
-        resource: resource.into(),
-        name: name.into(),
-        namespace: Some(ns.into()),
     }
 }
 

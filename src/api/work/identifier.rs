@@ -53,18 +53,21 @@ pub fn identifies_reported(id: &ResourceIdentifier, meta: &ManifestResourceMeta)
     )
 }
 
+/// An identifier naming group, resource, namespace and name as given (the tests' shorthand).
+#[cfg(test)]
+pub(crate) fn test_id(group: &str, resource: &str, ns: &str, name: &str) -> ResourceIdentifier {
+    ResourceIdentifier {
+        group: Some(group.into()),
+        resource: resource.into(),
+        name: name.into(),
+        namespace: Some(ns.into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_id as id;
     use super::*;
-
-    fn id(group: &str, resource: &str, ns: &str, name: &str) -> ResourceIdentifier {
-        ResourceIdentifier {
-            group: Some(group.into()),
-            resource: resource.into(),
-            name: name.into(),
-            namespace: Some(ns.into()),
-        }
-    }
 
     #[test]
     fn wildcards() {
