@@ -69,17 +69,13 @@ use serde_json::json;
 use common::{Kinds, counted, rss_mib, rss_mib_of};
 
 /// How long any one step may take: ten minutes, or 0.12 s per cluster beyond 5,000 (10,000
-/// clusters' registrations take the API server longer than ten minutes here).
+/// clusters' registrations take the API server longer than ten minutes here). Set by `main`.
+static TIMEOUT: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+
 fn timeout() -> Duration {
-    static CLUSTERS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    let n = *CLUSTERS.get_or_init(|| {
-        std::env::args()
-            .skip(1)
-            .find_map(|a| a.parse::<usize>().ok())
-            .unwrap_or(0)
-    });
-    Duration::from_secs(600).max(Duration::from_millis(120 * n as u64))
+    *TIMEOUT.get_or_init(|| Duration::from_secs(600))
 }
+
 const CONCURRENCY: usize = 32;
 const WORK: &str = "scale-work";
 /// Kernel clock ticks per second of `/proc/<pid>/stat` (100 on Linux everywhere that matters).
@@ -961,6 +957,8 @@ fn main() -> anyhow::Result<()> {
     if let Some((csv, png)) = plot {
         return plot::draw(&csv, &png);
     }
+    let _ = TIMEOUT
+        .set(Duration::from_secs(600).max(Duration::from_millis(120 * opts.clusters as u64)));
     std::fs::create_dir_all(&opts.logs)?;
     let log = std::fs::File::create(opts.logs.join(format!("agents-{}.log", opts.clusters)))?;
     tracing_subscriber::fmt()

@@ -157,18 +157,6 @@ impl Informers {
             .push(Box::new(observe));
     }
 
-    /// How many kinds are watched.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.lock().len()
-    }
-
-    /// Whether no kind is watched yet.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Runs every kind's watch until `shutdown` is cancelled.
     pub async fn run(self, shutdown: Shutdown) {
         let kinds = self
@@ -328,7 +316,7 @@ mod tests {
         let second = informers.store::<ManagedCluster>();
         let _deleted = informers.deletions::<ManagedCluster>();
         let _sets = informers.store::<ManagedClusterSet>();
-        assert_eq!(informers.len(), 2);
+        assert_eq!(informers.lock().len(), 2);
         let informer = informers.informer::<ManagedCluster>();
         assert_eq!(informer.changes.lock().len(), 1);
         assert_eq!(informer.deletions.lock().len(), 1);

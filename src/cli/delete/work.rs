@@ -3,7 +3,6 @@
 //! removed what it applied and dropped its finalizer. `--force` strips the finalizer instead,
 //! which leaves the applied resources to whatever cleans up after the agent.
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
@@ -93,8 +92,11 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let spinner = ctx
         .printer
         .spinner(format!("waiting for the work agents to remove work {name}"));
+    // One deadline for all: waits queued behind others (a bounded number run at once) get what
+    // is left of the timeout, not a timeout of their own.
+    let deadline = tokio::time::Instant::now() + timeout;
     let waits =
-        crate::runtime::fan_out::all(works.iter().map(|w| wait_gone(&kube.client, w, timeout)))
+        crate::runtime::fan_out::all(works.iter().map(|w| wait_gone(&kube.client, w, deadline)))
             .await;
     spinner.finish_and_clear();
     let mut stuck = Vec::new();
@@ -142,13 +144,13 @@ async fn delete(client: &Client, work: &ManifestWork, force: bool) -> anyhow::Re
 async fn wait_gone(
     client: &Client,
     work: &ManifestWork,
-    timeout: Duration,
+    deadline: tokio::time::Instant,
 ) -> Result<bool, kube::runtime::wait::Error> {
     let api: Api<ManifestWork> =
         Api::namespaced(client.clone(), &work.namespace().unwrap_or_default());
     let uid = work.uid().unwrap_or_default();
-    match tokio::time::timeout(
-        timeout,
+    match tokio::time::timeout_at(
+        deadline,
         await_condition(api, &work.name_any(), conditions::is_deleted(&uid)),
     )
     .await

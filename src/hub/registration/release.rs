@@ -66,14 +66,15 @@ pub async fn release_all(client: &Client, timeout: Duration) -> anyhow::Result<(
     namespaces_gone(client, &released, timeout).await
 }
 
-/// Waits until the namespaces the cleanup deleted are gone (a namespace goes once the
-/// namespace controller has removed what it held).
+/// Waits, all of them within `timeout`, until the namespaces the cleanup deleted are gone (a
+/// namespace goes once the namespace controller has removed what it held).
 async fn namespaces_gone(
     client: &Client,
     names: &[String],
     timeout: Duration,
 ) -> anyhow::Result<()> {
     let namespaces: Api<Namespace> = Api::all(client.clone());
+    let deadline = tokio::time::Instant::now() + timeout;
     for name in names {
         let Some(ns) = namespaces.get_opt(name).await? else {
             continue;
@@ -82,8 +83,8 @@ async fn namespaces_gone(
             continue; // not the cluster's own: the cleanup left it
         }
         let uid = ns.metadata.uid.unwrap_or_default();
-        tokio::time::timeout(
-            timeout,
+        tokio::time::timeout_at(
+            deadline,
             await_condition(namespaces.clone(), name, conditions::is_deleted(&uid)),
         )
         .await
