@@ -22,7 +22,7 @@ use clusteradm::api::addon::{
 use clusteradm::api::cluster::{ManagedCluster, ManagedClusterSpec};
 use clusteradm::api::conditions;
 use clusteradm::api::work::ManifestWork;
-use clusteradm::hub::informers::Informers;
+use clusteradm::runtime::informers::Informers;
 use common::{Kinds, counted, rss_mib};
 use futures::{StreamExt as _, TryStreamExt as _};
 use k8s_openapi::api::core::v1::Namespace;

@@ -30,7 +30,7 @@ use anyhow::Context as _;
 use clusteradm::api::cluster::{
     AddOnPlacementScore, ManagedCluster, Placement, PlacementDecision, PlacementDecisionSpec,
 };
-use clusteradm::hub::informers::Informers;
+use clusteradm::runtime::informers::Informers;
 use futures::{StreamExt as _, TryStreamExt as _};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};

@@ -8,7 +8,6 @@
 pub mod addon;
 pub mod clustersets;
 pub mod conversion;
-pub mod informers;
 pub mod managed_namespaces;
 pub mod placement;
 pub mod registration;

@@ -4,10 +4,10 @@
 use kube::Client;
 
 use crate::hub::conversion::Webhook;
-use crate::hub::informers::Informers;
 use crate::hub::{addon, clustersets, placement, registration, replicaset};
 use crate::operator::cluster_manager::{self as operator, InProcess};
 use crate::runtime::Shutdown;
+use crate::runtime::informers::Informers;
 use crate::runtime::lease;
 
 /// `init --in-process`: the operator (deploying nothing that runs here) and the hub controllers,

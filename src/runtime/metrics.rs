@@ -1,5 +1,5 @@
 //! The process's Prometheus metrics, in one registry: what every controller reports through
-//! [`crate::runtime::report::controller_result`], its queue depth
+//! [`crate::runtime::controller::Runner`] (through [`crate::runtime::report::record`]), its queue depth
 //! ([`crate::runtime::queue_depth`]), and what the work agent measures per apply.
 //! Served as text at `/metrics` by [`crate::runtime::probes`].
 use std::sync::LazyLock;

@@ -46,27 +46,8 @@ pub type ControllerResult<K, E, Q> = Result<
     kube::runtime::controller::Error<E, Q>,
 >;
 
-/// Logs one result of a kube-runtime controller named `controller`: a failed reconcile as a
-/// warning naming the object, other failures as warnings, successes and vanished objects not.
-pub fn controller_result<K, E, Q>(controller: &str, result: &ControllerResult<K, E, Q>)
-where
-    K: kube::Resource,
-    E: Error + 'static,
-    Q: Error + 'static,
-{
-    use kube::runtime::controller::Error as Failure;
-    record(controller, result);
-    match result {
-        Ok(_) | Err(Failure::ObjectNotFound(_)) => {}
-        Err(Failure::ReconcilerFailed(e, obj)) => {
-            tracing::warn!(object = %obj, "{controller}: {}", chain(e));
-        }
-        Err(e) => tracing::warn!("{controller}: {}", chain(e)),
-    }
-}
-
-/// Counts one result of `controller` in its metrics (reconciles, errors, queue depth) without
-/// logging it: for controllers that log their results their own way.
+/// Counts one result of `controller` in its metrics (reconciles, errors, queue depth); the
+/// [`crate::runtime::controller::Runner`] logs it.
 pub fn record<K, E, Q>(controller: &str, result: &ControllerResult<K, E, Q>)
 where
     K: kube::Resource,
@@ -84,51 +65,6 @@ where
         Err(_) => return,
     };
     crate::runtime::queue_depth::reconciled(controller, namespace, name);
-}
-
-/// The error policy of a controller whose every failure is retried after `delay`. It logs
-/// nothing: [`controller_result`] already reports each failure, naming the controller and object.
-pub fn requeue_after<K, E, C>(
-    delay: std::time::Duration,
-) -> impl Fn(std::sync::Arc<K>, &E, std::sync::Arc<C>) -> kube::runtime::controller::Action {
-    move |_, _, _| kube::runtime::controller::Action::requeue(delay)
-}
-
-/// Drives a kube-runtime controller's `results` (logging each as [`controller_result`] does)
-/// once `ready` — the stores it decides from having listed — until `shutdown` is cancelled:
-/// deciding from a store that has not listed yet would undo what is there.
-pub async fn drive_when_ready<K, E, Q>(
-    controller: &str,
-    ready: impl Future<Output = ()>,
-    results: impl futures::Stream<
-        Item = Result<
-            (
-                kube::runtime::reflector::ObjectRef<K>,
-                kube::runtime::controller::Action,
-            ),
-            kube::runtime::controller::Error<E, Q>,
-        >,
-    >,
-    shutdown: &crate::runtime::Shutdown,
-) where
-    K: kube::Resource,
-    E: Error + 'static,
-    Q: Error + 'static,
-{
-    use futures::StreamExt as _;
-    let run = async {
-        ready.await;
-        results
-            .for_each(|result| {
-                controller_result(controller, &result);
-                std::future::ready(())
-            })
-            .await;
-    };
-    tokio::select! {
-        () = run => {}
-        () = shutdown.cancelled() => {}
-    }
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@ use kube::api::{Api, DeleteParams, PostParams};
 use kube::runtime::reflector::ObjectRef;
 
 use clusteradm::api::cluster::{ManagedCluster, ManagedClusterSpec};
-use clusteradm::hub::informers::Informers;
 use clusteradm::runtime::Shutdown;
+use clusteradm::runtime::informers::Informers;
 
 use crate::common;
 use crate::registration::fixture;

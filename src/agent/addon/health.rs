@@ -5,27 +5,31 @@
 //! durations (`ManagedClusterAddOnLeaseUpdated`), stopped (`…LeaseUpdateStopped`) or never made
 //! one (`…LeaseNotFound`, Unknown). Add-ons whose health check is `Customized` are left alone.
 //! The hub is written only when the condition changes.
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
+use kube::ResourceExt as _;
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::controller::{Action, Controller};
 use serde_json::json;
 
 use super::AddonOptions;
 use crate::api::addon::{HealthCheckMode, ManagedClusterAddOn};
 use crate::api::conditions::{self, Condition};
 use crate::runtime::Shutdown;
+use crate::runtime::controller::Runner;
+use crate::runtime::informers::Informers;
 
 /// Upstream's add-on lease duration; a lease is stale after five of them.
 const LEASE_SECONDS: i64 = 60;
 const GRACE_SECONDS: i64 = 5 * LEASE_SECONDS;
 /// How often the lease is read (upstream resyncs its lease controller as often).
 const CHECK_EVERY: Duration = Duration::from_secs(30);
-/// How often the add-on's stored copy is looked at for a change.
-const LOOK_EVERY: Duration = Duration::from_secs(1);
+/// The name this controller reports its results and metrics under.
+const CONTROLLER: &str = "add-on health agent";
 /// The condition this reports.
 pub const AVAILABLE: &str = "Available";
 
@@ -66,79 +70,58 @@ pub fn condition(addon: &str, lease: Option<&Lease>, now: Timestamp) -> Conditio
     }
 }
 
-/// Reports `addon`'s health from its lease in `leases` (its install namespace where its agent
-/// runs) until `token` is cancelled, reading the add-on's current status from `addons` (the
-/// watch the caller keeps).
-pub async fn report(
-    opts: AddonOptions,
-    addon: String,
-    leases: Api<Lease>,
-    addons: Store<ManagedClusterAddOn>,
-    token: Shutdown,
-) {
-    let hub: Api<ManagedClusterAddOn> = Api::namespaced(opts.hub.clone(), &opts.cluster);
-    let key = ObjectRef::new(&addon).within(&opts.cluster);
-    // The store is filled at the end of the first list: before that it knows no add-on.
-    tokio::select! {
-        () = token.cancelled() => return,
-        _ = addons.wait_until_ready() => {}
-    }
-    // Checked every CHECK_EVERY, and as soon as the add-on changes (its health-check mode may
-    // have become Lease): the store is looked at each second, which costs no request.
-    let version = || {
-        addons
-            .get(&key)
-            .and_then(|a| a.metadata.resource_version.clone())
-    };
-    let mut checked: Option<(Option<String>, tokio::time::Instant)> = None;
-    while !token.is_cancelled() {
-        let seen = version();
-        let due = checked
-            .as_ref()
-            .is_none_or(|(v, at)| *v != seen || at.elapsed() >= CHECK_EVERY);
-        if due {
-            if let Err(e) = check(&leases, &hub, &addons, &key, &addon).await {
-                tracing::debug!(cluster = %opts.cluster, %addon, "add-on health: {e}");
-            }
-            checked = Some((seen, tokio::time::Instant::now()));
-        }
-        tokio::select! {
-            () = token.cancelled() => return,
-            () = tokio::time::sleep(LOOK_EVERY) => {}
-        }
-    }
+/// The controller reporting every add-on's health from `informers`' add-ons: each add-on is
+/// looked at when it changes (its health-check mode may have become Lease) and every
+/// [`CHECK_EVERY`], until `shutdown` is cancelled.
+pub fn run_with(
+    opts: &AddonOptions,
+    informers: &Informers,
+    shutdown: Shutdown,
+) -> impl Future<Output = ()> + Send + 'static {
+    let (addons, changes) = informers.feed::<ManagedClusterAddOn>();
+    Runner::new(CONTROLLER, Controller::for_shared_stream(changes, addons)).run(
+        reconcile,
+        Arc::new(opts.clone()),
+        shutdown,
+    )
 }
 
-async fn check(
-    leases: &Api<Lease>,
-    hub: &Api<ManagedClusterAddOn>,
-    addons: &Store<ManagedClusterAddOn>,
-    key: &ObjectRef<ManagedClusterAddOn>,
-    addon: &str,
-) -> Result<(), kube::Error> {
-    let Some(mca) = addons.get(key) else {
-        return Ok(());
-    };
+async fn reconcile(
+    mca: Arc<ManagedClusterAddOn>,
+    opts: Arc<AddonOptions>,
+) -> Result<Action, kube::Error> {
     let status = mca.status.clone().unwrap_or_default();
     if status.health_check.and_then(|h| h.mode) == Some(HealthCheckMode::Customized) {
-        return Ok(());
+        return Ok(Action::await_change());
     }
-    let lease = leases.get_opt(addon).await?;
+    let addon = mca.name_any();
+    // Where the add-on's agent runs, its Lease is.
+    let leases: Api<Lease> = Api::namespaced(
+        super::where_agent_runs(&opts, mca.hosting_cluster().is_some()).clone(),
+        &mca.install_namespace(),
+    );
+    let lease = leases.get_opt(&addon).await?;
     let mut wanted = status.conditions;
-    if !conditions::set(
+    if conditions::set(
         &mut wanted,
-        condition(addon, lease.as_ref(), Timestamp::now()),
+        condition(&addon, lease.as_ref(), Timestamp::now()),
     ) {
-        return Ok(());
+        // Guarded by the resourceVersion read: a condition the hub set meanwhile is not
+        // overwritten; the change that made the conflict wakes the add-on again.
+        let patch = json!({
+            "metadata": {"resourceVersion": mca.metadata.resource_version},
+            "status": {"conditions": wanted},
+        });
+        match Api::<ManagedClusterAddOn>::namespaced(opts.hub.clone(), &opts.cluster)
+            .patch_status(&addon, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 409 || e.code == 404 => {}
+            Err(e) => return Err(e),
+        }
     }
-    // Guarded by the resourceVersion read: a condition the hub set meanwhile is not overwritten.
-    let patch = json!({
-        "metadata": {"resourceVersion": mca.metadata.resource_version},
-        "status": {"conditions": wanted},
-    });
-    hub.patch_status(addon, &PatchParams::default(), &Patch::Merge(patch))
-        .await?;
-    Ok(())
+    Ok(Action::requeue(CHECK_EVERY))
 }
 
 #[cfg(test)]

@@ -12,20 +12,21 @@
 //! add-on goes.
 //!
 //! It also reports each add-on's health from its lease ([`health`]), and with `example_agents`
-//! runs the example add-on's agent ([`helloworld`]).
+//! runs the example add-on's agent ([`helloworld`]). Both are controllers on one watch of the
+//! cluster's ManagedClusterAddOns on the hub.
 pub mod health;
 pub mod helloworld;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::pin::pin;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use futures::StreamExt as _;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
-use kube::runtime::{WatchStreamExt as _, reflector, watcher};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt};
 use serde_json::json;
 
@@ -39,6 +40,8 @@ use crate::api::addon::{ADDON_NAME_LABEL, ManagedClusterAddOn};
 use crate::api::cluster::CLUSTER_NAME_LABEL;
 use crate::api::names::CLIENT_SIGNER;
 use crate::identity::addon::{AddonSubject, subject};
+use crate::runtime::controller::Runner;
+use crate::runtime::informers::Informers;
 use crate::runtime::{Backoff, Shutdown};
 
 const FIELD_MANAGER: &str = "clusteradm-addon-registration";
@@ -134,138 +137,110 @@ fn where_agent_runs(opts: &AddonOptions, hosted: bool) -> &Client {
     }
 }
 
-/// Keeps every registered add-on identity of the cluster until `shutdown` is cancelled.
+/// The name the registration controller reports its results and metrics under.
+const CONTROLLER: &str = "add-on registration agent";
+
+/// Keeps every registered add-on identity of the cluster, and reports each add-on's health,
+/// until `shutdown` is cancelled: two controllers over one watch of the cluster's add-ons.
 pub async fn run(opts: AddonOptions, shutdown: Shutdown) {
-    let api: Api<ManagedClusterAddOn> = Api::namespaced(opts.hub.clone(), &opts.cluster);
-    let (addons, writer) = reflector::store();
-    let mut events = pin!(
-        watcher(api, watcher::Config::default())
-            .default_backoff()
-            .reflect(writer)
-    );
-    let mut kept: HashMap<String, (Vec<Wanted>, Shutdown)> = HashMap::new();
-    let mut health = Health::default();
-    // The add-ons seen since the last (re)list: after it, the others are gone.
-    let mut listed: HashSet<String> = HashSet::new();
-    loop {
-        let event = tokio::select! {
-            () = shutdown.cancelled() => break,
-            event = events.next() => match event {
-                Some(Ok(event)) => event,
-                Some(Err(e)) => { tracing::debug!(cluster = %opts.cluster, "watching ManagedClusterAddOns: {e}"); continue }
-                None => break,
-            },
-        };
-        match event {
-            watcher::Event::Init => listed.clear(),
-            watcher::Event::InitApply(mca) | watcher::Event::Apply(mca) => {
-                listed.insert(mca.name_any());
-                health.follow(&opts, &mca, &addons, &shutdown);
-                let wanted = Wanted::all(&mca, &opts.cluster);
-                let name = mca.name_any();
-                if kept.get(&name).map(|(w, _)| w) == Some(&wanted) {
-                    continue;
-                }
-                if let Some((old, token)) = kept.remove(&name) {
-                    token.cancel();
-                    let dropped: Vec<Wanted> = old
-                        .into_iter()
-                        .filter(|o| {
-                            !wanted.iter().any(|w| {
-                                w.secret == o.secret
-                                    && w.namespace == o.namespace
-                                    && w.hosted == o.hosted
-                            })
-                        })
-                        .collect();
-                    forget(&opts, &dropped).await;
-                }
-                if !wanted.is_empty() {
-                    let token = shutdown.child_token();
-                    for w in &wanted {
-                        tokio::spawn(keep(opts.clone(), w.clone(), token.child_token()));
-                    }
-                    kept.insert(name, (wanted, token));
-                }
-            }
-            watcher::Event::Delete(mca) => {
-                health.stop(&mca.name_any());
-                if let Some((old, token)) = kept.remove(&mca.name_any()) {
-                    token.cancel();
-                    forget(&opts, &old).await;
-                }
-            }
-            watcher::Event::InitDone => {
-                let gone: Vec<String> = kept
-                    .keys()
-                    .filter(|k| !listed.contains(*k))
-                    .cloned()
-                    .collect();
-                health.keep_only(&listed);
-                for name in gone {
-                    if let Some((old, token)) = kept.remove(&name) {
-                        token.cancel();
-                        forget(&opts, &old).await;
-                    }
-                }
-            }
-        }
+    let informers = Informers::namespaced(opts.hub.clone(), &opts.cluster);
+    let registration = registration(&opts, &informers, shutdown.clone());
+    let health = health::run_with(&opts, &informers, shutdown.clone());
+    tokio::join!(registration, health, informers.run(shutdown));
+}
+
+/// What the registration controller keeps: each add-on's identities, and the token that stops
+/// their keepers.
+struct Registration {
+    opts: AddonOptions,
+    addons: Store<ManagedClusterAddOn>,
+    kept: Mutex<HashMap<String, (Vec<Wanted>, Shutdown)>>,
+    shutdown: Shutdown,
+}
+
+/// The controller that keeps one task per registered identity ([`keep`]) and deletes an
+/// identity's secret once its add-on no longer registers it.
+fn registration(
+    opts: &AddonOptions,
+    informers: &Informers,
+    shutdown: Shutdown,
+) -> impl Future<Output = ()> + Send + 'static {
+    let (addons, changes) = informers.feed::<ManagedClusterAddOn>();
+    let controller = Controller::for_shared_stream(changes, addons.clone())
+        // Woken by its deletion, a gone add-on is found missing: see `on_gone`.
+        .watches_shared_stream(informers.deletions::<ManagedClusterAddOn>(), |mca| {
+            Some(ObjectRef::from_obj(&*mca))
+        });
+    let ctx = Arc::new(Registration {
+        opts: opts.clone(),
+        addons,
+        kept: Mutex::default(),
+        shutdown: shutdown.clone(),
+    });
+    let gone = ctx.clone();
+    Runner::new(CONTROLLER, controller)
+        .on_gone(move |mca| {
+            let ctx = gone.clone();
+            async move { ctx.release(&mca.name).await }
+        })
+        .run(reconcile_registration, ctx, shutdown)
+}
+
+async fn reconcile_registration(
+    mca: Arc<ManagedClusterAddOn>,
+    ctx: Arc<Registration>,
+) -> Result<Action, kube::Error> {
+    // An add-on deleted while the watch was down is relisted, not reported deleted.
+    let known: HashSet<String> = ctx.addons.state().iter().map(|a| a.name_any()).collect();
+    let vanished: Vec<String> = ctx
+        .lock()
+        .keys()
+        .filter(|k| !known.contains(*k))
+        .cloned()
+        .collect();
+    for name in vanished {
+        ctx.release(&name).await;
     }
-    for (_, token) in kept.values() {
+    let name = mca.name_any();
+    let wanted = Wanted::all(&mca, &ctx.opts.cluster);
+    if ctx.lock().get(&name).map(|(w, _)| w) == Some(&wanted) {
+        return Ok(Action::await_change());
+    }
+    let old = ctx.lock().remove(&name);
+    if let Some((old, token)) = old {
         token.cancel();
-    }
-    health.keep_only(&HashSet::new());
-}
-
-/// One health reporter per add-on, restarted when its install namespace or mode changes.
-#[derive(Default)]
-struct Health {
-    reporters: HashMap<String, ((String, bool), Shutdown)>,
-}
-
-impl Health {
-    fn follow(
-        &mut self,
-        opts: &AddonOptions,
-        mca: &ManagedClusterAddOn,
-        addons: &reflector::Store<ManagedClusterAddOn>,
-        shutdown: &Shutdown,
-    ) {
-        let (name, namespace) = (mca.name_any(), mca.install_namespace());
-        let hosted = mca.hosting_cluster().is_some();
-        let at = (namespace, hosted);
-        if self.reporters.get(&name).is_some_and(|(now, _)| *now == at) {
-            return;
-        }
-        self.stop(&name);
-        let token = shutdown.child_token();
-        let leases = Api::namespaced(where_agent_runs(opts, hosted).clone(), &at.0);
-        tokio::spawn(health::report(
-            opts.clone(),
-            name.clone(),
-            leases,
-            addons.clone(),
-            token.clone(),
-        ));
-        self.reporters.insert(name, (at, token));
-    }
-
-    fn stop(&mut self, name: &str) {
-        if let Some((_, token)) = self.reporters.remove(name) {
-            token.cancel();
-        }
-    }
-
-    fn keep_only(&mut self, names: &HashSet<String>) {
-        let gone: Vec<String> = self
-            .reporters
-            .keys()
-            .filter(|k| !names.contains(*k))
-            .cloned()
+        let dropped: Vec<Wanted> = old
+            .into_iter()
+            .filter(|o| {
+                !wanted.iter().any(|w| {
+                    w.secret == o.secret && w.namespace == o.namespace && w.hosted == o.hosted
+                })
+            })
             .collect();
-        for name in gone {
-            self.stop(&name);
+        forget(&ctx.opts, &dropped).await;
+    }
+    if !wanted.is_empty() {
+        let token = ctx.shutdown.child_token();
+        for w in &wanted {
+            tokio::spawn(keep(ctx.opts.clone(), w.clone(), token.child_token()));
         }
+        ctx.lock().insert(name, (wanted, token));
+    }
+    Ok(Action::await_change())
+}
+
+impl Registration {
+    /// Stops keeping add-on `name`'s identities and deletes their secrets.
+    async fn release(&self, name: &str) {
+        let old = self.lock().remove(name);
+        if let Some((old, token)) = old {
+            token.cancel();
+            forget(&self.opts, &old).await;
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Vec<Wanted>, Shutdown)>> {
+        self.kept.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

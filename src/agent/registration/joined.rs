@@ -133,6 +133,8 @@ fn keep_namespaces(
         hub.clone(),
         &opts.cluster_name,
         &credential.server,
+        // Stopped by being dropped with the phase.
+        crate::runtime::Shutdown::new(),
     );
     Box::pin(async move {
         run.await;

@@ -4,21 +4,22 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt as _;
+use kube::Client;
 use kube::api::Api;
 use kube::runtime::PredicateConfig;
-use kube::runtime::controller::{Action, Config, Controller};
+use kube::runtime::controller::{Action, Controller};
 use kube::runtime::finalizer::{self, finalizer};
 use kube::runtime::reflector;
 use kube::runtime::{Predicate as _, predicates};
 use kube::runtime::{WatchStreamExt as _, watcher};
-use kube::{Client, ResourceExt as _};
 
 use super::discovery::Discovery;
 use super::executor_cache::{self, SarCache};
 use super::{Error, build, sweep, sync};
 use crate::api::work::{MANIFEST_WORK_FINALIZER, ManifestWork};
 use crate::runtime::Shutdown;
+use crate::runtime::controller::Runner;
+use crate::runtime::queue_depth::Wakes;
 
 /// The name this controller reports its results and metrics under.
 const CONTROLLER: &str = "work agent";
@@ -151,19 +152,11 @@ pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<(
         ctx.managed.clone(),
         ctx.executor_cache.clone(),
     ));
-    crate::runtime::queue_depth::track(
-        CONTROLLER,
-        store.clone(),
-        crate::runtime::queue_depth::Wakes::OnSpec,
-    );
-    Controller::for_stream(works, store)
-        .with_config(Config::default().concurrency(opts.concurrency))
-        .graceful_shutdown_on(crate::runtime::shutdown::cancelled(&shutdown))
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| {
-            crate::runtime::report::controller_result(CONTROLLER, &result);
-            std::future::ready(())
-        })
+    Runner::new(CONTROLLER, Controller::for_stream(works, store))
+        .wakes(Wakes::OnSpec)
+        .concurrency(opts.concurrency)
+        .backoff(Duration::from_secs(1), Duration::from_secs(30))
+        .run(reconcile, ctx, shutdown)
         .await;
     sweeper.abort();
     rbac.abort();
@@ -192,15 +185,4 @@ async fn reconcile(
         }
     })
     .await
-}
-
-// The signature `Controller::run` expects.
-#[allow(clippy::needless_pass_by_value)]
-fn error_policy(
-    work: Arc<ManifestWork>,
-    err: &finalizer::Error<Error>,
-    _ctx: Arc<Context>,
-) -> Action {
-    tracing::warn!(work = %work.name_any(), "{}", super::chain(err));
-    Action::requeue(RETRY)
 }

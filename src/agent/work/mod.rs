@@ -64,6 +64,16 @@ pub enum Error {
     },
 }
 
+impl crate::runtime::controller::Failure for Error {
+    fn retry(&self) -> crate::runtime::controller::Retry {
+        match self {
+            // Waiting for the managed cluster to finish deleting, not failing.
+            Self::Pending { .. } => crate::runtime::controller::Retry::After(controller::RETRY),
+            _ => crate::runtime::controller::Retry::Backoff,
+        }
+    }
+}
+
 impl Error {
     /// A hub failure while doing `what`.
     pub(crate) fn hub(what: impl Into<String>) -> impl FnOnce(kube::Error) -> Self {

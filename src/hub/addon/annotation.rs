@@ -21,8 +21,9 @@ use serde_json::json;
 
 use crate::api::addon::{ClusterManagementAddOn, InstallStrategyType, ManagedClusterAddOn};
 use crate::api::cluster::ManagedCluster;
-use crate::hub::informers::Informers;
-use crate::runtime::{Shutdown, report, shutdown};
+use crate::runtime::Shutdown;
+use crate::runtime::controller::Runner;
+use crate::runtime::informers::Informers;
 
 /// The name this controller reports its results and metrics under.
 const CONTROLLER: &str = "add-on annotation controller";
@@ -46,6 +47,8 @@ pub enum Error {
         source: kube::Error,
     },
 }
+
+impl crate::runtime::controller::Failure for Error {}
 
 /// The annotations of `annotations` with the add-on [`PREFIX`].
 #[must_use]
@@ -195,29 +198,15 @@ async fn run(
     let created = addon_events.filter(move |a| {
         std::future::ready(a.metadata.uid.clone().is_some_and(|uid| known.insert(uid)))
     });
-    crate::runtime::queue_depth::track(
-        CONTROLLER,
-        clusters.clone(),
-        crate::runtime::queue_depth::Wakes::OnAnyChange,
-    );
-    let results = Controller::for_shared_stream(events, clusters.clone())
-        .watches_shared_stream(created, |a| a.namespace().map(|ns| ObjectRef::new(&ns)))
-        .graceful_shutdown_on(shutdown::cancelled(&shutdown))
-        .run(reconcile, report::requeue_after(RETRY), ctx);
+    let controller = Controller::for_shared_stream(events, clusters.clone())
+        .watches_shared_stream(created, |a| a.namespace().map(|ns| ObjectRef::new(&ns)));
     // Decide only from complete stores.
-    report::drive_when_ready(
-        CONTROLLER,
-        async {
-            let _ = tokio::join!(
-                clusters.wait_until_ready(),
-                addons.wait_until_ready(),
-                cmas.wait_until_ready()
-            );
-        },
-        results,
-        &shutdown,
-    )
-    .await;
+    Runner::new(CONTROLLER, controller)
+        .after(&clusters)
+        .after(&addons)
+        .after(&cmas)
+        .run(reconcile, ctx, shutdown)
+        .await;
     Ok(())
 }
 

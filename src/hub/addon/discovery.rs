@@ -8,7 +8,6 @@
 //! the cluster and by each of its add-ons (their deletions too).
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::Stream;
 use kube::api::{Api, Patch, PatchParams};
@@ -20,8 +19,9 @@ use serde_json::json;
 use crate::api::addon::ManagedClusterAddOn;
 use crate::api::cluster::{MANAGED_CLUSTER_CONDITION_AVAILABLE, ManagedCluster};
 use crate::api::conditions::{self, FALSE, TRUE};
-use crate::hub::informers::{Feed, Informers};
-use crate::runtime::{Shutdown, report, shutdown};
+use crate::runtime::Shutdown;
+use crate::runtime::controller::Runner;
+use crate::runtime::informers::{Feed, Informers};
 
 /// The name this controller reports its results and metrics under.
 const CONTROLLER: &str = "add-on feature discovery";
@@ -33,7 +33,6 @@ pub const AVAILABLE: &str = "available";
 pub const UNHEALTHY: &str = "unhealthy";
 /// Label value: nothing is known of the add-on's health.
 pub const UNREACHABLE: &str = "unreachable";
-const RETRY: Duration = Duration::from_secs(5);
 
 /// Why a reconcile failed.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +47,8 @@ pub enum Error {
         source: kube::Error,
     },
 }
+
+impl crate::runtime::controller::Failure for Error {}
 
 /// The label value saying how `addon` is.
 #[must_use]
@@ -136,27 +137,16 @@ async fn run(
         client: hub,
         addons: addons.clone(),
     });
-    crate::runtime::queue_depth::track(
-        CONTROLLER,
-        clusters.clone(),
-        crate::runtime::queue_depth::Wakes::OnAnyChange,
-    );
-    let results = Controller::for_shared_stream(cluster_events, clusters.clone())
+    let controller = Controller::for_shared_stream(cluster_events, clusters.clone())
         .watches_shared_stream(addon_events, |a| {
             a.namespace().map(|ns| ObjectRef::new(&ns))
-        })
-        .graceful_shutdown_on(shutdown::cancelled(&shutdown))
-        .run(reconcile, report::requeue_after(RETRY), ctx);
+        });
     // Decide only from complete stores.
-    report::drive_when_ready(
-        CONTROLLER,
-        async {
-            let _ = tokio::join!(clusters.wait_until_ready(), addons.wait_until_ready());
-        },
-        results,
-        &shutdown,
-    )
-    .await;
+    Runner::new(CONTROLLER, controller)
+        .after(&clusters)
+        .after(&addons)
+        .run(reconcile, ctx, shutdown)
+        .await;
     Ok(())
 }
 

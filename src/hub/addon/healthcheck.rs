@@ -18,8 +18,9 @@ use serde_json::json;
 use crate::api::addon::ManagedClusterAddOn;
 use crate::api::cluster::{MANAGED_CLUSTER_CONDITION_AVAILABLE, ManagedCluster};
 use crate::api::conditions::{self, Condition, UNKNOWN};
-use crate::hub::informers::{Feed, Informers};
-use crate::runtime::{Shutdown, report, shutdown};
+use crate::runtime::Shutdown;
+use crate::runtime::controller::Runner;
+use crate::runtime::informers::{Feed, Informers};
 
 /// The name this controller reports its results and metrics under.
 const CONTROLLER: &str = "add-on health check";
@@ -41,6 +42,8 @@ pub enum Error {
         source: kube::Error,
     },
 }
+
+impl crate::runtime::controller::Failure for Error {}
 
 /// The `Available` condition every add-on of `cluster` gets, at `now`: `None` unless the
 /// cluster's availability is Unknown.
@@ -94,24 +97,13 @@ async fn run(
         client: hub,
         addons: addons.clone(),
     });
-    crate::runtime::queue_depth::track(
-        CONTROLLER,
-        clusters.clone(),
-        crate::runtime::queue_depth::Wakes::OnAnyChange,
-    );
-    let results = Controller::for_shared_stream(cluster_events, clusters.clone())
-        .graceful_shutdown_on(shutdown::cancelled(&shutdown))
-        .run(reconcile, report::requeue_after(RETRY), ctx);
+    let controller = Controller::for_shared_stream(cluster_events, clusters.clone());
     // Decide only from complete stores.
-    report::drive_when_ready(
-        CONTROLLER,
-        async {
-            let _ = tokio::join!(clusters.wait_until_ready(), addons.wait_until_ready());
-        },
-        results,
-        &shutdown,
-    )
-    .await;
+    Runner::new(CONTROLLER, controller)
+        .after(&clusters)
+        .after(&addons)
+        .run(reconcile, ctx, shutdown)
+        .await;
     Ok(())
 }
 

@@ -1,5 +1,5 @@
 //! The hub's add-on controllers, run by `init --in-process` over the hub's shared watches
-//! ([`crate::hub::informers`]):
+//! ([`crate::runtime::informers`]):
 //! - [`registration`]: approves add-on agents' CSRs, only for identities their add-on registered,
 //!   and signs those of its template's custom signers ([`signer`]);
 //! - [`manager`]: owns each ManagedClusterAddOn by its add-on and deploys template add-ons
@@ -29,8 +29,8 @@ pub mod template;
 
 use kube::Client;
 
-use crate::hub::informers::Informers;
 use crate::runtime::Shutdown;
+use crate::runtime::informers::Informers;
 
 /// The add-on controllers over `informers`, running until `shutdown` is cancelled (each returns
 /// then; the conversion webhook first sets the CRDs back) or one of them fails.

@@ -9,7 +9,6 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use futures::StreamExt as _;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -20,15 +19,17 @@ use crate::api::addon::{
     ADDON_NAME_LABEL, AddOnTemplate, ClusterManagementAddOn, ManagedClusterAddOn,
 };
 use crate::api::cluster::{CLUSTER_NAME_LABEL, ManagedCluster};
-use crate::hub::informers::{Feed, Informers};
 use crate::identity::{CsrFacts, addon};
-use crate::runtime::{Shutdown, report, shutdown};
+use crate::runtime::Shutdown;
+use crate::runtime::controller::Runner;
+use crate::runtime::informers::{Feed, Informers};
 
 /// The name this controller reports its results and metrics under.
 const CONTROLLER: &str = "add-on registration controller";
+/// How soon a refused CSR is looked at again (its cluster may be accepted by then).
+const RETRY: Duration = Duration::from_secs(5);
 /// Reason written on the CSRs this controller approves.
 const REASON: &str = "AutoApprovedByHubAddonRegistration";
-const RETRY: Duration = Duration::from_secs(5);
 
 struct Context {
     client: Client,
@@ -77,12 +78,7 @@ async fn run(
         templates,
         reported: Mutex::default(),
     });
-    crate::runtime::queue_depth::track(
-        CONTROLLER,
-        addons.clone(),
-        crate::runtime::queue_depth::Wakes::OnAnyChange,
-    );
-    let run = Controller::for_shared_stream(addon_events, addons.clone())
+    let controller = Controller::for_shared_stream(addon_events, addons.clone())
         .watches_shared_stream(csr_events, |csr| {
             let labels = csr.labels();
             let (cluster, addon) = (
@@ -90,28 +86,13 @@ async fn run(
                 labels.get(ADDON_NAME_LABEL)?,
             );
             Some(ObjectRef::new(addon).within(cluster))
-        })
-        .graceful_shutdown_on(shutdown::cancelled(&shutdown))
-        .run(
-            reconcile,
-            |_, _: &kube::Error, _| Action::requeue(RETRY),
-            ctx,
-        )
-        .for_each(|result| async move {
-            report::controller_result(CONTROLLER, &result);
         });
-    let run = async {
-        let _ = tokio::join!(
-            clusters.wait_until_ready(),
-            addons.wait_until_ready(),
-            csrs.wait_until_ready()
-        );
-        run.await;
-    };
-    tokio::select! {
-        () = run => {}
-        () = shutdown.cancelled() => {}
-    }
+    Runner::new(CONTROLLER, controller)
+        .after(&clusters)
+        .after(&addons)
+        .after(&csrs)
+        .run(reconcile, ctx, shutdown)
+        .await;
     Ok(())
 }
 

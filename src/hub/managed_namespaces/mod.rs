@@ -4,24 +4,25 @@
 //! The registration agent then creates those namespaces on the managed cluster and reports a
 //! `NamespaceAvailable` condition per entry ([`crate::agent::registration::namespaces`]).
 //!
-//! It reads the hub's shared ManagedCluster and cluster-set watches ([`crate::hub::informers`],
+//! It reads the hub's shared ManagedCluster and cluster-set watches ([`crate::runtime::informers`],
 //! set deletions too), so it opens no watch of its own. A
 //! cluster is looked at when it changes, and when a set it belongs to, or still lists, changes.
+//! The reconcile reads the stores, [`decide`] lists the namespaces and the [`writer`] writes them.
 pub mod decide;
+pub mod writer;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt as _;
-use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt as _};
-use serde_json::json;
 
-use crate::api::cluster::{ClusterSetManagedNamespace, ManagedCluster, ManagedClusterSet};
-use crate::hub::informers::Informers;
-use crate::runtime::{Shutdown, report, shutdown};
+use crate::api::cluster::{ManagedCluster, ManagedClusterSet};
+use crate::runtime::Shutdown;
+use crate::runtime::controller::Runner;
+use crate::runtime::informers::Informers;
+use writer::Error;
 
 /// The name this controller reports its results and metrics under.
 const CONTROLLER: &str = "managed-namespace controller";
@@ -31,20 +32,6 @@ const RESYNC: Duration = Duration::from_secs(600);
 /// Retry after a failed status write (a conflict with the agent or the registration
 /// controller: the cluster's next change wakes it sooner).
 const RETRY: Duration = Duration::from_secs(5);
-
-/// Why a cluster's managed namespaces could not be written.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// The status patch failed.
-    #[error("updating status.managedNamespaces of ManagedCluster {cluster}")]
-    Write {
-        /// The cluster.
-        cluster: String,
-        /// The failure.
-        #[source]
-        source: kube::Error,
-    },
-}
 
 struct Context {
     client: Client,
@@ -67,41 +54,25 @@ pub fn run_with(
         informers.deletions::<ManagedClusterSet>(),
     );
     let members = clusters.clone();
-    crate::runtime::queue_depth::track(
-        CONTROLLER,
-        clusters.clone(),
-        crate::runtime::queue_depth::Wakes::OnAnyChange,
-    );
-    let run = Controller::for_shared_stream(cluster_events, clusters.clone())
+    let controller = Controller::for_shared_stream(cluster_events, clusters.clone())
         .watches_shared_stream(set_events, move |set| {
             decide::clusters_of_set(&set, &members.state())
                 .into_iter()
                 .map(|name| ObjectRef::new(&name))
                 .collect::<Vec<_>>()
-        })
-        .graceful_shutdown_on(shutdown::cancelled(&shutdown))
+        });
+    // Judged only with both caches filled: else a cluster would lose its list for a moment.
+    Runner::new(CONTROLLER, controller)
+        .after(&clusters)
+        .after(&sets)
         .run(
             reconcile,
-            |_, e: &Error, _| {
-                tracing::debug!(
-                    "managed namespaces: {}; retrying in {RETRY:?}",
-                    report::chain(e)
-                );
-                Action::requeue(RETRY)
-            },
             Arc::new(Context {
                 client: hub,
                 sets: sets.clone(),
             }),
+            shutdown,
         )
-        .for_each(|result| async move {
-            report::controller_result(CONTROLLER, &result);
-        });
-    async move {
-        // Judged only with both caches filled: else a cluster would lose its list for a moment.
-        let _ = tokio::join!(clusters.wait_until_ready(), sets.wait_until_ready());
-        run.await;
-    }
 }
 
 async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Action, Error> {
@@ -121,7 +92,7 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
         .map(|s| s.managed_namespaces.as_slice())
         .unwrap_or_default();
     if current != wanted.as_slice() {
-        match write(&ctx.client, &cluster, &wanted).await {
+        match writer::write(&ctx.client, &cluster, &wanted).await {
             // The agent or the registration controller wrote first: that write wakes this
             // cluster again, decided from the newer object.
             Err(Error::Write {
@@ -133,34 +104,4 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
         tracing::debug!(cluster = %cluster.name_any(), count = wanted.len(), "updated managed namespaces");
     }
     Ok(Action::requeue(RESYNC))
-}
-
-/// Replaces `status.managedNamespaces` (dropped when empty), guarded by the resourceVersion so
-/// conditions the agent just wrote are never lost: a conflict is decided again.
-async fn write(
-    client: &Client,
-    cluster: &ManagedCluster,
-    wanted: &[ClusterSetManagedNamespace],
-) -> Result<(), Error> {
-    let list = if wanted.is_empty() {
-        serde_json::Value::Null
-    } else {
-        json!(wanted)
-    };
-    let patch = json!({
-        "metadata": {"resourceVersion": cluster.metadata.resource_version},
-        "status": {"managedNamespaces": list},
-    });
-    Api::<ManagedCluster>::all(client.clone())
-        .patch_status(
-            &cluster.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(patch),
-        )
-        .await
-        .map(drop)
-        .map_err(|source| Error::Write {
-            cluster: cluster.name_any(),
-            source,
-        })
 }

@@ -1,10 +1,11 @@
 //! The placement controller: a kube-runtime `Controller` over Placements, woken by the shared
 //! ManagedCluster watch and by one watch each of sets, bindings and PlacementDecisions — one
-//! watch per kind whatever the number of placements. For each placement it [`schedule`]s
-//! clusters from the stores, splits them into [`groups`] and PlacementDecisions, and the
-//! [`writer`] makes the decisions and the [`status`] so.
+//! watch per kind whatever the number of placements. For each placement the reconcile reads the
+//! stores, [`schedule`]s clusters, [`decide`] splits them into [`groups`] and PlacementDecisions
+//! and computes the [`status`], and the [`writer`] makes them so.
 mod budget;
 mod cel;
+pub mod decide;
 pub mod groups;
 mod index;
 pub mod schedule;
@@ -18,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{Stream, StreamExt as _};
-use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
@@ -27,16 +28,16 @@ use crate::api::cluster::{
     AddOnPlacementScore, ManagedCluster, ManagedClusterSet, ManagedClusterSetBinding,
     PLACEMENT_LABEL, Placement, PlacementDecision,
 };
-use crate::hub::informers::Informers;
-use crate::runtime::{Shutdown, report, shutdown};
+use crate::runtime::Shutdown;
+use crate::runtime::controller::Runner;
+use crate::runtime::informers::Informers;
+use crate::runtime::queue_depth::Wakes;
 use schedule::Inputs;
 
 /// The name this controller reports its results and metrics under.
 const CONTROLLER: &str = "placement controller";
 /// Placements reconciled at once.
 pub const CONCURRENCY: u16 = 16;
-/// Retry after a failed write.
-const RETRY: Duration = Duration::from_secs(2);
 /// Look again after a write held back until the store shows this process's previous one.
 const CATCH_UP: Duration = Duration::from_millis(200);
 
@@ -44,6 +45,8 @@ const CATCH_UP: Duration = Duration::from_millis(200);
 #[derive(Debug, thiserror::Error)]
 #[error(transparent)]
 pub struct Error(#[from] kube::Error);
+
+impl crate::runtime::controller::Failure for Error {}
 
 struct Context {
     client: Client,
@@ -107,13 +110,6 @@ pub fn run_with(
     let (decisions, decision_events) = informers.feed::<PlacementDecision>();
     let (scores, score_events) = informers.feed::<AddOnPlacementScore>();
     let (placements, placement_events) = informers.feed::<Placement>();
-    // Its queue depth counts spec changes (labels and annotations changes are not in it).
-    crate::runtime::queue_depth::track(
-        CONTROLLER,
-        placements.clone(),
-        crate::runtime::queue_depth::Wakes::OnSpec,
-    );
-
     let controller =
         Controller::for_shared_stream(spec_changes(placement_events), placements.clone());
     let all = {
@@ -145,7 +141,7 @@ pub fn run_with(
         echoes: echoes.clone(),
         index: decision_index,
     });
-    let run = controller
+    let controller = controller
         .watches_shared_stream(cluster_events, {
             let seen = seen::Seen::new(clusters.clone(), sets.clone());
             move |mc| match seen.change(&mc) {
@@ -163,30 +159,20 @@ pub fn run_with(
             }
             let placement = d.labels().get(PLACEMENT_LABEL)?.clone();
             Some(ObjectRef::new(&placement).within(&d.namespace()?))
-        })
-        .with_config(controller::Config::default().concurrency(CONCURRENCY))
-        .graceful_shutdown_on(shutdown::cancelled(&shutdown))
-        .run(reconcile, report::requeue_after(RETRY), ctx)
-        .for_each(|result| async move {
-            report::controller_result(CONTROLLER, &result);
         });
-    // Decide only from complete stores: a binding not yet listed must not look missing.
+    // Decide only from complete stores: a binding not yet listed must not look missing. Its
+    // queue depth counts spec changes (labels and annotations changes are not in it).
+    let run = Runner::new(CONTROLLER, controller)
+        .wakes(Wakes::OnSpec)
+        .concurrency(CONCURRENCY)
+        .after(&clusters)
+        .after(&sets)
+        .after(&bindings)
+        .after(&decisions)
+        .after(&scores)
+        .run(reconcile, ctx, shutdown);
     async move {
-        let run = async {
-            let _ = tokio::join!(
-                clusters.wait_until_ready(),
-                sets.wait_until_ready(),
-                bindings.wait_until_ready(),
-                decisions.wait_until_ready(),
-                scores.wait_until_ready()
-            );
-            tracing::info!("placement controller started");
-            run.await;
-        };
-        tokio::select! {
-            () = run => {}
-            () = shutdown.cancelled() => {}
-        }
+        run.await;
         Ok(())
     }
 }
@@ -292,36 +278,18 @@ async fn reconcile(p: Arc<Placement>, ctx: Arc<Context>) -> Result<Action, Error
         .filter_map(|n| ctx.clusters.get(&ObjectRef::new(n)))
         .collect();
     let selected: Vec<&ManagedCluster> = selected.iter().map(AsRef::as_ref).collect();
-    let (groups, misconfiguration) = match (&scheduled.misconfigured, groups::groups(&p, &selected))
-    {
-        (Some(m), _) => (None, Some(m.clone())),
-        (None, Err(m)) => (None, Some(m)),
-        (None, Ok(g)) => (Some(g), None),
-    };
-    let writer = writer::Writer::new(ctx.client.clone(), &p, &ctx.lag, &ctx.echoes);
     let mine: Vec<Arc<PlacementDecision>> = view
         .decisions
         .iter()
         .filter_map(|d| ctx.decisions.get(&ObjectRef::new(d).within(&ns)))
         .collect();
-    // A misconfigured placement keeps the decisions it had: a typo must not empty a fleet.
+    let plan = decide::decide(&p, &scheduled, &selected, &mine, now);
+    let writer = writer::Writer::new(ctx.client.clone(), &p, &ctx.lag, &ctx.echoes);
     let mut deferred = false;
-    let decisions = match groups {
-        Some(g) => {
-            let decisions = groups::decisions(&name, &g);
-            deferred |= writer.decisions(&decisions, &mine).await?;
-            decisions
-        }
-        None => writer::as_decisions(&mine),
-    };
-    let status = status::status(
-        p.status.as_ref(),
-        &scheduled,
-        misconfiguration.as_deref(),
-        &decisions,
-        now,
-    );
-    deferred |= writer.status(&p, status).await?;
+    if let Some(decisions) = &plan.decisions {
+        deferred |= writer.decisions(decisions, &mine).await?;
+    }
+    deferred |= writer.status(&p, plan.status).await?;
     // Own writes do not wake a placement (see `run_with`): a write held back for the store to
     // catch up is retried here.
     let requeue = match (deferred.then_some(CATCH_UP), scheduled.requeue_in) {

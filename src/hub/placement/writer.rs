@@ -161,34 +161,6 @@ fn status_of(d: &Decision) -> PlacementDecisionStatus {
     }
 }
 
-/// The decisions `existing` hold, as [`Decision`]s (for a placement whose decisions are kept).
-pub(super) fn as_decisions(existing: &[Arc<PlacementDecision>]) -> Vec<Decision> {
-    let mut out: Vec<Decision> = existing
-        .iter()
-        .map(|d| Decision {
-            name: d.name_any(),
-            group_index: d
-                .labels()
-                .get(DECISION_GROUP_INDEX_LABEL)
-                .and_then(|i| i.parse().ok())
-                .unwrap_or(0),
-            group_name: d
-                .labels()
-                .get(DECISION_GROUP_NAME_LABEL)
-                .cloned()
-                .unwrap_or_default(),
-            clusters: d
-                .status
-                .iter()
-                .flat_map(|s| &s.decisions)
-                .map(|c| c.cluster_name.clone())
-                .collect(),
-        })
-        .collect();
-    out.sort_by_key(|d| (d.group_index, d.name.clone()));
-    out
-}
-
 impl<'a> Writer<'a> {
     pub(super) fn new(client: Client, p: &Placement, lag: &'a Lag, echoes: &'a Echoes) -> Self {
         let ns = p.namespace().unwrap_or_default();

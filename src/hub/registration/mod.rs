@@ -1,5 +1,5 @@
 //! The hub registration controller: a kube-runtime `Controller` over the shared ManagedCluster
-//! store ([`crate::hub::informers`]), woken by the cluster agents' CSRs as well. One reconcile per
+//! store ([`crate::runtime::informers`]), woken by the cluster agents' CSRs as well. One reconcile per
 //! cluster at a time; [`decide`] chooses what the cluster needs from the stores and the
 //! [`writer`] does it.
 //!
@@ -18,22 +18,22 @@ pub mod writer;
 
 pub use release::{release_all, remove_shared_roles};
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::StreamExt as _;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::coordination::v1::Lease;
-use kube::runtime::controller::{self, Action as Requeue, Controller};
+use kube::runtime::controller::{Action as Requeue, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt};
 
 use crate::api::addon::ADDON_NAME_LABEL;
 use crate::api::cluster::{CLUSTER_LEASE_NAME, CLUSTER_NAME_LABEL, ManagedCluster};
-use crate::hub::informers::Informers;
 use crate::identity::CsrFacts;
-use crate::runtime::{Backoff, Shutdown, report, shutdown};
+use crate::runtime::Shutdown;
+use crate::runtime::controller::Runner;
+use crate::runtime::informers::Informers;
 use decide::{Action, Observed};
 use writer::Writer;
 
@@ -43,8 +43,6 @@ const CONTROLLER: &str = "hub registration controller";
 pub const CONCURRENCY: u16 = 16;
 /// Cap of the per-cluster retry backoff after a failed write.
 pub const MAX_RETRY: Duration = Duration::from_secs(60);
-/// How often a deleted cluster's add-ons are looked at while their pre-delete hooks run.
-const ADDON_WAIT: Duration = Duration::from_secs(2);
 
 /// What every reconcile shares.
 struct Context {
@@ -54,8 +52,6 @@ struct Context {
     /// Clusters whose namespace and RBAC this process applied (after a restart they are applied
     /// once more: server-side apply makes that a no-op on the server).
     granted: Mutex<HashSet<String>>,
-    /// Per-cluster retry backoff, reset by a successful reconcile.
-    failures: Mutex<HashMap<String, Backoff>>,
 }
 
 /// Runs the hub registration controller alone, on watches of its own, until `shutdown` is
@@ -78,18 +74,6 @@ pub fn run_with(
     let (clusters, cluster_events) = informers.feed::<ManagedCluster>();
     let (csrs, csr_events) = informers.feed::<CertificateSigningRequest>();
     let leases = informers.store::<Lease>();
-    let ctx = Arc::new(Context {
-        writer: Writer::new(hub),
-        csrs: csrs.clone(),
-        leases: leases.clone(),
-        granted: Mutex::new(HashSet::new()),
-        failures: Mutex::new(HashMap::new()),
-    });
-    crate::runtime::queue_depth::track(
-        CONTROLLER,
-        clusters.clone(),
-        crate::runtime::queue_depth::Wakes::OnAnyChange,
-    );
     let controller = Controller::for_shared_stream(cluster_events, clusters)
         // Add-on CSRs carry the cluster label too; they are the add-on controller's to judge.
         .watches_shared_stream(csr_events, |csr| {
@@ -98,25 +82,22 @@ pub fn run_with(
                 .get(CLUSTER_NAME_LABEL)
                 .filter(|_| own_csr(&csr))?;
             Some(ObjectRef::new(cluster))
-        })
-        .with_config(controller::Config::default().concurrency(CONCURRENCY))
-        .graceful_shutdown_on(shutdown::cancelled(&shutdown))
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move {
-            report::controller_result(CONTROLLER, &result);
         });
+    let ctx = Arc::new(Context {
+        writer: Writer::new(hub),
+        csrs: csrs.clone(),
+        leases: leases.clone(),
+        granted: Mutex::new(HashSet::new()),
+    });
+    // Decide only from complete stores: a lease not yet listed must not look missing.
+    let run = Runner::new(CONTROLLER, controller)
+        .concurrency(CONCURRENCY)
+        .backoff(Duration::from_millis(500), MAX_RETRY)
+        .after(&csrs)
+        .after(&leases)
+        .run(reconcile, ctx, shutdown);
     async move {
-        // Decide only from complete stores: a lease not yet listed must not look missing.
-        let controller = async {
-            let _ = tokio::join!(csrs.wait_until_ready(), leases.wait_until_ready());
-            tracing::info!("hub registration controller started");
-            controller.await;
-        };
-        tokio::select! {
-            () = controller => {}
-            () = shutdown.cancelled() => {}
-        }
-        tracing::info!("hub registration controller stopped");
+        run.await;
         Ok(())
     }
 }
@@ -159,25 +140,9 @@ async fn reconcile(mc: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Requeue
             _ => {}
         }
     }
-    lock(&ctx.failures).remove(&name);
     Ok(decision.recheck_in.map_or_else(Requeue::await_change, |d| {
         Requeue::requeue(d.max(Duration::from_secs(1)))
     }))
-}
-
-#[allow(clippy::needless_pass_by_value)] // the signature kube-runtime calls
-fn error_policy(mc: Arc<ManagedCluster>, error: &writer::Error, ctx: Arc<Context>) -> Requeue {
-    if let writer::Error::AddonsRemain { .. } = error {
-        // Waiting on hooks, not failing: looked at again soon, without growing the backoff.
-        tracing::info!(cluster = %mc.name_any(), "{error}; looking again in {ADDON_WAIT:?}");
-        return Requeue::requeue(ADDON_WAIT);
-    }
-    let delay = lock(&ctx.failures)
-        .entry(mc.name_any())
-        .or_insert_with(|| Backoff::new(Duration::from_millis(500), MAX_RETRY))
-        .next_delay();
-    tracing::warn!(cluster = %mc.name_any(), "{}; retrying in {delay:?}", report::chain(error));
-    Requeue::requeue(delay)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

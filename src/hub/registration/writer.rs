@@ -562,3 +562,15 @@ impl Error {
         }
     }
 }
+
+impl crate::runtime::controller::Failure for Error {
+    fn retry(&self) -> crate::runtime::controller::Retry {
+        match self {
+            // Waiting on hooks, not failing: looked at again soon, without growing the backoff.
+            Self::AddonsRemain { .. } => {
+                crate::runtime::controller::Retry::After(std::time::Duration::from_secs(2))
+            }
+            _ => crate::runtime::controller::Retry::Backoff,
+        }
+    }
+}

@@ -11,8 +11,7 @@ pub mod writer;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt as _;
-use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt};
 
@@ -21,21 +20,21 @@ use crate::api::work::{
     CascadeDeletionPolicy, ManifestWork, ManifestWorkReplicaSet, REPLICA_SET_FINALIZER,
     REPLICA_SET_LABEL,
 };
-use crate::hub::informers::Informers;
-use crate::runtime::{Shutdown, report, shutdown};
+use crate::runtime::Shutdown;
+use crate::runtime::controller::Runner;
+use crate::runtime::informers::Informers;
 use decide::PlacementInputs;
 
 /// The name this controller reports its results and metrics under.
 const CONTROLLER: &str = "replica-set controller";
 /// Replica sets reconciled at once.
 const CONCURRENCY: u16 = 8;
-/// Retry after a failed write.
-const RETRY: Duration = Duration::from_secs(2);
-
 /// Why a reconcile failed.
 #[derive(Debug, thiserror::Error)]
 #[error(transparent)]
 pub struct Error(#[from] kube::Error);
+
+impl crate::runtime::controller::Failure for Error {}
 
 struct Context {
     client: Client,
@@ -80,11 +79,6 @@ pub fn run_with(
     let work_events = futures::stream::select(work_events, informers.deletions::<ManifestWork>());
     let (placements, placement_events) = informers.feed::<Placement>();
     let (decisions, decision_events) = informers.feed::<PlacementDecision>();
-    crate::runtime::queue_depth::track(
-        CONTROLLER,
-        sets.clone(),
-        crate::runtime::queue_depth::Wakes::OnAnyChange,
-    );
     let (for_placements, for_decisions) = (sets.clone(), sets.clone());
     let ctx = Arc::new(Context {
         client: hub,
@@ -92,7 +86,7 @@ pub fn run_with(
         placements: placements.clone(),
         decisions: decisions.clone(),
     });
-    let run = Controller::for_shared_stream(set_events, sets.clone())
+    let controller = Controller::for_shared_stream(set_events, sets.clone())
         .watches_shared_stream(work_events, |w| owner(&w))
         .watches_shared_stream(placement_events, move |p| {
             naming(&for_placements, p.namespace().as_deref(), &p.name_any())
@@ -100,29 +94,17 @@ pub fn run_with(
         .watches_shared_stream(decision_events, move |d| {
             let placement = d.labels().get(PLACEMENT_LABEL).cloned().unwrap_or_default();
             naming(&for_decisions, d.namespace().as_deref(), &placement)
-        })
-        .with_config(controller::Config::default().concurrency(CONCURRENCY))
-        .graceful_shutdown_on(shutdown::cancelled(&shutdown))
-        .run(reconcile, report::requeue_after(RETRY), ctx)
-        .for_each(|result| async move {
-            report::controller_result(CONTROLLER, &result);
         });
+    // Decide only from complete stores: a work not yet listed must not look missing.
+    let run = Runner::new(CONTROLLER, controller)
+        .concurrency(CONCURRENCY)
+        .after(&sets)
+        .after(&works)
+        .after(&placements)
+        .after(&decisions)
+        .run(reconcile, ctx, shutdown);
     async move {
-        // Decide only from complete stores: a work not yet listed must not look missing.
-        let run = async {
-            let _ = tokio::join!(
-                sets.wait_until_ready(),
-                works.wait_until_ready(),
-                placements.wait_until_ready(),
-                decisions.wait_until_ready()
-            );
-            tracing::info!("replica-set controller started");
-            run.await;
-        };
-        tokio::select! {
-            () = run => {}
-            () = shutdown.cancelled() => {}
-        }
+        run.await;
         Ok(())
     }
 }

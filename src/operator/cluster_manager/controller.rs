@@ -3,15 +3,13 @@
 //! pipeline of the module docs under the finalizer; `error_policy` waits for a spec change when
 //! the spec is invalid and backs off exponentially on anything else.
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use futures::StreamExt as _;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::jiff::Timestamp;
-use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::controller::{Action, Controller};
 use kube::runtime::finalizer::{Event, finalizer};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
@@ -23,8 +21,8 @@ use crate::api::names::HUB_NAMESPACE;
 use crate::api::operator::{CLUSTER_MANAGER_FINALIZER, CLUSTER_MANAGER_NAME, ClusterManager};
 use crate::apply::{Applier, MANAGED_BY_LABEL};
 use crate::error::UserError;
-use crate::runtime::shutdown::{self, Shutdown};
-use crate::runtime::{queue_depth, report};
+use crate::runtime::controller::{Retry, Runner};
+use crate::runtime::{Shutdown, report};
 
 /// Longest time between two reconciles (drift is repaired at least this often).
 /// The name this controller reports its results and metrics under.
@@ -75,12 +73,21 @@ impl Error {
     }
 }
 
+impl crate::runtime::controller::Failure for Error {
+    fn retry(&self) -> Retry {
+        if self.is_invalid_spec() {
+            Retry::OnChange
+        } else {
+            Retry::Backoff
+        }
+    }
+}
+
 /// What every reconcile shares.
 struct Context {
     client: Client,
     applier: Applier,
     in_process: InProcess,
-    failures: AtomicU32,
 }
 
 /// Runs the controller until `shutdown` is cancelled. The caller holds the Lease
@@ -92,18 +99,12 @@ pub async fn run(client: Client, in_process: InProcess, shutdown: Shutdown) -> a
         applier: Applier::new(client.clone(), Duration::from_secs(60)),
         client: client.clone(),
         in_process,
-        failures: AtomicU32::new(0),
     });
     let managed =
         watcher::Config::default().labels(&format!("{MANAGED_BY_LABEL}={}", crate::FIELD_MANAGER));
     let controller = Controller::new(
         Api::<ClusterManager>::all(client.clone()),
         watcher::Config::default().fields(&format!("metadata.name={CLUSTER_MANAGER_NAME}")),
-    );
-    queue_depth::track(
-        CONTROLLER,
-        controller.store(),
-        crate::runtime::queue_depth::Wakes::OnAnyChange,
     );
     let controller = controller
         .watches(
@@ -115,24 +116,13 @@ pub async fn run(client: Client, in_process: InProcess, shutdown: Shutdown) -> a
             Api::<Secret>::namespaced(client, HUB_NAMESPACE),
             managed,
             the_cm,
-        )
-        .with_config(controller::Config::default().debounce(Duration::from_millis(200)))
-        .graceful_shutdown_on(shutdown::cancelled(&shutdown))
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move {
-            // A Deployment or Secret event after the ClusterManager is gone is no news: only
-            // failures are logged.
-            report::controller_result(CONTROLLER, &result);
-        });
-    let grace = async {
-        shutdown.cancelled().await;
-        tokio::time::sleep(GRACE).await;
-    };
-    tokio::select! {
-        () = controller => {}
-        () = grace => tracing::warn!("reconciles did not finish within {GRACE:?} of shutdown; stopping anyway"),
-    }
-    tracing::info!("ClusterManager operator stopped");
+        );
+    Runner::new(CONTROLLER, controller)
+        .debounce(Duration::from_millis(200))
+        .backoff(Duration::from_secs(1), Duration::from_secs(64))
+        .grace(GRACE)
+        .run(reconcile, ctx, shutdown)
+        .await;
     Ok(())
 }
 
@@ -172,7 +162,6 @@ async fn reconcile(cm: Arc<ClusterManager>, ctx: Arc<Context>) -> Result<Action,
     })
     .await
     .map_err(|e| Error::Finalizer(Box::new(e)))?;
-    ctx.failures.store(0, Ordering::Relaxed);
     Ok(action)
 }
 
@@ -230,13 +219,4 @@ async fn reconcile_hub(cm: &ClusterManager, ctx: &Context) -> Result<Action, Err
     Ok(Action::requeue(
         Duration::from_secs(until_renewal.max(1)).min(RESYNC),
     ))
-}
-
-#[allow(clippy::needless_pass_by_value)] // the signature kube-runtime calls
-fn error_policy(_cm: Arc<ClusterManager>, error: &Error, ctx: Arc<Context>) -> Action {
-    if error.is_invalid_spec() {
-        return Action::await_change();
-    }
-    let n = ctx.failures.fetch_add(1, Ordering::Relaxed).min(6);
-    Action::requeue(Duration::from_secs(1 << n)) // 1 s, 2 s, ... 64 s
 }

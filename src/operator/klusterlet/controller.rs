@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use futures::StreamExt as _;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -22,8 +21,8 @@ use super::desired::KLUSTERLET_LABEL;
 use super::{Options, apply, cleanup, desired, observe, status, validate};
 use crate::api::operator::{KLUSTERLET_FINALIZER, KLUSTERLET_HOSTED_FINALIZER, Klusterlet};
 use crate::apply::Applier;
-use crate::runtime::shutdown::{self, Shutdown};
-use crate::runtime::{queue_depth, report};
+use crate::runtime::Shutdown;
+use crate::runtime::controller::{Retry, Runner};
 
 /// How often a healthy Klusterlet is looked at again (hub checks, as upstream's 30 s).
 /// The name this controller reports its results and metrics under.
@@ -82,6 +81,16 @@ impl Error {
     }
 }
 
+impl crate::runtime::controller::Failure for Error {
+    fn retry(&self) -> Retry {
+        if self.is_invalid_spec() {
+            Retry::OnChange
+        } else {
+            Retry::Backoff
+        }
+    }
+}
+
 /// What every reconcile shares.
 struct Context {
     client: Client,
@@ -111,12 +120,7 @@ pub async fn run(client: Client, opts: Options, shutdown: Shutdown) -> anyhow::R
         opts,
     });
     let controller = Controller::new(klusterlets, watcher::Config::default());
-    queue_depth::track(
-        CONTROLLER,
-        controller.store(),
-        crate::runtime::queue_depth::Wakes::OnAnyChange,
-    );
-    controller
+    let controller = controller
         .watches(
             Api::<Deployment>::all(client.clone()),
             labelled(),
@@ -124,12 +128,9 @@ pub async fn run(client: Client, opts: Options, shutdown: Shutdown) -> anyhow::R
         )
         .watches(Api::<Secret>::all(client), labelled(), move |s| {
             by_label(&s.metadata)
-        })
-        .graceful_shutdown_on(shutdown::cancelled(&shutdown))
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move {
-            report::controller_result(CONTROLLER, &result);
-        })
+        });
+    Runner::new(CONTROLLER, controller)
+        .run(reconcile, ctx, shutdown)
         .await;
     Ok(())
 }
@@ -249,14 +250,4 @@ async fn reconcile_apply(k: &Klusterlet, ctx: &Context) -> Result<Action, Error>
     } else {
         RETRY
     }))
-}
-
-#[allow(clippy::needless_pass_by_value)] // the signature kube-runtime asks for
-// The failure is logged with the Klusterlet's name by `report::controller_result`.
-fn error_policy(_: Arc<Klusterlet>, err: &Error, _ctx: Arc<Context>) -> Action {
-    if err.is_invalid_spec() {
-        Action::await_change()
-    } else {
-        Action::requeue(RETRY)
-    }
 }

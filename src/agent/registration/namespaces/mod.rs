@@ -15,7 +15,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt as _;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
@@ -26,7 +25,8 @@ use kube::{Client, ResourceExt as _};
 use serde_json::json;
 
 use crate::api::cluster::ManagedCluster;
-use crate::runtime::report;
+use crate::runtime::Shutdown;
+use crate::runtime::controller::{Retry, Runner};
 
 /// The name this controller reports its metrics under.
 const CONTROLLER: &str = "managed namespaces";
@@ -58,6 +58,17 @@ pub enum Error {
     },
 }
 
+impl crate::runtime::controller::Failure for Error {
+    fn retry(&self) -> Retry {
+        Retry::After(RETRY)
+    }
+
+    /// A status write that lost a race (heartbeat, hub) is no news: it is decided again.
+    fn expected(&self) -> bool {
+        matches!(self, Error::Write { source: kube::Error::Api(s), .. } if s.code == 409)
+    }
+}
+
 struct Context {
     hub: Client,
     managed: Client,
@@ -68,12 +79,13 @@ struct Context {
 }
 
 /// Keeps cluster `cluster`'s managed namespaces for the hub at `hub_server` (as the bootstrap
-/// kubeconfig names it) until dropped.
+/// kubeconfig names it) until dropped or `shutdown` is cancelled.
 pub fn run(
     managed: Client,
     hub: Client,
     cluster: &str,
     hub_server: &str,
+    shutdown: Shutdown,
 ) -> impl Future<Output = ()> + Send + 'static {
     let label = decide::label_for_hub(hub_server);
     let (labelled, writer) = reflector::store();
@@ -92,40 +104,16 @@ pub fn run(
         Api::<ManagedCluster>::all(hub.clone()),
         watcher::Config::default().fields(&format!("metadata.name={cluster}")),
     );
-    crate::runtime::queue_depth::track(
-        CONTROLLER,
-        controller.store(),
-        crate::runtime::queue_depth::Wakes::OnAnyChange,
-    );
-    controller
-        .watches_stream(namespaces, own)
-        .run(
-            reconcile,
-            |_, e: &Error, _| {
-                // A status write that lost a race (heartbeat, hub) is no news: it is decided again.
-                if matches!(e, Error::Write { source: kube::Error::Api(s), .. } if s.code == 409) {
-                    tracing::debug!("managed namespaces: {}", report::chain(e));
-                } else {
-                    tracing::warn!(
-                        "managed namespaces: {}; retrying in {RETRY:?}",
-                        report::chain(e)
-                    );
-                }
-                Action::requeue(RETRY)
-            },
-            Arc::new(Context {
-                hub,
-                managed,
-                label,
-                labelled,
-            }),
-        )
-        .for_each(|result| async move {
-            report::record(CONTROLLER, &result);
-            if let Err(e) = result {
-                tracing::debug!("managed namespaces: {}", report::chain(&e));
-            }
-        })
+    Runner::new(CONTROLLER, controller.watches_stream(namespaces, own)).run(
+        reconcile,
+        Arc::new(Context {
+            hub,
+            managed,
+            label,
+            labelled,
+        }),
+        shutdown,
+    )
 }
 
 async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Action, Error> {

@@ -6,70 +6,43 @@
 //! ([`super::annotation`]) from the start. `Manual` add-ons are left to `addon enable` /
 //! `disable`.
 //! It then rolls the add-on's configs out ([`super::rollout`]) and writes the progress.
-use std::collections::BTreeSet;
+//!
+//! The reconcile reads the stores (here), [`decide`] and [`super::rollout::decide`] say what
+//! should change, and the [`writer`] is the only place that writes.
+pub mod decide;
+pub mod writer;
+
+pub use decide::{decided, managed_by_hub};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt as _;
-use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt as _};
 
 use crate::api::addon::{
     ADDON_DEPLOYMENT_CONFIGS, ADDON_TEMPLATES, AddOnDeploymentConfig, AddOnTemplate,
-    ClusterManagementAddOn, ConfigSpecHash, LIFECYCLE_ADDON_MANAGER, LIFECYCLE_ANNOTATION,
-    ManagedClusterAddOn, ManagedClusterAddOnSpec, PlacementStrategy,
+    ClusterManagementAddOn, ConfigSpecHash, ManagedClusterAddOn,
 };
 use crate::api::cluster::{ManagedCluster, PLACEMENT_LABEL, PlacementDecision};
 use crate::hub::addon::rollout;
-use crate::hub::informers::{Feed, Informers};
-use crate::runtime::{Shutdown, report, shutdown};
+use crate::runtime::Shutdown;
+use crate::runtime::controller::Runner;
+use crate::runtime::informers::{Feed, Informers};
+use decide::made_for;
+use writer::Writer;
 
 /// The name this controller reports its results and metrics under.
 const CONTROLLER: &str = "add-on install controller";
 const RETRY: Duration = Duration::from_secs(5);
 
 struct Context {
-    client: Client,
+    writer: Writer,
     clusters: Store<ManagedCluster>,
     addons: Store<ManagedClusterAddOn>,
     decisions: Store<PlacementDecision>,
     templates: Store<AddOnTemplate>,
     configs: Store<AddOnDeploymentConfig>,
-}
-
-/// Whether the hub's add-on manager installs `cma` (not an add-on with its own manager).
-#[must_use]
-pub fn managed_by_hub(cma: &ClusterManagementAddOn) -> bool {
-    cma.annotations()
-        .get(LIFECYCLE_ANNOTATION)
-        .is_none_or(|v| v.is_empty() || v == LIFECYCLE_ADDON_MANAGER)
-}
-
-/// Whether decision `d` is one of placement `p`'s.
-fn made_for(d: &PlacementDecision, p: &PlacementStrategy) -> bool {
-    d.namespace().as_deref() == Some(p.namespace.as_str())
-        && d.labels().get(PLACEMENT_LABEL) == Some(&p.name)
-}
-
-/// The clusters `cma`'s placements decide, from the decisions in `decisions`.
-#[must_use]
-pub fn decided(
-    cma: &ClusterManagementAddOn,
-    decisions: &[Arc<PlacementDecision>],
-) -> BTreeSet<String> {
-    let Some(strategy) = &cma.spec.install_strategy else {
-        return BTreeSet::new();
-    };
-    strategy
-        .placements
-        .iter()
-        .flat_map(|p| decisions.iter().filter(move |d| made_for(d, p)))
-        .filter_map(|d| d.status.as_ref())
-        .flat_map(|s| s.decisions.iter().map(|c| c.cluster_name.clone()))
-        .filter(|c| !c.is_empty())
-        .collect()
 }
 
 /// The controller over `informers`' ClusterManagementAddOns, add-ons, PlacementDecisions,
@@ -103,7 +76,7 @@ async fn run(
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
     let ctx = Arc::new(Context {
-        client: hub,
+        writer: Writer::new(hub),
         clusters: clusters.clone(),
         addons: addons.clone(),
         decisions: decisions.clone(),
@@ -114,12 +87,7 @@ async fn run(
     // A config's spec hash is part of every rollout that uses it: any change looks again at
     // the (few) rolled-out add-ons.
     let (for_templates, for_configs) = (cmas.clone(), cmas.clone());
-    crate::runtime::queue_depth::track(
-        CONTROLLER,
-        cmas.clone(),
-        crate::runtime::queue_depth::Wakes::OnAnyChange,
-    );
-    let run = Controller::for_shared_stream(cma_events, cmas.clone())
+    let controller = Controller::for_shared_stream(cma_events, cmas.clone())
         .watches_shared_stream(addon_events, |mca| Some(ObjectRef::new(&mca.name_any())))
         .watches_shared_stream(decision_events, move |d| {
             let (ns, placement) = (d.namespace(), d.labels().get(PLACEMENT_LABEL).cloned());
@@ -137,34 +105,16 @@ async fn run(
                 .collect::<Vec<_>>()
         })
         .watches_shared_stream(template_events, move |_| rolled_out(&for_templates))
-        .watches_shared_stream(config_events, move |_| rolled_out(&for_configs))
-        .graceful_shutdown_on(shutdown::cancelled(&shutdown))
-        .run(
-            reconcile,
-            |_, e: &kube::Error, _| {
-                tracing::warn!("add-on install: {e}; retrying in {RETRY:?}");
-                Action::requeue(RETRY)
-            },
-            ctx,
-        )
-        .for_each(|result| async move {
-            report::controller_result(CONTROLLER, &result);
-        });
-    let run = async {
-        let _ = tokio::join!(
-            clusters.wait_until_ready(),
-            addons.wait_until_ready(),
-            cmas.wait_until_ready(),
-            decisions.wait_until_ready(),
-            templates.wait_until_ready(),
-            configs.wait_until_ready()
-        );
-        run.await;
-    };
-    tokio::select! {
-        () = run => {}
-        () = shutdown.cancelled() => {}
-    }
+        .watches_shared_stream(config_events, move |_| rolled_out(&for_configs));
+    Runner::new(CONTROLLER, controller)
+        .after(&clusters)
+        .after(&addons)
+        .after(&cmas)
+        .after(&decisions)
+        .after(&templates)
+        .after(&configs)
+        .run(reconcile, ctx, shutdown)
+        .await;
     Ok(())
 }
 
@@ -185,57 +135,22 @@ async fn reconcile(
         return Ok(Action::await_change());
     }
     let name = cma.name_any();
-    let wanted = decided(&cma, &ctx.decisions.state());
-    let existing: BTreeSet<String> = ctx
-        .addons
-        .state()
-        .iter()
-        .filter(|a| a.name_any() == name)
-        .filter_map(|a| a.namespace())
-        .collect();
-    // A decided cluster not yet in the store is installed on later, as upstream fails the
-    // reconcile then: its add-on must start with the cluster's annotations.
-    let mut unseen = false;
-    for cluster in wanted.difference(&existing) {
-        let Some(managed_cluster) = ctx.clusters.get(&ObjectRef::new(cluster)) else {
-            tracing::debug!(addon = %name, %cluster, "decided cluster not known yet");
-            unseen = true;
-            continue;
-        };
-        let annotations = super::annotation::cluster_annotations(&managed_cluster);
-        let mca = ManagedClusterAddOn {
-            metadata: ObjectMeta {
-                name: Some(name.clone()),
-                namespace: Some(cluster.clone()),
-                owner_references: Some(vec![super::deploy::owner_reference(&*cma, true)]),
-                annotations: (!annotations.is_empty()).then_some(annotations),
-                ..ObjectMeta::default()
-            },
-            spec: ManagedClusterAddOnSpec::default(),
-            status: None,
-        };
-        match Api::<ManagedClusterAddOn>::namespaced(ctx.client.clone(), cluster)
-            .create(&PostParams::default(), &mca)
-            .await
-        {
-            Ok(_) => tracing::info!(addon = %name, %cluster, "installed by placement"),
-            // Exists already (not yet in the store), or the cluster namespace is gone.
-            Err(kube::Error::Api(e)) if e.code == 409 || e.code == 404 => {}
-            Err(e) => return Err(e),
-        }
+    let plan = decide::plan(
+        &cma,
+        &decided(&cma, &ctx.decisions.state()),
+        &ctx.addons.state(),
+        |cluster| ctx.clusters.get(&ObjectRef::new(cluster)),
+    );
+    for mca in &plan.create {
+        ctx.writer.create(mca).await?;
     }
-    for cluster in existing.difference(&wanted) {
-        match Api::<ManagedClusterAddOn>::namespaced(ctx.client.clone(), cluster)
-            .delete(&name, &DeleteParams::default())
-            .await
-        {
-            Ok(_) => tracing::info!(addon = %name, %cluster, "removed: no longer decided"),
-            Err(kube::Error::Api(e)) if e.code == 404 => {}
-            Err(e) => return Err(e),
-        }
+    for cluster in &plan.remove {
+        ctx.writer.remove(&name, cluster).await?;
     }
     let action = roll_out(&cma, &ctx).await?;
-    Ok(if unseen {
+    // A decided cluster not yet in the store is installed on later, as upstream fails the
+    // reconcile then: its add-on must start with the cluster's annotations.
+    Ok(if plan.unseen {
         Action::requeue(RETRY)
     } else {
         action
@@ -312,17 +227,9 @@ async fn roll_out(cma: &ClusterManagementAddOn, ctx: &Context) -> Result<Action,
         tracing::warn!(addon = %name, "rollout: {e}");
     }
     for (mca, status) in &outcome.addons {
-        super::manager::write_status(&ctx.client, mca, status).await?;
+        ctx.writer.addon_status(mca, status).await?;
     }
-    if cma.status.as_ref() != Some(&outcome.status) {
-        Api::<ClusterManagementAddOn>::all(ctx.client.clone())
-            .patch_status(
-                &name,
-                &PatchParams::default(),
-                &Patch::Merge(serde_json::json!({"status": outcome.status})),
-            )
-            .await?;
-    }
+    ctx.writer.cma_status(cma, &outcome.status).await?;
     Ok(outcome
         .recheck_after
         .map_or_else(Action::await_change, Action::requeue))

@@ -1,7 +1,8 @@
-//! One watch and one store per kind for the whole hub process, as upstream's shared informer
-//! factory: every controller takes the stores and subscriptions it needs from one [`Informers`]
-//! built where the hub starts, and no controller opens a watch of its own. [`Informed`] lists,
-//! in one place, every kind the hub watches and which of its objects.
+//! One watch and one store per kind for a whole process, as upstream's shared informer factory:
+//! every controller takes the stores and subscriptions it needs from one [`Informers`] built
+//! where the hub (or an agent) starts, and no controller opens a watch of its own. [`Informed`]
+//! lists, in one place, every kind watched this way and which of its objects (the hub's
+//! selectors; an agent watches one namespace with [`Informers::namespaced`]).
 //!
 //! The fan-out is ours, not kube-runtime's `reflect_shared`: its subscriber hands out references
 //! looked up in the store, and one for an object deleted before the subscriber read it makes the
@@ -49,6 +50,24 @@ pub trait Informed:
     fn config() -> watcher::Config {
         watcher::Config::default()
     }
+
+    /// Where the watch looks: everywhere, unless a namespaced kind is asked for one namespace
+    /// ([`Informers::namespaced`]).
+    #[must_use]
+    fn api(client: Client, _namespace: Option<&str>) -> Api<Self> {
+        Api::all(client)
+    }
+}
+
+/// A namespaced kind's [`Informed::api`].
+fn within<K>(client: &Client, namespace: Option<&str>) -> Api<K>
+where
+    K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>,
+{
+    namespace.map_or_else(
+        || Api::all(client.clone()),
+        |ns| Api::namespaced(client.clone(), ns),
+    )
 }
 
 impl Informed for ManagedCluster {}
@@ -56,7 +75,12 @@ impl Informed for ManagedClusterSet {}
 impl Informed for ManagedClusterSetBinding {}
 impl Informed for Placement {}
 impl Informed for AddOnPlacementScore {}
-impl Informed for ManagedClusterAddOn {}
+/// An agent watches its cluster's only.
+impl Informed for ManagedClusterAddOn {
+    fn api(client: Client, namespace: Option<&str>) -> Api<Self> {
+        within(&client, namespace)
+    }
+}
 impl Informed for ClusterManagementAddOn {}
 impl Informed for AddOnTemplate {}
 impl Informed for AddOnDeploymentConfig {}
@@ -95,12 +119,14 @@ type Observer<K> = Box<dyn FnMut(&watcher::Event<K>) + Send>;
 /// (and miss what it already delivered).
 pub struct Informers {
     client: Client,
+    /// Only this namespace's objects (an agent's cluster namespace on the hub); all if `None`.
+    namespace: Option<String>,
     kinds: Mutex<HashMap<TypeId, Kind>>,
 }
 
 struct Kind {
     informer: Arc<dyn Any + Send + Sync>,
-    watch: Box<dyn FnOnce(Client) -> BoxFuture<'static, ()> + Send>,
+    watch: Box<dyn FnOnce(Client, Option<String>) -> BoxFuture<'static, ()> + Send>,
 }
 
 /// One kind's store, the writer its watch fills it with, and who hears of its changes.
@@ -118,7 +144,17 @@ impl Informers {
     pub fn new(client: Client) -> Self {
         Self {
             client,
+            namespace: None,
             kinds: Mutex::default(),
+        }
+    }
+
+    /// Watches of `namespace`'s objects only.
+    #[must_use]
+    pub fn namespaced(client: Client, namespace: &str) -> Self {
+        Self {
+            namespace: Some(namespace.to_string()),
+            ..Self::new(client)
         }
     }
 
@@ -165,7 +201,7 @@ impl Informers {
             .unwrap_or_else(PoisonError::into_inner);
         let watches = kinds
             .into_values()
-            .map(|kind| (kind.watch)(self.client.clone()));
+            .map(|kind| (kind.watch)(self.client.clone(), self.namespace.clone()));
         tokio::select! {
             _ = futures::future::join_all(watches) => {}
             () = shutdown.cancelled() => {}
@@ -186,7 +222,7 @@ impl Informers {
             let watched = informer.clone();
             Kind {
                 informer,
-                watch: Box::new(move |client| watched.watch(client).boxed()),
+                watch: Box::new(move |client, namespace| watched.watch(client, namespace).boxed()),
             }
         });
         kind.informer
@@ -202,7 +238,7 @@ impl Informers {
 
 impl<K: Informed> Informer<K> {
     /// The watch into the store, publishing what it applied.
-    async fn watch(self: Arc<Self>, client: Client) {
+    async fn watch(self: Arc<Self>, client: Client, namespace: Option<String>) {
         let Some(writer) = self
             .writer
             .lock()
@@ -219,7 +255,7 @@ impl<K: Informed> Informer<K> {
         );
         let reader = self.store.clone();
         let this = self.clone();
-        watcher(Api::<K>::all(client), K::config())
+        watcher(K::api(client, namespace.as_deref()), K::config())
             .default_backoff()
             // No controller reads them, and they are often half of an object's size.
             .modify(|o| o.managed_fields_mut().clear())
