@@ -17,17 +17,24 @@ pub async fn approve_csr(
     let mut csr = api.get(name).await?;
     let now =
         k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now());
-    let conditions = &mut csr.status.get_or_insert_with(Default::default).conditions;
-    conditions
-        .get_or_insert_with(Vec::new)
-        .push(CertificateSigningRequestCondition {
-            type_: "Approved".into(),
-            status: "True".into(),
-            reason: Some(reason.into()),
-            message: Some(message.into()),
-            last_update_time: Some(now.clone()),
-            last_transition_time: Some(now),
-        });
+    let conditions = csr
+        .status
+        .get_or_insert_with(Default::default)
+        .conditions
+        .get_or_insert_with(Vec::new);
+    // Approved meanwhile (by another approver, or this one from an older copy of the store): a
+    // second condition of the type would be refused as a duplicate.
+    if conditions.iter().any(|c| c.type_ == "Approved") {
+        return Ok(());
+    }
+    conditions.push(CertificateSigningRequestCondition {
+        type_: "Approved".into(),
+        status: "True".into(),
+        reason: Some(reason.into()),
+        message: Some(message.into()),
+        last_update_time: Some(now.clone()),
+        last_transition_time: Some(now),
+    });
     api.replace_subresource("approval", name, &kube::api::PostParams::default(), &csr)
         .await
         .map(|_| ())

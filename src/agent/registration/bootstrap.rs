@@ -9,7 +9,7 @@ use kube::config::Kubeconfig;
 use std::collections::BTreeMap;
 
 use super::secret::{self, HubCredential};
-use super::{AgentOptions, Error, csr, status};
+use super::{AgentOptions, Error, csr, writer};
 
 /// The secret key holding a kubeconfig.
 pub const KUBECONFIG_KEY: &str = "kubeconfig";
@@ -140,9 +140,9 @@ pub async fn register(
     let stored = secret::read_data(opts).await?;
     let (agent, new) = agent_name(stored.as_ref(), &opts.cluster_name);
     if new {
-        secret::write_identity(opts, &agent).await?;
+        writer::store_identity(opts, &agent).await?;
     }
-    status::ensure_cluster(&hub, opts).await?;
+    writer::create_cluster(&hub, opts).await?;
     tracing::info!(cluster = %opts.cluster_name, agent = %agent, "requesting a hub client certificate");
     let (cert_pem, key_pem) = csr::issue(&hub, opts, &agent, cancel).await?;
     let credential = HubCredential {
@@ -153,7 +153,7 @@ pub async fn register(
         cluster: opts.cluster_name.clone(),
         agent,
     };
-    secret::write(opts, &credential).await?;
+    writer::store_credential(opts, &credential).await?;
     tracing::info!(cluster = %opts.cluster_name, "hub client certificate stored in {}/{}", opts.namespace, opts.hub_secret);
     Ok(credential)
 }

@@ -11,7 +11,7 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::certificates::v1::{
     CertificateSigningRequest, CertificateSigningRequestSpec,
 };
-use kube::api::{Api, ObjectMeta, PostParams};
+use kube::api::{Api, ObjectMeta};
 use kube::runtime::{WatchStreamExt as _, watcher};
 
 use super::{AgentOptions, Error};
@@ -133,17 +133,11 @@ pub async fn issue(
         rcgen::KeyPair::generate().map_err(|e| Error::Other(format!("generating a key: {e}")))?;
     let pem = request_pem(&opts.cluster_name, agent, &key)?;
     let api: Api<CertificateSigningRequest> = Api::all(hub.clone());
-    let created = api
-        .create(
-            &PostParams {
-                field_manager: Some(super::FIELD_MANAGER.into()),
-                ..Default::default()
-            },
-            &object(&opts.cluster_name, &pem, opts.cert_expiration_seconds),
-        )
-        .await
-        .map_err(|e| Error::kube("creating a CertificateSigningRequest on the hub", e))?;
-    let name = created.metadata.name.unwrap_or_default();
+    let name = super::writer::send_csr(
+        &api,
+        &object(&opts.cluster_name, &pem, opts.cert_expiration_seconds),
+    )
+    .await?;
     tracing::info!(cluster = %opts.cluster_name, csr = %name, "waiting for the CSR to be approved and signed");
     let cert = tokio::select! {
         r = wait_signed(api, &name) => r?,

@@ -13,7 +13,7 @@ use tokio::time::{Instant, sleep_until};
 
 use super::bootstrap::{Bootstrap, KUBECONFIG_KEY};
 use super::secret::{self, HubCredential};
-use super::{AgentOptions, Error, csr, lease, namespaces, rotate, status};
+use super::{AgentOptions, Error, csr, lease, namespaces, observe, rotate, writer};
 use crate::api::cluster::ManagedCluster;
 use crate::api::names::DEFAULT_LEASE_SECONDS;
 use crate::runtime::{Backoff, Shutdown};
@@ -95,7 +95,7 @@ pub async fn run(
                 rotation = None;
                 match result {
                     Ok(new) => {
-                        secret::write(opts, &new).await?;
+                        writer::store_credential(opts, &new).await?;
                         hub = new.client().await?;
                         credential = new;
                         if !first_beat {
@@ -174,14 +174,14 @@ async fn heartbeat(opts: &AgentOptions, hub: &kube::Client) -> Result<Duration, 
         .lease_duration_seconds
         .filter(|s| *s > 0)
         .unwrap_or(DEFAULT_LEASE_SECONDS);
-    if lease::renew(hub, &opts.cluster_name).await? == lease::Renewal::Missing {
+    if writer::renew_lease(hub, &opts.cluster_name).await? == lease::Renewal::Missing {
         tracing::info!(
             cluster = %opts.cluster_name,
             "the hub has not created managed-cluster-lease yet; renewing it on the next beat"
         );
     }
-    let observed = status::observe(&opts.managed).await;
-    status::update(hub, &mc, &observed).await?;
+    let observed = observe::observe(&opts.managed).await;
+    writer::update_status(hub, &mc, &observed).await?;
     Ok(Duration::from_secs(u64::try_from(seconds).unwrap_or(60)))
 }
 

@@ -1,13 +1,9 @@
 //! The heartbeat: Lease `managed-cluster-lease` in the cluster namespace on the hub, its
-//! `renewTime` moved to now on every beat. The hub creates the lease when it accepts the cluster;
+//! `renewTime` moved to now on every beat ([`super::writer::renew_lease`] sends it). The hub creates the lease when it accepts the cluster;
 //! the agent only reads and updates it — upstream's hub grants cluster agents exactly
 //! get/list/watch/update on leases, so a patch or a create would be refused there.
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
-use kube::api::{Api, PostParams};
-
-use super::Error;
-use crate::api::cluster::CLUSTER_LEASE_NAME;
 
 /// What a beat found.
 #[derive(Debug, PartialEq, Eq)]
@@ -23,28 +19,6 @@ pub enum Renewal {
 pub fn renewed(mut lease: Lease, now: MicroTime) -> Lease {
     lease.spec.get_or_insert_with(Default::default).renew_time = Some(now);
     lease
-}
-
-/// Renews the lease of `cluster`: one GET and one UPDATE (guarded by the resourceVersion read).
-pub async fn renew(hub: &kube::Client, cluster: &str) -> Result<Renewal, Error> {
-    let api: Api<Lease> = Api::namespaced(hub.clone(), cluster);
-    let what = || format!("renewing lease {cluster}/{CLUSTER_LEASE_NAME} on the hub");
-    let Some(lease) = api
-        .get_opt(CLUSTER_LEASE_NAME)
-        .await
-        .map_err(|e| Error::kube(what(), e))?
-    else {
-        return Ok(Renewal::Missing);
-    };
-    let now = MicroTime(k8s_openapi::jiff::Timestamp::now());
-    api.replace(
-        CLUSTER_LEASE_NAME,
-        &PostParams::default(),
-        &renewed(lease, now),
-    )
-    .await
-    .map_err(|e| Error::kube(what(), e))?;
-    Ok(Renewal::Renewed)
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@
 //! already holds a usable certificate for the same hub. **Joined** ([`joined`]): every lease
 //! duration renew the lease ([`lease`]) and the ManagedCluster status ([`status`]); rotate the
 //! certificate before it expires ([`rotate`]); keep the namespaces the cluster's sets ask for
-//! ([`namespaces`]). The hub rejecting the certificate (401), the
+//! ([`namespaces`]). What it reads of the managed cluster is [`observe`]; every write to either
+//! cluster is in [`writer`]; the rest decides, without I/O where it can. The hub rejecting the certificate (401), the
 //! bootstrap kubeconfig naming another hub, or the ManagedCluster vanishing send the loop back to
 //! bootstrap; any other failure (hub down, 403 after a deny) is retried with a capped backoff.
 //! Nothing on the managed cluster is ever deleted.
@@ -17,9 +18,11 @@ pub mod csr;
 mod joined;
 pub mod lease;
 pub mod namespaces;
+pub mod observe;
 pub mod rotate;
 pub mod secret;
 pub mod status;
+pub mod writer;
 
 use std::time::Duration;
 

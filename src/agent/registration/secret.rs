@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 use base64::Engine as _;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, ObjectMeta, Patch, PatchParams};
+use kube::api::Api;
 use serde_json::json;
 
 use super::bootstrap::{self, Bootstrap, KUBECONFIG_KEY};
-use super::{AgentOptions, Error, FIELD_MANAGER, rotate};
+use super::{AgentOptions, Error, rotate};
 
 /// Key of the client certificate (PEM).
 pub const TLS_CRT_KEY: &str = "tls.crt";
@@ -94,11 +94,13 @@ impl HubCredential {
 
 pub use crate::secrets::field;
 
-fn api(opts: &AgentOptions) -> Api<Secret> {
+/// The hub kubeconfig secret's namespace on the cluster the agent runs on.
+pub(super) fn api(opts: &AgentOptions) -> Api<Secret> {
     Api::namespaced(opts.management.clone(), &opts.namespace)
 }
 
-fn what(opts: &AgentOptions) -> String {
+/// The secret, for messages.
+pub(super) fn what(opts: &AgentOptions) -> String {
     format!("secret {}/{}", opts.namespace, opts.hub_secret)
 }
 
@@ -150,48 +152,6 @@ pub fn data(credential: &HubCredential) -> BTreeMap<String, ByteString> {
     .into_iter()
     .map(|(k, v)| (k.to_string(), ByteString(v.into_bytes())))
     .collect()
-}
-
-async fn apply(opts: &AgentOptions, data: BTreeMap<String, ByteString>) -> Result<(), Error> {
-    let secret = Secret {
-        metadata: ObjectMeta {
-            name: Some(opts.hub_secret.clone()),
-            namespace: Some(opts.namespace.clone()),
-            ..Default::default()
-        },
-        type_: Some("Opaque".into()),
-        data: Some(data),
-        ..Default::default()
-    };
-    let mut value = serde_json::to_value(&secret).expect("a Secret serialises");
-    value["apiVersion"] = json!("v1");
-    value["kind"] = json!("Secret");
-    api(opts)
-        .patch(
-            &opts.hub_secret,
-            &PatchParams::apply(FIELD_MANAGER).force(),
-            &Patch::Apply(&value),
-        )
-        .await
-        .map_err(|e| Error::kube(format!("writing {}", what(opts)), e))?;
-    Ok(())
-}
-
-/// Stores only the cluster and agent names, so a restart before the CSR is signed keeps them.
-pub async fn write_identity(opts: &AgentOptions, agent: &str) -> Result<(), Error> {
-    let data = [
-        (CLUSTER_NAME_KEY, opts.cluster_name.as_str()),
-        (AGENT_NAME_KEY, agent),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
-    .collect();
-    apply(opts, data).await
-}
-
-/// Stores a credential.
-pub async fn write(opts: &AgentOptions, credential: &HubCredential) -> Result<(), Error> {
-    apply(opts, data(credential)).await
 }
 
 #[cfg(test)]

@@ -1,59 +1,20 @@
-//! The ManagedCluster as the agent keeps it: created when absent (`hubAcceptsClient: false`,
-//! `managedClusterClientConfigs`), and its status — `ManagedClusterJoined`,
-//! `ManagedClusterConditionAvailable` (the managed apiserver's `/livez`, else `/healthz`),
-//! `version.kubernetes`, node capacity and allocatable — patched only when it changed, with the
-//! resourceVersion as precondition so the hub's own conditions are never overwritten blindly.
+//! The ManagedCluster status the agent wants, pure: `ManagedClusterJoined`,
+//! `ManagedClusterConditionAvailable` (from the managed API server's health, [`super::observe`]),
+//! `version.kubernetes`, node capacity and allocatable and the cluster's claims, and the patch
+//! that gets there (none when nothing changed, with the resourceVersion as precondition so the
+//! hub's own conditions are never overwritten blindly). [`super::writer`] sends it.
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt as _;
-use kube::api::{Api, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use serde_json::json;
 
-use super::capacity;
-use super::{AgentOptions, Error};
 use crate::api::cluster::{
-    ClusterClaim, MANAGED_CLUSTER_CONDITION_AVAILABLE, MANAGED_CLUSTER_JOINED, ManagedCluster,
-    ManagedClusterClaim, ManagedClusterSpec, ManagedClusterStatus, ManagedClusterVersion,
+    ClusterClaim, MANAGED_CLUSTER_CONDITION_AVAILABLE, MANAGED_CLUSTER_JOINED, ManagedClusterClaim,
+    ManagedClusterStatus, ManagedClusterVersion,
 };
 use crate::api::conditions::{self, Condition};
-
-/// Creates the ManagedCluster when it does not exist (the bootstrap credential may create and get).
-pub async fn ensure_cluster(hub: &kube::Client, opts: &AgentOptions) -> Result<(), Error> {
-    let api: Api<ManagedCluster> = Api::all(hub.clone());
-    let what = || format!("creating ManagedCluster {} on the hub", opts.cluster_name);
-    if api
-        .get_opt(&opts.cluster_name)
-        .await
-        .map_err(|e| Error::kube(what(), e))?
-        .is_some()
-    {
-        return Ok(());
-    }
-    let mc = ManagedCluster {
-        metadata: ObjectMeta {
-            name: Some(opts.cluster_name.clone()),
-            ..Default::default()
-        },
-        spec: ManagedClusterSpec {
-            managed_cluster_client_configs: opts.client_config.clone().into_iter().collect(),
-            hub_accepts_client: false,
-            lease_duration_seconds: opts.lease_duration_seconds,
-            taints: vec![],
-        },
-        status: None,
-    };
-    match api.create(&PostParams::default(), &mc).await {
-        Ok(_) => {
-            tracing::info!(cluster = %opts.cluster_name, "created ManagedCluster on the hub");
-            Ok(())
-        }
-        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
-        Err(e) => Err(Error::kube(what(), e)),
-    }
-}
 
 /// What the agent saw of its own cluster.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,45 +67,6 @@ pub fn claims_of(list: &[ClusterClaim]) -> Vec<ManagedClusterClaim> {
     custom.truncate(MAX_CUSTOM_CLAIMS);
     reserved.extend(custom);
     reserved
-}
-
-/// Probes the managed cluster: health, version and nodes, concurrently.
-pub async fn observe(managed: &kube::Client) -> Observed {
-    let nodes: Api<Node> = Api::all(managed.clone());
-    let list = ListParams::default();
-    let claims: Api<ClusterClaim> = Api::all(managed.clone());
-    let (health, version, nodes, claims) = tokio::join!(
-        probe(managed),
-        managed.apiserver_version(),
-        nodes.list(&list),
-        claims.list(&list)
-    );
-    Observed {
-        health,
-        version: version.ok().map(|v| v.git_version),
-        resources: nodes.ok().map(|list| capacity::of_nodes(&list.items)),
-        claims: claims.ok().map(|list| claims_of(&list.items)),
-    }
-}
-
-async fn probe(managed: &kube::Client) -> Result<(), String> {
-    let get = |path: &str| {
-        let request = http::Request::get(path)
-            .body(Vec::new())
-            .expect("a static request");
-        managed.request_text(request)
-    };
-    match get("/livez").await {
-        Ok(body) if body.trim() == "ok" => Ok(()),
-        Ok(body) => Err(format!("/livez answered {:?}", body.trim())),
-        // Older or locked-down apiservers serve only /healthz.
-        Err(kube::Error::Api(s)) if s.code == 404 || s.code == 403 => match get("/healthz").await {
-            Ok(body) if body.trim() == "ok" => Ok(()),
-            Ok(body) => Err(format!("/healthz answered {:?}", body.trim())),
-            Err(e) => Err(format!("/healthz: {e}")),
-        },
-        Err(e) => Err(format!("/livez: {e}")),
-    }
 }
 
 fn condition(type_: &str, ok: bool, reason: &str, message: String, now: &Time) -> Condition {
@@ -237,49 +159,6 @@ pub fn patch(
             "clusterClaims": desired.cluster_claims,
         }
     }))
-}
-
-/// How many times a status write that lost a race with another writer (the hub controller adds
-/// its own conditions right after accept) is re-read and retried within one beat: leaving it to
-/// the next beat would keep a freshly accepted cluster from being Available for a lease duration.
-const CONFLICT_RETRIES: usize = 3;
-
-/// Brings the ManagedCluster status up to date, re-reading it after a conflict.
-pub async fn update(
-    hub: &kube::Client,
-    mc: &ManagedCluster,
-    observed: &Observed,
-) -> Result<(), Error> {
-    let name = mc.metadata.name.clone().unwrap_or_default();
-    let what = || format!("updating the status of ManagedCluster {name}");
-    let api: Api<ManagedCluster> = Api::all(hub.clone());
-    let mut mc = std::borrow::Cow::Borrowed(mc);
-    for attempt in 1..=CONFLICT_RETRIES {
-        let current = mc.status.clone().unwrap_or_default();
-        let now = Time(k8s_openapi::jiff::Timestamp::now());
-        let wanted = desired(&current, observed, &now);
-        let Some(body) = patch(&current, &wanted, mc.metadata.resource_version.as_deref()) else {
-            return Ok(());
-        };
-        match api
-            .patch_status(&name, &PatchParams::default(), &Patch::Merge(body))
-            .await
-        {
-            Ok(_) => return Ok(()),
-            Err(kube::Error::Api(s)) if s.code == 409 && attempt < CONFLICT_RETRIES => {
-                tracing::debug!(cluster = %name, "status changed meanwhile; reading it again");
-                mc = std::borrow::Cow::Owned(
-                    api.get(&name).await.map_err(|e| Error::kube(what(), e))?,
-                );
-            }
-            Err(kube::Error::Api(s)) if s.code == 409 => {
-                tracing::debug!(cluster = %name, "status keeps changing; updating on the next beat");
-                return Ok(());
-            }
-            Err(e) => return Err(Error::kube(what(), e)),
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 //! - the conversion webhook between the add-on API's versions ([`crate::hub::conversion`]).
 pub mod annotation;
 pub mod config;
+pub mod define;
 pub mod deploy;
 pub mod discovery;
 pub mod healthcheck;

@@ -191,5 +191,319 @@ pub fn grace_period(lease_duration_seconds: Option<i32>) -> SignedDuration {
 }
 
 #[cfg(test)]
-#[path = "decide_tests.rs"]
-mod tests;
+mod tests {
+    //! Decisions of the hub registration controller, from minimal objects; no cluster.
+    use std::time::Duration;
+
+    use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+    use k8s_openapi::api::coordination::v1::Lease;
+    use k8s_openapi::jiff::Timestamp;
+    use serde_json::json;
+
+    use super::{Action, Decision, Observed};
+
+    /// [`super::decide`] without the defaults, which have their own tests (here and in
+    /// `defaults.rs`): these fixtures report no availability, so every one would want a hub taint.
+    fn decide(observed: &Observed<'_>, now: Timestamp) -> Decision {
+        let mut d = super::decide(observed, now);
+        d.actions.retain(|a| !matches!(a, Action::FillDefaults(_)));
+        d
+    }
+    use crate::api::cluster::{CLUSTER_SET_LABEL, ManagedCluster};
+    use crate::identity::{MANAGED_CLUSTERS_GROUP, common_name};
+
+    fn mc(value: serde_json::Value) -> ManagedCluster {
+        // In a set already: the defaults have their own test.
+        let mut v = json!({"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+                       "metadata": {"labels": {CLUSTER_SET_LABEL: "default"}}, "spec": {}});
+        merge(&mut v, value);
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn merge(a: &mut serde_json::Value, b: serde_json::Value) {
+        match (a, b) {
+            (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
+                for (k, v) in b {
+                    merge(a.entry(k).or_insert(serde_json::Value::Null), v);
+                }
+            }
+            (a, b) => *a = b,
+        }
+    }
+
+    fn pending(name: &str) -> ManagedCluster {
+        mc(json!({"metadata": {"name": name}}))
+    }
+
+    fn accepted(name: &str) -> ManagedCluster {
+        mc(
+            json!({"metadata": {"name": name}, "spec": {"hubAcceptsClient": true, "leaseDurationSeconds": 5}}),
+        )
+    }
+
+    fn csr(
+        name: &str,
+        cluster: &str,
+        user: &str,
+        groups: &[&str],
+        subject_cluster: &str,
+    ) -> CertificateSigningRequest {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let request =
+            crate::agent::registration::csr::request_pem(subject_cluster, "ab12c", &key).unwrap();
+        serde_json::from_value(json!({
+        "metadata": {"name": name, "labels": {"open-cluster-management.io/cluster-name": cluster}},
+        "spec": {"request": base64(&request), "signerName": "kubernetes.io/kube-apiserver-client",
+                 "usages": ["client auth"], "username": user, "groups": groups},
+    }))
+    .unwrap()
+    }
+
+    fn base64(s: &str) -> String {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(s)
+    }
+
+    fn renewal(name: &str, cluster: &str) -> CertificateSigningRequest {
+        let user = common_name(cluster, "ab12c");
+        csr(
+            name,
+            cluster,
+            &user,
+            &[
+                &format!("system:open-cluster-management:{cluster}"),
+                MANAGED_CLUSTERS_GROUP,
+            ],
+            cluster,
+        )
+    }
+
+    const FINALIZER: &str = "cluster.open-cluster-management.io/api-resource-cleanup";
+
+    /// Accepted, with finalizer and `HubAcceptedManagedCluster=True` (as after the writer's Accept).
+    fn settled(name: &str) -> ManagedCluster {
+        mc(
+            json!({"metadata": {"name": name, "finalizers": [FINALIZER]},
+        "spec": {"hubAcceptsClient": true, "leaseDurationSeconds": 5},
+        "status": {"conditions": [{"type": "HubAcceptedManagedCluster", "status": "True",
+            "reason": "HubClusterAdminAccepted", "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}),
+        )
+    }
+
+    fn lease(cluster: &str, renewed: &str) -> Lease {
+        serde_json::from_value(
+            json!({"metadata": {"name": "managed-cluster-lease", "namespace": cluster},
+        "spec": {"renewTime": renewed}}),
+        )
+        .unwrap()
+    }
+
+    fn at(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    fn run(
+        cluster: &ManagedCluster,
+        csrs: &[CertificateSigningRequest],
+        lease: Option<&Lease>,
+        granted: bool,
+        now: Timestamp,
+    ) -> Decision {
+        let observed = Observed {
+            cluster,
+            pending_csrs: csrs.iter().map(crate::identity::CsrFacts::of).collect(),
+            lease,
+            granted,
+        };
+        decide(&observed, now)
+    }
+
+    fn actions(d: Decision) -> Vec<Action> {
+        d.actions
+    }
+
+    const T0: &str = "2026-01-01T00:00:00Z";
+
+    #[test]
+    fn a_pending_cluster_needs_nothing() {
+        assert_eq!(
+            run(&pending("c1"), &[], None, false, at(T0)),
+            Decision::default()
+        );
+    }
+
+    #[test]
+    fn accepting_grants_and_creates_the_lease_then_nothing_more() {
+        assert_eq!(
+            actions(run(&accepted("c1"), &[], None, false, at(T0))),
+            [
+                Action::Accept("c1".into()),
+                Action::CreateLease("c1".into())
+            ]
+        );
+        let l = lease("c1", "2026-01-01T00:00:00.000000Z");
+        // Granted in this process, finalizer and condition in place, lease fresh: nothing to do.
+        let d = run(&settled("c1"), &[], Some(&l), true, at(T0));
+        assert!(d.actions.is_empty());
+        assert_eq!(d.recheck_in, Some(Duration::from_secs(25)));
+        // After a restart the grant is not known: applied again (idempotent server-side apply).
+        assert_eq!(
+            actions(run(&settled("c1"), &[], Some(&l), false, at(T0))),
+            [Action::Accept("c1".into())]
+        );
+    }
+
+    #[test]
+    fn unaccepting_denies_and_deleting_cleans_up() {
+        let withdrawn = mc(
+            json!({"metadata": {"name": "c1", "finalizers": [FINALIZER]},
+        "status": {"conditions": [{"type": "HubAcceptedManagedCluster", "status": "True",
+            "reason": "HubClusterAdminAccepted", "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}),
+        );
+        assert_eq!(
+            actions(run(&withdrawn, &[], None, false, at(T0))),
+            [Action::Deny("c1".into())]
+        );
+        assert_eq!(
+            actions(run(&pending("c1"), &[], None, true, at(T0))),
+            [Action::Deny("c1".into())]
+        );
+        assert!(actions(run(&pending("c1"), &[], None, false, at(T0))).is_empty());
+        let deleting = mc(
+            json!({"metadata": {"name": "c1", "deletionTimestamp": "2026-01-01T00:00:00Z",
+        "finalizers": [FINALIZER]}, "spec": {"hubAcceptsClient": true}}),
+        );
+        assert_eq!(
+            actions(run(&deleting, &[], None, true, at(T0))),
+            [Action::Cleanup("c1".into())]
+        );
+        let gone = mc(
+            json!({"metadata": {"name": "c1", "deletionTimestamp": "2026-01-01T00:00:00Z",
+        "finalizers": ["other"]}}),
+        );
+        assert!(actions(run(&gone, &[], None, true, at(T0))).is_empty());
+    }
+
+    #[test]
+    fn renewals_of_accepted_clusters_are_approved_and_others_are_not() {
+        let l = lease("c1", "2026-01-01T00:00:00.000000Z");
+        // Before acceptance: not approved.
+        assert!(
+            actions(run(
+                &pending("c1"),
+                &[renewal("c1-r1", "c1")],
+                None,
+                false,
+                at(T0)
+            ))
+            .is_empty()
+        );
+        // A bootstrap CSR, and a CSR labelled c1 asking for c2's identity: never auto-approved.
+        let bootstrap = csr("c1-b", "c1", "system:bootstrap:abcdef", &[], "c1");
+        let forged = csr(
+            "c1-f",
+            "c1",
+            &common_name("c2", "ab12c"),
+            &["system:open-cluster-management:c2"],
+            "c2",
+        );
+        assert_eq!(
+            actions(run(
+                &settled("c1"),
+                &[
+                    renewal("c1-r2", "c1"),
+                    bootstrap,
+                    forged,
+                    renewal("c1-r1", "c1")
+                ],
+                Some(&l),
+                true,
+                at(T0)
+            )),
+            [
+                Action::Approve("c1-r1".into(), "c1".into()),
+                Action::Approve("c1-r2".into(), "c1".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_stale_lease_marks_the_cluster_unknown_once() {
+        let l = lease("c1", "2026-01-01T00:00:00.000000Z");
+        let before = run(
+            &settled("c1"),
+            &[],
+            Some(&l),
+            true,
+            at("2026-01-01T00:00:24Z"),
+        );
+        assert!(before.actions.is_empty());
+        assert_eq!(before.recheck_in, Some(Duration::from_secs(1)));
+        let late = run(
+            &settled("c1"),
+            &[],
+            Some(&l),
+            true,
+            at("2026-01-01T00:00:25Z"),
+        );
+        assert_eq!(late.actions, [Action::MarkLeaseStale("c1".into())]);
+        assert_eq!(late.recheck_in, Some(Duration::from_secs(25)));
+        let mut unknown = settled("c1");
+        unknown.status.as_mut().unwrap().conditions.push(serde_json::from_value(json!({
+        "type": "ManagedClusterConditionAvailable", "status": "Unknown", "reason": "ManagedClusterLeaseUpdateStopped",
+        "message": "", "lastTransitionTime": "2026-01-01T00:00:25Z"})).unwrap());
+        assert!(
+            actions(run(
+                &unknown,
+                &[],
+                Some(&l),
+                true,
+                at("2026-01-01T00:01:00Z")
+            ))
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn lease_durations_are_bounded() {
+        assert_eq!(super::grace_period(None).as_secs(), 300);
+        assert_eq!(super::grace_period(Some(0)).as_secs(), 300);
+        assert_eq!(super::grace_period(Some(-7)).as_secs(), 300);
+        assert_eq!(super::grace_period(Some(i32::MAX)).as_secs(), 5 * 24 * 3600);
+        let mut huge = settled("c1");
+        huge.spec.lease_duration_seconds = Some(i32::MAX);
+        let l = lease("c1", "2026-01-01T00:00:00.000000Z");
+        let d = run(&huge, &[], Some(&l), true, at(T0));
+        assert!(d.actions.is_empty());
+        assert_eq!(d.recheck_in, Some(Duration::from_secs(5 * 24 * 3600)));
+    }
+
+    #[test]
+    fn defaults_are_filled_in_first_but_not_while_deleting() {
+        fn observe(cluster: &ManagedCluster) -> Observed<'_> {
+            Observed {
+                cluster,
+                pending_csrs: vec![],
+                lease: None,
+                granted: false,
+            }
+        }
+        let now = Timestamp::UNIX_EPOCH;
+        let mut cluster = pending("c1");
+        cluster.metadata.labels = None;
+        assert_eq!(
+            super::decide(&observe(&cluster), now).actions,
+            vec![Action::FillDefaults("c1".into())]
+        );
+        let mut taken = accepted("c1");
+        taken.spec.taints =
+            serde_json::from_value(json!([{"key": "k", "effect": "NoSelect"}])).unwrap();
+        assert_eq!(
+            super::decide(&observe(&taken), now).actions.first(),
+            Some(&Action::FillDefaults("c1".into()))
+        );
+        cluster.metadata.deletion_timestamp =
+            Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now));
+        assert!(super::decide(&observe(&cluster), now).actions.is_empty());
+    }
+}

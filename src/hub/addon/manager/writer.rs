@@ -3,6 +3,7 @@
 //! skipped when the store, or this process's last write, already shows it as wanted.
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::rbac::v1::RoleBinding;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
@@ -26,8 +27,12 @@ pub struct Writer {
     bindings: Mutex<HashMap<(String, String), RoleBinding>>,
     /// Works as this process last applied them, until the store shows them: a reconcile woken
     /// by its own status write does not apply the same work again.
-    works: Mutex<HashMap<(String, String), ManifestWork>>,
+    works: Mutex<HashMap<(String, String), (ManifestWork, Instant)>>,
 }
+
+/// How long a work this process created may be missing from the store before it is taken as
+/// deleted (by the garbage collector, a user, or this writer) and written again.
+const STORE_CATCH_UP: Duration = Duration::from_secs(10);
 
 impl Writer {
     /// Writes with `client`, nothing written yet.
@@ -61,7 +66,7 @@ impl Writer {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(&key)
-            .is_some_and(|w| w == wanted);
+            .is_some_and(|(w, _)| w == wanted);
         if exists && written {
             return Ok(());
         }
@@ -84,7 +89,7 @@ impl Writer {
         self.works
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(key, wanted.clone());
+            .insert(key, (wanted.clone(), Instant::now()));
         Ok(())
     }
 
@@ -135,7 +140,11 @@ impl Writer {
                 memo.remove(&key);
                 true
             } else {
-                memo.get(&key).is_some_and(|w| same_work(w, wanted))
+                // A store that shows no work at all has either not caught up with the write
+                // or seen the work deleted since: only the former for long.
+                memo.get(&key).is_some_and(|(w, at)| {
+                    same_work(w, wanted) && (current.is_some() || at.elapsed() < STORE_CATCH_UP)
+                })
             }
         };
         if written {
@@ -229,6 +238,10 @@ impl Writer {
             {
                 Ok(_) => {
                     tracing::info!(addon = %mca.name_any(), "deleted hosting work {namespace}/{}", work.name_any());
+                    self.works
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .remove(&(namespace.clone(), work.name_any()));
                 }
                 Err(kube::Error::Api(e)) if e.code == 404 => {}
                 Err(e) => return Err(e),

@@ -251,4 +251,422 @@ fn related<K: Resource<DynamicType = ()>>(obj: &K) -> RelatedResourceMeta {
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    //! Unit tests of the build step from minimal ClusterManager fixtures.
+    use super::*;
+    use crate::operator::cluster_manager::test_support::{certs, cluster_manager};
+    use crate::operator::cluster_manager::validate::validate;
+
+    fn desired(yaml: &str, in_process: InProcess) -> (Desired, Certs) {
+        let certs = certs();
+        (
+            build(
+                &validate(&cluster_manager(yaml)).unwrap(),
+                &certs,
+                in_process,
+            ),
+            certs,
+        )
+    }
+
+    fn names<K: Resource>(list: &[K]) -> Vec<&str> {
+        list.iter()
+            .map(|o| o.meta().name.as_deref().unwrap())
+            .collect()
+    }
+
+    const IMAGES: &str = "spec:
+  registrationImagePullSpec: example.com/registration:v9
+  workImagePullSpec: example.com/work:v9
+  placementImagePullSpec: example.com/placement:v9";
+
+    #[test]
+    fn default_mode_deploys_every_component_with_the_images_of_the_spec() {
+        let (d, certs) = desired(IMAGES, InProcess::NOTHING);
+        assert_eq!(
+            names(&d.deployments),
+            [
+                "cluster-manager-registration-controller",
+                "cluster-manager-registration-webhook",
+                "cluster-manager-work-webhook",
+                "cluster-manager-placement-controller"
+            ]
+        );
+        let image = |name: &str| {
+            let d = d
+                .deployments
+                .iter()
+                .find(|x| x.metadata.name.as_deref() == Some(name))
+                .unwrap();
+            d.spec
+                .as_ref()
+                .unwrap()
+                .template
+                .spec
+                .as_ref()
+                .unwrap()
+                .containers[0]
+                .image
+                .clone()
+                .unwrap()
+        };
+        assert_eq!(
+            image("cluster-manager-registration-controller"),
+            "example.com/registration:v9"
+        );
+        assert_eq!(
+            image("cluster-manager-registration-webhook"),
+            "example.com/registration:v9"
+        );
+        assert_eq!(image("cluster-manager-work-webhook"), "example.com/work:v9");
+        assert_eq!(
+            image("cluster-manager-placement-controller"),
+            "example.com/placement:v9"
+        );
+        assert_eq!(
+            names(&d.services),
+            [
+                "cluster-manager-registration-webhook",
+                "cluster-manager-work-webhook"
+            ]
+        );
+        assert_eq!(
+            names(&d.validating_webhooks),
+            [
+                MANAGED_CLUSTER_VALIDATOR,
+                CLUSTER_SET_BINDING_VALIDATOR,
+                MANIFEST_WORK_VALIDATOR
+            ]
+        );
+        assert_eq!(names(&d.mutating_webhooks), [MANAGED_CLUSTER_MUTATOR]);
+        for hook in d
+            .validating_webhooks
+            .iter()
+            .flat_map(|c| c.webhooks.clone().unwrap())
+        {
+            assert_eq!(
+                hook.client_config.ca_bundle.unwrap().0,
+                certs.ca_bundle.as_bytes()
+            );
+            let svc = hook.client_config.service.unwrap();
+            assert!(
+                d.services
+                    .iter()
+                    .any(|s| s.metadata.name.as_deref() == Some(svc.name.as_str()))
+            );
+            assert_eq!(hook.failure_policy.as_deref(), Some("Fail"));
+        }
+        assert_eq!(d.service_accounts.len(), 4);
+        assert_eq!(d.cluster_role_bindings.len(), 4);
+    }
+
+    #[test]
+    fn in_process_leaves_out_every_controller_and_webhook_but_keeps_the_certs() {
+        let (d, _) = desired(IMAGES, InProcess::HUB_CONTROLLERS);
+        assert!(
+            d.deployments.is_empty() && d.service_accounts.is_empty() && d.cluster_roles.is_empty()
+        );
+        assert!(
+            d.services.is_empty()
+                && d.validating_webhooks.is_empty()
+                && d.mutating_webhooks.is_empty()
+        );
+        assert_eq!(
+            names(&d.secrets),
+            [
+                SIGNER_SECRET,
+                "registration-webhook-serving-cert",
+                "work-webhook-serving-cert"
+            ]
+        );
+        assert_eq!(d.crds.len(), crate::api::hub_crds().len());
+    }
+
+    #[test]
+    fn every_namespaced_object_is_in_the_hub_namespace_and_cluster_scoped_ones_have_none() {
+        let (d, _) = desired("spec: {}", InProcess::NOTHING);
+        let namespaced = [
+            "ServiceAccount",
+            "Secret",
+            "ConfigMap",
+            "Service",
+            "Deployment",
+        ];
+        for o in d.objects() {
+            let kind = o.types.as_ref().unwrap().kind.clone();
+            let want = namespaced.contains(&kind.as_str()).then_some(HUB_NAMESPACE);
+            assert_eq!(
+                o.metadata.namespace.as_deref(),
+                want,
+                "{kind} {:?}",
+                o.metadata.name
+            );
+        }
+        assert_eq!(d.related().len(), d.objects().len());
+        assert!(
+            d.related()
+                .iter()
+                .any(|r| r.resource == "deployments" && r.group == "apps")
+        );
+    }
+
+    #[test]
+    fn deployments_carry_upstream_labels_args_and_gates() {
+        let (d, _) = desired(
+            "spec:
+  registrationConfiguration:
+    featureGates: [{feature: ManagedClusterAutoApproval, mode: Enable}]
+    autoApproveUsers: ['system:serviceaccount:ns:sa']
+    registrationDrivers: [{authType: csr}]",
+            InProcess::NOTHING,
+        );
+        let reg = &d.deployments[0];
+        assert_eq!(
+            reg.metadata.labels.as_ref().unwrap()["app"],
+            "cluster-manager-registration-controller"
+        );
+        let spec = reg.spec.as_ref().unwrap();
+        assert_eq!(
+            spec.selector.match_labels.as_ref().unwrap()["app"],
+            "clustermanager-registration-controller"
+        );
+        let pod = spec.template.spec.as_ref().unwrap();
+        assert_eq!(
+            pod.service_account_name.as_deref(),
+            Some("registration-controller-sa")
+        );
+        assert_eq!(
+            pod.containers[0].args.as_ref().unwrap(),
+            &[
+                "/registration",
+                "controller",
+                "--feature-gates=ManagedClusterAutoApproval=true",
+                "--cluster-auto-approval-users=system:serviceaccount:ns:sa",
+                "--enabled-registration-drivers=csr"
+            ]
+        );
+        let webhook = &d.deployments[1];
+        let pod = pod_spec(webhook);
+        assert_eq!(
+            pod.volumes.as_ref().unwrap()[0]
+                .secret
+                .as_ref()
+                .unwrap()
+                .secret_name
+                .as_deref(),
+            Some("registration-webhook-serving-cert")
+        );
+        assert_eq!(
+            &pod.containers[0].args.as_ref().unwrap()[..3],
+            ["/registration", "webhook-server", "--port=9443"]
+        );
+    }
+
+    #[test]
+    fn each_binding_grants_its_role_to_its_service_account_only() {
+        let (d, _) = desired("spec: {}", InProcess::NOTHING);
+        for (crb, sa) in d.cluster_role_bindings.iter().zip(&d.service_accounts) {
+            assert_eq!(crb.role_ref.name, crb.metadata.name.clone().unwrap());
+            let subjects = crb.subjects.as_ref().unwrap();
+            assert_eq!(subjects.len(), 1);
+            assert_eq!(Some(&subjects[0].name), sa.metadata.name.as_ref());
+        }
+        // Webhooks only review access; they cannot write anything.
+        let writes = ["create", "update", "patch", "delete"];
+        for rule in rules(Component::WorkWebhook) {
+            let only_sar =
+                rule.resources.as_deref() == Some(&["subjectaccessreviews".to_string()][..]);
+            assert!(
+                only_sar || !rule.verbs.iter().any(|v| writes.contains(&v.as_str())),
+                "{rule:?}"
+            );
+        }
+        // Nothing is granted on everything.
+        for c in Component::ALL {
+            for rule in rules(c) {
+                assert!(
+                    !rule.verbs.contains(&"*".to_string())
+                        && !rule.resources.unwrap().contains(&"*".to_string())
+                );
+            }
+        }
+    }
+
+    /// What the operator builds for the ClusterManager `spec` annotated for admission policies.
+    fn with_policies(spec: &str) -> Desired {
+        let mut cm = cluster_manager(spec);
+        cm.metadata.annotations = Some(
+            [(
+                crate::api::names::ADMISSION_ANNOTATION.into(),
+                "policies".into(),
+            )]
+            .into(),
+        );
+        let v = validate(&cm).unwrap();
+        build(&v, &certs(), InProcess::NOTHING.with(v.admission))
+    }
+
+    #[test]
+    fn default_mode_with_admission_policies_deploys_no_webhook_but_the_policies() {
+        let d = with_policies(IMAGES);
+        assert_eq!(
+            names(&d.deployments),
+            [
+                "cluster-manager-registration-controller",
+                "cluster-manager-placement-controller"
+            ]
+        );
+        assert!(
+            d.services.is_empty()
+                && d.validating_webhooks.is_empty()
+                && d.mutating_webhooks.is_empty()
+        );
+        assert_eq!(names(&d.admission_policies), names(&admission::policies()));
+        assert_eq!(
+            d.admission_policy_bindings.len(),
+            d.admission_policies.len()
+        );
+        // Upstream's webhooks in Default mode, and no policies.
+        let (webhooks, _) = desired(IMAGES, InProcess::NOTHING);
+        assert!(webhooks.admission_policies.is_empty() && !webhooks.validating_webhooks.is_empty());
+    }
+
+    /// The operator's own ClusterRole (what `init` deploys it with) lets it write every kind it
+    /// builds, in each admission mode.
+    #[test]
+    fn the_operators_role_covers_every_kind_it_applies() {
+        use crate::install::hub::{Credential, InitOptions, plan};
+        let opts = InitOptions {
+            registry: "r".into(),
+            tag: "v1".into(),
+            single_image: None,
+            credential: Credential::ServiceAccount,
+            deploy_operator: true,
+            image_pull_credential: None,
+            feature_gates: vec![],
+            admission: crate::operator::cluster_manager::Admission::Webhooks,
+        };
+        let role = plan(&opts)
+            .unwrap()
+            .into_iter()
+            .find(|o| {
+                o.types.as_ref().is_some_and(|t| t.kind == "ClusterRole")
+                    && o.metadata.name.as_deref() == Some("cluster-manager")
+            })
+            .expect("the operator's ClusterRole");
+        let rules: Vec<k8s_openapi::api::rbac::v1::PolicyRule> =
+            serde_json::from_value(role.data["rules"].clone()).unwrap();
+        let v = validate(&cluster_manager(IMAGES)).unwrap();
+        for mode in [
+            InProcess::NOTHING,
+            InProcess::NOTHING.with(crate::operator::cluster_manager::Admission::Policies),
+        ] {
+            for obj in build(&v, &certs(), mode).objects() {
+                let gvk = crate::apply::gvk_of(&obj).unwrap();
+                let plural = kube::api::ApiResource::from_gvk(&gvk).plural;
+                assert!(
+                    rules.iter().any(|r| {
+                        let has = |list: &Option<Vec<String>>, v: &str| {
+                            list.iter().flatten().any(|x| x == v || x == "*")
+                        };
+                        has(&r.api_groups, &gvk.group)
+                            && has(&r.resources, &plural)
+                            && r.verbs.iter().any(|v| v == "patch")
+                    }),
+                    "the operator may not patch {}/{plural}",
+                    gvk.group
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_nil_executor_gate_reaches_the_manifest_work_policy() {
+        let work_policy = |gates: &str| {
+            let d = with_policies(&format!(
+                "{IMAGES}\n  workConfiguration:\n    featureGates: {gates}"
+            ));
+            let p = d
+                .admission_policies
+                .into_iter()
+                .find(|p| p.metadata.name.as_deref() == Some(admission::MANIFEST_WORK_POLICY))
+                .unwrap();
+            serde_json::to_string(&p).unwrap()
+        };
+        let on = work_policy("[{feature: NilExecutorValidating, mode: Enable}]");
+        let off = work_policy("[{feature: NilExecutorValidating, mode: Disable}]");
+        assert!(on.contains(admission::NIL_EXECUTOR_USER), "{on}");
+        assert!(!off.contains(admission::NIL_EXECUTOR_USER), "{off}");
+    }
+
+    #[test]
+    fn one_image_for_every_component_is_our_hub_deployment_with_admission_policies() {
+        const OURS: &str = "spec:
+  registrationImagePullSpec: example.com/clusteradm:v1
+  workImagePullSpec: example.com/clusteradm:v1
+  placementImagePullSpec: example.com/clusteradm:v1";
+        let v = validate(&cluster_manager(OURS)).unwrap();
+        assert_eq!(v.single_image(), Some("example.com/clusteradm:v1"));
+        assert_eq!(
+            validate(&cluster_manager(IMAGES)).unwrap().single_image(),
+            None
+        );
+        let issued = certs();
+        let d = build(&v, &issued, InProcess::HUB_DEPLOYMENT);
+        assert_eq!(names(&d.deployments), [hub::NAME]);
+        let pod = pod_spec(&d.deployments[0]);
+        let container = &pod.containers[0];
+        assert_eq!(
+            container.image.as_deref(),
+            Some("example.com/clusteradm:v1")
+        );
+        assert_eq!(
+            container.args.as_deref().unwrap()[..2],
+            ["controller".to_string(), "hub".to_string()]
+        );
+        assert_eq!(
+            pod.service_account_name.as_deref(),
+            Some(hub::SERVICE_ACCOUNT)
+        );
+        assert!(container.liveness_probe.is_some() && container.readiness_probe.is_some());
+        assert!(names(&d.cluster_roles).contains(&hub::CLUSTER_ROLE));
+        assert!(d.validating_webhooks.is_empty() && d.mutating_webhooks.is_empty());
+        // The conversion webhook: every hub pod behind the Service, with the operator's certificate,
+        // and the add-on CRDs pointed there with the operator's CA bundle.
+        assert_eq!(names(&d.services), [hub::NAME]);
+        assert!(
+            container
+                .args
+                .as_deref()
+                .unwrap()
+                .contains(&"--conversion-cert-dir=/serving-cert".to_string())
+        );
+        assert!(names(&d.secrets).contains(&hub::SERVING_SECRET));
+        for crd in &d.crds {
+            let name = crd.metadata.name.as_deref().unwrap();
+            let conversion = crd.spec.conversion.as_ref();
+            if crate::hub::conversion::CRDS.contains(&name) {
+                let webhook = conversion.unwrap().webhook.as_ref().unwrap();
+                let config = webhook.client_config.as_ref().unwrap();
+                let service = config.service.as_ref().unwrap();
+                assert_eq!(
+                    (service.name.as_str(), service.namespace.as_str()),
+                    (hub::NAME, HUB_NAMESPACE)
+                );
+                assert_eq!(
+                    config.ca_bundle.as_ref().unwrap().0,
+                    issued.ca_bundle.as_bytes()
+                );
+            } else {
+                assert!(conversion.is_none_or(|c| c.strategy == "None"), "{name}");
+            }
+        }
+        assert!(!d.admission_policies.is_empty());
+    }
+
+    fn pod_spec(
+        d: &k8s_openapi::api::apps::v1::Deployment,
+    ) -> &k8s_openapi::api::core::v1::PodSpec {
+        d.spec.as_ref().unwrap().template.spec.as_ref().unwrap()
+    }
+}

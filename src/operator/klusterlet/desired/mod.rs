@@ -145,4 +145,304 @@ pub fn build(v: &Validated, in_process: InProcess) -> Desired {
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    //! Unit tests of the build step: the objects of each mode, from minimal Klusterlet fixtures.
+    use super::*;
+    use crate::operator::klusterlet::validate::{test_support::klusterlet, validate};
+
+    fn built(spec: &str, in_process: InProcess) -> Desired {
+        build(&validate(&klusterlet(spec)).unwrap(), in_process)
+    }
+
+    fn names<T: kube::Resource>(list: &[T]) -> Vec<String> {
+        list.iter()
+            .map(|o| {
+                format!(
+                    "{}/{}",
+                    o.meta().namespace.as_deref().unwrap_or(""),
+                    o.meta().name.as_deref().unwrap()
+                )
+            })
+            .collect()
+    }
+
+    fn pod(d: &Deployment) -> &k8s_openapi::api::core::v1::PodSpec {
+        d.spec.as_ref().unwrap().template.spec.as_ref().unwrap()
+    }
+
+    fn args(d: &Deployment) -> Vec<String> {
+        pod(d).containers[0].args.clone().unwrap()
+    }
+
+    #[test]
+    fn default_mode_deploys_both_agents_with_upstream_names() {
+        let d = built(
+            "{clusterName: c1, externalServerURLs: [{url: 'https://m:6443'}]}",
+            InProcess::default(),
+        );
+        assert_eq!(
+            names(&d.management.namespaces),
+            ["/open-cluster-management-agent"]
+        );
+        assert_eq!(
+            names(&d.management.deployments),
+            [
+                "open-cluster-management-agent/klusterlet-registration-agent",
+                "open-cluster-management-agent/klusterlet-work-agent"
+            ]
+        );
+        assert_eq!(
+            names(&d.management.service_accounts),
+            [
+                "open-cluster-management-agent/klusterlet-registration-sa",
+                "open-cluster-management-agent/klusterlet-work-sa"
+            ]
+        );
+        assert_eq!(
+            names(&d.managed.cluster_roles),
+            [
+                "/open-cluster-management:klusterlet-registration:agent",
+                "/open-cluster-management:klusterlet-work:agent",
+                "/open-cluster-management:klusterlet-work:execution",
+            ]
+        );
+        assert!(
+            names(&d.managed.cluster_role_bindings)
+                .contains(&"/open-cluster-management:klusterlet-work:execution-admin".to_string())
+        );
+        assert_eq!(
+            names(&d.managed.crds),
+            [
+                "/appliedmanifestworks.work.open-cluster-management.io",
+                "/clusterclaims.cluster.open-cluster-management.io"
+            ]
+        );
+        assert!(
+            d.managed.namespaces.is_empty(),
+            "the agent namespace is the managed namespace"
+        );
+        let reg = args(&d.management.deployments[0]);
+        assert_eq!(
+            reg,
+            [
+                "/registration",
+                "agent",
+                "--spoke-cluster-name=c1",
+                "--bootstrap-kubeconfig=/spoke/bootstrap/kubeconfig",
+                "--spoke-external-server-urls=https://m:6443",
+                "--disable-leader-election",
+                "--terminate-on-files=/spoke/hub-kubeconfig/kubeconfig",
+            ]
+        );
+        let work = args(&d.management.deployments[1]);
+        assert_eq!(
+            &work[..4],
+            [
+                "/work",
+                "agent",
+                "--spoke-cluster-name=c1",
+                "--hub-kubeconfig=/spoke/hub-kubeconfig/kubeconfig"
+            ]
+        );
+        let image = pod(&d.management.deployments[1]).containers[0]
+            .image
+            .clone();
+        assert_eq!(
+            image.as_deref(),
+            Some("quay.io/open-cluster-management/work:v1.3.1")
+        );
+    }
+
+    #[test]
+    fn in_process_agents_get_no_deployment_or_service_account() {
+        let d = built(
+            "clusterName: c1",
+            InProcess {
+                registration: true,
+                work: false,
+            },
+        );
+        assert_eq!(
+            names(&d.management.deployments),
+            ["open-cluster-management-agent/klusterlet-work-agent"]
+        );
+        assert_eq!(
+            names(&d.management.service_accounts),
+            ["open-cluster-management-agent/klusterlet-work-sa"]
+        );
+        let d = built(
+            "clusterName: c1",
+            InProcess {
+                registration: true,
+                work: true,
+            },
+        );
+        assert!(d.management.deployments.is_empty() && d.management.service_accounts.is_empty());
+        assert_eq!(
+            d.managed.cluster_roles.len(),
+            3,
+            "RBAC stays: it costs nothing and allows switching back"
+        );
+    }
+
+    #[test]
+    fn singleton_mode_deploys_one_agent() {
+        let d = built(
+            "{clusterName: c1, deployOption: {mode: Singleton}}",
+            InProcess::default(),
+        );
+        assert_eq!(
+            names(&d.management.deployments),
+            ["open-cluster-management-agent/klusterlet-agent"]
+        );
+        assert_eq!(
+            &args(&d.management.deployments[0])[..2],
+            ["/registration-operator", "agent"]
+        );
+        let subjects: Vec<String> = d
+            .managed
+            .cluster_role_bindings
+            .iter()
+            .map(|b| b.subjects.as_ref().unwrap()[0].name.clone())
+            .collect();
+        assert!(
+            subjects.iter().all(|s| s == "klusterlet-agent-sa"),
+            "{subjects:?}"
+        );
+    }
+
+    #[test]
+    fn hosted_mode_splits_the_clusters() {
+        let d = built(
+            "{clusterName: c1, namespace: open-cluster-management-x, deployOption: {mode: Hosted}}",
+            InProcess::default(),
+        );
+        assert_eq!(names(&d.management.namespaces), ["/klusterlet"]);
+        assert_eq!(names(&d.managed.namespaces), ["/open-cluster-management-x"]);
+        assert!(
+            d.management
+                .deployments
+                .iter()
+                .all(|dep| dep.metadata.namespace.as_deref() == Some("klusterlet"))
+        );
+        let reg = args(&d.management.deployments[0]);
+        assert!(
+            reg.contains(&"--spoke-kubeconfig=/spoke/config/kubeconfig".to_string()),
+            "{reg:?}"
+        );
+        // Where the agents run, only the add-on ClusterRole: secrets and leases, bound to the agent
+        // there (Hosted add-ons' agents run beside it).
+        assert!(d.management.crds.is_empty());
+        assert_eq!(
+            names(&d.management.cluster_roles),
+            ["/open-cluster-management:management:klusterlet-registration:addon-management"]
+        );
+        let addon_subject = &d.management.cluster_role_bindings[0]
+            .subjects
+            .as_ref()
+            .unwrap()[0];
+        assert_eq!(addon_subject.namespace.as_deref(), Some("klusterlet"));
+        let subject = &d.managed.cluster_role_bindings[0]
+            .subjects
+            .as_ref()
+            .unwrap()[0];
+        assert_eq!(
+            subject.namespace.as_deref(),
+            Some("open-cluster-management-x")
+        );
+    }
+
+    #[test]
+    fn every_object_is_labelled_and_converts() {
+        let d = built("clusterName: c1", InProcess::default());
+        for obj in d
+            .managed
+            .to_dynamic()
+            .iter()
+            .chain(d.management.to_dynamic().iter())
+        {
+            if obj.types.as_ref().unwrap().kind == "CustomResourceDefinition" {
+                continue;
+            }
+            assert_eq!(
+                obj.metadata.labels.as_ref().unwrap()[KLUSTERLET_LABEL],
+                "klusterlet",
+                "{:?}",
+                obj.metadata.name
+            );
+        }
+    }
+
+    #[test]
+    fn every_rule_is_least_privilege() {
+        for rule in registration_cluster_role()
+            .iter()
+            .chain(work_cluster_role().iter())
+        {
+            assert!(!rule.verbs.contains(&"*".to_string()));
+            assert!(!rule.resources.as_ref().unwrap().contains(&"*".to_string()));
+            assert!(
+                !rule
+                    .resources
+                    .as_ref()
+                    .unwrap()
+                    .contains(&"secrets".to_string()),
+                "no cluster-wide secrets"
+            );
+        }
+    }
+
+    #[test]
+    fn one_image_for_both_agents_is_our_single_agent_deployment() {
+        let d = built(
+            "{clusterName: c1, registrationImagePullSpec: 'example.com/clusteradm:v1', workImagePullSpec: 'example.com/clusteradm:v1'}",
+            InProcess::default(),
+        );
+        assert_eq!(
+            names(&d.management.deployments),
+            ["open-cluster-management-agent/klusterlet-agent"]
+        );
+        let deployment = &d.management.deployments[0];
+        assert_eq!(
+            args(deployment),
+            [
+                "controller",
+                "agent",
+                "--cluster-name=c1",
+                "--agent-namespace=open-cluster-management-agent",
+                "--probe-address=0.0.0.0:8000"
+            ]
+        );
+        let container = &pod(deployment).containers[0];
+        assert_eq!(
+            container.image.as_deref(),
+            Some("example.com/clusteradm:v1")
+        );
+        assert!(container.liveness_probe.is_some() && container.readiness_probe.is_some());
+    }
+
+    #[test]
+    fn our_hosted_agent_acts_on_the_mounted_managed_kubeconfig() {
+        let d = built(
+            "{clusterName: c1, deployOption: {mode: Hosted}, registrationImagePullSpec: 'example.com/clusteradm:v1', workImagePullSpec: 'example.com/clusteradm:v1'}",
+            InProcess::default(),
+        );
+        assert_eq!(
+            names(&d.management.deployments),
+            ["klusterlet/klusterlet-agent"]
+        );
+        let deployment = &d.management.deployments[0];
+        assert!(
+            args(deployment).contains(&"--managed-kubeconfig=/spoke/config/kubeconfig".to_string()),
+            "{:?}",
+            args(deployment)
+        );
+        let volumes = pod(deployment).volumes.clone().unwrap();
+        assert!(
+            volumes
+                .iter()
+                .any(|v| v.secret.as_ref().and_then(|s| s.secret_name.as_deref())
+                    == Some(crate::api::names::EXTERNAL_MANAGED_SECRET))
+        );
+    }
+}

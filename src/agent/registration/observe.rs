@@ -1,0 +1,49 @@
+//! What the registration agent reads of the managed cluster for its status: the API server's
+//! health (`/livez`, else `/healthz`), its version, node capacity and allocatable, and its
+//! ClusterClaims, read concurrently. [`super::status`] turns them into the ManagedCluster's
+//! status.
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{Api, ListParams};
+
+use super::capacity;
+use super::status::{Observed, claims_of};
+use crate::api::cluster::ClusterClaim;
+
+/// Probes the managed cluster: health, version and nodes, concurrently.
+pub async fn observe(managed: &kube::Client) -> Observed {
+    let nodes: Api<Node> = Api::all(managed.clone());
+    let list = ListParams::default();
+    let claims: Api<ClusterClaim> = Api::all(managed.clone());
+    let (health, version, nodes, claims) = tokio::join!(
+        probe(managed),
+        managed.apiserver_version(),
+        nodes.list(&list),
+        claims.list(&list)
+    );
+    Observed {
+        health,
+        version: version.ok().map(|v| v.git_version),
+        resources: nodes.ok().map(|list| capacity::of_nodes(&list.items)),
+        claims: claims.ok().map(|list| claims_of(&list.items)),
+    }
+}
+
+async fn probe(managed: &kube::Client) -> Result<(), String> {
+    let get = |path: &str| {
+        let request = http::Request::get(path)
+            .body(Vec::new())
+            .expect("a static request");
+        managed.request_text(request)
+    };
+    match get("/livez").await {
+        Ok(body) if body.trim() == "ok" => Ok(()),
+        Ok(body) => Err(format!("/livez answered {:?}", body.trim())),
+        // Older or locked-down apiservers serve only /healthz.
+        Err(kube::Error::Api(s)) if s.code == 404 || s.code == 403 => match get("/healthz").await {
+            Ok(body) if body.trim() == "ok" => Ok(()),
+            Ok(body) => Err(format!("/healthz answered {:?}", body.trim())),
+            Err(e) => Err(format!("/healthz: {e}")),
+        },
+        Err(e) => Err(format!("/livez: {e}")),
+    }
+}
