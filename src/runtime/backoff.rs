@@ -50,6 +50,21 @@ impl Backoff {
     }
 }
 
+/// A watch's backoff (kube-runtime's `WatchStreamExt::backoff`): never gives up.
+impl Iterator for Backoff {
+    type Item = Duration;
+
+    fn next(&mut self) -> Option<Duration> {
+        Some(self.next_delay())
+    }
+}
+
+impl kube::runtime::utils::Backoff for Backoff {
+    fn reset(&mut self) {
+        Self::reset(self);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,7 +33,12 @@ use crate::api::cluster::{
     ManagedClusterSetBinding, PLACEMENT_LABEL, Placement, PlacementDecision,
 };
 use crate::api::work::{ManifestWork, ManifestWorkReplicaSet};
-use crate::runtime::Shutdown;
+use crate::runtime::{Backoff, Shutdown};
+
+/// A failed watch is retried from this delay, doubling up to the cap (a missing CRD, an API
+/// server away).
+const WATCH_RETRY_FLOOR: std::time::Duration = std::time::Duration::from_millis(800);
+const WATCH_RETRY_CAP: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A kind the hub watches, and which of its objects: the one watch every controller shares.
 pub trait Informed:
@@ -256,7 +261,9 @@ impl<K: Informed> Informer<K> {
         let reader = self.store.clone();
         let this = self.clone();
         watcher(K::api(client, namespace.as_deref()), K::config())
-            .default_backoff()
+            // kube's default grows to 30 s: a hub that starts before the operator installed its
+            // CRDs would then see an add-on's kinds up to half a minute late.
+            .backoff(Backoff::new(WATCH_RETRY_FLOOR, WATCH_RETRY_CAP))
             // No controller reads them, and they are often half of an object's size.
             .modify(|o| o.managed_fields_mut().clear())
             .inspect_ok(move |event| {

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{Stream, StreamExt as _};
+use futures::StreamExt as _;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -149,30 +149,13 @@ pub fn run_with(
     informers: &Informers,
     shutdown: Shutdown,
 ) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
-    run(
-        hub,
-        informers.store(),
-        (informers.changes(), informers.deletions()),
-        informers.feed(),
-        informers.store(),
-        shutdown,
-    )
-}
-
-async fn run(
-    hub: Client,
-    clusters: Store<ManagedCluster>,
-    (changes, deletions): (
-        impl Stream<Item = Arc<ManagedCluster>> + Send + 'static,
-        impl Stream<Item = Arc<ManagedCluster>> + Send + 'static,
-    ),
-    (addons, addon_events): (
-        Store<ManagedClusterAddOn>,
-        impl Stream<Item = Arc<ManagedClusterAddOn>> + Send + 'static,
-    ),
-    cmas: Store<ClusterManagementAddOn>,
-    shutdown: Shutdown,
-) -> anyhow::Result<()> {
+    let clusters = informers.store::<ManagedCluster>();
+    let (changes, deletions) = (
+        informers.changes::<ManagedCluster>(),
+        informers.deletions::<ManagedCluster>(),
+    );
+    let (addons, addon_events) = informers.feed::<ManagedClusterAddOn>();
+    let cmas = informers.store::<ClusterManagementAddOn>();
     let mut seen = Seen::default();
     let events = futures::stream::select(changes.map(|c| (c, true)), deletions.map(|c| (c, false)))
         .filter_map(move |(cluster, present)| {
@@ -201,13 +184,15 @@ async fn run(
     let controller = Controller::for_shared_stream(events, clusters.clone())
         .watches_shared_stream(created, |a| a.namespace().map(|ns| ObjectRef::new(&ns)));
     // Decide only from complete stores.
-    Runner::new(CONTROLLER, controller)
+    let run = Runner::new(CONTROLLER, controller)
         .after(&clusters)
         .after(&addons)
         .after(&cmas)
-        .run(reconcile, ctx, shutdown)
-        .await;
-    Ok(())
+        .run(reconcile, ctx, shutdown);
+    async move {
+        run.await;
+        Ok(())
+    }
 }
 
 async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Action, Error> {

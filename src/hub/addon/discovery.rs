@@ -9,7 +9,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use futures::Stream;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -21,7 +20,7 @@ use crate::api::cluster::{MANAGED_CLUSTER_CONDITION_AVAILABLE, ManagedCluster};
 use crate::api::conditions::{self, FALSE, TRUE};
 use crate::runtime::Shutdown;
 use crate::runtime::controller::Runner;
-use crate::runtime::informers::{Feed, Informers};
+use crate::runtime::informers::Informers;
 
 /// The name this controller reports its results and metrics under.
 const CONTROLLER: &str = "add-on feature discovery";
@@ -116,23 +115,8 @@ pub fn run_with(
         informers.changes::<ManagedClusterAddOn>(),
         informers.deletions::<ManagedClusterAddOn>(),
     );
-    run(
-        hub,
-        informers.feed(),
-        (informers.store(), addon_events),
-        shutdown,
-    )
-}
-
-async fn run(
-    hub: Client,
-    (clusters, cluster_events): Feed<ManagedCluster>,
-    (addons, addon_events): (
-        Store<ManagedClusterAddOn>,
-        impl Stream<Item = Arc<ManagedClusterAddOn>> + Send + 'static,
-    ),
-    shutdown: Shutdown,
-) -> anyhow::Result<()> {
+    let (clusters, cluster_events) = informers.feed::<ManagedCluster>();
+    let addons = informers.store::<ManagedClusterAddOn>();
     let ctx = Arc::new(Context {
         client: hub,
         addons: addons.clone(),
@@ -142,12 +126,14 @@ async fn run(
             a.namespace().map(|ns| ObjectRef::new(&ns))
         });
     // Decide only from complete stores.
-    Runner::new(CONTROLLER, controller)
+    let run = Runner::new(CONTROLLER, controller)
         .after(&clusters)
         .after(&addons)
-        .run(reconcile, ctx, shutdown)
-        .await;
-    Ok(())
+        .run(reconcile, ctx, shutdown);
+    async move {
+        run.await;
+        Ok(())
+    }
 }
 
 async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Action, Error> {

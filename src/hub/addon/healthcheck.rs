@@ -20,7 +20,7 @@ use crate::api::cluster::{MANAGED_CLUSTER_CONDITION_AVAILABLE, ManagedCluster};
 use crate::api::conditions::{self, Condition, UNKNOWN};
 use crate::runtime::Shutdown;
 use crate::runtime::controller::Runner;
-use crate::runtime::informers::{Feed, Informers};
+use crate::runtime::informers::Informers;
 
 /// The name this controller reports its results and metrics under.
 const CONTROLLER: &str = "add-on health check";
@@ -84,27 +84,22 @@ pub fn run_with(
     informers: &Informers,
     shutdown: Shutdown,
 ) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
-    run(hub, informers.feed(), informers.store(), shutdown)
-}
-
-async fn run(
-    hub: Client,
-    (clusters, cluster_events): Feed<ManagedCluster>,
-    addons: Store<ManagedClusterAddOn>,
-    shutdown: Shutdown,
-) -> anyhow::Result<()> {
+    let (clusters, cluster_events) = informers.feed::<ManagedCluster>();
+    let addons = informers.store::<ManagedClusterAddOn>();
     let ctx = Arc::new(Context {
         client: hub,
         addons: addons.clone(),
     });
     let controller = Controller::for_shared_stream(cluster_events, clusters.clone());
     // Decide only from complete stores.
-    Runner::new(CONTROLLER, controller)
+    let run = Runner::new(CONTROLLER, controller)
         .after(&clusters)
         .after(&addons)
-        .run(reconcile, ctx, shutdown)
-        .await;
-    Ok(())
+        .run(reconcile, ctx, shutdown);
+    async move {
+        run.await;
+        Ok(())
+    }
 }
 
 async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Action, Error> {

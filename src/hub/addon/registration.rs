@@ -22,7 +22,7 @@ use crate::api::cluster::{CLUSTER_NAME_LABEL, ManagedCluster};
 use crate::identity::{CsrFacts, addon};
 use crate::runtime::Shutdown;
 use crate::runtime::controller::Runner;
-use crate::runtime::informers::{Feed, Informers};
+use crate::runtime::informers::Informers;
 
 /// The name this controller reports its results and metrics under.
 const CONTROLLER: &str = "add-on registration controller";
@@ -52,24 +52,10 @@ pub fn run_with(
     informers: &Informers,
     shutdown: Shutdown,
 ) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
-    run(
-        hub,
-        informers.store(),
-        informers.feed(),
-        informers.feed(),
-        (informers.store(), informers.store()),
-        shutdown,
-    )
-}
-
-async fn run(
-    hub: Client,
-    clusters: Store<ManagedCluster>,
-    (addons, addon_events): Feed<ManagedClusterAddOn>,
-    (csrs, csr_events): Feed<CertificateSigningRequest>,
-    (cmas, templates): (Store<ClusterManagementAddOn>, Store<AddOnTemplate>),
-    shutdown: Shutdown,
-) -> anyhow::Result<()> {
+    let clusters = informers.store::<ManagedCluster>();
+    let (addons, addon_events) = informers.feed::<ManagedClusterAddOn>();
+    let (csrs, csr_events) = informers.feed::<CertificateSigningRequest>();
+    let (cmas, templates) = (informers.store(), informers.store());
     let ctx = Arc::new(Context {
         client: hub,
         clusters: clusters.clone(),
@@ -87,13 +73,15 @@ async fn run(
             );
             Some(ObjectRef::new(addon).within(cluster))
         });
-    Runner::new(CONTROLLER, controller)
+    let run = Runner::new(CONTROLLER, controller)
         .after(&clusters)
         .after(&addons)
         .after(&csrs)
-        .run(reconcile, ctx, shutdown)
-        .await;
-    Ok(())
+        .run(reconcile, ctx, shutdown);
+    async move {
+        run.await;
+        Ok(())
+    }
 }
 
 async fn reconcile(

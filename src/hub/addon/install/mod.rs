@@ -28,7 +28,7 @@ use crate::api::cluster::{ManagedCluster, PLACEMENT_LABEL, PlacementDecision};
 use crate::hub::addon::rollout;
 use crate::runtime::Shutdown;
 use crate::runtime::controller::Runner;
-use crate::runtime::informers::{Feed, Informers};
+use crate::runtime::informers::Informers;
 use decide::made_for;
 use writer::Writer;
 
@@ -52,29 +52,12 @@ pub fn run_with(
     informers: &Informers,
     shutdown: Shutdown,
 ) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
-    run(
-        hub,
-        informers.store(),
-        informers.feed(),
-        informers.feed(),
-        (informers.feed(), informers.feed()),
-        informers.feed(),
-        shutdown,
-    )
-}
-
-async fn run(
-    hub: Client,
-    clusters: Store<ManagedCluster>,
-    (addons, addon_events): Feed<ManagedClusterAddOn>,
-    (cmas, cma_events): Feed<ClusterManagementAddOn>,
-    ((templates, template_events), (configs, config_events)): (
-        Feed<AddOnTemplate>,
-        Feed<AddOnDeploymentConfig>,
-    ),
-    (decisions, decision_events): Feed<PlacementDecision>,
-    shutdown: Shutdown,
-) -> anyhow::Result<()> {
+    let clusters = informers.store::<ManagedCluster>();
+    let (addons, addon_events) = informers.feed::<ManagedClusterAddOn>();
+    let (cmas, cma_events) = informers.feed::<ClusterManagementAddOn>();
+    let (templates, template_events) = informers.feed::<AddOnTemplate>();
+    let (configs, config_events) = informers.feed::<AddOnDeploymentConfig>();
+    let (decisions, decision_events) = informers.feed::<PlacementDecision>();
     let ctx = Arc::new(Context {
         writer: Writer::new(hub),
         clusters: clusters.clone(),
@@ -106,16 +89,18 @@ async fn run(
         })
         .watches_shared_stream(template_events, move |_| rolled_out(&for_templates))
         .watches_shared_stream(config_events, move |_| rolled_out(&for_configs));
-    Runner::new(CONTROLLER, controller)
+    let run = Runner::new(CONTROLLER, controller)
         .after(&clusters)
         .after(&addons)
         .after(&cmas)
         .after(&decisions)
         .after(&templates)
         .after(&configs)
-        .run(reconcile, ctx, shutdown)
-        .await;
-    Ok(())
+        .run(reconcile, ctx, shutdown);
+    async move {
+        run.await;
+        Ok(())
+    }
 }
 
 /// The add-ons whose configs are rolled out.

@@ -32,7 +32,7 @@ use crate::api::conditions::{self, TRUE};
 use crate::api::work::ManifestWork;
 use crate::runtime::Shutdown;
 use crate::runtime::controller::Runner;
-use crate::runtime::informers::{Feed, Informers};
+use crate::runtime::informers::Informers;
 use writer::{Updated, Writer};
 
 /// The name this controller reports its results and metrics under.
@@ -102,29 +102,12 @@ pub fn run_with(
     informers: &Informers,
     shutdown: Shutdown,
 ) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
-    run(
-        hub,
-        informers.store(),
-        informers.feed(),
-        informers.feed(),
-        (informers.feed(), informers.feed()),
-        informers.feed(),
-        shutdown,
-    )
-}
-
-async fn run(
-    hub: Client,
-    clusters: Store<ManagedCluster>,
-    (addons, addon_events): Feed<ManagedClusterAddOn>,
-    (cmas, cma_events): Feed<ClusterManagementAddOn>,
-    ((templates, template_events), (configs, config_events)): (
-        Feed<AddOnTemplate>,
-        Feed<AddOnDeploymentConfig>,
-    ),
-    (works, work_events): Feed<ManifestWork>,
-    shutdown: Shutdown,
-) -> anyhow::Result<()> {
+    let clusters = informers.store::<ManagedCluster>();
+    let (addons, addon_events) = informers.feed::<ManagedClusterAddOn>();
+    let (cmas, cma_events) = informers.feed::<ClusterManagementAddOn>();
+    let (templates, template_events) = informers.feed::<AddOnTemplate>();
+    let (configs, config_events) = informers.feed::<AddOnDeploymentConfig>();
+    let (works, work_events) = informers.feed::<ManifestWork>();
     let ctx = Arc::new(Context {
         writer: Writer::new(hub),
         clusters: clusters.clone(),
@@ -158,16 +141,18 @@ async fn run(
                 .or_else(|| w.namespace())?;
             Some(ObjectRef::new(addon).within(&cluster))
         });
-    Runner::new(CONTROLLER, controller)
+    let run = Runner::new(CONTROLLER, controller)
         .after(&clusters)
         .after(&addons)
         .after(&cmas)
         .after(&templates)
         .after(&configs)
         .after(&works)
-        .run(reconcile, ctx, shutdown)
-        .await;
-    Ok(())
+        .run(reconcile, ctx, shutdown);
+    async move {
+        run.await;
+        Ok(())
+    }
 }
 
 async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<Action, Error> {
