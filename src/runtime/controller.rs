@@ -200,6 +200,7 @@ where
                 }
             }
         };
+        let forgotten = failures.clone();
         let error_policy = move |object: Arc<K>, error: &E, _: Arc<Ctx>| {
             let key = ObjectRef::from_obj(&*object);
             let (action, next) = match error.retry() {
@@ -226,14 +227,17 @@ where
             .for_each(move |result| {
                 report::record(name, &result);
                 let gone = gone.clone();
+                let failures = forgotten.clone();
                 async move {
                     use kube::runtime::controller::Error;
                     match result {
                         Ok(_) | Err(Error::ReconcilerFailed(..)) => {}
                         Err(Error::ObjectNotFound(object)) => {
+                            let mut key = ObjectRef::<K>::new(&object.name);
+                            key.namespace = object.namespace;
+                            // A deleted object's backoff would otherwise be kept for good.
+                            failures.forget(&key);
                             if let Some(gone) = gone {
-                                let mut key = ObjectRef::<K>::new(&object.name);
-                                key.namespace = object.namespace;
                                 gone(key).await;
                             }
                         }
