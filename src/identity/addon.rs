@@ -181,6 +181,7 @@ mod tests {
             pending: true,
             approved: false,
             expiration_seconds: None,
+            created: None,
         }
     }
 

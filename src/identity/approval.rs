@@ -39,6 +39,16 @@ pub enum Blocked {
     Competing(Vec<String>),
 }
 
+/// Whether `csr` was made for this ManagedCluster, not for an earlier one of the same name: CSRs
+/// outlive `clean` and an unjoin (the API server keeps an approved one for an hour), so one
+/// approved before the cluster was created says nothing of the agent asking now.
+fn made_since(csr: &CsrFacts, mc: &ManagedCluster) -> bool {
+    match (csr.created, mc.metadata.creation_timestamp.as_ref()) {
+        (Some(csr), Some(cluster)) => csr >= cluster.0,
+        _ => true,
+    }
+}
+
 /// Decides for `cluster` from its ManagedCluster and the CSRs labelled with its name.
 /// `requesters` (subject CNs) narrows the approval to those agents.
 pub fn plan(
@@ -96,9 +106,11 @@ pub fn plan(
             .status
             .as_ref()
             .is_some_and(|s| conditions::is_true(&s.conditions, MANAGED_CLUSTER_JOINED))
-        || ours
-            .iter()
-            .any(|f| f.approved && f.check_bootstrap(cluster, skip_approve_check).is_ok());
+        || ours.iter().any(|f| {
+            f.approved
+                && made_since(f, mc)
+                && f.check_bootstrap(cluster, skip_approve_check).is_ok()
+        });
     if approve.is_empty() && !already && !has_certificate {
         return Err(Blocked::NoCsr { refused });
     }
@@ -145,6 +157,7 @@ mod tests {
             pending: true,
             approved: false,
             expiration_seconds: None,
+            created: None,
         }
     }
 
@@ -152,6 +165,25 @@ mod tests {
         let mut mc = ManagedCluster::new("c1", crate::api::cluster::ManagedClusterSpec::default());
         mc.spec.hub_accepts_client = accepted;
         mc
+    }
+
+    #[test]
+    fn an_approved_csr_older_than_the_cluster_does_not_stand_for_its_agent() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        use k8s_openapi::jiff::Timestamp;
+        // A cluster joined again under the same name; its new agent's CSR is not listed yet.
+        let mut cluster = mc(false);
+        cluster.metadata.creation_timestamp = Some(Time(Timestamp::from_second(2_000).unwrap()));
+        let mut earlier = facts("c1-old", "system:bootstrap:abc", "c1", "x");
+        (earlier.pending, earlier.approved) = (false, true);
+        earlier.created = Some(Timestamp::from_second(1_000).unwrap());
+        assert!(matches!(
+            plan("c1", &cluster, &[earlier.clone()], false, &[]),
+            Err(Blocked::NoCsr { .. })
+        ));
+        // One approved since the cluster was made: its agent holds a certificate.
+        earlier.created = Some(Timestamp::from_second(2_001).unwrap());
+        assert!(plan("c1", &cluster, &[earlier], false, &[]).is_ok());
     }
 
     #[test]

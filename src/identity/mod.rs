@@ -148,6 +148,8 @@ pub struct CsrFacts {
     pub approved: bool,
     /// `spec.expirationSeconds`: the validity the requester asks for.
     pub expiration_seconds: Option<i32>,
+    /// When it was created.
+    pub created: Option<k8s_openapi::jiff::Timestamp>,
 }
 
 /// The longest certificate validity an agent may ask for (a year, kube-controller-manager's
@@ -182,6 +184,7 @@ impl CsrFacts {
             pending: conditions.is_empty(),
             approved,
             expiration_seconds: csr.spec.expiration_seconds,
+            created: csr.metadata.creation_timestamp.as_ref().map(|t| t.0),
         }
     }
 
@@ -280,6 +283,7 @@ mod tests {
             pending: true,
             approved: false,
             expiration_seconds: None,
+            created: None,
         }
     }
 

@@ -561,16 +561,35 @@ async fn an_absurd_lease_duration_degrades_only_its_cluster() {
         )
         .await
         .unwrap();
-    // ... and the next look at the cluster (a label wakes it) finds it silent.
-    clusters
-        .patch(
-            &huge,
-            &PatchParams::default(),
-            &Patch::Merge(serde_json::json!({"metadata": {"labels": {"it-touched": "yes"}}})),
+    // ... and the next look at the cluster (a label wakes it) finds it silent. The hub reads the
+    // lease from its own watch, which may see the renewal after the label: touched again until
+    // it has.
+    let unknown = |mc: Option<&ManagedCluster>| {
+        condition(mc, "ManagedClusterConditionAvailable").as_deref() == Some("Unknown")
+    };
+    let mut degraded = None;
+    for touch in 0..20 {
+        clusters
+            .patch(
+                &huge,
+                &PatchParams::default(),
+                &Patch::Merge(
+                    serde_json::json!({"metadata": {"labels": {"it-touched": touch.to_string()}}}),
+                ),
+            )
+            .await
+            .unwrap();
+        let seen = tokio::time::timeout(
+            Duration::from_secs(3),
+            kube::runtime::wait::await_condition(clusters.clone(), &huge, unknown),
         )
-        .await
-        .unwrap();
-    let degraded = wait_condition(&huge, "ManagedClusterConditionAvailable", "Unknown").await;
+        .await;
+        if let Ok(Ok(Some(mc))) = seen {
+            degraded = Some(mc);
+            break;
+        }
+    }
+    let degraded = degraded.expect("the silent cluster became Available=Unknown within a minute");
     let available = clusteradm::api::conditions::find(
         &degraded.status.as_ref().unwrap().conditions,
         "ManagedClusterConditionAvailable",

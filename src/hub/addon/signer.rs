@@ -144,6 +144,7 @@ mod tests {
             pending: false,
             approved: true,
             expiration_seconds: None,
+            created: None,
         }
     }
 
