@@ -245,6 +245,10 @@ async fn choose(api: &Api<ManagedCluster>, ctx: &Ctx) -> anyhow::Result<Option<V
     ))
 }
 
+/// How long `--wait` waits for a new agent's CSR when the only CSR of the cluster was approved
+/// before its ManagedCluster was created.
+const EARLIER_CSR_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The plan for one cluster (from `prelisted` CSRs, or its own list), waiting for its CSR with
 /// `--wait`.
 async fn plan_for(
@@ -272,6 +276,26 @@ async fn plan_for(
         approval::plan(name, mc, csrs, args.skip_approve_check, &args.requesters)
     };
     match decide(&csrs) {
+        Ok(plan) if plan.on_an_earlier_csr && args.wait && !ctx.global.dry_run => {
+            // The CSR of a cluster joined again under this name may be moments away: wait a
+            // little for it rather than accept with nothing approved and leave that agent
+            // waiting. An agent that kept its certificate sends none: then the earlier CSR
+            // stands, as upstream's accept takes it.
+            let fresh = |csrs: &[CsrFacts]| match decide(csrs) {
+                Ok(p) if p.on_an_earlier_csr => Err(Blocked::NoCsr { refused: vec![] }),
+                other => other,
+            };
+            let grace = EARLIER_CSR_GRACE.min(ctx.global.timeout);
+            let spinner = ctx
+                .printer
+                .spinner(format!("waiting for a new CSR from cluster {name}'s agent"));
+            let waited = tokio::time::timeout(grace, wait_for_plan(api, &selector, fresh)).await;
+            spinner.finish_and_clear();
+            match waited {
+                Ok(result) => result.map_err(|b| blocked(name, b, ctx)),
+                Err(_) => Ok(plan),
+            }
+        }
         Ok(plan) => Ok(plan),
         Err(Blocked::NoCsr { refused }) if args.wait && !ctx.global.dry_run => {
             warn_refused(name, &refused, ctx);

@@ -22,6 +22,10 @@ pub struct Plan {
     pub refused: Vec<(String, String)>,
     /// Whether `spec.hubAcceptsClient` must be set.
     pub set_accepted: bool,
+    /// The cluster is accepted only on the word of a CSR approved before this ManagedCluster was
+    /// created: an earlier cluster of the name, or this agent's, kept over a re-registration.
+    /// A new agent's CSR may be on its way (`accept --wait` waits a moment for it).
+    pub on_an_earlier_csr: bool,
 }
 
 /// Why accept cannot proceed for one cluster.
@@ -111,14 +115,19 @@ pub fn plan(
                 && made_since(f, mc)
                 && f.check_bootstrap(cluster, skip_approve_check).is_ok()
         });
-    if approve.is_empty() && !already && !has_certificate {
+    let earlier_certificate = ours.iter().any(|f| {
+        f.approved && !made_since(f, mc) && f.check_bootstrap(cluster, skip_approve_check).is_ok()
+    });
+    if approve.is_empty() && !already && !has_certificate && !earlier_certificate {
         return Err(Blocked::NoCsr { refused });
     }
+    let on_an_earlier_csr = approve.is_empty() && !already && !has_certificate;
     Ok(Plan {
         cluster: cluster.to_string(),
         approve,
         refused,
         set_accepted: !already,
+        on_an_earlier_csr,
     })
 }
 
@@ -168,7 +177,7 @@ mod tests {
     }
 
     #[test]
-    fn an_approved_csr_older_than_the_cluster_does_not_stand_for_its_agent() {
+    fn an_approved_csr_older_than_the_cluster_is_marked_as_such() {
         use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
         use k8s_openapi::jiff::Timestamp;
         // A cluster joined again under the same name; its new agent's CSR is not listed yet.
@@ -177,13 +186,12 @@ mod tests {
         let mut earlier = facts("c1-old", "system:bootstrap:abc", "c1", "x");
         (earlier.pending, earlier.approved) = (false, true);
         earlier.created = Some(Timestamp::from_second(1_000).unwrap());
-        assert!(matches!(
-            plan("c1", &cluster, &[earlier.clone()], false, &[]),
-            Err(Blocked::NoCsr { .. })
-        ));
+        let on_earlier = plan("c1", &cluster, &[earlier.clone()], false, &[]).unwrap();
+        assert!(on_earlier.on_an_earlier_csr && on_earlier.set_accepted);
         // One approved since the cluster was made: its agent holds a certificate.
         earlier.created = Some(Timestamp::from_second(2_001).unwrap());
-        assert!(plan("c1", &cluster, &[earlier], false, &[]).is_ok());
+        let current = plan("c1", &cluster, &[earlier], false, &[]).unwrap();
+        assert!(!current.on_an_earlier_csr && current.set_accepted);
     }
 
     #[test]
