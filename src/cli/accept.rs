@@ -285,30 +285,20 @@ async fn plan_for(
                 Ok(p) if p.on_an_earlier_csr => Err(Blocked::NoCsr { refused: vec![] }),
                 other => other,
             };
+            let waiting = format!("waiting for a new CSR from cluster {name}'s agent");
             let grace = EARLIER_CSR_GRACE.min(ctx.global.timeout);
-            let spinner = ctx
-                .printer
-                .spinner(format!("waiting for a new CSR from cluster {name}'s agent"));
-            let waited = tokio::time::timeout(grace, wait_for_plan(api, &selector, fresh)).await;
-            spinner.finish_and_clear();
-            match waited {
-                Ok(result) => result.map_err(|b| blocked(name, b, ctx)),
-                Err(_) => Ok(plan),
+            match wait_for_plan(api, &selector, fresh, grace, &waiting, ctx).await {
+                Some(result) => result.map_err(|b| blocked(name, b, ctx)),
+                None => Ok(plan),
             }
         }
         Ok(plan) => Ok(plan),
         Err(Blocked::NoCsr { refused }) if args.wait && !ctx.global.dry_run => {
             warn_refused(name, &refused, ctx);
-            let spinner = ctx
-                .printer
-                .spinner(format!("waiting for a CSR from cluster {name}'s agent"));
-            let waited =
-                tokio::time::timeout(ctx.global.timeout, wait_for_plan(api, &selector, decide))
-                    .await;
-            spinner.finish_and_clear();
-            match waited {
-                Ok(result) => result.map_err(|b| blocked(name, b, ctx)),
-                Err(_) => Err(UserError::new(
+            let waiting = format!("waiting for a CSR from cluster {name}'s agent");
+            match wait_for_plan(api, &selector, decide, ctx.global.timeout, &waiting, ctx).await {
+                Some(result) => result.map_err(|b| blocked(name, b, ctx)),
+                None => Err(UserError::new(
                     format!("no CSR from cluster {name}'s agent appeared within {:?}", ctx.global.timeout),
                     format!("is the agent running (`clusteradm join`)? see `kubectl get csr -l {selector}`"),
                 )
@@ -319,8 +309,24 @@ async fn plan_for(
     }
 }
 
-/// Watches the cluster's CSRs until the plan is no longer blocked on a missing CSR.
+/// Watches the cluster's CSRs (saying `waiting` on a terminal) until the plan is no longer
+/// blocked on a missing CSR; `None` when `limit` passes first.
 async fn wait_for_plan(
+    api: Api<CertificateSigningRequest>,
+    selector: &str,
+    decide: impl Fn(&[CsrFacts]) -> Result<Plan, Blocked>,
+    limit: std::time::Duration,
+    waiting: &str,
+    ctx: &Ctx,
+) -> Option<Result<Plan, Blocked>> {
+    let spinner = ctx.printer.spinner(waiting.to_string());
+    let waited = tokio::time::timeout(limit, watch_for_plan(api, selector, decide)).await;
+    spinner.finish_and_clear();
+    waited.ok()
+}
+
+/// Watches the cluster's CSRs until the plan is no longer blocked on a missing CSR.
+async fn watch_for_plan(
     api: Api<CertificateSigningRequest>,
     selector: &str,
     decide: impl Fn(&[CsrFacts]) -> Result<Plan, Blocked>,

@@ -105,19 +105,18 @@ pub fn plan(
         return Err(Blocked::Competing(approve));
     }
     // The agent may already hold a certificate (accepted before, then denied): no CSR needed.
+    let approved: Vec<&CsrFacts> = ours
+        .iter()
+        .copied()
+        .filter(|f| f.approved && f.check_bootstrap(cluster, skip_approve_check).is_ok())
+        .collect();
     let has_certificate = no_csr_needed
         || mc
             .status
             .as_ref()
             .is_some_and(|s| conditions::is_true(&s.conditions, MANAGED_CLUSTER_JOINED))
-        || ours.iter().any(|f| {
-            f.approved
-                && made_since(f, mc)
-                && f.check_bootstrap(cluster, skip_approve_check).is_ok()
-        });
-    let earlier_certificate = ours.iter().any(|f| {
-        f.approved && !made_since(f, mc) && f.check_bootstrap(cluster, skip_approve_check).is_ok()
-    });
+        || approved.iter().any(|f| made_since(f, mc));
+    let earlier_certificate = approved.iter().any(|f| !made_since(f, mc));
     if approve.is_empty() && !already && !has_certificate && !earlier_certificate {
         return Err(Blocked::NoCsr { refused });
     }

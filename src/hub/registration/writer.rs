@@ -563,13 +563,14 @@ impl Error {
     }
 }
 
+/// How often a deleted cluster's add-ons are looked at while their pre-delete hooks run.
+const ADDON_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 impl crate::runtime::controller::Failure for Error {
     fn retry(&self) -> crate::runtime::controller::Retry {
         match self {
             // Waiting on hooks, not failing: looked at again soon, without growing the backoff.
-            Self::AddonsRemain { .. } => {
-                crate::runtime::controller::Retry::After(std::time::Duration::from_secs(2))
-            }
+            Self::AddonsRemain { .. } => crate::runtime::controller::Retry::After(ADDON_WAIT),
             _ => crate::runtime::controller::Retry::Backoff,
         }
     }
