@@ -167,14 +167,15 @@ async fn run(config: &kube::Config, admin: &Client, n: usize) -> anyhow::Result<
         let (shutdown, url) = (shutdown.clone(), config.cluster_url.clone());
         tokio::spawn(async move {
             let informers = Informers::new(client.clone());
-            let run = clusteradm::hub::addon::run_with(
+            let run =
+                clusteradm::hub::addon::run_with(client.clone(), &informers, shutdown.clone());
+            let webhooks = clusteradm::hub::webhook::run(
                 client,
-                clusteradm::hub::conversion::Webhook::Leader(url),
-                &informers,
+                clusteradm::hub::webhook::Webhook::Leader(url),
                 shutdown.clone(),
             );
             let watch = informers.run(shutdown);
-            let _ = tokio::join!(Box::pin(run), Box::pin(watch));
+            let _ = tokio::join!(Box::pin(run), Box::pin(webhooks), Box::pin(watch));
         });
     }
     // The controllers' start (lists, the conversion webhook, the relists its CRD update causes) is

@@ -10,7 +10,7 @@ use futures::FutureExt;
 
 use super::Ctx;
 use crate::api::names::{AGENT_NAMESPACE, HUB_NAMESPACE};
-use crate::hub::conversion::{self, Webhook};
+use crate::hub::webhook::{self, Webhook};
 use crate::inprocess::klusterlet::Agents;
 use crate::runtime::lease::{self, LeaseLock};
 use crate::runtime::probes::{self, Readiness};
@@ -31,8 +31,8 @@ pub struct Args {
 /// The controller sets.
 #[derive(Debug, clap::Subcommand)]
 pub enum Which {
-    /// Run every hub controller: registration, cluster sets, placement, replica sets, add-ons and
-    /// the add-on API's conversion webhook
+    /// Run every hub controller: registration, cluster sets, placement, replica sets, add-ons,
+    /// and the hub's webhooks (admission, the add-on API's conversion)
     Hub(HubArgs),
     /// Run a managed cluster's agents: registration (with add-on registration) and work
     Agent(AgentArgs),
@@ -49,12 +49,13 @@ pub struct Serve {
 /// Flags of `controller hub`.
 #[derive(Debug, clap::Args)]
 pub struct HubArgs {
-    /// Serve the add-on conversion webhook on every replica, on port 9443 behind the hub's
-    /// Service, with the tls.crt and tls.key in this directory (the operator's mounted serving
-    /// certificate); the operator points the CRDs at the Service. Without it the leader serves
-    /// the webhook on the address it reaches the API server from, and points the CRDs at itself
-    #[arg(long, value_name = "DIR")]
-    pub conversion_cert_dir: Option<std::path::PathBuf>,
+    /// Serve the hub's webhooks (add-on conversion, admission) on every replica, on port 9443
+    /// behind the hub's Service, with the tls.crt and tls.key in this directory (the operator's
+    /// mounted serving certificate); the operator points the CRDs and webhook configurations at
+    /// the Service. Without it the leader serves them on the address it reaches the API server
+    /// from, and points the CRDs and configurations at itself
+    #[arg(long, value_name = "DIR", alias = "conversion-cert-dir")]
+    pub webhook_cert_dir: Option<std::path::PathBuf>,
     #[command(flatten)]
     serve: Serve,
 }
@@ -171,11 +172,14 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let client = kube.client.clone();
     match args.which {
         Which::Hub(h) => {
-            let webhook = match &h.conversion_cert_dir {
+            let webhook = match &h.webhook_cert_dir {
                 Some(dir) => {
-                    // Every replica serves: conversion needs no Lease.
-                    let addr = SocketAddr::from(([0, 0, 0, 0], conversion::mounted::PORT));
-                    conversion::mounted::serve(dir, addr, shutdown.clone()).await?;
+                    // Every replica serves: webhooks need no Lease.
+                    let addr = SocketAddr::from(([0, 0, 0, 0], webhook::mounted::PORT));
+                    let reviewer =
+                        crate::hub::admission::Reviewer::start(client.clone(), shutdown.clone());
+                    let routes = webhook::HubRoutes::new(reviewer);
+                    webhook::mounted::serve(dir, addr, routes, shutdown.clone()).await?;
                     Webhook::Service
                 }
                 None => Webhook::Leader(kube.loaded.config.cluster_url.clone()),

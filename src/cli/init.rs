@@ -62,11 +62,12 @@ pub struct Args {
     /// the operator image; runs in the foreground until Ctrl-C or SIGTERM
     #[arg(long)]
     pub in_process: bool,
-    /// How the hub enforces its admission rules: `webhooks` (upstream's webhook Deployments) or
-    /// `policies` (ValidatingAdmissionPolicies in the API server, no webhook Deployments)
-    /// [default: webhooks; policies with --in-process]
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub admission: Option<Admission>,
+    /// How the hub enforces its admission rules: `webhooks` (upstream's, served by upstream's
+    /// webhook Deployments, our hub pods with --image, or this process with --in-process) or
+    /// `policies` (ValidatingAdmissionPolicies the API server enforces itself, no webhook server;
+    /// they refuse the same requests with 422 Invalid and their own messages)
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = Admission::Webhooks)]
+    pub admission: Admission,
 }
 
 /// `-o` of init: the join command as text or JSON.
@@ -76,19 +77,6 @@ pub enum JoinOutput {
     Text,
     /// `{"hub-token": ..., "hub-apiserver": ..., "ca-cert-hash": ...}`
     Json,
-}
-
-/// `--admission`, or its default for the mode.
-fn admission_mode(args: &Args) -> Result<Admission, UserError> {
-    // Our image's hub enforces the rules with policies, as in-process: no webhook pods.
-    match (args.in_process || args.image.is_some(), args.admission) {
-        (true, Some(Admission::Webhooks)) => Err(UserError::new(
-            "--admission webhooks cannot go with --in-process or --image: nothing serves the webhooks",
-            "drop --admission (our hub enforces its rules with admission policies)",
-        )),
-        (true, _) => Ok(Admission::Policies),
-        (false, mode) => Ok(mode.unwrap_or_default()),
-    }
 }
 
 /// `--image-pull-credential-file`, bounded as every user file is ([`crate::input`]).
@@ -113,7 +101,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         .as_deref()
         .map(read_credential)
         .transpose()?;
-    let admission = admission_mode(&args)?;
+    let admission = args.admission;
     let kube = ctx.kube().await?;
     let mut opts = InitOptions {
         admission,

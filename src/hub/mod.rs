@@ -6,9 +6,11 @@
 //! a pure `decide` (observed state → actions, tested without a cluster) and a `writer` that
 //! carries the actions out. How they are started together is [`crate::inprocess`]'s business.
 pub mod addon;
+pub mod admission;
 pub mod clustersets;
 pub mod conversion;
 pub mod managed_namespaces;
 pub mod placement;
 pub mod registration;
 pub mod replicaset;
+pub mod webhook;

@@ -3,7 +3,7 @@
 //! loop failing stops the other: a hub half running is worse than one that says it stopped.
 use kube::Client;
 
-use crate::hub::conversion::Webhook;
+use crate::hub::webhook::{self, Webhook};
 use crate::hub::{addon, clustersets, placement, registration, replicaset};
 use crate::operator::cluster_manager::{self as operator, InProcess};
 use crate::runtime::Shutdown;
@@ -48,8 +48,9 @@ pub async fn run(
 /// replica sets, add-ons) over one shared watch per kind ([`Informers`]), until `shutdown` is
 /// cancelled.
 ///
-/// `webhook` says who serves the add-on conversion webhook: this process while it leads (on the
-/// address it reaches the API server from), or the hub pods behind their Service.
+/// `webhook` says who serves the hub's webhooks (add-on conversion, admission): this process
+/// while it leads (on the address it reaches the API server from), or the hub pods behind their
+/// Service.
 pub async fn controllers(
     client: Client,
     webhook: Webhook,
@@ -95,22 +96,34 @@ pub async fn controllers(
     let addons = stopping_all(
         "add-on controllers",
         Box::pin(addon::run_with(
-            client,
-            webhook,
+            client.clone(),
             &informers,
             shutdown.clone(),
         )),
         shutdown.clone(),
     );
+    let webhooks = stopping_all(
+        "hub webhooks",
+        Box::pin(webhook::run(client, webhook, shutdown.clone())),
+        shutdown.clone(),
+    );
     // Every controller has taken what it reads: the watches start now.
     let watches = informers.run(shutdown.clone());
-    let (registration, placement, sets, replicasets, addons, ()) =
-        tokio::join!(registration, placement, sets, replicasets, addons, watches);
+    let (registration, placement, sets, replicasets, addons, webhooks, ()) = tokio::join!(
+        registration,
+        placement,
+        sets,
+        replicasets,
+        addons,
+        webhooks,
+        watches
+    );
     registration?;
     placement?;
     sets?;
     replicasets?;
-    addons
+    addons?;
+    webhooks
 }
 
 /// Runs `controller` (boxed: the hub joins them all, and each is large), then stops the others: a hub half running is worse than one stopped.

@@ -1,6 +1,6 @@
 //! A webhook's certificates: a signer CA and serving certificates it signs, as the operator
 //! keeps them for the hub's webhooks (`crate::operator::cluster_manager::certs`) and the
-//! in-process hub issues them for its conversion webhook.
+//! in-process hub issues them for its webhooks.
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
     KeyUsagePurpose,

@@ -237,10 +237,6 @@ fn bad_flags_are_rejected_before_any_request() {
             "invalid hub API server URL",
         ),
         (&["--feature-gates", "Foo"][..], "invalid feature gate"),
-        (
-            &["--in-process", "--admission", "webhooks"][..],
-            "--admission webhooks cannot go with --in-process",
-        ),
     ] {
         // Unreachable server: the error must come from validation, not from a connection.
         common::clusteradm()

@@ -6,6 +6,7 @@ mod common;
 mod accept;
 mod addon;
 mod admission;
+mod admission_webhooks;
 mod apply;
 mod bad_input;
 mod clustersets;

@@ -70,13 +70,15 @@ async fn a_cluster_gone_before_a_subscriber_reads_it_does_not_stall_the_watch() 
     let _ = api.delete(&next, &DeleteParams::default()).await;
 }
 
-/// Every kind the hub's controllers read, by the resource its watch asks for.
-const HUB_KINDS: [&str; 14] = [
+/// Every kind the hub's controllers read, by the resource its watch asks for (the ClusterManager
+/// for the admission webhooks' settings).
+const HUB_KINDS: [&str; 15] = [
     "addondeploymentconfigs",
     "addonplacementscores",
     "addontemplates",
     "certificatesigningrequests",
     "clustermanagementaddons",
+    "clustermanagers",
     "leases",
     "managedclusteraddons",
     "managedclusters",

@@ -402,3 +402,166 @@ async fn the_lease_says_whether_the_loop_runs() {
         "the Lease is released on shutdown"
     );
 }
+
+/// Admission follows the ClusterManager's mode, in-process: by policies (the operator applies
+/// them; no webhook configuration), then by webhooks (the leading hub points upstream's
+/// configurations at itself and the operator removes the policies), and a hub that stops
+/// removes the configurations that name it.
+#[tokio::test]
+async fn admission_follows_the_cluster_managers_mode() {
+    use clusteradm::api::names::ADMISSION_ANNOTATION;
+    use clusteradm::operator::cluster_manager::desired::webhook;
+    use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+    use kube::api::PostParams;
+    let _one_at_a_time = crate::serial().await;
+    let _hub = HUB_SINGLETON.lock().await;
+    let (client, op) = setup().await;
+    wait_applied(&client).await;
+    let configs: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    let by_policies = || admission_is(client.clone(), false);
+    let by_webhooks = || admission_is(client.clone(), true);
+    common::eventually("admission by policies", WAIT, by_policies).await;
+
+    // Under the policies alone (no mutating webhook), a user's new taint without a time passes:
+    // the hub controller fills it in after the write.
+    let id = common::unique("lc-admission");
+    let clusters = cluster_creator(&client, &id).await;
+    let dry = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    common::eventually("a new taint without a time, by policies", WAIT, || {
+        let (clusters, dry, object) = (
+            clusters.clone(),
+            dry.clone(),
+            tainted(&id, "https://c:6443"),
+        );
+        async move { clusters.create(&dry, &object).await.ok() }
+    })
+    .await;
+
+    // Webhooks: the configurations point here, the policies go, and a bad URL is upstream's 400.
+    let annotate =
+        |mode: &str| serde_json::json!({"metadata": {"annotations": {ADMISSION_ANNOTATION: mode}}});
+    cms(&client)
+        .patch(
+            CLUSTER_MANAGER_NAME,
+            &PatchParams::default(),
+            &Patch::Merge(annotate("webhooks")),
+        )
+        .await
+        .unwrap();
+    common::eventually("admission by webhooks", WAIT, by_webhooks).await;
+    let refusal = common::eventually("a webhook's refusal", WAIT, || {
+        let (clusters, dry, object) = (clusters.clone(), dry.clone(), tainted(&id, "http://c"));
+        async move {
+            match clusters.create(&dry, &object).await {
+                Err(kube::Error::Api(s)) if s.message.starts_with("admission webhook ") => Some(s),
+                _ => None,
+            }
+        }
+    })
+    .await;
+    assert_eq!(refusal.code, 400, "{refusal:?}");
+
+    // Back to policies, then webhooks again; then the hub stops and takes its configurations.
+    cms(&client)
+        .patch(
+            CLUSTER_MANAGER_NAME,
+            &PatchParams::default(),
+            &Patch::Merge(annotate("policies")),
+        )
+        .await
+        .unwrap();
+    common::eventually("admission by policies again", WAIT, by_policies).await;
+    cms(&client)
+        .patch(
+            CLUSTER_MANAGER_NAME,
+            &PatchParams::default(),
+            &Patch::Merge(annotate("webhooks")),
+        )
+        .await
+        .unwrap();
+    common::eventually("admission by webhooks again", WAIT, by_webhooks).await;
+    op.stop().await;
+    for name in webhook::VALIDATORS {
+        assert!(
+            configs.get_opt(name).await.unwrap().is_none(),
+            "{name} left after stop"
+        );
+    }
+    let _ = Api::<k8s_openapi::api::rbac::v1::ClusterRole>::all(client.clone())
+        .delete(&id, &DeleteParams::default())
+        .await;
+    let _ = Api::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>::all(client.clone())
+        .delete(&id, &DeleteParams::default())
+        .await;
+    let op = Operator::start(&client);
+    teardown(&client, op).await;
+}
+
+/// ManagedClusters as user `<id>-user`, who may create them and join any set (ClusterRole and
+/// binding `id`).
+async fn cluster_creator(client: &Client, id: &str) -> Api<kube::api::DynamicObject> {
+    let group = format!("{id}-group");
+    let user = common::certificate_client(client, &format!("{id}-user"), &group).await;
+    let ssa = PatchParams::apply("lc-admission").force();
+    let role = serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": id}, "rules": [
+        {"apiGroups": ["cluster.open-cluster-management.io"], "resources": ["managedclusters"], "verbs": ["create"]},
+        {"apiGroups": ["cluster.open-cluster-management.io"], "resources": ["managedclustersets/join"], "verbs": ["create"]}]});
+    Api::<k8s_openapi::api::rbac::v1::ClusterRole>::all(client.clone())
+        .patch(id, &ssa, &Patch::Apply(role))
+        .await
+        .unwrap();
+    let binding = serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": id},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": id},
+        "subjects": [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": group}]});
+    Api::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>::all(client.clone())
+        .patch(id, &ssa, &Patch::Apply(binding))
+        .await
+        .unwrap();
+    Api::all_with(
+        user,
+        &kube::api::ApiResource::erase::<clusteradm::api::cluster::ManagedCluster>(&()),
+    )
+}
+
+/// ManagedCluster `name` with a new taint (no time) and a client config at `url`.
+fn tainted(name: &str, url: &str) -> kube::api::DynamicObject {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+        "metadata": {"name": name}, "spec": {"taints": [{"key": "a", "effect": "NoSelect"}],
+        "managedClusterClientConfigs": [{"url": url}]}}))
+    .unwrap()
+}
+
+/// `Some` when the hub's admission is by webhooks (every configuration pointed at this process on
+/// loopback, no policy) or by policies (every policy, no configuration).
+async fn admission_is(client: Client, webhooks: bool) -> Option<()> {
+    use clusteradm::operator::cluster_manager::desired::{admission, webhook};
+    use k8s_openapi::api::admissionregistration::v1::{
+        ValidatingAdmissionPolicy, ValidatingWebhookConfiguration,
+    };
+    let configs: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    let policies: Api<ValidatingAdmissionPolicy> = Api::all(client);
+    for name in webhook::VALIDATORS {
+        let config = configs.get_opt(name).await.ok()?;
+        match (webhooks, config) {
+            (true, Some(config)) => {
+                let url = config.webhooks?[0].client_config.url.clone()?;
+                assert!(url.starts_with("https://127.0.0.1:"), "{url}");
+            }
+            (false, None) => {}
+            _ => return None,
+        }
+    }
+    for p in admission::policies() {
+        let policy = policies.get_opt(p.metadata.name.as_deref()?).await.ok()?;
+        if policy.is_some() == webhooks {
+            return None;
+        }
+    }
+    Some(())
+}

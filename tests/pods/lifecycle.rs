@@ -82,7 +82,8 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
     .unwrap();
     assert!(condition_true(&cm, "Applied"), "{:?}", cm.data["status"]);
 
-    // The admission policies answer (no webhook pod is needed for them)...
+    // The hub pods serve upstream's admission webhooks behind their Service (upstream's status
+    // code and message; the mutating webhook labels a new cluster at create)...
     let clusters = cluster_scoped(
         &hub,
         "cluster.open-cluster-management.io",
@@ -100,8 +101,25 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
         .await
         .unwrap_err();
     assert!(
-        refused.to_string().contains("is not an https URL"),
+        refused.to_string().contains(
+            "admission webhook \"managedclustervalidators.admission.cluster.open-cluster-management.io\" denied the request: url \"http://plain\" is invalid in client configs"
+        ),
         "{refused}"
+    );
+    let good: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+        "metadata": {"name": common::unique("pods-good")},
+        "spec": {"hubAcceptsClient": false},
+    }))
+    .unwrap();
+    let dry = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    let defaulted = clusters.create(&dry, &good).await.unwrap();
+    assert_eq!(
+        defaulted.metadata.labels.unwrap()["cluster.open-cluster-management.io/clusterset"],
+        "default"
     );
     // ...and the hub pod's conversion webhook serves v1beta1 of the add-on API.
     let addon_name = common::unique("pods-conv");

@@ -11,7 +11,8 @@
 //! - [`discovery`]: each cluster labelled with its add-ons' health, and [`healthcheck`]: a
 //!   cluster whose agent went silent makes its add-ons' health unknown (upstream runs these two
 //!   in its registration-controller; here they share the add-on watch);
-//! - the conversion webhook between the add-on API's versions ([`crate::hub::conversion`]).
+//! - the conversion webhook between the add-on API's versions ([`crate::hub::conversion`]) runs
+//!   with the hub's other webhooks ([`crate::hub::webhook`]).
 pub mod annotation;
 pub mod config;
 pub mod define;
@@ -34,10 +35,9 @@ use crate::runtime::Shutdown;
 use crate::runtime::informers::Informers;
 
 /// The add-on controllers over `informers`, running until `shutdown` is cancelled (each returns
-/// then; the conversion webhook first sets the CRDs back) or one of them fails.
+/// then) or one of them fails.
 pub fn run_with(
     hub: Client,
-    webhook: crate::hub::conversion::Webhook,
     informers: &Informers,
     shutdown: Shutdown,
 ) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
@@ -46,14 +46,12 @@ pub fn run_with(
     let install = install::run_with(hub.clone(), informers, shutdown.clone());
     let annotations = annotation::run_with(hub.clone(), informers, shutdown.clone());
     let discovery = discovery::run_with(hub.clone(), informers, shutdown.clone());
-    let healthcheck = healthcheck::run_with(hub.clone(), informers, shutdown.clone());
-    let conversion = crate::hub::conversion::run(hub, webhook, shutdown);
+    let healthcheck = healthcheck::run_with(hub, informers, shutdown);
     async move {
         tokio::try_join!(
             registration,
             manager,
             install,
-            conversion,
             annotations,
             discovery,
             healthcheck

@@ -11,7 +11,8 @@ use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Value, json};
 
-use super::{CRDS, Serving};
+use super::{CRDS, PATH};
+use crate::hub::webhook::Serving;
 
 /// Reads and writes tried per CRD before giving up on one that keeps changing.
 const ATTEMPTS: usize = 5;
@@ -61,7 +62,7 @@ fn webhook(serving: &Serving) -> Value {
         "webhook": {
             "conversionReviewVersions": ["v1"],
             "clientConfig": {
-                "url": serving.url,
+                "url": serving.url(PATH),
                 "caBundle": base64::engine::general_purpose::STANDARD.encode(&serving.ca),
             },
         },
@@ -91,7 +92,7 @@ fn decide(crd: &CustomResourceDefinition, target: Target<'_>) -> Option<Value> {
             (!same).then_some(wanted)
         }
         Target::NoneIfOurs(s) => {
-            names(crd, &s.url).then(|| json!({"strategy": "None", "webhook": null}))
+            names(crd, &s.url(PATH)).then(|| json!({"strategy": "None", "webhook": null}))
         }
     }
 }
@@ -148,9 +149,9 @@ pub async fn reset_if_ours(hub: &Client, serving: &Serving) -> Result<(), Error>
 mod tests {
     use super::*;
 
-    fn serving(url: &str) -> Serving {
+    fn serving(base: &str) -> Serving {
         Serving {
-            url: url.into(),
+            base: base.into(),
             ca: "CA".into(),
         }
     }
@@ -171,7 +172,7 @@ mod tests {
 
     #[test]
     fn a_crd_pointed_elsewhere_is_pointed_here_and_one_pointed_here_is_left() {
-        let ours = serving("https://127.0.0.1:1/convert");
+        let ours = serving("https://127.0.0.1:1");
         let none = crd(&json!({"strategy": "None"}));
         assert_eq!(decide(&none, Target::Webhook(&ours)), Some(webhook(&ours)));
         let here = crd(&webhook(&ours));
@@ -179,15 +180,15 @@ mod tests {
         // Same URL, another CA (a restarted process on the same port): written.
         let other_ca = crd(&webhook(&Serving {
             ca: "OTHER".into(),
-            ..serving(&ours.url)
+            ..serving(&ours.base)
         }));
         assert!(decide(&other_ca, Target::Webhook(&ours)).is_some());
     }
 
     #[test]
     fn stepping_down_never_resets_the_next_leaders_webhook() {
-        let ours = serving("https://127.0.0.1:1/convert");
-        let next = serving("https://127.0.0.1:2/convert");
+        let ours = serving("https://127.0.0.1:1");
+        let next = serving("https://127.0.0.1:2");
         let theirs = crd(&webhook(&next));
         assert_eq!(decide(&theirs, Target::NoneIfOurs(&ours)), None);
         let mine = crd(&webhook(&ours));

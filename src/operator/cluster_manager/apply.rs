@@ -35,9 +35,19 @@ pub struct Applied {
     pub changed: usize,
 }
 
-/// Applies every object of `desired`.
+/// How long removing what the other admission mode left may take.
+const REMOVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Applies every object of `desired`, and removes what it says the other admission mode left.
 pub async fn apply(applier: &Applier, desired: &Desired) -> Result<Applied, Error> {
     let report: Report = applier.apply(desired.objects()).await?;
+    let removed =
+        crate::apply::delete::delete_all(applier.resolver(), &desired.removed, REMOVE_TIMEOUT)
+            .await
+            .map_err(|failures| crate::apply::Error::Objects {
+                failures,
+                applied: report.applied.clone(),
+            })?;
     let mut deployments = BTreeMap::new();
     for a in report
         .applied
@@ -59,7 +69,11 @@ pub async fn apply(applier: &Applier, desired: &Desired) -> Result<Applied, Erro
         .applied
         .iter()
         .filter(|a| a.change != Change::Unchanged)
-        .count();
+        .count()
+        + removed
+            .iter()
+            .filter(|(_, d)| *d == crate::apply::delete::Deleted::Removed)
+            .count();
     Ok(Applied {
         deployments,
         changed,

@@ -83,6 +83,13 @@ pub fn inventory() -> (Vec<DynamicObject>, Vec<DynamicObject>) {
             .iter()
             .map(crate::apply::to_dynamic),
     );
+    // The one configuration our hub's webhooks have and upstream's do not.
+    everything.extend(
+        desired::webhook::validating(desired::webhook::Endpoint::HubService, b"")
+            .iter()
+            .filter(|c| c.metadata.name.as_deref() == Some(desired::webhook::REPLICA_SET_VALIDATOR))
+            .map(crate::apply::to_dynamic),
+    );
     let (mut crds, objects): (Vec<_>, Vec<_>) = everything.into_iter().partition(|o| {
         o.types
             .as_ref()
@@ -198,6 +205,10 @@ mod tests {
         assert!(has(
             "ValidatingWebhookConfiguration",
             desired::MANIFEST_WORK_VALIDATOR
+        ));
+        assert!(has(
+            "ValidatingWebhookConfiguration",
+            desired::webhook::REPLICA_SET_VALIDATOR
         ));
         assert!(has("Deployment", "cluster-manager-registration-controller"));
         assert!(has(

@@ -78,10 +78,11 @@ pub async fn uninstall(
 /// How the hub's admission rules are enforced ([`crate::api::names::ADMISSION_ANNOTATION`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Admission {
-    /// Upstream's webhook Deployments (Default mode's default).
+    /// Upstream's webhooks (the default): served by upstream's webhook Deployments, our hub pods,
+    /// or the in-process hub ([`crate::hub::admission`]).
     #[default]
     Webhooks,
-    /// ValidatingAdmissionPolicies the API server enforces itself; no webhook Deployments.
+    /// ValidatingAdmissionPolicies the API server enforces itself; no webhook server.
     Policies,
 }
 
@@ -103,10 +104,10 @@ pub struct InProcess {
     /// The hub registration controller runs in this process (`crate::hub::registration`), so no
     /// registration-controller Deployment is made and its health is this process's.
     pub registration: bool,
-    /// The admission webhooks are not deployed. Nothing serves them in-process yet, so their
-    /// Services and webhook configurations are left out too (a configuration pointing at a
-    /// Service nobody serves would fail every ManagedCluster and ManifestWork write). Their
-    /// certificates are still kept, ready for an in-process webhook server.
+    /// Upstream's webhook Deployments are not deployed, nor their Services. The webhooks are
+    /// served by our hub pods (with [`Self::hub_deployment`], the operator pointing the
+    /// configurations at their Service) or by this process, whose leader points the
+    /// configurations at itself ([`crate::hub::webhook`]); or admission is by policies.
     pub webhooks: bool,
     /// The placement controller runs in this process (`crate::hub::placement`), so no
     /// placement-controller Deployment is made.
@@ -117,8 +118,8 @@ pub struct InProcess {
 }
 
 impl InProcess {
-    /// With `admission` by policies, the webhooks are not deployed either (the policies stand in
-    /// for them; see [`desired::admission`]).
+    /// With `admission` by policies, upstream's webhook Deployments are not deployed either (the
+    /// policies stand in for them; see [`desired::admission`]).
     #[must_use]
     pub fn with(self, admission: Admission) -> Self {
         Self {
@@ -134,15 +135,15 @@ impl InProcess {
         placement: false,
         hub_deployment: false,
     };
-    /// `init --in-process`: the hub controllers (registration, cluster sets, placement) here, no
-    /// webhooks.
+    /// `init --in-process`: the hub controllers (registration, cluster sets, placement) and the
+    /// webhooks here.
     pub const HUB_CONTROLLERS: Self = Self {
         registration: true,
         webhooks: true,
         placement: true,
         hub_deployment: false,
     };
-    /// Our image: every hub controller in our hub Deployment, admission by policies.
+    /// Our image: every hub controller and webhook in our hub Deployment.
     pub const HUB_DEPLOYMENT: Self = Self {
         hub_deployment: true,
         ..Self::HUB_CONTROLLERS

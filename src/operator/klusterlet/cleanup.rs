@@ -55,8 +55,14 @@ pub async fn remove_objects(
     };
     if let Some(managed) = managed {
         let mut objects = desired.managed.to_dynamic();
+        let others = others_exist(client, name).await;
+        // The add-on namespace is every Klusterlet's (upstream keeps it while another is there).
+        if others {
+            objects
+                .retain(|o| o.metadata.name.as_deref() != Some(crate::api::names::ADDON_NAMESPACE));
+        }
         // The CRDs are shared by every Klusterlet of a management cluster outside Hosted modes.
-        if !v.hosted && others_exist(client, name).await {
+        if !v.hosted && others {
             objects.retain(|o| {
                 o.types
                     .as_ref()

@@ -13,7 +13,8 @@ use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
-use clusteradm::hub::conversion::{self, server};
+use clusteradm::hub::admission::Reviewer;
+use clusteradm::hub::webhook::{self, HubRoutes, server};
 use clusteradm::runtime::Shutdown;
 
 use crate::common;
@@ -30,13 +31,13 @@ struct Webhook {
 
 async fn webhook() -> Webhook {
     let stop = Shutdown::new();
-    let serving = conversion::serve(&common::hub_url(), stop.clone())
+    let routes = HubRoutes::new(Reviewer::start(common::hub().await, stop.clone()));
+    let serving = webhook::serve(&common::hub_url(), routes, stop.clone())
         .await
         .unwrap();
     let addr: SocketAddr = serving
-        .url
+        .base
         .strip_prefix("https://")
-        .and_then(|u| u.strip_suffix("/convert"))
         .unwrap()
         .parse()
         .unwrap();

@@ -7,7 +7,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
-use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ObjectMeta, PostParams};
 use kube::runtime::wait::{await_condition, conditions};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
@@ -35,6 +35,9 @@ pub async fn install_managed_crds(managed: &Client) {
         .unwrap();
 }
 
+/// The label that puts an object under the admission policies (and not only the webhooks).
+pub const POLICIES_LABEL: &str = "it.clusteradm.io/admission-policies";
+
 /// Makes the hub an OCM hub (init, holding the singleton lock only while it runs), installs the
 /// hub CRDs, starts the shared hub controllers, and returns a bootstrap token.
 pub async fn hub() -> String {
@@ -51,8 +54,9 @@ pub async fn hub() -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    // The CRDs, and the admission policies an in-process hub enforces: every test of this
-    // binary runs under them.
+    // The CRDs, and the admission policies bound to the objects `tests/it/admission.rs` labels
+    // for them: every other test of this binary runs under the shared hub's admission webhooks
+    // (the default mode), which it points at itself below.
     let crds = clusteradm::api::hub_crds()
         .iter()
         .map(clusteradm::apply::to_dynamic)
@@ -61,18 +65,51 @@ pub async fn hub() -> String {
                 .iter()
                 .map(clusteradm::apply::to_dynamic),
         )
-        .chain(
-            admission::bindings()
-                .iter()
-                .map(clusteradm::apply::to_dynamic),
-        )
+        .chain(admission::bindings().into_iter().map(|mut b| {
+            b.spec.match_resources = Some(
+                serde_json::from_value(serde_json::json!({
+                    "objectSelector": {"matchLabels": {POLICIES_LABEL: "true"}}
+                }))
+                .unwrap(),
+            );
+            clusteradm::apply::to_dynamic(&b)
+        }))
         .collect();
     clusteradm::apply::Applier::new(common::hub().await, Duration::from_secs(60))
         .apply(crds)
         .await
         .unwrap();
     start_hub_controller();
+    webhooks_answer().await;
     json["hub-token"].as_str().unwrap().to_string()
+}
+
+/// Waits until the shared hub's admission webhooks answer: until then a ManagedCluster write may
+/// reach the configurations an earlier run's hub left naming a server that is gone (they fail
+/// closed), before this hub points them at itself.
+async fn webhooks_answer() {
+    let clusters: Api<DynamicObject> = Api::all_with(
+        common::hub().await,
+        &ApiResource::erase::<clusteradm::api::cluster::ManagedCluster>(&()),
+    );
+    let probe: DynamicObject = serde_json::from_value(serde_json::json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+        "metadata": {"name": "it-webhook-probe"}, "spec": {}
+    }))
+    .unwrap();
+    let dry = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    common::eventually(
+        "the hub's admission webhooks",
+        Duration::from_secs(60),
+        || {
+            let (clusters, probe, dry) = (clusters.clone(), probe.clone(), dry.clone());
+            async move { clusters.create(&dry, &probe).await.ok() }
+        },
+    )
+    .await;
 }
 
 /// `clusteradm <args> --kubeconfig <hub>`, off the async threads: (exit code, stdout, stderr).
@@ -115,7 +152,7 @@ pub fn start_hub_controller() {
                 let hub = open_watches::counting(common::hub().await, hub_watches());
                 clusteradm::inprocess::hub::controllers(
                     hub,
-                    clusteradm::hub::conversion::Webhook::Leader(common::hub_url()),
+                    clusteradm::hub::webhook::Webhook::Leader(common::hub_url()),
                     clusteradm::runtime::Shutdown::new(),
                 )
                 .await

@@ -1,9 +1,9 @@
 //! The hub as our image runs it: one Deployment running `clusteradm controller hub` (every hub
 //! controller, two replicas under a Lease so one reconciles and the other stands by), its
 //! ServiceAccount, one ClusterRole holding what those controllers do, and the Service through
-//! which the API server reaches the add-on conversion webhook that both replicas serve (with the
-//! operator's serving certificate, the CRDs pointed there by the operator). The admission rules
-//! are the API server's own policies (no webhook pods), as in-process.
+//! which the API server reaches the webhooks both replicas serve (the add-on conversion and
+//! upstream's admission webhooks, with the operator's serving certificate; the operator points
+//! the CRDs and webhook configurations there). No webhook pods of upstream's run.
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule};
@@ -26,12 +26,12 @@ pub const REPLICAS: i32 = 2;
 /// Where `/healthz`, `/readyz` and `/metrics` are served.
 pub const PROBE_PORT: i32 = 8000;
 
-/// The Secret holding the hub Service's serving certificate (the conversion webhook's).
+/// The Secret holding the hub Service's serving certificate (its webhooks').
 pub const SERVING_SECRET: &str = "cluster-manager-hub-serving-cert";
 /// Where the hub pods mount it.
 const SERVING_DIR: &str = "/serving-cert";
-/// The port the Service and the pods serve the conversion webhook on.
-const WEBHOOK_PORT: u16 = crate::hub::conversion::mounted::PORT;
+/// The port the Service and the pods serve the webhooks on.
+pub const WEBHOOK_PORT: u16 = crate::hub::webhook::mounted::PORT;
 const ADDON: &str = "addon.open-cluster-management.io";
 const WORK: &str = "work.open-cluster-management.io";
 const CLUSTER: &str = "cluster.open-cluster-management.io";
@@ -42,7 +42,7 @@ const MANAGE: &[&str] = &[
 /// What the hub controllers do beyond upstream's registration and placement controllers: the
 /// add-on manager's work (add-ons, their configs and CSRs, the ManifestWorks that deploy them),
 /// the replica-set controller's and the cluster sets'. The operator, not the pods, points the
-/// add-on CRDs at the conversion webhook's Service.
+/// add-on CRDs and the webhook configurations at the hub's Service.
 fn extra_rules() -> Vec<PolicyRule> {
     vec![
         rule(
@@ -88,6 +88,12 @@ fn extra_rules() -> Vec<PolicyRule> {
         // Add-on templates' signing CA and registration secrets.
         rule(&[""], &["secrets"], MANAGE),
         rule(&[""], &["serviceaccounts"], &["get", "list", "watch"]),
+        // The admission webhooks follow the ClusterManager's gates.
+        rule(
+            &["operator.open-cluster-management.io"],
+            &["clustermanagers"],
+            &["get", "list", "watch"],
+        ),
     ]
 }
 
@@ -140,7 +146,7 @@ pub fn deployment(v: &Validated, image: &str) -> Deployment {
             "controller",
             "hub",
             format!("--probe-address=0.0.0.0:{PROBE_PORT}"),
-            format!("--conversion-cert-dir={SERVING_DIR}"),
+            format!("--webhook-cert-dir={SERVING_DIR}"),
         ],
         "ports": [
             {"name": "metrics", "containerPort": PROBE_PORT, "protocol": "TCP"},
@@ -182,7 +188,7 @@ pub fn deployment(v: &Validated, image: &str) -> Deployment {
     .expect("a valid Deployment")
 }
 
-/// The Service the API server reaches every hub pod's conversion webhook through.
+/// The Service the API server reaches every hub pod's webhooks through.
 #[must_use]
 pub fn service() -> Service {
     serde_json::from_value(json!({

@@ -9,7 +9,7 @@ pub mod hub;
 mod rbac;
 mod secret;
 mod service;
-mod webhook;
+pub mod webhook;
 
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
@@ -67,6 +67,9 @@ pub struct Desired {
     pub admission_policies: Vec<ValidatingAdmissionPolicy>,
     /// Their bindings.
     pub admission_policy_bindings: Vec<ValidatingAdmissionPolicyBinding>,
+    /// What the other admission mode left, deleted where present: the webhook configurations
+    /// under admission by policies, the policies and bindings under admission by webhooks.
+    pub removed: Vec<DynamicObject>,
 }
 
 /// The serving certificates the hub needs: one per webhook, whatever the mode (a webhook served
@@ -82,7 +85,7 @@ pub fn serving_specs(hub_pods: bool) -> Vec<ServingSpec> {
             })
         })
         .collect();
-    // Our hub pods' Service (the add-on conversion webhook).
+    // Our hub pods' Service (admission and the add-on conversion webhook).
     if hub_pods {
         specs.push(ServingSpec {
             secret: hub::SERVING_SECRET,
@@ -112,7 +115,6 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
             certs.serving.get(spec.secret).unwrap_or(&empty),
         ));
     }
-    let webhooks = !in_process.webhooks;
     let port = |c: Component| match c {
         Component::WorkWebhook => v.work_webhook.port,
         _ => v.registration_webhook.port,
@@ -144,27 +146,13 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
             .iter()
             .map(|c| deployment::deployment(*c, v))
             .collect(),
-        validating_webhooks: if webhooks {
-            webhook::validating(v.registration_webhook.port, v.work_webhook.port, bundle)
-        } else {
-            Vec::new()
-        },
-        mutating_webhooks: if webhooks {
-            webhook::mutating(v.registration_webhook.port, bundle)
-        } else {
-            Vec::new()
-        },
-        admission_policies: if webhooks {
-            Vec::new()
-        } else {
-            admission::policies_with(admission::Gates::from_work_flags(&v.work_gates))
-        },
-        admission_policy_bindings: if webhooks {
-            Vec::new()
-        } else {
-            admission::bindings()
-        },
+        validating_webhooks: Vec::new(),
+        mutating_webhooks: Vec::new(),
+        admission_policies: Vec::new(),
+        admission_policy_bindings: Vec::new(),
+        removed: Vec::new(),
     };
+    add_admission(&mut desired, v, in_process, bundle);
     if in_process.hub_deployment {
         let image = v.single_image().unwrap_or(&v.registration_image);
         desired.service_accounts.push(hub::service_account());
@@ -181,6 +169,47 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
         }
     }
     desired
+}
+
+/// Admission: the policies, or webhooks served by upstream's Deployments, by our hub pods behind
+/// their Service, or (no configuration here) by the in-process hub, which points the
+/// configurations at itself while it leads; and, to be removed, what the other mode left.
+fn add_admission(desired: &mut Desired, v: &Validated, in_process: InProcess, bundle: &[u8]) {
+    if v.admission == super::Admission::Policies {
+        desired.admission_policies =
+            admission::policies_with(admission::Gates::from_work_flags(&v.work_gates));
+        desired.admission_policy_bindings = admission::bindings();
+        let any = webhook::Endpoint::HubService;
+        let validating = webhook::validating(any, bundle);
+        let mutating = webhook::mutating(any, bundle);
+        desired.removed = validating
+            .iter()
+            .map(to_dynamic)
+            .chain(mutating.iter().map(to_dynamic))
+            .collect();
+        return;
+    }
+    let endpoint = if !in_process.webhooks {
+        Some(webhook::Endpoint::Upstream {
+            registration_port: v.registration_webhook.port,
+            work_port: v.work_webhook.port,
+        })
+    } else if in_process.hub_deployment {
+        Some(webhook::Endpoint::HubService)
+    } else {
+        None
+    };
+    if let Some(endpoint) = endpoint {
+        desired.validating_webhooks = webhook::validating(endpoint, bundle);
+        desired.mutating_webhooks = webhook::mutating(endpoint, bundle);
+    }
+    let policies = admission::policies();
+    let bindings = admission::bindings();
+    desired.removed = policies
+        .iter()
+        .map(to_dynamic)
+        .chain(bindings.iter().map(to_dynamic))
+        .collect();
 }
 
 /// Calls `f` with every object of `d` as a dynamic object and as a related-resource entry.
@@ -600,7 +629,7 @@ mod tests {
     }
 
     #[test]
-    fn one_image_for_every_component_is_our_hub_deployment_with_admission_policies() {
+    fn one_image_for_every_component_is_our_hub_deployment_serving_every_webhook() {
         const OURS: &str = "spec:
   registrationImagePullSpec: example.com/clusteradm:v1
   workImagePullSpec: example.com/clusteradm:v1
@@ -630,16 +659,44 @@ mod tests {
         );
         assert!(container.liveness_probe.is_some() && container.readiness_probe.is_some());
         assert!(names(&d.cluster_roles).contains(&hub::CLUSTER_ROLE));
-        assert!(d.validating_webhooks.is_empty() && d.mutating_webhooks.is_empty());
-        // The conversion webhook: every hub pod behind the Service, with the operator's certificate,
-        // and the add-on CRDs pointed there with the operator's CA bundle.
+        // Every webhook (admission and conversion): every hub pod behind the Service, with the
+        // operator's certificate, the configurations and add-on CRDs pointed there with the
+        // operator's CA bundle; no policies, and any left by policies mode removed.
+        let hooks: Vec<_> = d
+            .validating_webhooks
+            .iter()
+            .flat_map(|c| c.webhooks.clone().unwrap())
+            .chain(d.mutating_webhooks.iter().flat_map(|c| {
+                serde_json::from_value::<
+                    Vec<k8s_openapi::api::admissionregistration::v1::ValidatingWebhook>,
+                >(serde_json::to_value(c.webhooks.clone().unwrap()).unwrap())
+                .unwrap()
+            }))
+            .collect();
+        assert_eq!(
+            hooks.len(),
+            5,
+            "4 validating (replica sets too) and 1 mutating"
+        );
+        for hook in &hooks {
+            let service = hook.client_config.service.as_ref().unwrap();
+            assert_eq!(
+                (service.name.as_str(), service.port),
+                (hub::NAME, Some(i32::from(hub::WEBHOOK_PORT)))
+            );
+            assert!(crate::hub::admission::serves(
+                service.path.as_deref().unwrap()
+            ));
+        }
+        assert!(d.admission_policies.is_empty());
+        assert_eq!(d.removed.len(), admission::policies().len() * 2);
         assert_eq!(names(&d.services), [hub::NAME]);
         assert!(
             container
                 .args
                 .as_deref()
                 .unwrap()
-                .contains(&"--conversion-cert-dir=/serving-cert".to_string())
+                .contains(&"--webhook-cert-dir=/serving-cert".to_string())
         );
         assert!(names(&d.secrets).contains(&hub::SERVING_SECRET));
         for crd in &d.crds {
@@ -661,7 +718,6 @@ mod tests {
                 assert!(conversion.is_none_or(|c| c.strategy == "None"), "{name}");
             }
         }
-        assert!(!d.admission_policies.is_empty());
     }
 
     fn pod_spec(

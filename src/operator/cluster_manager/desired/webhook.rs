@@ -1,14 +1,17 @@
 //! The admission webhook configurations: ManagedCluster validation and mutation, cluster-set
-//! binding validation (registration webhook) and ManifestWork validation (work webhook). All fail
-//! closed, as upstream; their `caBundle` is the operator's CA bundle.
+//! binding validation (registration webhook) and ManifestWork validation (work webhook), and,
+//! where our hub serves them, ManifestWorkReplicaSet validation (upstream serves that webhook but
+//! no configuration routes to it). All fail closed, as upstream; they are served by upstream's
+//! webhook Deployments, our hub pods' Service, or an in-process hub at a URL ([`Endpoint`]).
 use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
 use serde_json::{Value, json};
 
-use super::Component;
+use super::{Component, hub};
 use crate::api::names::HUB_NAMESPACE;
+use crate::hub::admission as paths;
 
 /// ManagedCluster validation.
 pub const MANAGED_CLUSTER_VALIDATOR: &str =
@@ -22,26 +25,78 @@ pub const CLUSTER_SET_BINDING_VALIDATOR: &str =
 /// ManifestWork validation.
 pub const MANIFEST_WORK_VALIDATOR: &str =
     "manifestworkvalidators.admission.work.open-cluster-management.io";
+/// ManifestWorkReplicaSet validation (ours: upstream has no such configuration).
+pub const REPLICA_SET_VALIDATOR: &str =
+    "manifestworkreplicasetvalidators.admission.work.open-cluster-management.io";
 
-/// One webhook entry: `name`, served by `component` at `path`, for `resources` of `group`.
-#[allow(clippy::too_many_arguments)]
+/// Every validating configuration's name, whoever serves it.
+pub const VALIDATORS: [&str; 4] = [
+    MANAGED_CLUSTER_VALIDATOR,
+    CLUSTER_SET_BINDING_VALIDATOR,
+    MANIFEST_WORK_VALIDATOR,
+    REPLICA_SET_VALIDATOR,
+];
+
+/// Who serves the webhooks.
+#[derive(Debug, Clone, Copy)]
+pub enum Endpoint<'a> {
+    /// Upstream's webhook Deployments, behind their Services on these ports.
+    Upstream {
+        /// The registration webhook's port.
+        registration_port: i32,
+        /// The work webhook's port.
+        work_port: i32,
+    },
+    /// Our hub pods, every webhook behind the hub's Service.
+    HubService,
+    /// An in-process hub at this base URL (`https://<ip>:<port>`).
+    Url(&'a str),
+}
+
+impl Endpoint<'_> {
+    /// The `clientConfig` reaching the webhook at `path`, served by `component` upstream.
+    fn client_config(self, component: Component, path: &str, ca_bundle: &[u8]) -> Value {
+        let ca = ByteString(ca_bundle.to_vec());
+        match self {
+            Self::Upstream {
+                registration_port,
+                work_port,
+            } => {
+                let port = match component {
+                    Component::WorkWebhook => work_port,
+                    _ => registration_port,
+                };
+                json!({
+                    "service": {"namespace": HUB_NAMESPACE, "name": component.deployment(), "path": path, "port": port},
+                    "caBundle": ca,
+                })
+            }
+            Self::HubService => json!({
+                "service": {"namespace": HUB_NAMESPACE, "name": hub::NAME, "path": path, "port": hub::WEBHOOK_PORT},
+                "caBundle": ca,
+            }),
+            Self::Url(base) => json!({"url": format!("{base}{path}"), "caBundle": ca}),
+        }
+    }
+
+    /// Whether this endpoint serves ManifestWorkReplicaSet validation (ours do).
+    fn validates_replica_sets(self) -> bool {
+        !matches!(self, Self::Upstream { .. })
+    }
+}
+
+/// One webhook entry: `name`, reached through `client_config`, for `resource` of `group`.
 fn webhook(
     name: &str,
-    component: Component,
-    port: i32,
-    path: &str,
+    client_config: &Value,
     group: &str,
     versions: &str,
     resource: &str,
-    ca_bundle: &[u8],
 ) -> Value {
     json!({
         "name": name,
         "failurePolicy": "Fail",
-        "clientConfig": {
-            "service": {"namespace": HUB_NAMESPACE, "name": component.deployment(), "path": path, "port": port},
-            "caBundle": ByteString(ca_bundle.to_vec()),
-        },
+        "clientConfig": client_config,
         "rules": [{
             "operations": ["CREATE", "UPDATE"],
             "apiGroups": [group],
@@ -63,20 +118,16 @@ fn configuration(kind: &str, name: &str, hook: &Value) -> Value {
     })
 }
 
-/// The validating configurations, given the webhook ports and the CA bundle.
+/// The validating configurations for `endpoint`, trusting `ca_bundle` (PEM).
 #[must_use]
-pub fn validating(
-    registration_port: i32,
-    work_port: i32,
-    ca_bundle: &[u8],
-) -> Vec<ValidatingWebhookConfiguration> {
+pub fn validating(endpoint: Endpoint<'_>, ca_bundle: &[u8]) -> Vec<ValidatingWebhookConfiguration> {
     let cluster = "cluster.open-cluster-management.io";
-    [
+    let work = "work.open-cluster-management.io";
+    let mut hooks = vec![
         (
             MANAGED_CLUSTER_VALIDATOR,
             Component::RegistrationWebhook,
-            registration_port,
-            "/validate-cluster-open-cluster-management-io-v1-managedcluster",
+            paths::VALIDATE_MANAGED_CLUSTER,
             cluster,
             "*",
             "managedclusters",
@@ -84,8 +135,7 @@ pub fn validating(
         (
             CLUSTER_SET_BINDING_VALIDATOR,
             Component::RegistrationWebhook,
-            registration_port,
-            "/validate-cluster-open-cluster-management-io-v1beta2-managedclustersetbinding",
+            paths::VALIDATE_CLUSTER_SET_BINDING,
             cluster,
             "v1beta2",
             "managedclustersetbindings",
@@ -93,34 +143,47 @@ pub fn validating(
         (
             MANIFEST_WORK_VALIDATOR,
             Component::WorkWebhook,
-            work_port,
-            "/validate-work-open-cluster-management-io-v1-manifestwork",
-            "work.open-cluster-management.io",
+            paths::VALIDATE_MANIFEST_WORK,
+            work,
             "*",
             "manifestworks",
         ),
-    ]
-    .into_iter()
-    .map(|(name, c, port, path, group, versions, resource)| {
-        let hook = webhook(name, c, port, path, group, versions, resource, ca_bundle);
-        serde_json::from_value(configuration("ValidatingWebhookConfiguration", name, &hook))
-            .expect("a valid ValidatingWebhookConfiguration")
-    })
-    .collect()
+    ];
+    if endpoint.validates_replica_sets() {
+        hooks.push((
+            REPLICA_SET_VALIDATOR,
+            Component::WorkWebhook,
+            paths::VALIDATE_REPLICA_SET,
+            work,
+            "v1alpha1",
+            "manifestworkreplicasets",
+        ));
+    }
+    hooks
+        .into_iter()
+        .map(|(name, component, path, group, versions, resource)| {
+            let config = endpoint.client_config(component, path, ca_bundle);
+            let hook = webhook(name, &config, group, versions, resource);
+            serde_json::from_value(configuration("ValidatingWebhookConfiguration", name, &hook))
+                .expect("a valid ValidatingWebhookConfiguration")
+        })
+        .collect()
 }
 
-/// The mutating configuration (ManagedCluster defaults).
+/// The mutating configuration (ManagedCluster defaults) for `endpoint`.
 #[must_use]
-pub fn mutating(registration_port: i32, ca_bundle: &[u8]) -> Vec<MutatingWebhookConfiguration> {
+pub fn mutating(endpoint: Endpoint<'_>, ca_bundle: &[u8]) -> Vec<MutatingWebhookConfiguration> {
+    let config = endpoint.client_config(
+        Component::RegistrationWebhook,
+        paths::MUTATE_MANAGED_CLUSTER,
+        ca_bundle,
+    );
     let hook = webhook(
         MANAGED_CLUSTER_MUTATOR,
-        Component::RegistrationWebhook,
-        registration_port,
-        "/mutate-cluster-open-cluster-management-io-v1-managedcluster",
+        &config,
         "cluster.open-cluster-management.io",
         "*",
         "managedclusters",
-        ca_bundle,
     );
     vec![
         serde_json::from_value(configuration(

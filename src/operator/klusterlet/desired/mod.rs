@@ -114,6 +114,7 @@ pub fn build(v: &Validated, in_process: InProcess) -> Desired {
         crds: crd::managed(),
         ..Objects::default()
     };
+    managed.namespaces.push(namespace::addon());
     let mut management = Objects::default();
     management
         .namespaces
@@ -217,9 +218,10 @@ mod tests {
                 "/clusterclaims.cluster.open-cluster-management.io"
             ]
         );
-        assert!(
-            d.managed.namespaces.is_empty(),
-            "the agent namespace is the managed namespace"
+        assert_eq!(
+            names(&d.managed.namespaces),
+            ["/open-cluster-management-agent-addon"],
+            "the agent namespace is the managed namespace; the add-on namespace is ensured"
         );
         let reg = args(&d.management.deployments[0]);
         assert_eq!(
@@ -318,7 +320,13 @@ mod tests {
             InProcess::default(),
         );
         assert_eq!(names(&d.management.namespaces), ["/klusterlet"]);
-        assert_eq!(names(&d.managed.namespaces), ["/open-cluster-management-x"]);
+        assert_eq!(
+            names(&d.managed.namespaces),
+            [
+                "/open-cluster-management-agent-addon",
+                "/open-cluster-management-x"
+            ]
+        );
         assert!(
             d.management
                 .deployments
@@ -361,7 +369,10 @@ mod tests {
             .iter()
             .chain(d.management.to_dynamic().iter())
         {
-            if obj.types.as_ref().unwrap().kind == "CustomResourceDefinition" {
+            // Shared by every Klusterlet of the cluster: no one's label.
+            if obj.types.as_ref().unwrap().kind == "CustomResourceDefinition"
+                || obj.metadata.name.as_deref() == Some(crate::api::names::ADDON_NAMESPACE)
+            {
                 continue;
             }
             assert_eq!(

@@ -1,9 +1,10 @@
-//! The hub's admission rules as ValidatingAdmissionPolicies: enforced by the API server itself
-//! (CEL, with `authorizer` checks), so a hub whose webhooks are not deployed — `init
-//! --in-process`, or `init --admission policies` — still refuses what upstream's validating
-//! webhooks refuse (`pkg/registration/webhook/`, `pkg/work/webhook/` in open-cluster-management-io/ocm).
-//! Upstream's mutating webhook's defaults (the `default` cluster-set label, taint times) are the
-//! hub registration controller's job instead (`crate::hub::registration`).
+//! The hub's admission rules as ValidatingAdmissionPolicies (`init --admission policies`):
+//! enforced by the API server itself (CEL, with `authorizer` checks), with no webhook server, they
+//! refuse what upstream's validating webhooks refuse (`pkg/registration/webhook/`,
+//! `pkg/work/webhook/` in open-cluster-management-io/ocm), with 422 Invalid and their own
+//! messages where the webhooks ([`crate::hub::admission`]) answer upstream's. Upstream's mutating
+//! webhook's defaults (the `default` cluster-set label, taint times) are the hub registration
+//! controller's job in this mode (`crate::hub::registration`).
 //!
 //! One policy per kind, each with its own binding of the same name. Every message says what was
 //! refused and, where a permission would allow it, which one.

@@ -1,4 +1,4 @@
-//! The webhook as the hub pods serve it: on every replica (conversion needs no Lease), behind
+//! The webhooks as the hub pods serve them: on every replica (they need no Lease), behind
 //! the hub's Service, with the serving certificate the ClusterManager operator issues from its
 //! own CA and mounts from a Secret. The operator points the CRDs at the Service with that CA's
 //! bundle, so no pod writes a CRD.
@@ -25,7 +25,12 @@ const CERT_FILE: &str = "tls.crt";
 const KEY_FILE: &str = "tls.key";
 
 /// Serves the webhook on `addr` with the pair in `dir` until `shutdown` is cancelled.
-pub async fn serve(dir: &Path, addr: SocketAddr, shutdown: Shutdown) -> anyhow::Result<()> {
+pub async fn serve(
+    dir: &Path,
+    addr: SocketAddr,
+    routes: Arc<dyn super::Routes>,
+    shutdown: Shutdown,
+) -> anyhow::Result<()> {
     let resolver = Arc::new(MountedCert::load(dir)?);
     let tls = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
@@ -35,12 +40,12 @@ pub async fn serve(dir: &Path, addr: SocketAddr, shutdown: Shutdown) -> anyhow::
     .with_cert_resolver(resolver);
     let listener = TcpListener::bind(addr)
         .await
-        .with_context(|| format!("listening on {addr} for the conversion webhook"))?;
+        .with_context(|| format!("listening on {addr} for the hub's webhooks"))?;
     tracing::info!(
-        "add-on conversion webhook serving on {addr} with the certificate in {}",
+        "hub webhooks (add-on conversion, admission) serving on {addr} with the certificate in {}",
         dir.display()
     );
-    super::server::spawn(listener, TlsAcceptor::from(Arc::new(tls)), shutdown);
+    super::server::spawn(listener, TlsAcceptor::from(Arc::new(tls)), routes, shutdown);
     Ok(())
 }
 
@@ -69,7 +74,7 @@ impl ResolvesServerCert for MountedCert {
             // A pair half written (the kubelet swaps a symlink, so rarely) keeps the old one.
             match read_pair(&self.dir) {
                 Ok((at, key)) => *current = (at, Arc::new(key)),
-                Err(e) => tracing::warn!("reloading the conversion webhook's certificate: {e:#}"),
+                Err(e) => tracing::warn!("reloading the hub webhooks' certificate: {e:#}"),
             }
         }
         Some(current.1.clone())

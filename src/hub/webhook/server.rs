@@ -1,8 +1,8 @@
-//! The webhook's HTTPS server, bounded against anything that can connect to its port: the API
+//! The webhooks' HTTPS server, bounded against anything that can connect to its port: the API
 //! server presents no client certificate, so a connection is not known to be the API server's
 //! until it sends a review. Before these bounds, idle sockets could exhaust the hub process's
-//! file descriptors and one large POST its memory, and a hub that dies leaves the add-on CRDs
-//! pointing at a webhook that is gone.
+//! file descriptors and one large POST its memory. Each review is answered by the [`Routes`] for
+//! its path.
 //!
 //! Every resource a connection can hold is capped, and held only for a bounded time:
 //! - sockets: [`MAX_CONNECTIONS`], the longest idle closed when a new one arrives at the cap
@@ -25,6 +25,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 use tokio_rustls::TlsAcceptor;
 
+use super::Routes;
 use super::slots::{Slot, Slots};
 use crate::runtime::Shutdown;
 
@@ -36,7 +37,7 @@ pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// For a request's head; hyper runs the same timer while a kept-alive connection waits for its
 /// next request, so this is also the idle timeout. The API server redials a closed connection.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
-/// From a request's head to the last byte of its body. The API server gives a conversion 30 s;
+/// From a request's head to the last byte of its body. The API server gives a webhook 30 s at most;
 /// even a [`MAX_BODY`] review needs only 1.6 MB/s to arrive in time.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest ConversionReview accepted. One object is at most 1.5 MiB (etcd's limit), but the
@@ -55,20 +56,20 @@ const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(100);
 
 // A review of the largest size fits in the budget, and its size in a u32 of permits.
 const _: () = assert!(MAX_BODY <= BODY_BUDGET && MAX_BODY <= u32::MAX as usize);
-// The API server gives a conversion 30 s: answer or refuse before it gives up.
+// The API server gives a webhook 30 s at most: answer or refuse before it gives up.
 const _: () = assert!(HEADER_TIMEOUT.as_secs() + REQUEST_TIMEOUT.as_secs() < 30);
 
 /// Why a request got no ConversionReview back.
 #[derive(Debug, thiserror::Error)]
 enum Rejected {
-    /// Another path than the webhook's.
+    /// A path no webhook is served on.
     #[error("not found")]
     NotFound,
     /// Another method than POST.
-    #[error("a ConversionReview is POSTed")]
+    #[error("a review is POSTed")]
     Method,
     /// A body over [`MAX_BODY`].
-    #[error("a ConversionReview is at most {MAX_BODY} bytes")]
+    #[error("a review is at most {MAX_BODY} bytes")]
     TooLarge,
     /// The body did not arrive within [`REQUEST_TIMEOUT`].
     #[error("the request body did not arrive within {REQUEST_TIMEOUT:?}")]
@@ -80,7 +81,7 @@ enum Rejected {
     #[error("reading the request body")]
     Body(#[source] hyper::Error),
     /// The body is not JSON.
-    #[error("not a ConversionReview")]
+    #[error("not a review")]
     NotJson(#[source] serde_json::Error),
 }
 
@@ -100,15 +101,22 @@ impl Rejected {
 /// What every connection shares.
 struct Shared {
     tls: TlsAcceptor,
+    routes: std::sync::Arc<dyn Routes>,
     slots: Arc<Slots>,
     budget: Arc<Semaphore>,
 }
 
 /// Serves `listener` with `tls` until `shutdown` is cancelled; connections then finish the
 /// request they are in (within [`REQUEST_TIMEOUT`]) and close.
-pub(super) fn spawn(listener: TcpListener, tls: TlsAcceptor, shutdown: Shutdown) {
+pub(super) fn spawn(
+    listener: TcpListener,
+    tls: TlsAcceptor,
+    routes: Arc<dyn Routes>,
+    shutdown: Shutdown,
+) {
     let shared = Arc::new(Shared {
         tls,
+        routes,
         slots: Slots::new(MAX_CONNECTIONS),
         budget: Arc::new(Semaphore::new(BODY_BUDGET)),
     });
@@ -129,7 +137,7 @@ pub(super) fn spawn(listener: TcpListener, tls: TlsAcceptor, shutdown: Shutdown)
                     ));
                 }
                 Err(e) => {
-                    tracing::debug!("conversion webhook accept: {e}");
+                    tracing::debug!("webhook accept: {e}");
                     tokio::select! {
                         () = shutdown.cancelled() => return,
                         () = tokio::time::sleep(ACCEPT_ERROR_PAUSE) => {}
@@ -149,8 +157,8 @@ async fn connection(stream: TcpStream, slot: Slot, shared: Arc<Shared>, shutdown
         () = shutdown.cancelled() => return,
         r = handshake => match r {
             Ok(Ok(stream)) => stream,
-            Ok(Err(e)) => return tracing::debug!("conversion webhook handshake: {e}"),
-            Err(_) => return tracing::debug!("conversion webhook handshake timed out"),
+            Ok(Err(e)) => return tracing::debug!("webhook handshake: {e}"),
+            Err(_) => return tracing::debug!("webhook handshake timed out"),
         },
     };
     slot.touch();
@@ -180,18 +188,23 @@ async fn connection(stream: TcpStream, slot: Slot, shared: Arc<Shared>, shutdown
         }
     };
     if let Err(e) = result {
-        tracing::debug!("conversion webhook connection: {e}");
+        tracing::debug!("webhook connection: {e}");
     }
 }
 
 async fn handle(request: Request<Incoming>, slot: &Slot, shared: &Shared) -> Response<Full<Bytes>> {
     slot.touch();
-    let response = match review(request, slot, &shared.budget).await {
+    let path = request.uri().path().to_owned();
+    let answered = match review(request, slot, shared).await {
         // The budget stays held until the answer is built: the parsed review takes memory too.
-        Ok((review, _held)) => reply(
-            StatusCode::OK,
-            Bytes::from(super::review_response(review).to_string()),
-        ),
+        Ok((review, held)) => match shared.routes.answer(&path, review) {
+            Some(answer) => Ok((answer.await, held)),
+            None => Err(Rejected::NotFound),
+        },
+        Err(rejected) => Err(rejected),
+    };
+    let response = match answered {
+        Ok((answer, _held)) => reply(StatusCode::OK, Bytes::from(answer.to_string())),
         Err(rejected) => {
             let message = crate::runtime::report::chain(&rejected);
             let mut response = reply(rejected.status(), Bytes::from(message));
@@ -211,9 +224,9 @@ async fn handle(request: Request<Incoming>, slot: &Slot, shared: &Shared) -> Res
 async fn review(
     request: Request<Incoming>,
     slot: &Slot,
-    budget: &Arc<Semaphore>,
+    shared: &Shared,
 ) -> Result<(serde_json::Value, Option<OwnedSemaphorePermit>), Rejected> {
-    if request.uri().path() != super::PATH {
+    if !shared.routes.serves(request.uri().path()) {
         return Err(Rejected::NotFound);
     }
     if request.method() != Method::POST {
@@ -223,7 +236,7 @@ async fn review(
         return Err(Rejected::TooLarge);
     }
     let deadline = Instant::now() + REQUEST_TIMEOUT;
-    let (body, held) = read_body(request.into_body(), deadline, slot, budget).await?;
+    let (body, held) = read_body(request.into_body(), deadline, slot, &shared.budget).await?;
     let review = serde_json::from_slice(&body).map_err(Rejected::NotJson)?;
     Ok((review, held))
 }

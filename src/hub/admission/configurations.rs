@@ -1,0 +1,181 @@
+//! In-process, the leading hub points upstream's webhook configurations (same names, same rules)
+//! at its own server while the ClusterManager asks for admission by webhooks, and removes them
+//! when it stops leading or the ClusterManager asks for policies.
+//!
+//! Each write is a compare-and-swap on the resourceVersion read, so a stepping-down leader never
+//! removes or overwrites the configurations the next leader pointed at itself: it removes only
+//! those that still name its own URL. A crash leaves them naming a server that is gone; they fail
+//! closed (`failurePolicy: Fail`, as upstream's) and ManagedCluster and ManifestWork writes are
+//! refused until the next hub points them at itself.
+use std::time::Duration;
+
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use kube::api::{Api, DeleteParams, PostParams, Preconditions};
+use kube::{Client, Resource, ResourceExt as _};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::settings::Watched;
+use crate::hub::webhook::Serving;
+use crate::operator::cluster_manager::desired::webhook::{self, Endpoint};
+
+/// How often the configurations are checked again without a change of settings (someone may
+/// have removed or changed them).
+const RECHECK: Duration = Duration::from_secs(60);
+
+/// A kind of webhook configuration: its `webhooks` read as JSON.
+trait Configuration:
+    Resource<DynamicType = ()> + Clone + std::fmt::Debug + Serialize + DeserializeOwned + Send + Sync
+{
+    fn hooks(&self) -> Value;
+}
+
+impl Configuration for ValidatingWebhookConfiguration {
+    fn hooks(&self) -> Value {
+        serde_json::to_value(&self.webhooks).unwrap_or_default()
+    }
+}
+
+impl Configuration for MutatingWebhookConfiguration {
+    fn hooks(&self) -> Value {
+        serde_json::to_value(&self.webhooks).unwrap_or_default()
+    }
+}
+
+/// Whether `config` sends any review to `serving`.
+fn names_us<K: Configuration>(config: &K, serving: &Serving) -> bool {
+    let ours = format!("{}/", serving.base);
+    config.hooks().as_array().is_some_and(|hooks| {
+        hooks.iter().any(|h| {
+            h["clientConfig"]["url"]
+                .as_str()
+                .is_some_and(|u| u.starts_with(&ours))
+        })
+    })
+}
+
+async fn point_one<K: Configuration>(api: &Api<K>, mut wanted: K) -> Result<(), kube::Error> {
+    let name = wanted.name_any();
+    match api.get_opt(&name).await? {
+        None => {
+            api.create(&PostParams::default(), &wanted).await?;
+        }
+        Some(current) if current.hooks() == wanted.hooks() => {}
+        Some(current) => {
+            // Replaced on the version read: a newer leader's write makes this one conflict.
+            wanted.meta_mut().resource_version = current.resource_version();
+            api.replace(&name, &PostParams::default(), &wanted).await?;
+        }
+    }
+    Ok(())
+}
+
+async fn remove_one<K: Configuration>(
+    api: &Api<K>,
+    name: &str,
+    serving: &Serving,
+) -> Result<(), kube::Error> {
+    let Some(current) = api.get_opt(name).await? else {
+        return Ok(());
+    };
+    if !names_us(&current, serving) {
+        return Ok(());
+    }
+    let params = DeleteParams {
+        preconditions: Some(Preconditions {
+            resource_version: current.resource_version(),
+            uid: None,
+        }),
+        ..Default::default()
+    };
+    match api.delete(name, &params).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Points every configuration at `serving`.
+///
+/// # Errors
+/// The first read or write that failed (a conflict with another writer included).
+pub async fn point_at(hub: &Client, serving: &Serving) -> Result<(), kube::Error> {
+    let endpoint = Endpoint::Url(&serving.base);
+    let ca = serving.ca.as_bytes();
+    let validating: Api<ValidatingWebhookConfiguration> = Api::all(hub.clone());
+    for config in webhook::validating(endpoint, ca) {
+        point_one(&validating, config).await?;
+    }
+    let mutating: Api<MutatingWebhookConfiguration> = Api::all(hub.clone());
+    for config in webhook::mutating(endpoint, ca) {
+        point_one(&mutating, config).await?;
+    }
+    Ok(())
+}
+
+/// Removes every configuration that still names `serving`; others (the next leader's, the
+/// operator's) are left alone.
+///
+/// # Errors
+/// The first read or delete that failed.
+pub async fn remove_if_ours(hub: &Client, serving: &Serving) -> Result<(), kube::Error> {
+    let validating: Api<ValidatingWebhookConfiguration> = Api::all(hub.clone());
+    for name in webhook::VALIDATORS {
+        remove_one(&validating, name, serving).await?;
+    }
+    let mutating: Api<MutatingWebhookConfiguration> = Api::all(hub.clone());
+    remove_one(&mutating, webhook::MANAGED_CLUSTER_MUTATOR, serving).await
+}
+
+/// Keeps the configurations as the ClusterManager's `settings` ask: pointed at `serving` for
+/// admission by webhooks, removed (where ours) otherwise, until dropped.
+pub async fn keep_pointed(hub: &Client, serving: &Serving, mut settings: Watched) {
+    let mut backoff = crate::runtime::Backoff::capped(Duration::from_secs(10));
+    loop {
+        let result = match settings.now() {
+            None => Ok(()),
+            Some(s) if s.webhooks => point_at(hub, serving).await,
+            Some(_) => remove_if_ours(hub, serving).await,
+        };
+        match result {
+            Ok(()) => {
+                backoff = crate::runtime::Backoff::capped(Duration::from_secs(10));
+                tokio::select! {
+                    changed = settings.changed() => if changed.is_none() {
+                        return std::future::pending().await;
+                    },
+                    () = tokio::time::sleep(RECHECK) => {}
+                }
+            }
+            Err(e) => {
+                tracing::debug!("pointing the admission webhook configurations at this hub: {e}");
+                tokio::time::sleep(backoff.next_delay()).await;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_configurations_naming_this_server_are_ours() {
+        let serving = Serving {
+            base: "https://127.0.0.1:1".into(),
+            ca: String::new(),
+        };
+        let ours = webhook::mutating(Endpoint::Url(&serving.base), b"CA").remove(0);
+        assert!(names_us(&ours, &serving));
+        let next = webhook::mutating(Endpoint::Url("https://127.0.0.1:10"), b"CA").remove(0);
+        assert!(
+            !names_us(&next, &serving),
+            "a port with our port as prefix is not ours"
+        );
+        let pods = webhook::mutating(Endpoint::HubService, b"CA").remove(0);
+        assert!(!names_us(&pods, &serving));
+    }
+}

@@ -1,0 +1,178 @@
+//! What the admission rules read of the ClusterManager: whether it asks for webhook admission
+//! (its admission annotation), and the gates that change a rule (`DefaultClusterSet`,
+//! `NilExecutorValidating`). One watch of the one ClusterManager keeps them current.
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use kube::Client;
+use kube::runtime::{WatchStreamExt as _, watcher};
+use tokio::sync::watch;
+
+use crate::api::names::ADMISSION_ANNOTATION;
+use crate::api::operator::{CLUSTER_MANAGER_NAME, ClusterManager, FeatureGate, FeatureGateMode};
+use crate::runtime::Shutdown;
+
+/// How long a review waits for the ClusterManager's first read before it is refused.
+const FIRST_READ: Duration = Duration::from_secs(5);
+
+/// The ClusterManager's settings the admission rules follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// A ClusterManager exists and asks for admission by webhooks (not by policies).
+    pub webhooks: bool,
+    /// Upstream's `DefaultClusterSet` gate (registration; on unless switched off).
+    pub default_cluster_set: bool,
+    /// Upstream's `NilExecutorValidating` gate (work; off unless switched on).
+    pub nil_executor_validating: bool,
+}
+
+impl Settings {
+    /// The settings of `cm`, or of no ClusterManager.
+    #[must_use]
+    pub fn of(cm: Option<&ClusterManager>) -> Self {
+        let Some(cm) = cm else {
+            return Self {
+                webhooks: false,
+                default_cluster_set: true,
+                nil_executor_validating: false,
+            };
+        };
+        let policies = cm
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(ADMISSION_ANNOTATION))
+            .is_some_and(|v| v == crate::operator::cluster_manager::Admission::Policies.as_str());
+        let registration = cm
+            .spec
+            .registration_configuration
+            .as_ref()
+            .map(|c| c.feature_gates.as_slice())
+            .unwrap_or_default();
+        let work = cm
+            .spec
+            .work_configuration
+            .as_ref()
+            .map(|c| c.feature_gates.as_slice())
+            .unwrap_or_default();
+        Self {
+            webhooks: !policies,
+            default_cluster_set: gate(registration, "DefaultClusterSet").unwrap_or(true),
+            nil_executor_validating: gate(work, "NilExecutorValidating").unwrap_or(false),
+        }
+    }
+}
+
+/// Whether `gates` switch `name` on or off, if they name it.
+fn gate(gates: &[FeatureGate], name: &str) -> Option<bool> {
+    gates
+        .iter()
+        .rev()
+        .find(|g| g.feature == name)
+        .map(|g| g.mode.unwrap_or_default() == FeatureGateMode::Enable)
+}
+
+/// The settings as last watched: `None` until the ClusterManager has been read once.
+#[derive(Clone)]
+pub struct Watched(watch::Receiver<Option<Settings>>);
+
+impl Watched {
+    /// The current settings, waiting up to [`FIRST_READ`] for the first read.
+    pub async fn current(&self) -> Option<Settings> {
+        let mut rx = self.0.clone();
+        let first = tokio::time::timeout(FIRST_READ, rx.wait_for(Option::is_some)).await;
+        first.ok()?.ok().and_then(|s| *s)
+    }
+
+    /// Waits for the settings to change; `None` once nothing watches any more.
+    pub async fn changed(&mut self) -> Option<Option<Settings>> {
+        self.0.changed().await.ok()?;
+        Some(*self.0.borrow_and_update())
+    }
+
+    /// The settings now, without waiting.
+    #[must_use]
+    pub fn now(&mut self) -> Option<Settings> {
+        *self.0.borrow_and_update()
+    }
+
+    /// Settings that never change, for tests.
+    #[must_use]
+    pub fn fixed(settings: Settings) -> Self {
+        let (tx, rx) = watch::channel(Some(settings));
+        // Kept open so `changed` waits rather than ends.
+        std::mem::forget(tx);
+        Self(rx)
+    }
+}
+
+/// Watches the ClusterManager until `shutdown`, publishing its settings.
+pub(super) fn watch(client: Client, shutdown: Shutdown) -> Watched {
+    let (tx, rx) = watch::channel(None);
+    let api: kube::Api<ClusterManager> = kube::Api::all(client);
+    let config =
+        watcher::Config::default().fields(&format!("metadata.name={CLUSTER_MANAGER_NAME}"));
+    tokio::spawn(async move {
+        let mut events = std::pin::pin!(watcher(api, config).default_backoff());
+        let mut listing: Option<ClusterManager> = None;
+        loop {
+            let event = tokio::select! {
+                () = shutdown.cancelled() => return,
+                e = events.next() => e,
+            };
+            let published = match event {
+                None => return,
+                Some(Err(e)) => {
+                    tracing::debug!("watching the ClusterManager for admission: {e}");
+                    continue;
+                }
+                Some(Ok(watcher::Event::Init)) => {
+                    listing = None;
+                    continue;
+                }
+                Some(Ok(watcher::Event::InitApply(cm))) => {
+                    listing = Some(cm);
+                    continue;
+                }
+                Some(Ok(watcher::Event::InitDone)) => Settings::of(listing.take().as_ref()),
+                Some(Ok(watcher::Event::Apply(cm))) => Settings::of(Some(&cm)),
+                Some(Ok(watcher::Event::Delete(_))) => Settings::of(None),
+            };
+            tx.send_if_modified(|s| {
+                let changed = *s != Some(published);
+                *s = Some(published);
+                changed
+            });
+        }
+    });
+    Watched(rx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cm(yaml: &str) -> ClusterManager {
+        crate::yaml::from_str(yaml).unwrap()
+    }
+
+    #[test]
+    fn gates_and_the_admission_annotation_are_read_with_upstreams_defaults() {
+        assert!(!Settings::of(None).webhooks);
+        let plain = Settings::of(Some(&cm(
+            "apiVersion: operator.open-cluster-management.io/v1\nkind: ClusterManager\nmetadata: {name: cluster-manager}\nspec: {}\n",
+        )));
+        assert_eq!(
+            plain,
+            Settings {
+                webhooks: true,
+                default_cluster_set: true,
+                nil_executor_validating: false
+            }
+        );
+        let gated = Settings::of(Some(&cm(
+            "apiVersion: operator.open-cluster-management.io/v1\nkind: ClusterManager\nmetadata:\n  name: cluster-manager\n  annotations: {clusteradm.open-cluster-management.io/admission: policies}\nspec:\n  registrationConfiguration: {featureGates: [{feature: DefaultClusterSet, mode: Disable}]}\n  workConfiguration: {featureGates: [{feature: NilExecutorValidating, mode: Enable}]}\n",
+        )));
+        assert!(!gated.webhooks && !gated.default_cluster_set && gated.nil_executor_validating);
+    }
+}
