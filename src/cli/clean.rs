@@ -133,7 +133,12 @@ async fn remove_cluster_manager(
         )
     })?;
     if !running {
-        // Nobody will act on the finalizers of ManagedClusters and ManifestWorks either.
+        // No hub serves the admission webhooks (a crashed in-process hub's configurations would
+        // refuse the writes below), and nobody will act on the finalizers of ManagedClusters and
+        // ManifestWorks either.
+        crate::operator::cluster_manager::cleanup::remove_admission(client, timeout)
+            .await
+            .context("removing the admission webhook configurations")?;
         crate::hub::registration::release_all(client, timeout).await?;
     }
     operator::uninstall(client, running, timeout)

@@ -21,9 +21,49 @@ mod signals;
 mod token;
 
 /// Holds the whole binary's one-test-at-a-time lock until dropped (a tokio mutex: each test has
-/// its own runtime, and the guard is held across awaits).
+/// its own runtime, and the guard is held across awaits). The first caller also removes the
+/// admission webhook configurations an earlier test binary's in-process hub left (it ended
+/// without stepping down): they name a server that is gone and fail every ManagedCluster write.
 pub async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
-    LOCK.lock().await
+    let guard = LOCK.lock().await;
+    if !LEFTOVERS_GONE.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        remove_gone_in_process_webhooks().await;
+    }
+    guard
+}
+
+static LEFTOVERS_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Deletes the admission configurations that point at a URL (an in-process hub's), not a Service.
+async fn remove_gone_in_process_webhooks() {
+    use clusteradm::operator::cluster_manager::desired::webhook;
+    use k8s_openapi::api::admissionregistration::v1::{
+        MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+    };
+    use kube::api::{Api, DeleteParams};
+    let hub = common::hub().await;
+    let validating: Api<ValidatingWebhookConfiguration> = Api::all(hub.clone());
+    for name in webhook::VALIDATORS {
+        if let Ok(Some(c)) = validating.get_opt(name).await
+            && c.webhooks
+                .iter()
+                .flatten()
+                .any(|w| w.client_config.url.is_some())
+        {
+            let _ = validating.delete(name, &DeleteParams::default()).await;
+        }
+    }
+    let mutating: Api<MutatingWebhookConfiguration> = Api::all(hub);
+    if let Ok(Some(c)) = mutating.get_opt(webhook::MANAGED_CLUSTER_MUTATOR).await
+        && c.webhooks
+            .iter()
+            .flatten()
+            .any(|w| w.client_config.url.is_some())
+    {
+        let _ = mutating
+            .delete(webhook::MANAGED_CLUSTER_MUTATOR, &DeleteParams::default())
+            .await;
+    }
 }
 
 /// [`serial`] for a test without a runtime.

@@ -123,11 +123,18 @@ pub async fn point_at(hub: &Client, serving: &Serving) -> Result<(), kube::Error
 /// The first read or delete that failed.
 pub async fn remove_if_ours(hub: &Client, serving: &Serving) -> Result<(), kube::Error> {
     let validating: Api<ValidatingWebhookConfiguration> = Api::all(hub.clone());
-    for name in webhook::VALIDATORS {
-        remove_one(&validating, name, serving).await?;
-    }
     let mutating: Api<MutatingWebhookConfiguration> = Api::all(hub.clone());
-    remove_one(&mutating, webhook::MANAGED_CLUSTER_MUTATOR, serving).await
+    // At once: a stepping-down hub has a few seconds for this.
+    let (validators, mutator) = futures::join!(
+        futures::future::join_all(
+            webhook::VALIDATORS
+                .iter()
+                .map(|name| remove_one(&validating, name, serving))
+        ),
+        remove_one(&mutating, webhook::MANAGED_CLUSTER_MUTATOR, serving),
+    );
+    validators.into_iter().collect::<Result<Vec<()>, _>>()?;
+    mutator
 }
 
 /// Keeps the configurations as the ClusterManager's `settings` ask: pointed at `serving` for

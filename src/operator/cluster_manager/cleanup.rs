@@ -176,6 +176,29 @@ async fn held_by(client: &Client, name: &str) -> Vec<String> {
         .collect()
 }
 
+/// Removes the admission webhook configurations alone: with no hub running (an in-process hub
+/// that crashed leaves them naming a server that is gone) they refuse every ManagedCluster and
+/// ManifestWork write, releasing finalizers included, so `clean` removes them first.
+pub async fn remove_admission(client: &Client, timeout: Duration) -> Result<(), Error> {
+    let (objects, _) = inventory();
+    let configurations: Vec<DynamicObject> = objects
+        .into_iter()
+        .filter(|o| {
+            o.types.as_ref().is_some_and(|t| {
+                t.kind == "ValidatingWebhookConfiguration"
+                    || t.kind == "MutatingWebhookConfiguration"
+            })
+        })
+        .collect();
+    delete::delete_all(&Resolver::new(client.clone()), &configurations, timeout)
+        .await
+        .map(|_| ())
+        .map_err(|failures| Error {
+            failures,
+            held_by: Vec::new(),
+        })
+}
+
 /// Removes the hub components and CRDs (as the operator does when its ClusterManager is
 /// deleted), for `clusteradm clean` when no operator is running.
 pub async fn cleanup(client: &Client, timeout: Duration) -> anyhow::Result<()> {

@@ -21,7 +21,7 @@ pub mod status;
 pub mod validate;
 
 mod apply;
-mod cleanup;
+pub mod cleanup;
 mod controller;
 mod ready;
 #[cfg(test)]
