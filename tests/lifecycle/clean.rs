@@ -87,6 +87,32 @@ async fn clean_leaves_no_ocm_object_behind_and_is_idempotent() {
         .unwrap();
     }
 
+    // And what an in-process hub that crashed leaves: its admission webhook configurations,
+    // naming a server that is gone, which refuse every ManagedCluster and ManifestWork write
+    // (releasing their finalizers included) until clean removes them.
+    {
+        use clusteradm::operator::cluster_manager::desired::webhook::{self, Endpoint};
+        let gone = Endpoint::Url("https://127.0.0.1:1");
+        for c in webhook::validating(gone, b"") {
+            Api::<k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration>::all(hub.clone())
+                .patch(c.metadata.name.as_deref().unwrap(), &ssa, &kube::api::Patch::Apply(&c))
+                .await
+                .unwrap();
+        }
+        for c in webhook::mutating(gone, b"") {
+            Api::<k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration>::all(
+                hub.clone(),
+            )
+            .patch(
+                c.metadata.name.as_deref().unwrap(),
+                &ssa,
+                &kube::api::Patch::Apply(&c),
+            )
+            .await
+            .unwrap();
+        }
+    }
+
     // No operator runs (no pods here): clean must do the operator's cleanup itself, within the timeout.
     let started = std::time::Instant::now();
     common::clusteradm()
@@ -117,6 +143,14 @@ async fn clean_leaves_no_ocm_object_behind_and_is_idempotent() {
         assert!(
             namespaces.get_opt(ns).await.unwrap().is_none(),
             "namespace {ns} left behind"
+        );
+    }
+    let configs: Api<k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration> =
+        Api::all(hub.clone());
+    for name in clusteradm::operator::cluster_manager::desired::webhook::VALIDATORS {
+        assert!(
+            configs.get_opt(name).await.unwrap().is_none(),
+            "ValidatingWebhookConfiguration {name} left behind"
         );
     }
     let policies: Api<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy> =

@@ -126,11 +126,11 @@ pub async fn remove_if_ours(hub: &Client, serving: &Serving) -> Result<(), kube:
     let mutating: Api<MutatingWebhookConfiguration> = Api::all(hub.clone());
     // At once: a stepping-down hub has a few seconds for this.
     let (validators, mutator) = futures::join!(
-        futures::future::join_all(
-            webhook::VALIDATORS
-                .iter()
-                .map(|name| remove_one(&validating, name, serving))
-        ),
+        futures::future::join_all(webhook::VALIDATORS.iter().map(|name| remove_one(
+            &validating,
+            name,
+            serving
+        ))),
         remove_one(&mutating, webhook::MANAGED_CLUSTER_MUTATOR, serving),
     );
     validators.into_iter().collect::<Result<Vec<()>, _>>()?;
