@@ -63,8 +63,9 @@ pub struct HubArgs {
 /// Flags of `controller agent`.
 #[derive(Debug, clap::Args)]
 pub struct AgentArgs {
-    /// The name the cluster registers under
-    #[arg(long)]
+    /// The name the cluster registers under (none: the name stored with the hub credential, or
+    /// a generated one, as upstream's agent)
+    #[arg(long, default_value = "")]
     pub cluster_name: String,
     /// The namespace of the bootstrap and hub kubeconfig secrets (default: the pod's namespace,
     /// else open-cluster-management-agent)

@@ -112,6 +112,18 @@ pub async fn agents(agents: Agents, token: Shutdown) -> anyhow::Result<()> {
         namespace,
         example_agents,
     } = agents;
+    // A Klusterlet without a cluster name: the name the agent stored, or a new one.
+    let cluster = if cluster.is_empty() {
+        agent::registration::cluster_name::stored_or_new(
+            &management,
+            &namespace,
+            crate::api::names::HUB_KUBECONFIG_SECRET,
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!(e).context("reading the stored cluster name"))?
+    } else {
+        cluster
+    };
     let mut registration = agent::registration::AgentOptions::new(managed.clone(), cluster.clone());
     registration.management = management.clone();
     registration.namespace.clone_from(&namespace);

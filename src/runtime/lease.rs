@@ -39,9 +39,10 @@ pub fn identity() -> String {
     format!("{host}_{}", random_uuid())
 }
 
-/// A version 4 UUID from the system's secure random source; should that ever fail, the time
-/// and PID still tell processes apart better than the PID alone.
-fn random_uuid() -> String {
+/// A version 4 UUID (lower-case hex: also a DNS-1123 label) from the system's secure random
+/// source; should that ever fail, the time and PID still tell processes apart better than the PID
+/// alone.
+pub fn random_uuid() -> String {
     use ring::rand::{SecureRandom as _, SystemRandom};
     let mut b = [0u8; 16];
     if SystemRandom::new().fill(&mut b).is_err() {

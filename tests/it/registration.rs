@@ -604,3 +604,50 @@ async fn an_absurd_lease_duration_degrades_only_its_cluster() {
         .await
         .unwrap();
 }
+
+/// A Klusterlet that names no cluster: its agents register under the name stored with their hub
+/// credential (so a restart keeps it), else under a new UUID, as upstream's agent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_klusterlet_without_a_cluster_name_keeps_the_name_its_agent_stored() {
+    use clusteradm::agent::registration::cluster_name::stored_or_new;
+    let managed = common::managed().await;
+    let ns = common::unique("it-noname");
+    let namespaces: Api<Namespace> = Api::all(managed.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(serde_json::json!({"metadata": {"name": ns}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let first = stored_or_new(&managed, &ns, "hub-kubeconfig-secret")
+        .await
+        .unwrap();
+    let second = stored_or_new(&managed, &ns, "hub-kubeconfig-secret")
+        .await
+        .unwrap();
+    assert_ne!(first, second, "nothing stored: a new name each time");
+    assert!(
+        clusteradm::api::names::validate_cluster_name(&first).is_ok(),
+        "{first}"
+    );
+    let secret: Secret = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "hub-kubeconfig-secret"},
+        "stringData": {"cluster-name": "stored-name"}
+    }))
+    .unwrap();
+    Api::<Secret>::namespaced(managed.clone(), &ns)
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+    assert_eq!(
+        stored_or_new(&managed, &ns, "hub-kubeconfig-secret")
+            .await
+            .unwrap(),
+        "stored-name"
+    );
+    namespaces
+        .delete(&ns, &kube::api::DeleteParams::default())
+        .await
+        .unwrap();
+}

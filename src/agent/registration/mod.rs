@@ -14,6 +14,7 @@
 //! Nothing on the managed cluster is ever deleted.
 pub mod bootstrap;
 pub mod capacity;
+pub mod cluster_name;
 pub mod csr;
 mod joined;
 pub mod lease;

@@ -12,9 +12,6 @@ use crate::api::operator::{
 /// Why a Klusterlet cannot be reconciled; fixing it needs a spec change.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
-    /// `spec.clusterName` is empty.
-    #[error("spec.clusterName is empty")]
-    NoClusterName,
     /// `spec.clusterName` is not a DNS-1123 label.
     #[error("{0}")]
     InvalidClusterName(String),
@@ -76,10 +73,11 @@ fn gates(list: &[crate::api::operator::FeatureGate]) -> Vec<String> {
 /// Validates a Klusterlet.
 pub fn validate(k: &Klusterlet) -> Result<Validated, Error> {
     let v = lenient(k)?;
-    if v.cluster_name.is_empty() {
-        return Err(Error::NoClusterName);
+    // No name: the registration agent registers under a generated one, as upstream's.
+    if !v.cluster_name.is_empty() {
+        crate::api::names::validate_cluster_name(&v.cluster_name)
+            .map_err(Error::InvalidClusterName)?;
     }
-    crate::api::names::validate_cluster_name(&v.cluster_name).map_err(Error::InvalidClusterName)?;
     Ok(v)
 }
 
@@ -196,7 +194,8 @@ mod tests {
 
     #[test]
     fn invalid_specs_are_named() {
-        assert_eq!(validate(&klusterlet("{}")), Err(Error::NoClusterName));
+        // No name: the agent generates one.
+        assert_eq!(validate(&klusterlet("{}")).unwrap().cluster_name, "");
         assert!(matches!(
             validate(&klusterlet("clusterName: Bad_Name")),
             Err(Error::InvalidClusterName(_))
