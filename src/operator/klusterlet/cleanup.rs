@@ -56,8 +56,10 @@ pub async fn remove_objects(
     if let Some(managed) = managed {
         let mut objects = desired.managed.to_dynamic();
         let others = others_exist(client, name).await;
-        // The add-on namespace is every Klusterlet's (upstream keeps it while another is there).
-        if others {
+        // The add-on namespace is every Klusterlet's of the cluster: kept while another is there
+        // (as upstream). Other Klusterlets of a management cluster manage other clusters, so a
+        // Hosted one's managed cluster loses it.
+        if others && !v.hosted {
             objects
                 .retain(|o| o.metadata.name.as_deref() != Some(crate::api::names::ADDON_NAMESPACE));
         }
