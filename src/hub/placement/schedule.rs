@@ -677,6 +677,18 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn an_empty_spread_policy_still_takes_number_of_clusters() {
+        // What a Go client sends for a placement without spread constraints.
+        let f = Fixture::new(vec![
+            cluster("a", json!({})),
+            cluster("b", json!({})),
+            cluster("c", json!({})),
+        ]);
+        let p = placement(json!({"numberOfClusters": 2, "spreadPolicy": {}}));
+        assert_eq!(f.run(&p, &["default"]).clusters.len(), 2);
+    }
+
+    #[test]
     fn prioritizers_rank_and_number_of_clusters_cuts() {
         let alloc =
             |cpu: &str| json!({"status": {"allocatable": {"cpu": cpu}, "capacity": {"cpu": cpu}}});

@@ -79,7 +79,9 @@ pub fn spread(
     wanted: Option<usize>,
 ) -> Vec<String> {
     if policy.spread_constraints.is_empty() {
-        return ranked;
+        // An empty policy (Go clients send `spreadPolicy: {}`) spreads nothing, but the count
+        // still holds.
+        return ranked.into_iter().take(wanted.unwrap_or(usize::MAX)).collect();
     }
     let mut topologies: Vec<Topology> = policy
         .spread_constraints
