@@ -270,13 +270,16 @@ fn probe_address_must_be_a_socket_address() {
     }
 }
 
+/// Without `--cluster-name` the agent registers under its stored or a generated name (as
+/// upstream's), so only the kubeconfig is missing here.
 #[test]
-fn controller_agent_needs_a_cluster_name() {
+fn controller_agent_without_a_cluster_name_asks_only_for_a_cluster() {
     common::clusteradm()
-        .args(["controller", "agent"])
+        .args(["controller", "agent", "--kubeconfig", "/nonexistent"])
         .assert()
-        .code(2)
-        .stderr(predicate::str::contains("--cluster-name"));
+        .code(1)
+        .stderr(predicate::str::contains("/nonexistent"))
+        .stderr(predicate::str::contains("--cluster-name").not());
 }
 
 #[test]
