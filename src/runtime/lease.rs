@@ -42,6 +42,7 @@ pub fn identity() -> String {
 /// A version 4 UUID (lower-case hex: also a DNS-1123 label) from the system's secure random
 /// source; should that ever fail, the time and PID still tell processes apart better than the PID
 /// alone.
+#[must_use]
 pub fn random_uuid() -> String {
     use ring::rand::{SecureRandom as _, SystemRandom};
     let mut b = [0u8; 16];

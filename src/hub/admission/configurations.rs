@@ -21,6 +21,7 @@ use serde_json::Value;
 use super::settings::Watched;
 use crate::hub::webhook::Serving;
 use crate::operator::cluster_manager::desired::webhook::{self, Endpoint};
+use crate::runtime::Shutdown;
 
 /// How often the configurations are checked again without a change of settings (someone may
 /// have removed or changed them).
@@ -57,13 +58,39 @@ fn names_us<K: Configuration>(config: &K, serving: &Serving) -> bool {
     })
 }
 
+/// Whether `current` already says what `wanted` says: every field `wanted` sets, as the API server
+/// returns it (it adds defaults: `matchPolicy`, selectors, each rule's `scope`), so a configuration
+/// already pointed here is not written again.
+fn up_to_date(current: &Value, wanted: &Value) -> bool {
+    let (Some(current), Some(wanted)) = (current.as_array(), wanted.as_array()) else {
+        return false;
+    };
+    current.len() == wanted.len()
+        && wanted.iter().zip(current).all(|(w, c)| {
+            w.as_object().is_some_and(|fields| {
+                fields.iter().all(|(key, value)| {
+                    if key != "rules" {
+                        return c[key] == *value;
+                    }
+                    let mut rules = c[key].clone();
+                    for rule in rules.as_array_mut().into_iter().flatten() {
+                        if let Some(r) = rule.as_object_mut() {
+                            r.remove("scope");
+                        }
+                    }
+                    rules == *value
+                })
+            })
+        })
+}
+
 async fn point_one<K: Configuration>(api: &Api<K>, mut wanted: K) -> Result<(), kube::Error> {
     let name = wanted.name_any();
     match api.get_opt(&name).await? {
         None => {
             api.create(&PostParams::default(), &wanted).await?;
         }
-        Some(current) if current.hooks() == wanted.hooks() => {}
+        Some(current) if up_to_date(&current.hooks(), &wanted.hooks()) => {}
         Some(current) => {
             // Replaced on the version read: a newer leader's write makes this one conflict.
             wanted.meta_mut().resource_version = current.resource_version();
@@ -138,10 +165,12 @@ pub async fn remove_if_ours(hub: &Client, serving: &Serving) -> Result<(), kube:
 }
 
 /// Keeps the configurations as the ClusterManager's `settings` ask: pointed at `serving` for
-/// admission by webhooks, removed (where ours) otherwise, until dropped.
-pub async fn keep_pointed(hub: &Client, serving: &Serving, mut settings: Watched) {
+/// admission by webhooks, removed (where ours) otherwise, until `stop` is cancelled. A pass in
+/// flight then finishes (its writes land before the caller removes what names it), and no new one
+/// starts.
+pub async fn keep_pointed(hub: &Client, serving: &Serving, mut settings: Watched, stop: Shutdown) {
     let mut backoff = crate::runtime::Backoff::capped(Duration::from_secs(10));
-    loop {
+    while !stop.is_cancelled() {
         let result = match settings.now() {
             None => Ok(()),
             Some(s) if s.webhooks => point_at(hub, serving).await,
@@ -152,14 +181,18 @@ pub async fn keep_pointed(hub: &Client, serving: &Serving, mut settings: Watched
                 backoff = crate::runtime::Backoff::capped(Duration::from_secs(10));
                 tokio::select! {
                     changed = settings.changed() => if changed.is_none() {
-                        return std::future::pending().await;
+                        return stop.cancelled().await;
                     },
                     () = tokio::time::sleep(RECHECK) => {}
+                    () = stop.cancelled() => {}
                 }
             }
             Err(e) => {
                 tracing::debug!("pointing the admission webhook configurations at this hub: {e}");
-                tokio::time::sleep(backoff.next_delay()).await;
+                tokio::select! {
+                    () = tokio::time::sleep(backoff.next_delay()) => {}
+                    () = stop.cancelled() => {}
+                }
             }
         }
     }
@@ -168,6 +201,17 @@ pub async fn keep_pointed(hub: &Client, serving: &Serving, mut settings: Watched
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_configuration_as_the_server_returns_it_is_up_to_date() {
+        let wanted = webhook::mutating(Endpoint::Url("https://127.0.0.1:1"), b"CA").remove(0);
+        let mut returned = serde_json::to_value(&wanted.webhooks).unwrap();
+        returned[0]["matchPolicy"] = "Equivalent".into();
+        returned[0]["rules"][0]["scope"] = "*".into();
+        assert!(up_to_date(&returned, &wanted.hooks()));
+        returned[0]["clientConfig"]["url"] = "https://127.0.0.1:2/x".into();
+        assert!(!up_to_date(&returned, &wanted.hooks()));
+    }
 
     #[test]
     fn only_configurations_naming_this_server_are_ours() {

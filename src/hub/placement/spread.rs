@@ -81,7 +81,10 @@ pub fn spread(
     if policy.spread_constraints.is_empty() {
         // An empty policy (Go clients send `spreadPolicy: {}`) spreads nothing, but the count
         // still holds.
-        return ranked.into_iter().take(wanted.unwrap_or(usize::MAX)).collect();
+        return ranked
+            .into_iter()
+            .take(wanted.unwrap_or(usize::MAX))
+            .collect();
     }
     let mut topologies: Vec<Topology> = policy
         .spread_constraints

@@ -40,6 +40,8 @@ use crate::runtime::Shutdown;
 /// when the API server is what failed: within the process's stop deadline
 /// ([`crate::runtime::shutdown::STOP_DEADLINE`]).
 const RESET_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long a stopping hub waits for the configurations' pass in flight to end, before the reset.
+const PASS_IN_FLIGHT: Duration = Duration::from_millis(800);
 
 /// What the server answers: a review POSTed at a path, answered with a review.
 pub trait Routes: Send + Sync + 'static {
@@ -190,15 +192,27 @@ pub async fn run(hub: Client, webhook: Webhook, shutdown: Shutdown) -> anyhow::R
     let serving = serve(&url, HubRoutes::new(reviewer), stop_serving)
         .await
         .context("starting the hub's webhooks")?;
+    // The keepers stop when told and finish the pass they are in, so that no write of theirs
+    // lands after the reset below has read (it would leave the API server naming this process
+    // once it is gone). A conversion write dropped in flight can still land, but only on the
+    // resourceVersion it read: never over a newer leader's.
+    let keepers = Shutdown::new();
     let conversion = conversion::keep_pointed(&hub, &serving);
-    let admission = admission::configurations::keep_pointed(&hub, &serving, settings);
-    // A write dropped in flight can still land, but only on the resourceVersion it read: never
-    // over a newer leader's. At worst it lands after the reset below has read, and the API
-    // server names this process once it is gone: as after a crash, until the next hub points
-    // it at itself.
+    let admission =
+        admission::configurations::keep_pointed(&hub, &serving, settings, keepers.clone());
+    tokio::pin!(admission);
     tokio::select! {
         () = shutdown.cancelled() => {},
-        () = async { tokio::join!(conversion, admission); } => shutdown.cancelled().await,
+        () = async { tokio::join!(conversion, &mut admission); } => shutdown.cancelled().await,
+    }
+    keepers.cancel();
+    if tokio::time::timeout(PASS_IN_FLIGHT, &mut admission)
+        .await
+        .is_err()
+    {
+        tracing::debug!(
+            "the admission configurations' pass in flight did not end within {PASS_IN_FLIGHT:?}"
+        );
     }
     let reset = async {
         let (c, a) = tokio::join!(
