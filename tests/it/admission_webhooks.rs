@@ -193,7 +193,17 @@ async fn a_taint_time_is_the_hubs_and_is_renewed_when_the_taint_changes() {
             denied_by(configs::MANAGED_CLUSTER_MUTATOR)
         )
     );
-    // The taint's effect changed without a time: a new time (not the old one).
+    // The taint's effect changed without a time: a new time (not the old one). Times have
+    // second precision: first wait until the clock has left the second of the first one.
+    let first_at: k8s_openapi::jiff::Timestamp = first.as_str().unwrap().parse().unwrap();
+    common::eventually(
+        "the clock past the taint's time",
+        Duration::from_secs(5),
+        || async {
+            (k8s_openapi::jiff::Timestamp::now().as_second() > first_at.as_second()).then_some(())
+        },
+    )
+    .await;
     let clusters: Api<ManagedCluster> = Api::all(hub.clone());
     let changed = clusters
         .patch(
