@@ -79,6 +79,14 @@ pub struct FeatureGate {
     pub mode: Option<FeatureGateMode>,
 }
 
+impl FeatureGate {
+    /// Whether the gate is on (no mode is `Disable`).
+    #[must_use]
+    pub fn enabled(&self) -> bool {
+        self.mode.unwrap_or_default() == FeatureGateMode::Enable
+    }
+}
+
 /// State of a feature gate.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum FeatureGateMode {

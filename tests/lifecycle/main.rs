@@ -34,36 +34,15 @@ pub async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
 
 static LEFTOVERS_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Deletes the admission configurations that point at a URL (an in-process hub's), not a Service.
+/// Deletes the admission configurations (what `clean` removes first when no hub runs): none of
+/// an earlier binary's is served any more.
 async fn remove_gone_in_process_webhooks() {
-    use clusteradm::operator::cluster_manager::desired::webhook;
-    use k8s_openapi::api::admissionregistration::v1::{
-        MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
-    };
-    use kube::api::{Api, DeleteParams};
-    let hub = common::hub().await;
-    let validating: Api<ValidatingWebhookConfiguration> = Api::all(hub.clone());
-    for name in webhook::VALIDATORS {
-        if let Ok(Some(c)) = validating.get_opt(name).await
-            && c.webhooks
-                .iter()
-                .flatten()
-                .any(|w| w.client_config.url.is_some())
-        {
-            let _ = validating.delete(name, &DeleteParams::default()).await;
-        }
-    }
-    let mutating: Api<MutatingWebhookConfiguration> = Api::all(hub);
-    if let Ok(Some(c)) = mutating.get_opt(webhook::MANAGED_CLUSTER_MUTATOR).await
-        && c.webhooks
-            .iter()
-            .flatten()
-            .any(|w| w.client_config.url.is_some())
-    {
-        let _ = mutating
-            .delete(webhook::MANAGED_CLUSTER_MUTATOR, &DeleteParams::default())
-            .await;
-    }
+    clusteradm::operator::cluster_manager::cleanup::remove_admission(
+        &common::hub().await,
+        std::time::Duration::from_secs(30),
+    )
+    .await
+    .unwrap();
 }
 
 /// [`serial`] for a test without a runtime.

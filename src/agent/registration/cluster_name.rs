@@ -19,8 +19,7 @@ pub async fn stored_or_new(
     let stored = secrets
         .get_opt(secret)
         .await?
-        .and_then(|s| s.data?.remove(CLUSTER_NAME_KEY))
-        .and_then(|b| String::from_utf8(b.0).ok())
+        .and_then(|s| crate::secrets::field(&s, CLUSTER_NAME_KEY))
         .filter(|name| crate::api::names::is_dns_label(name));
     Ok(stored.unwrap_or_else(|| {
         let name = crate::runtime::lease::random_uuid();

@@ -8,8 +8,7 @@ use kube::Client;
 use kube::runtime::{WatchStreamExt as _, watcher};
 use tokio::sync::watch;
 
-use crate::api::names::ADMISSION_ANNOTATION;
-use crate::api::operator::{CLUSTER_MANAGER_NAME, ClusterManager, FeatureGate, FeatureGateMode};
+use crate::api::operator::{CLUSTER_MANAGER_NAME, ClusterManager, FeatureGate};
 use crate::runtime::Shutdown;
 
 /// How long a review waits for the ClusterManager's first read before it is refused.
@@ -37,12 +36,9 @@ impl Settings {
                 nil_executor_validating: false,
             };
         };
-        let policies = cm
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(ADMISSION_ANNOTATION))
-            .is_some_and(|v| v == crate::operator::cluster_manager::Admission::Policies.as_str());
+        // An annotation naming no mode is the operator's to report: webhooks meanwhile.
+        let policies = crate::operator::cluster_manager::validate::admission(cm)
+            .is_ok_and(|a| a == crate::operator::cluster_manager::Admission::Policies);
         let registration = cm
             .spec
             .registration_configuration
@@ -69,7 +65,7 @@ fn gate(gates: &[FeatureGate], name: &str) -> Option<bool> {
         .iter()
         .rev()
         .find(|g| g.feature == name)
-        .map(|g| g.mode.unwrap_or_default() == FeatureGateMode::Enable)
+        .map(FeatureGate::enabled)
 }
 
 /// The settings as last watched: `None` until the ClusterManager has been read once.

@@ -6,7 +6,7 @@ use kube::ResourceExt as _;
 
 use crate::api::names::{AGENT_NAMESPACE, DEFAULT_BUNDLE_VERSION, DEFAULT_REGISTRY};
 use crate::api::operator::{
-    FeatureGateMode, Klusterlet, MODE_DEFAULT, MODE_HOSTED, MODE_SINGLETON, MODE_SINGLETON_HOSTED,
+    Klusterlet, MODE_DEFAULT, MODE_HOSTED, MODE_SINGLETON, MODE_SINGLETON_HOSTED,
 };
 
 /// Why a Klusterlet cannot be reconciled; fixing it needs a spec change.
@@ -66,7 +66,7 @@ fn default_image(component: &str) -> String {
 
 fn gates(list: &[crate::api::operator::FeatureGate]) -> Vec<String> {
     list.iter()
-        .map(|g| format!("{}={}", g.feature, g.mode == Some(FeatureGateMode::Enable)))
+        .map(|g| format!("{}={}", g.feature, g.enabled()))
         .collect()
 }
 

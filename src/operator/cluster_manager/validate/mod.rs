@@ -7,7 +7,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use super::Admission;
 use crate::api::names::ADMISSION_ANNOTATION;
 use crate::api::operator::{
-    BindConfiguration, ClusterManager, FeatureGate, FeatureGateMode, HubInstallMode, NodePlacement,
+    BindConfiguration, ClusterManager, FeatureGate, HubInstallMode, NodePlacement,
     RegistrationAuthType, ResourceQosClass,
 };
 
@@ -241,7 +241,10 @@ pub fn validate(cm: &ClusterManager) -> Result<Validated, Error> {
 }
 
 /// The admission mode the ClusterManager's annotation asks for (webhooks when none).
-fn admission(cm: &ClusterManager) -> Result<Admission, Error> {
+///
+/// # Errors
+/// The annotation names no mode.
+pub fn admission(cm: &ClusterManager) -> Result<Admission, Error> {
     match cm
         .metadata
         .annotations
@@ -265,8 +268,11 @@ fn gate_flags(
     let mut flags = Vec::new();
     for gate in gates {
         if known.contains(&gate.feature.as_str()) {
-            let on = gate.mode.unwrap_or_default() == FeatureGateMode::Enable;
-            flags.push(format!("--feature-gates={}={on}", gate.feature));
+            flags.push(format!(
+                "--feature-gates={}={}",
+                gate.feature,
+                gate.enabled()
+            ));
         } else {
             invalid.push(format!("{component}: {}", gate.feature));
         }
