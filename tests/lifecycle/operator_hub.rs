@@ -411,7 +411,9 @@ async fn the_lease_says_whether_the_loop_runs() {
 async fn admission_follows_the_cluster_managers_mode() {
     use clusteradm::api::names::ADMISSION_ANNOTATION;
     use clusteradm::operator::cluster_manager::desired::webhook;
-    use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+    use k8s_openapi::api::admissionregistration::v1::{
+        MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+    };
     use kube::api::PostParams;
     let _one_at_a_time = crate::serial().await;
     let _hub = HUB_SINGLETON.lock().await;
@@ -490,6 +492,15 @@ async fn admission_follows_the_cluster_managers_mode() {
             "{name} left after stop"
         );
     }
+    let mutators: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+    assert!(
+        mutators
+            .get_opt(webhook::MANAGED_CLUSTER_MUTATOR)
+            .await
+            .unwrap()
+            .is_none(),
+        "the mutating configuration left after stop"
+    );
     let _ = Api::<k8s_openapi::api::rbac::v1::ClusterRole>::all(client.clone())
         .delete(&id, &DeleteParams::default())
         .await;
@@ -542,10 +553,10 @@ fn tainted(name: &str, url: &str) -> kube::api::DynamicObject {
 async fn admission_is(client: Client, webhooks: bool) -> Option<()> {
     use clusteradm::operator::cluster_manager::desired::{admission, webhook};
     use k8s_openapi::api::admissionregistration::v1::{
-        ValidatingAdmissionPolicy, ValidatingWebhookConfiguration,
+        MutatingWebhookConfiguration, ValidatingAdmissionPolicy, ValidatingWebhookConfiguration,
     };
     let configs: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
-    let policies: Api<ValidatingAdmissionPolicy> = Api::all(client);
+    let policies: Api<ValidatingAdmissionPolicy> = Api::all(client.clone());
     for name in webhook::VALIDATORS {
         let config = configs.get_opt(name).await.ok()?;
         match (webhooks, config) {
@@ -556,6 +567,13 @@ async fn admission_is(client: Client, webhooks: bool) -> Option<()> {
             (false, None) => {}
             _ => return None,
         }
+    }
+    let mutator = Api::<MutatingWebhookConfiguration>::all(client)
+        .get_opt(webhook::MANAGED_CLUSTER_MUTATOR)
+        .await
+        .ok()?;
+    if mutator.is_some() != webhooks {
+        return None;
     }
     for p in admission::policies() {
         let policy = policies.get_opt(p.metadata.name.as_deref()?).await.ok()?;

@@ -36,12 +36,10 @@ use crate::hub::{admission, conversion};
 use crate::pki::webhook as certs;
 use crate::runtime::Shutdown;
 
-/// How long a stopping hub spends setting the API server back, so stepping down stays bounded
-/// when the API server is what failed: within the process's stop deadline
-/// ([`crate::runtime::shutdown::STOP_DEADLINE`]).
-const RESET_TIMEOUT: Duration = Duration::from_secs(3);
-/// How long a stopping hub waits for the configurations' pass in flight to end, before the reset.
-const PASS_IN_FLIGHT: Duration = Duration::from_millis(800);
+/// How long a stopping hub spends ending the configurations' pass in flight and setting the API
+/// server back, so stepping down stays bounded when the API server is what failed: within the
+/// process's stop deadline ([`crate::runtime::shutdown::STOP_DEADLINE`]).
+const RESET_TIMEOUT: Duration = Duration::from_millis(3500);
 
 /// What the server answers: a review POSTed at a path, answered with a review.
 pub trait Routes: Send + Sync + 'static {
@@ -206,15 +204,10 @@ pub async fn run(hub: Client, webhook: Webhook, shutdown: Shutdown) -> anyhow::R
         () = async { tokio::join!(conversion, &mut admission); } => shutdown.cancelled().await,
     }
     keepers.cancel();
-    if tokio::time::timeout(PASS_IN_FLIGHT, &mut admission)
-        .await
-        .is_err()
-    {
-        tracing::debug!(
-            "the admission configurations' pass in flight did not end within {PASS_IN_FLIGHT:?}"
-        );
-    }
+    // In order, on one budget: the pass in flight ends (its writes land), then the reset reads
+    // what it left. A reset racing the pass could miss a configuration it was still creating.
     let reset = async {
+        admission.await;
         let (c, a) = tokio::join!(
             conversion::crd::reset_if_ours(&hub, &serving),
             admission::configurations::remove_if_ours(&hub, &serving),
