@@ -744,7 +744,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__addon__subcmd__disable)
-            opts="-v -q -h -V --names --clusters --all-clusters --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-c -v -q -h -V --names --cluster --clusters --all-clusters --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -755,6 +755,14 @@ _clusteradm() {
                     return 0
                     ;;
                 --clusters)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -c)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -809,7 +817,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__addon__subcmd__enable)
-            opts="-n -v -q -h -V --names --clusters --namespace --annotate --labels --output-file --config-file --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-c -n -v -q -h -V --names --cluster --clusters --namespace --annotate --labels --output-file --config-file --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -820,6 +828,14 @@ _clusteradm() {
                     return 0
                     ;;
                 --clusters)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -c)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -978,7 +994,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__clean)
-            opts="-y -v -q -h -V --purge-operator --yes --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-y -v -q -h -V --purge-operator --name --output-file --yes --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -986,6 +1002,14 @@ _clusteradm() {
             case "${prev}" in
                 --purge-operator)
                     COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --yes)
@@ -1227,13 +1251,17 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__clusterset__subcmd__set)
-            opts="-v -q -h -V --clusters --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-v -q -h -V --clusters --namespaces --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --clusters)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespaces)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2941,7 +2969,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__get__subcmd__token)
-            opts="-o -v -q -h -V --token-expiration --hub-apiserver --output --use-bootstrap-token --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-o -v -q -h -V --token-expiration --hub-apiserver --output --output-file --use-bootstrap-token --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2961,6 +2989,10 @@ _clusteradm() {
                     ;;
                 -o)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --output-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --use-bootstrap-token)
@@ -3675,7 +3707,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__init)
-            opts="-o -v -q -h -V --token-expiration --hub-apiserver --output-join-command-file --output --bundle-version --image-registry --image-pull-credential-file --feature-gates --image --admission --wait --use-bootstrap-token --force --in-process --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-o -v -q -h -V --token-expiration --hub-apiserver --output-join-command-file --output --bundle-version --image-registry --image-pull-credential-file --feature-gates --image --admission --registration-drivers --output-file --wait --use-bootstrap-token --force --in-process --create-namespace --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3725,6 +3757,14 @@ _clusteradm() {
                     COMPREPLY=($(compgen -W "webhooks policies" -- "${cur}"))
                     return 0
                     ;;
+                --registration-drivers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --wait)
                     COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
@@ -3738,6 +3778,10 @@ _clusteradm() {
                     return 0
                     ;;
                 --in-process)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --create-namespace)
                     COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
@@ -3788,7 +3832,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__join)
-            opts="-m -v -q -h -V --hub-token --hub-apiserver --cluster-name --ca-file --ca-cert-hash --mode --managed-cluster-kubeconfig --image --image-registry --bundle-version --feature-gates --proxy-url --proxy-ca-file --klusterlet-annotation --client-cert-expiration-seconds --singleton --wait --force-internal-endpoint-lookup --in-process --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-m -v -q -h -V --hub-token --hub-apiserver --cluster-name --ca-file --ca-cert-hash --mode --managed-cluster-kubeconfig --image --image-registry --bundle-version --feature-gates --proxy-url --proxy-ca-file --klusterlet-annotation --client-cert-expiration-seconds --registration-auth --output-file --singleton --wait --force-internal-endpoint-lookup --in-process --create-namespace --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3858,6 +3902,14 @@ _clusteradm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --registration-auth)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --singleton)
                     COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
@@ -3871,6 +3923,10 @@ _clusteradm() {
                     return 0
                     ;;
                 --in-process)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --create-namespace)
                     COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
@@ -4148,7 +4204,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__unjoin)
-            opts="-y -v -q -h -V --cluster-name --purge-operator --yes --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-y -v -q -h -V --cluster-name --purge-operator --output-file --yes --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4160,6 +4216,10 @@ _clusteradm() {
                     ;;
                 --purge-operator)
                     COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --output-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --yes)

@@ -34,7 +34,7 @@ complete -c clusteradm -n "__fish_clusteradm_needs_command" -l dry-run -d 'Print
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_needs_command" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_needs_command" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "init" -d 'Make the current cluster an OCM hub and print the command that joins clusters to it'
@@ -65,6 +65,8 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l feature-g
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l image -d 'Run our image (this clusteradm, as `scripts/image` builds it) for the operator and every component it deploys, instead of upstream\'s images; e.g. registry.example.com/clusteradm:v0.1.0' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l admission -d 'How the hub enforces its admission rules: `webhooks` (upstream\'s, served by upstream\'s webhook Deployments, our hub pods with --image, or this process with --in-process) or `policies` (ValidatingAdmissionPolicies the API server enforces itself, no webhook server; they refuse the same requests with 422 Invalid and their own messages)' -r -f -a "webhooks\t'Upstream\'s webhooks (the default): served by upstream\'s webhook Deployments, our hub pods, or the in-process hub ([`crate::hub::admission`])'
 policies\t'ValidatingAdmissionPolicies the API server enforces itself; no webhook server'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l registration-drivers -d 'How clusters register, comma-separated: `csr` (the one driver here; upstream\'s `awsirsa` and `grpc` are refused)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l output-file -d 'Also write the objects applied to FILE, as a YAML stream (mode 0600: it may hold a credential); with --dry-run, instead of applying them' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l wait -d 'Wait until the ClusterManager is Applied and the hub components are available' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l use-bootstrap-token -d 'Use a bootstrap token (kube-system/bootstrap-token-ocmhub) instead of a service-account token' -r -f -a "true\t''
@@ -72,6 +74,8 @@ false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l force -d 'Skip the preflight checks' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l in-process -d 'Run the ClusterManager operator and hub controllers in this process instead of deploying the operator image; runs in the foreground until Ctrl-C or SIGTERM' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l create-namespace -d 'Create the namespaces the install needs; with =false they must exist already' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l context -d 'The kubeconfig context to use [default: the current context]' -r
@@ -83,11 +87,13 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l dry-run -
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -l purge-operator -d 'Also remove the cluster-manager operator (as upstream; `--purge-operator=false` keeps it)' -r -f -a "true\t''
 false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -l name -d 'The ClusterManager to remove (a hub has one, `cluster-manager`, as upstream\'s operator requires)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -l output-file -d 'Accepted for upstream\'s scripts; writes nothing, as upstream\'s `clean` does not' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -s y -l yes -d 'Do not ask for confirmation' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
@@ -100,7 +106,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -l dry-run 
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clean" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l hub-token -d 'The bootstrap token (`clusteradm init` or `clusteradm get token` on the hub prints it)' -r
@@ -119,6 +125,8 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l proxy-url
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l proxy-ca-file -d 'The CA of an https proxy (PEM), trusted beside the hub CA' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l klusterlet-annotation -d 'An annotation for the ManagedCluster, key=value (repeatable; prefixed with agent.open-cluster-management.io/)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l client-cert-expiration-seconds -d 'Lifetime asked for the agent\'s hub client certificate, in seconds (at least 600; unset or 0: the hub\'s signer decides)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l registration-auth -d 'How this cluster registers: `csr` (the one driver here; upstream\'s `awsirsa` and `grpc` are refused)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l output-file -d 'Also write the objects applied to FILE, as a YAML stream (mode 0600: it may hold a credential); with --dry-run, instead of applying them' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l singleton -d 'Run one combined agent instead of the registration and work agents' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l wait -d 'Wait until the Klusterlet is applied (and the cluster has registered with the hub)' -r -f -a "true\t''
@@ -126,6 +134,8 @@ false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l force-internal-endpoint-lookup -d 'Use the hub URL recorded in the hub\'s kube-public/cluster-info instead of --hub-apiserver' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l in-process -d 'Run the klusterlet operator (and the agents) in this process instead of deploying the operator image; runs in the foreground until Ctrl-C or SIGTERM' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l create-namespace -d 'Create the namespaces the install needs; with =false they must exist already' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l context -d 'The kubeconfig context to use [default: the current context]' -r
@@ -137,12 +147,13 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l dry-run -
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -l cluster-name -d 'The name the cluster joined under' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -l purge-operator -d 'Also remove the klusterlet operator and the Klusterlet CRD (`--purge-operator=false` keeps them)' -r -f -a "true\t''
 false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -l output-file -d 'Accepted for upstream\'s scripts; writes nothing, as upstream\'s `unjoin` does not' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -s y -l yes -d 'Do not ask for confirmation' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
@@ -155,7 +166,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -l dry-run
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand unjoin" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s c -l clusters -l cluster -d 'Clusters to accept, comma-separated [default: choose among pending clusters on a terminal]' -r
@@ -174,7 +185,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -l dry-run
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand accept" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement hub-info klusterlet-info token works help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
@@ -187,7 +198,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fis
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement hub-info klusterlet-info token works help" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement hub-info klusterlet-info token works help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement hub-info klusterlet-info token works help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement hub-info klusterlet-info token works help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement hub-info klusterlet-info token works help" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and not __fish_seen_subcommand_from addon addons clusters clustersets clusterset placements placement hub-info klusterlet-info token works help" -f -a "addon" -d 'List add-ons per cluster: install namespace, available, degraded, progressing, identity'
@@ -217,7 +228,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addon" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -l clusters -d 'Only these managed clusters, comma-separated' -r
@@ -235,7 +246,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from addons" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -l clusterset -d 'Only the clusters of this cluster set (its `cluster.open-cluster-management.io/clusterset` label)' -r
@@ -252,7 +263,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusters" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table'
@@ -268,7 +279,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clustersets" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table'
@@ -284,7 +295,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s n -l namespace -d 'Namespace [default: every namespace, as upstream\'s]' -r
@@ -303,7 +314,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -s n -l namespace -d 'Namespace [default: every namespace, as upstream\'s]' -r
@@ -322,7 +333,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from hub-info" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
@@ -335,7 +346,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from hub-info" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from hub-info" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from hub-info" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from hub-info" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from hub-info" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from klusterlet-info" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
@@ -348,13 +359,14 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from klusterlet-info" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from klusterlet-info" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from klusterlet-info" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from klusterlet-info" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from klusterlet-info" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l token-expiration -d 'Lifetime of a new service-account token' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l hub-apiserver -d 'The hub API server URL for the join command [default: kube-public/cluster-info\'s, else the kubeconfig\'s]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -s o -l output -d 'Output format' -r -f -a "text\t'`clusteradm join ...`'
 json\t'`{"hub-token": ..., "hub-apiserver": ..., "ca-cert-hash": ...}`'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l output-file -d 'Accepted for upstream\'s scripts; writes nothing, as upstream\'s `get token` does not' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l use-bootstrap-token -d 'Print the bootstrap token (kube-system/bootstrap-token-ocmhub) instead of a service-account token' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
@@ -367,7 +379,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s c -l clusters -l cluster -d 'Only these clusters, comma-separated [default: all]' -r
@@ -384,7 +396,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from works" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from help" -f -a "addon" -d 'List add-ons per cluster: install namespace, available, degraded, progressing, identity'
@@ -406,7 +418,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset placement work help" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset placement work help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset placement work help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset placement work help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset placement work help" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and not __fish_seen_subcommand_from clusterset placement work help" -f -a "clusterset" -d 'Create a ManagedClusterSet (clusters join it by label: `clusterset set`)'
@@ -423,7 +435,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from clusterset" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from clusterset" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from clusterset" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from clusterset" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from clusterset" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -s n -l namespace -d 'Namespace of the placement (cluster sets must be bound to it)' -r
@@ -443,7 +455,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from placement" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s f -l filename -l file -d 'A manifest file, a directory of them (*.yaml, *.yml, *.json), or - for stdin; repeatable' -r -F
@@ -465,7 +477,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from work" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand create; and __fish_seen_subcommand_from help" -f -a "clusterset" -d 'Create a ManagedClusterSet (clusters join it by label: `clusterset set`)'
@@ -482,7 +494,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset token work help" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset token work help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset token work help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset token work help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset token work help" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and not __fish_seen_subcommand_from clusterset token work help" -f -a "clusterset" -d 'Delete a ManagedClusterSet that no namespace is bound to'
@@ -499,7 +511,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from clusterset" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from clusterset" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from clusterset" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from clusterset" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from clusterset" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from token" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
@@ -512,7 +524,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from token" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from token" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from token" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from token" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from token" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s c -l clusters -l cluster -d 'The clusters to delete it from, comma-separated' -r
@@ -530,7 +542,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from work" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand delete; and __fish_seen_subcommand_from help" -f -a "clusterset" -d 'Delete a ManagedClusterSet that no namespace is bound to'
@@ -547,7 +559,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __f
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and not __fish_seen_subcommand_from create agent enable disable help" -f -a "create" -d 'Create an add-on from its agent\'s manifests or an AddOnTemplate (a ClusterManagementAddOn and its AddOnTemplate)'
@@ -576,7 +588,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from create" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l hub-kubeconfig -d 'Kubeconfig of the add-on\'s hub identity (the `<addon>-hub-kubeconfig` secret\'s)' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -l cluster-name -d 'The managed cluster\'s name on the hub' -r
@@ -593,11 +605,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from agent" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l names -d 'Names of the add-ons to enable, comma-separated' -r
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l clusters -d 'The managed clusters, comma-separated' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -s c -l clusters -l cluster -d 'The managed clusters, comma-separated' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -s n -l namespace -d 'Namespace the add-on\'s agent is installed in on the managed cluster' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l annotate -d 'Annotations to set on the ManagedClusterAddOns (key=value, comma-separated)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -l labels -d 'Labels to set on the ManagedClusterAddOns (key=value, comma-separated)' -r
@@ -613,11 +625,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from enable" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -l names -d 'Names of the add-ons to disable, comma-separated' -r
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -l clusters -d 'The managed clusters, comma-separated' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -s c -l clusters -l cluster -d 'The managed clusters, comma-separated' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -l all-clusters -d 'Every managed cluster the hub knows' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
@@ -630,7 +642,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from disable" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand addon; and __fish_seen_subcommand_from help" -f -a "create" -d 'Create an add-on from its agent\'s manifests or an AddOnTemplate (a ClusterManagementAddOn and its AddOnTemplate)'
@@ -648,14 +660,15 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and no
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -f -a "set" -d 'Move clusters into a cluster set (sets their cluster-set label)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -f -a "bind" -d 'Let placements in a namespace use a cluster set (a ManagedClusterSetBinding)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -f -a "unbind" -d 'Remove a cluster set\'s binding from a namespace'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and not __fish_seen_subcommand_from set bind unbind help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -l clusters -d 'The clusters, comma-separated' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -l clusters -d 'The clusters to move into the set, comma-separated' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -l namespaces -d 'Namespaces every cluster of the set should have (added to its `spec.managedNamespaces`; the agents create them), comma-separated' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
@@ -666,7 +679,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from set" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -s n -l namespace -d 'The namespace (as upstream\'s, `default` unless given)' -r
@@ -680,7 +693,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from bind" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -s n -l namespace -d 'The namespace (as upstream\'s, `default` unless given)' -r
@@ -694,7 +707,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from unbind" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from help" -f -a "set" -d 'Move clusters into a cluster set (sets their cluster-set label)'
@@ -712,7 +725,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not 
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -f -a "hub" -d 'Run the ClusterManager operator: install and keep the hub components as the ClusterManager asks'
@@ -729,7 +742,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fi
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -l probe-address -d 'Serve /healthz, /readyz and /metrics over plain HTTP on this address (e.g. 0.0.0.0:8000)' -r
@@ -743,7 +756,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fi
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from help" -f -a "hub" -d 'Run the ClusterManager operator: install and keep the hub components as the ClusterManager asks'
@@ -759,7 +772,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and no
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -f -a "hub" -d 'Run every hub controller: registration, cluster sets, placement, replica sets, add-ons, and the hub\'s webhooks (admission, the add-on API\'s conversion)'
@@ -777,7 +790,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from hub" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from hub" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from hub" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from hub" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from hub" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from agent" -l cluster-name -d 'The name the cluster registers under (none: the name stored with the hub credential, or a generated one, as upstream\'s agent)' -r
@@ -794,7 +807,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from agent" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from agent" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from agent" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from agent" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from agent" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from help" -f -a "hub" -d 'Run every hub controller: registration, cluster sets, placement, replica sets, add-ons, and the hub\'s webhooks (admission, the add-on API\'s conversion)'
@@ -815,7 +828,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand version" -l dry-ru
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand version" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand version" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand version" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand version" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand version" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand completion" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
@@ -828,7 +841,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand completion" -l dry
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand completion" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand completion" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand completion" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand completion" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand completion" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -l root -d 'The repository root' -r -F
@@ -844,7 +857,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -l dry-r
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get create delete addon clusterset operator controller version completion generate help" -f -a "init" -d 'Make the current cluster an OCM hub and print the command that joins clusters to it'

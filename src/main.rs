@@ -6,10 +6,15 @@ use clusteradm::cli::Cli;
 use clusteradm::error;
 
 fn main() -> ExitCode {
-    // The derived parser, with switches that also take `=true|false` as upstream's (cobra) do.
-    let cli = Cli::from_arg_matches(&clusteradm::cli::bool_flags::command().get_matches())
-        .unwrap_or_else(|e| e.exit());
+    // Upstream's spellings (`--a_b`, `-v 4`) first; then the derived parser, with switches that
+    // also take `=true|false` as upstream's (cobra) do.
+    let argv = clusteradm::cli::argv::normalize(std::env::args_os());
+    let matches = clusteradm::cli::bool_flags::command().get_matches_from(argv.args);
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let printer = cli.global.printer();
+    for warning in argv.warnings {
+        printer.warn(warning);
+    }
     clusteradm::ui::logging::init(cli.global.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

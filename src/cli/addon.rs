@@ -55,7 +55,14 @@ pub struct EnableArgs {
     #[arg(long, value_delimiter = ',', required = true, value_name = "NAMES")]
     pub names: Vec<String>,
     /// The managed clusters, comma-separated
-    #[arg(long, value_delimiter = ',', required = true, value_name = "NAMES")]
+    #[arg(
+        short = 'c',
+        long,
+        visible_alias = "cluster",
+        value_delimiter = ',',
+        required = true,
+        value_name = "NAMES"
+    )]
     pub clusters: Vec<String>,
     /// Namespace the add-on's agent is installed in on the managed cluster
     #[arg(short = 'n', long, default_value = DEFAULT_INSTALL_NAMESPACE, value_name = "NAMESPACE")]
@@ -83,7 +90,9 @@ pub struct DisableArgs {
     pub names: Vec<String>,
     /// The managed clusters, comma-separated
     #[arg(
+        short = 'c',
         long,
+        visible_alias = "cluster",
         value_delimiter = ',',
         value_name = "NAMES",
         required_unless_present = "all_clusters",

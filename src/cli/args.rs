@@ -25,7 +25,7 @@ pub struct GlobalArgs {
     #[arg(long, global = true)]
     pub dry_run: bool,
 
-    /// More log output on stderr (-v info, -vv debug, -vvv trace)
+    /// More log output on stderr (-v info, -vv debug, -vvv trace; klog's `-v N`/`--v=N` too)
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
 
@@ -78,6 +78,28 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         .filter(|secs| *secs <= MAX_DURATION.as_secs())
         .map(Duration::from_secs)
         .ok_or_else(|| format!("duration {text:?} is too long: at most 8760h (a year)"))
+}
+
+/// Refuses a registration driver other than `csr`, saying why (`--registration-drivers` of
+/// `init`, `--registration-auth` of `join`).
+///
+/// # Errors
+/// A driver other than `csr`.
+pub fn check_registration_drivers(drivers: &[String], flag: &str) -> anyhow::Result<()> {
+    for driver in drivers.iter().map(|d| d.trim()).filter(|d| !d.is_empty()) {
+        let why = match driver {
+            "csr" => continue,
+            "awsirsa" => "AWS IRSA registration needs an EKS hub and AWS credentials",
+            "grpc" => "the gRPC registration driver is not implemented",
+            _ => "upstream's drivers are csr, awsirsa and grpc",
+        };
+        return Err(crate::error::UserError::new(
+            format!("{flag}: driver {driver:?} is not supported: {why}"),
+            format!("drop {flag}, or pass {flag} csr (clusters register with CSRs)"),
+        )
+        .into());
+    }
+    Ok(())
 }
 
 #[cfg(test)]

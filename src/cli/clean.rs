@@ -11,7 +11,9 @@ use anyhow::Context as _;
 
 use super::Ctx;
 use crate::api::names::OPERATOR_NAMESPACE;
+use crate::api::operator::CLUSTER_MANAGER_NAME;
 use crate::apply::{Resolver, delete};
+use crate::error::UserError;
 use crate::install::hub::{self, Credential, InitOptions};
 use crate::operator::cluster_manager as operator;
 
@@ -24,10 +26,28 @@ pub struct Args {
     /// Also remove the cluster-manager operator (as upstream; `--purge-operator=false` keeps it)
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub purge_operator: bool,
+    /// The ClusterManager to remove (a hub has one, `cluster-manager`, as upstream's operator
+    /// requires)
+    #[arg(long, default_value = CLUSTER_MANAGER_NAME, value_name = "NAME")]
+    pub name: String,
+    /// Accepted for upstream's scripts; writes nothing, as upstream's `clean` does not
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<std::path::PathBuf>,
 }
 
 /// Runs `clean`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    if args.name != CLUSTER_MANAGER_NAME {
+        return Err(UserError::new(
+            format!(
+                "no ClusterManager {:?}: a hub has one, named {CLUSTER_MANAGER_NAME}",
+                args.name
+            ),
+            "drop --name, or pass --name cluster-manager",
+        )
+        .into());
+    }
+    super::ignored_output_file(ctx, args.output_file.as_deref());
     let kube = ctx.kube().await?;
     if ctx.global.dry_run {
         ctx.printer.info("would delete the ClusterManager, the hub components, the operator and the bootstrap credentials");

@@ -13,6 +13,7 @@ use serde_json::json;
 use crate::api::cluster::{
     CLUSTER_SET_LABEL, DEFAULT_CLUSTER_SET, GLOBAL_CLUSTER_SET, ManagedCluster, ManagedClusterSet,
     ManagedClusterSetBinding, ManagedClusterSetBindingSpec, ManagedClusterSetSpec,
+    ManagedNamespace,
 };
 use crate::api::names::is_dns_label;
 use crate::cli::Ctx;
@@ -51,9 +52,18 @@ pub enum What {
 pub struct SetArgs {
     /// Name of the cluster set
     pub name: String,
-    /// The clusters, comma-separated
-    #[arg(long, value_delimiter = ',', required = true, value_name = "NAMES")]
+    /// The clusters to move into the set, comma-separated
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "NAMES",
+        required_unless_present = "namespaces"
+    )]
     pub clusters: Vec<String>,
+    /// Namespaces every cluster of the set should have (added to its `spec.managedNamespaces`;
+    /// the agents create them), comma-separated
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    pub namespaces: Vec<String>,
 }
 
 /// Flags of `clusterset bind` and `unbind`.
@@ -190,11 +200,82 @@ pub async fn delete(args: NameArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 
 async fn set(args: SetArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let name = args.name.as_str();
+    let namespaces = clusters::names(&args.namespaces);
+    if let Some(bad) = namespaces.iter().find(|n| !is_dns_label(n)) {
+        return Err(UserError::new(
+            format!("--namespaces: {bad:?} is not a namespace name"),
+            "a namespace name is a DNS label: lowercase letters, digits and '-', at most 63",
+        )
+        .into());
+    }
     let kube = ctx.kube().await?;
-    existing_set(&kube.client, name).await?;
-    let api: Api<ManagedCluster> = Api::all(kube.client.clone());
+    let set = existing_set(&kube.client, name).await?;
+    if !args.clusters.is_empty() {
+        move_clusters(&args, &kube.client, ctx).await?;
+    }
+    if !namespaces.is_empty() {
+        add_managed_namespaces(&kube.client, set, &namespaces, ctx).await?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Adds `namespaces` to the set's `spec.managedNamespaces` (those it has stay), in upstream's lines.
+async fn add_managed_namespaces(
+    client: &Client,
+    mut set: ManagedClusterSet,
+    namespaces: &[String],
+    ctx: &Ctx,
+) -> anyhow::Result<()> {
+    let name = set.name_any();
+    println(format!(
+        "Processing managed namespaces: [{}]",
+        namespaces.join(" ")
+    ))?;
+    let mut added = Vec::new();
+    for ns in namespaces {
+        if set.spec.managed_namespaces.iter().any(|m| &m.name == ns) {
+            println(format!(
+                "Managed namespace {ns} already exists in Clusterset {name}"
+            ))?;
+            continue;
+        }
+        set.spec
+            .managed_namespaces
+            .push(ManagedNamespace { name: ns.clone() });
+        added.push(ns.as_str());
+    }
+    if added.is_empty() {
+        println(format!(
+            "\nAll specified namespaces already exist in Clusterset {name}"
+        ))?;
+        return Ok(());
+    }
+    if !ctx.global.dry_run {
+        // Replaced on the version read: a concurrent change is a conflict, not lost.
+        Api::<ManagedClusterSet>::all(client.clone())
+            .replace(&name, &PostParams::default(), &set)
+            .await
+            .with_context(|| format!("adding managed namespaces to cluster set {name}"))?;
+    }
+    println(format!("\nSuccessfully updated Clusterset {name}"))?;
+    println(format!(
+        "Added {} managed namespace(s): {}",
+        added.len(),
+        added.join(", ")
+    ))?;
+    println(format!(
+        "Total managed namespaces in clusterset: {}",
+        set.spec.managed_namespaces.len()
+    ))?;
+    Ok(())
+}
+
+/// Moves `--clusters` into the set (its label on each).
+async fn move_clusters(args: &SetArgs, client: &Client, ctx: &Ctx) -> anyhow::Result<()> {
+    let name = args.name.as_str();
+    let api: Api<ManagedCluster> = Api::all(client.clone());
     let names = clusters::names(&args.clusters);
-    let found = clusters::existing(&kube.client, &names, "no cluster was moved").await?;
+    let found = clusters::existing(client, &names, "no cluster was moved").await?;
     for mc in found {
         let cluster = mc.name_any();
         let old = mc
@@ -220,7 +301,7 @@ async fn set(args: SetArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             ))?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 async fn bind(args: BindArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {

@@ -12,7 +12,7 @@ use anyhow::{Context as _, bail};
 
 use super::{Ctx, Kube};
 use crate::api::names::{DEFAULT_REGISTRY, OPERATOR_NAMESPACE};
-use crate::apply::{self, Applier};
+use crate::apply::Applier;
 use crate::error::UserError;
 use crate::install::hub::{self, Credential, InitOptions};
 use crate::install::{cluster_info, credential, join_command::JoinCommand};
@@ -68,6 +68,18 @@ pub struct Args {
     /// they refuse the same requests with 422 Invalid and their own messages)
     #[arg(long, value_enum, value_name = "MODE", default_value_t = Admission::Webhooks)]
     pub admission: Admission,
+    /// How clusters register, comma-separated: `csr` (the one driver here; upstream's `awsirsa`
+    /// and `grpc` are refused)
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "csr",
+        value_name = "DRIVERS"
+    )]
+    pub registration_drivers: Vec<String>,
+    /// `--output-file`, `--create-namespace`
+    #[command(flatten)]
+    pub bundle: super::bundle::BundleArgs,
 }
 
 /// `-o` of init: the join command as text or JSON.
@@ -89,6 +101,7 @@ fn read_credential(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
 
 /// Runs `init`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    super::args::check_registration_drivers(&args.registration_drivers, "--registration-drivers")?;
     let tag = hub::image_tag(&args.bundle_version)
         .map_err(|e| UserError::new(e, "see --help for --bundle-version"))?;
     let feature_gates = hub::parse_feature_gates(&args.feature_gates)
@@ -120,7 +133,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 secret: "<generated>".into(),
             };
         }
-        crate::ui::stdout::print(apply::to_yaml(&hub::plan(&opts)?)?)?;
+        args.bundle.dry_run(&hub::plan(&opts)?)?;
         return Ok(ExitCode::SUCCESS);
     }
 
@@ -142,21 +155,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         opts.credential = Credential::BootstrapToken { secret };
     }
 
-    let spinner = ctx.printer.spinner("applying the hub");
-    let report = Applier::new(kube.client.clone(), ctx.global.timeout)
-        .apply(hub::plan(&opts)?)
-        .await;
-    spinner.finish_and_clear();
-    let report = report.context("applying the hub failed; re-run `clusteradm init` to retry (it is idempotent), or `clusteradm clean` to remove what was applied")?;
-    if report.unchanged() {
-        ctx.printer.done(format!(
-            "hub already initialised: nothing changed ({} objects unchanged)",
-            report.applied.len()
-        ));
-    } else {
-        ctx.printer
-            .done(format!("hub initialised: {}", report.summary()));
-    }
+    apply_hub(&kube, ctx, &args.bundle, &opts).await?;
 
     let token = if args.use_bootstrap_token {
         credential::read_bootstrap_token(&kube.client)
@@ -190,6 +189,32 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         wait_hub_ready(&kube, ctx).await?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Applies the hub plan (saying whether anything changed) and copies it to `--output-file`.
+async fn apply_hub(
+    kube: &Kube,
+    ctx: &Ctx,
+    bundle: &super::bundle::BundleArgs,
+    opts: &InitOptions,
+) -> anyhow::Result<()> {
+    let objects = bundle.namespaces(&kube.client, hub::plan(opts)?).await?;
+    let spinner = ctx.printer.spinner("applying the hub");
+    let report = Applier::new(kube.client.clone(), ctx.global.timeout)
+        .apply(objects.clone())
+        .await;
+    spinner.finish_and_clear();
+    let report = report.context("applying the hub failed; re-run `clusteradm init` to retry (it is idempotent), or `clusteradm clean` to remove what was applied")?;
+    if report.unchanged() {
+        ctx.printer.done(format!(
+            "hub already initialised: nothing changed ({} objects unchanged)",
+            report.applied.len()
+        ));
+    } else {
+        ctx.printer
+            .done(format!("hub initialised: {}", report.summary()));
+    }
+    bundle.write(&objects)
 }
 
 async fn preflight(kube: &Kube, ctx: &Ctx, advertised: &str, explicit: bool) -> anyhow::Result<()> {

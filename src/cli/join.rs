@@ -13,7 +13,7 @@ use anyhow::Context as _;
 use super::Ctx;
 use crate::api::names;
 use crate::api::operator::KLUSTERLET_NAME;
-use crate::apply::{self, Applier};
+use crate::apply::Applier;
 use crate::error::UserError;
 use crate::install::klusterlet::{self, JoinOptions};
 use crate::join::bootstrap::Bootstrap;
@@ -85,6 +85,13 @@ pub struct Args {
     /// operator image; runs in the foreground until Ctrl-C or SIGTERM
     #[arg(long)]
     pub in_process: bool,
+    /// How this cluster registers: `csr` (the one driver here; upstream's `awsirsa` and `grpc` are
+    /// refused)
+    #[arg(long, default_value = "csr", value_name = "DRIVER")]
+    pub registration_auth: String,
+    /// `--output-file`, `--create-namespace`
+    #[command(flatten)]
+    pub bundle: super::bundle::BundleArgs,
 }
 
 /// `--mode`.
@@ -193,6 +200,10 @@ fn check(args: &Args) -> anyhow::Result<()> {
 /// Runs `join`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     check(&args)?;
+    super::args::check_registration_drivers(
+        std::slice::from_ref(&args.registration_auth),
+        "--registration-auth",
+    )?;
     let tag = crate::install::hub::image_tag(&args.bundle_version)
         .map_err(|e| UserError::new(e, "see --help for --bundle-version"))?;
     let feature_gates = crate::install::hub::parse_feature_gates(&args.feature_gates)
@@ -249,13 +260,17 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         deploy_operator: !args.in_process,
     };
     if ctx.global.dry_run {
-        crate::ui::stdout::print(apply::to_yaml(&klusterlet::plan(&opts)?)?)?;
+        args.bundle.dry_run(&klusterlet::plan(&opts)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     opts.bootstrap_kubeconfig = bootstrap.kubeconfig();
+    let objects = args
+        .bundle
+        .namespaces(&kube.client, klusterlet::plan(&opts)?)
+        .await?;
     let spinner = ctx.printer.spinner("applying the klusterlet");
     let report = Applier::new(kube.client.clone(), ctx.global.timeout)
-        .apply(klusterlet::plan(&opts)?)
+        .apply(objects.clone())
         .await;
     spinner.finish_and_clear();
     let report = report.context("applying the klusterlet failed; re-run `clusteradm join` to retry (it is idempotent), or `clusteradm unjoin` to remove what was applied")?;
@@ -272,6 +287,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             report.summary()
         ));
     }
+    args.bundle.write(&objects)?;
     finish(&args, ctx, &kube.client, &opts, &bootstrap).await?;
     Ok(ExitCode::SUCCESS)
 }

@@ -3,10 +3,13 @@
 pub mod accept;
 pub mod addon;
 pub mod args;
+pub mod argv;
 pub mod bool_flags;
+pub mod bundle;
 pub mod clean;
 pub mod clusters;
 pub mod clusterset;
+pub mod compat;
 pub mod completion;
 pub mod controller;
 pub mod create;
@@ -210,4 +213,15 @@ pub(crate) async fn mounted_kubeconfig(
     from_mounted_secret(path, flag, Timeouts::LOOP)
         .await
         .map_err(|e| crate::error::UserError::new(crate::runtime::report::chain(&e), hint).into())
+}
+
+/// Says that `--output-file` writes nothing here: upstream's `clean`, `unjoin` and `get token`
+/// take the flag and never write the file, so a script may pass it and must not fail.
+fn ignored_output_file(ctx: &Ctx, path: Option<&std::path::Path>) {
+    if let Some(path) = path {
+        ctx.printer.warn(format!(
+            "--output-file {} ignored: this command applies nothing to copy (upstream's takes the flag and writes nothing either)",
+            path.display()
+        ));
+    }
 }

@@ -33,12 +33,16 @@ pub struct Args {
     /// Do not ask for confirmation
     #[arg(short = 'y', long)]
     pub yes: bool,
+    /// Accepted for upstream's scripts; writes nothing, as upstream's `unjoin` does not
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<std::path::PathBuf>,
 }
 
 /// Runs `unjoin`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     crate::api::names::validate_cluster_name(&args.cluster_name)
         .map_err(|e| UserError::new(e, "pass the --cluster-name the cluster joined with"))?;
+    super::ignored_output_file(ctx, args.output_file.as_deref());
     let kube = ctx.kube().await?;
     let client = kube.client.clone();
     let all = match Api::<Klusterlet>::all(client.clone())

@@ -26,6 +26,9 @@ pub struct Args {
     /// Output format
     #[arg(short, long, value_enum, default_value_t = JoinOutput::Text)]
     pub output: JoinOutput,
+    /// Accepted for upstream's scripts; writes nothing, as upstream's `get token` does not
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<std::path::PathBuf>,
 }
 
 /// Runs `get token`.
@@ -33,6 +36,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     if let Some(url) = &args.hub_apiserver {
         crate::cli::init::validate_url(url)?;
     }
+    crate::cli::ignored_output_file(ctx, args.output_file.as_deref());
     let kube = ctx.kube().await?;
     kube.server_version().await?;
     let token = if args.use_bootstrap_token {

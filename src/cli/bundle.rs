@@ -1,0 +1,120 @@
+//! Flags `init` and `join` share with upstream about the objects they apply: `--output-file`
+//! (a copy of them, for GitOps or review) and `--create-namespace` (`=false`: the namespaces must
+//! exist already, e.g. made by a platform team with their own labels and quotas).
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, DynamicObject};
+
+use crate::error::UserError;
+
+/// `--output-file` and `--create-namespace`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BundleArgs {
+    /// Also write the objects applied to FILE, as a YAML stream (mode 0600: it may hold a
+    /// credential); with --dry-run, instead of applying them
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+    /// Create the namespaces the install needs; with =false they must exist already
+    #[arg(long, default_value_t = true)]
+    pub create_namespace: bool,
+}
+
+impl BundleArgs {
+    /// `objects` without their Namespaces when those are not to be created; each one left out must
+    /// exist on the cluster.
+    ///
+    /// # Errors
+    /// A namespace left out does not exist, or the cluster could not be asked.
+    pub async fn namespaces(
+        &self,
+        client: &kube::Client,
+        mut objects: Vec<DynamicObject>,
+    ) -> anyhow::Result<Vec<DynamicObject>> {
+        if self.create_namespace {
+            return Ok(objects);
+        }
+        let names = take_namespaces(&mut objects);
+        let api: Api<Namespace> = Api::all(client.clone());
+        for name in names {
+            let found = api
+                .get_opt(&name)
+                .await
+                .with_context(|| format!("reading namespace {name}"))?;
+            if found.is_none() {
+                return Err(UserError::new(
+                    format!("namespace {name} does not exist and --create-namespace=false"),
+                    format!("create it first (`kubectl create namespace {name}`), or drop --create-namespace=false"),
+                )
+                .into());
+            }
+        }
+        Ok(objects)
+    }
+
+    /// `--dry-run`: `objects` to `--output-file` if given, else to stdout.
+    ///
+    /// # Errors
+    /// The file or stdout could not be written.
+    pub fn dry_run(&self, objects: &[DynamicObject]) -> anyhow::Result<()> {
+        if self.output_file.is_some() {
+            return self.write(objects);
+        }
+        crate::ui::stdout::print(crate::apply::to_yaml(objects)?)?;
+        Ok(())
+    }
+
+    /// Writes `objects` to `--output-file`, if given.
+    ///
+    /// # Errors
+    /// The file could not be written.
+    pub fn write(&self, objects: &[DynamicObject]) -> anyhow::Result<()> {
+        let Some(path) = &self.output_file else {
+            return Ok(());
+        };
+        let text = crate::apply::to_yaml(objects)?;
+        crate::kubeconfig::write_private(path, text.as_bytes())
+            .with_context(|| format!("writing --output-file {}", path.display()))
+    }
+}
+
+/// Removes the Namespaces from `objects`, returning their names.
+fn take_namespaces(objects: &mut Vec<DynamicObject>) -> Vec<String> {
+    let mut names = Vec::new();
+    objects.retain(|o| {
+        let is_namespace = o.types.as_ref().is_some_and(|t| t.kind == "Namespace");
+        if is_namespace {
+            names.extend(o.metadata.name.clone());
+        }
+        !is_namespace
+    });
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn namespaces_are_taken_out_by_name() {
+        let ns = crate::apply::to_dynamic(&Namespace {
+            metadata: kube::api::ObjectMeta {
+                name: Some("a".into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        let cm = crate::apply::to_dynamic(&k8s_openapi::api::core::v1::ConfigMap {
+            metadata: kube::api::ObjectMeta {
+                name: Some("b".into()),
+                namespace: Some("a".into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        let mut objects = vec![ns, cm];
+        assert_eq!(take_namespaces(&mut objects), ["a"]);
+        assert_eq!(objects.len(), 1);
+    }
+}

@@ -1,0 +1,260 @@
+//! Upstream clusteradm's spellings and flags, run as an upstream script would run them against the
+//! real hub: klog verbosity, `_` in flag names, `clusterset set --namespaces`, `--output-file`,
+//! `--create-namespace=false`, the registration drivers refused with their reason, and
+//! `kubectl clusteradm` as a kubectl plugin. (`src/cli/compat.rs` checks that every upstream flag
+//! is taken or explained; this runs them.)
+use std::os::unix::fs::PermissionsExt as _;
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, DeleteParams};
+
+use clusteradm::api::cluster::ManagedClusterSet;
+use clusteradm::cli::bundle::BundleArgs;
+
+use crate::common;
+use crate::registration::fixture;
+
+#[tokio::test]
+async fn klog_verbosity_and_underscored_flags_work_as_upstream() {
+    fixture::hub().await;
+    for verbosity in [&["-v", "2"][..], &["--v=2"], &["-v=5"]] {
+        let mut args = verbosity.to_vec();
+        args.extend(["get", "clusters", "-o", "json"]);
+        let (code, out, err) = fixture::on_hub(&args).await;
+        assert_eq!(code, 0, "{args:?}: {err}");
+        serde_json::from_str::<serde_json::Value>(&out).expect("JSON on stdout, logs on stderr");
+    }
+    let (code, out, err) =
+        fixture::on_hub(&["get", "placements", "--all_namespaces", "-o", "json"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("--all_namespaces has been converted to --all-namespaces"),
+        "upstream's warning: {err}"
+    );
+    serde_json::from_str::<serde_json::Value>(&out).unwrap();
+}
+
+#[tokio::test]
+async fn clusterset_set_namespaces_adds_managed_namespaces_once() {
+    fixture::hub().await;
+    let hub = common::hub().await;
+    let set = common::unique("it-compat-set");
+    let (code, _, err) = fixture::on_hub(&["create", "clusterset", &set]).await;
+    assert_eq!(code, 0, "{err}");
+
+    let (code, out, err) =
+        fixture::on_hub(&["clusterset", "set", &set, "--namespaces", "ns-a,ns-b"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("Added 2 managed namespace(s): ns-a, ns-b"),
+        "{out}"
+    );
+    let (code, out, _) =
+        fixture::on_hub(&["clusterset", "set", &set, "--namespaces", "ns-a,ns-c"]).await;
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(&format!(
+            "Managed namespace ns-a already exists in Clusterset {set}"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("Total managed namespaces in clusterset: 3"),
+        "{out}"
+    );
+    let (_, out, _) = fixture::on_hub(&["clusterset", "set", &set, "--namespaces", "ns-c"]).await;
+    assert!(
+        out.contains("All specified namespaces already exist"),
+        "twice changes nothing: {out}"
+    );
+
+    let sets: Api<ManagedClusterSet> = Api::all(hub.clone());
+    let names: Vec<String> = sets
+        .get(&set)
+        .await
+        .unwrap()
+        .spec
+        .managed_namespaces
+        .into_iter()
+        .map(|m| m.name)
+        .collect();
+    assert_eq!(names, ["ns-a", "ns-b", "ns-c"]);
+
+    let (code, _, err) =
+        fixture::on_hub(&["clusterset", "set", &set, "--namespaces", "Bad_Name"]).await;
+    assert_eq!(code, 1);
+    assert!(err.contains("is not a namespace name"), "{err}");
+    let (code, _, err) = fixture::on_hub(&["clusterset", "set", &set]).await;
+    assert_eq!(
+        code, 2,
+        "neither --clusters nor --namespaces is a usage error: {err}"
+    );
+    sets.delete(&set, &DeleteParams::default()).await.unwrap();
+}
+
+#[tokio::test]
+async fn output_file_holds_the_objects_init_would_apply() {
+    let dir = std::env::temp_dir().join(common::unique("it-compat-out"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("hub.yaml");
+    // --dry-run sends no request: the file is the whole bundle, for GitOps.
+    let (code, out, err) = fixture::on_hub(&[
+        "init",
+        "--dry-run",
+        "--output-file",
+        file.to_str().unwrap(),
+        "--registration-drivers",
+        "csr",
+    ])
+    .await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.is_empty(),
+        "the objects go to the file, not stdout: {out}"
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    let objects = clusteradm::apply::parse_objects(&text, "output file").unwrap();
+    let kinds: Vec<&str> = objects
+        .iter()
+        .map(|o| o.types.as_ref().unwrap().kind.as_str())
+        .collect();
+    assert!(
+        kinds.contains(&"ClusterManager") && kinds.contains(&"Namespace"),
+        "{kinds:?}"
+    );
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "it may hold a credential");
+
+    // Where upstream takes --output-file and writes nothing, so does this, and says so.
+    let ignored = dir.join("token.yaml");
+    let (_, _, err) =
+        fixture::on_hub(&["get", "token", "--output-file", ignored.to_str().unwrap()]).await;
+    assert!(
+        err.contains("--output-file") && err.contains("ignored"),
+        "{err}"
+    );
+    assert!(!ignored.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn drivers_other_than_csr_and_other_cluster_managers_are_refused_with_the_reason() {
+    let (code, _, err) = fixture::on_hub(&["init", "--registration-drivers", "csr,awsirsa"]).await;
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("\"awsirsa\" is not supported") && err.contains("EKS"),
+        "{err}"
+    );
+    let (code, _, err) = fixture::on_hub(&[
+        "join",
+        "--hub-token",
+        "x",
+        "--hub-apiserver",
+        "https://127.0.0.1:1",
+        "--cluster-name",
+        "c1",
+        "--registration-auth",
+        "grpc",
+    ])
+    .await;
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("\"grpc\" is not supported"), "{err}");
+    let (code, _, err) = fixture::on_hub(&["clean", "--name", "other", "-y"]).await;
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("a hub has one, named cluster-manager"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn create_namespace_false_needs_the_namespaces_to_exist() {
+    let hub = common::hub().await;
+    let missing = common::unique("it-compat-ns");
+    let namespace = |name: &str| {
+        clusteradm::apply::to_dynamic(&Namespace {
+            metadata: kube::api::ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+    };
+    let keep = BundleArgs {
+        output_file: None,
+        create_namespace: false,
+    };
+    let err = keep
+        .namespaces(&hub, vec![namespace(&missing)])
+        .await
+        .unwrap_err();
+    assert!(
+        format!("{err:#}").contains(&format!("namespace {missing} does not exist")),
+        "{err:#}"
+    );
+    let left = keep
+        .namespaces(&hub, vec![namespace("default")])
+        .await
+        .unwrap();
+    assert!(left.is_empty(), "an existing namespace is not applied");
+    assert!(
+        Api::<Namespace>::all(hub)
+            .get_opt(&missing)
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn clusteradm_runs_as_a_kubectl_plugin() {
+    fixture::hub().await;
+    let kubectl = std::env::var_os("KUBECTL").expect(
+        "KUBECTL is not set: `eval \"$(scripts/control-plane env)\"` exports the kubectl built beside the API servers",
+    );
+    let dir = std::env::temp_dir().join(common::unique("it-compat-plugin"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(
+        assert_cmd::cargo::cargo_bin("clusteradm"),
+        dir.join("kubectl-clusteradm"),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let plugin = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(&kubectl);
+        cmd.args(args).env("PATH", &path).env("NO_COLOR", "1");
+        cmd
+    };
+    let mut get = plugin(&[
+        "clusteradm",
+        "get",
+        "clusters",
+        "-o",
+        "json",
+        "--kubeconfig",
+    ]);
+    get.arg(common::env().hub);
+    let out = tokio::task::spawn_blocking(move || get.output().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap();
+    let mut list = plugin(&["plugin", "list", "--name-only"]);
+    let out = tokio::task::spawn_blocking(move || list.output().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("kubectl-clusteradm"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
