@@ -3707,7 +3707,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__init)
-            opts="-o -v -q -h -V --token-expiration --hub-apiserver --output-join-command-file --output --bundle-version --image-registry --image-pull-credential-file --feature-gates --image --admission --registration-drivers --output-file --wait --use-bootstrap-token --force --in-process --create-namespace --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-o -v -q -h -V --token-expiration --hub-apiserver --output-join-command-file --output --bundle-version --image-registry --image-pull-credential-file --feature-gates --image --admission --registration-drivers --output-file --resource-qos-class --resource-limits --resource-requests --wait --use-bootstrap-token --force --in-process --create-namespace --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3762,6 +3762,18 @@ _clusteradm() {
                     return 0
                     ;;
                 --output-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --resource-qos-class)
+                    COMPREPLY=($(compgen -W "Default BestEffort ResourceRequirement" -- "${cur}"))
+                    return 0
+                    ;;
+                --resource-limits)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --resource-requests)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3832,7 +3844,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__join)
-            opts="-m -v -q -h -V --hub-token --hub-apiserver --cluster-name --ca-file --ca-cert-hash --mode --managed-cluster-kubeconfig --image --image-registry --bundle-version --feature-gates --proxy-url --proxy-ca-file --klusterlet-annotation --client-cert-expiration-seconds --registration-auth --output-file --singleton --wait --force-internal-endpoint-lookup --in-process --create-namespace --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-m -v -q -h -V --hub-token --hub-apiserver --cluster-name --ca-file --ca-cert-hash --mode --managed-cluster-kubeconfig --image --image-registry --bundle-version --feature-gates --proxy-url --proxy-ca-file --klusterlet-annotation --client-cert-expiration-seconds --registration-auth --output-file --resource-qos-class --resource-limits --resource-requests --singleton --wait --force-internal-endpoint-lookup --in-process --create-namespace --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3907,6 +3919,18 @@ _clusteradm() {
                     return 0
                     ;;
                 --output-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --resource-qos-class)
+                    COMPREPLY=($(compgen -W "Default BestEffort ResourceRequirement" -- "${cur}"))
+                    return 0
+                    ;;
+                --resource-limits)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --resource-requests)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

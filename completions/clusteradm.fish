@@ -67,6 +67,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l admission
 policies\t'ValidatingAdmissionPolicies the API server enforces itself; no webhook server'"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l registration-drivers -d 'How clusters register, comma-separated: `csr` (the one driver here; upstream\'s `awsirsa` and `grpc` are refused)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l output-file -d 'Also write the objects applied to FILE, as a YAML stream (mode 0600: it may hold a credential); with --dry-run, instead of applying them' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l resource-qos-class -d 'QoS class of the operator\'s and its components\' containers: Default (small requests), BestEffort (none) or ResourceRequirement (--resource-limits/--resource-requests)' -r -f -a "Default\t'Small requests (2m CPU, 16Mi memory), no limits'
+BestEffort\t'No requests or limits'
+ResourceRequirement\t'The requests and limits given'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l resource-limits -d 'Limits of those containers, e.g. cpu=800m,memory=800Mi' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l resource-requests -d 'Requests of those containers, e.g. cpu=500m,memory=500Mi' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l wait -d 'Wait until the ClusterManager is Applied and the hub components are available' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l use-bootstrap-token -d 'Use a bootstrap token (kube-system/bootstrap-token-ocmhub) instead of a service-account token' -r -f -a "true\t''
@@ -127,6 +132,11 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l klusterle
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l client-cert-expiration-seconds -d 'Lifetime asked for the agent\'s hub client certificate, in seconds (at least 600; unset or 0: the hub\'s signer decides)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l registration-auth -d 'How this cluster registers: `csr` (the one driver here; upstream\'s `awsirsa` and `grpc` are refused)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l output-file -d 'Also write the objects applied to FILE, as a YAML stream (mode 0600: it may hold a credential); with --dry-run, instead of applying them' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l resource-qos-class -d 'QoS class of the operator\'s and its components\' containers: Default (small requests), BestEffort (none) or ResourceRequirement (--resource-limits/--resource-requests)' -r -f -a "Default\t'Small requests (2m CPU, 16Mi memory), no limits'
+BestEffort\t'No requests or limits'
+ResourceRequirement\t'The requests and limits given'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l resource-limits -d 'Limits of those containers, e.g. cpu=800m,memory=800Mi' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l resource-requests -d 'Requests of those containers, e.g. cpu=500m,memory=500Mi' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l singleton -d 'Run one combined agent instead of the registration and work agents' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l wait -d 'Wait until the Klusterlet is applied (and the cluster has registered with the hub)' -r -f -a "true\t''

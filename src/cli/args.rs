@@ -58,6 +58,19 @@ impl GlobalArgs {
 /// The longest duration accepted: longer ones are typos, and would overflow a deadline.
 pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 
+/// `name=value`, as cobra's string-to-string flags take it.
+///
+/// # Errors
+/// No `=`, or an empty name.
+pub fn parse_pair(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            Ok((name.trim().to_owned(), value.trim().to_owned()))
+        }
+        _ => Err(format!("{text:?} is not name=value")),
+    }
+}
+
 /// Parses `300` (seconds, as upstream clusteradm), `90s`, `5m` or `1h`, up to [`MAX_DURATION`].
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();

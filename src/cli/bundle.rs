@@ -1,6 +1,7 @@
 //! Flags `init` and `join` share with upstream about the objects they apply: `--output-file`
-//! (a copy of them, for GitOps or review) and `--create-namespace` (`=false`: the namespaces must
-//! exist already, e.g. made by a platform team with their own labels and quotas).
+//! (a copy of them, for GitOps or review), `--create-namespace` (`=false`: the namespaces must
+//! exist already, e.g. made by a platform team with their own labels and quotas) and the
+//! containers' resources (`--resource-qos-class`, `--resource-limits`, `--resource-requests`).
 use std::path::PathBuf;
 
 use anyhow::Context as _;
@@ -10,7 +11,7 @@ use kube::api::{Api, DynamicObject};
 use crate::error::UserError;
 
 /// `--output-file` and `--create-namespace`.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct BundleArgs {
     /// Also write the objects applied to FILE, as a YAML stream (mode 0600: it may hold a
     /// credential); with --dry-run, instead of applying them
@@ -19,9 +20,61 @@ pub struct BundleArgs {
     /// Create the namespaces the install needs; with =false they must exist already
     #[arg(long, default_value_t = true)]
     pub create_namespace: bool,
+    /// QoS class of the operator's and its components' containers: Default (small requests),
+    /// BestEffort (none) or ResourceRequirement (--resource-limits/--resource-requests)
+    #[arg(long, value_enum, value_name = "CLASS")]
+    pub resource_qos_class: Option<QosClass>,
+    /// Limits of those containers, e.g. cpu=800m,memory=800Mi
+    #[arg(long, value_delimiter = ',', value_parser = super::args::parse_pair, value_name = "NAME=QUANTITY")]
+    pub resource_limits: Vec<(String, String)>,
+    /// Requests of those containers, e.g. cpu=500m,memory=500Mi
+    #[arg(long, value_delimiter = ',', value_parser = super::args::parse_pair, value_name = "NAME=QUANTITY")]
+    pub resource_requests: Vec<(String, String)>,
+}
+
+/// `--resource-qos-class`, in upstream's spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum QosClass {
+    /// Small requests (2m CPU, 16Mi memory), no limits.
+    #[value(name = "Default")]
+    Default,
+    /// No requests or limits.
+    #[value(name = "BestEffort")]
+    BestEffort,
+    /// The requests and limits given.
+    #[value(name = "ResourceRequirement")]
+    ResourceRequirement,
 }
 
 impl BundleArgs {
+    /// `spec.resourceRequirement` from the `--resource-*` flags; `None` when none is given.
+    ///
+    /// # Errors
+    /// The flags break upstream's rules ([`crate::operator::resources::from_flags`]).
+    pub fn resource_requirement(
+        &self,
+    ) -> anyhow::Result<Option<crate::api::operator::ResourceRequirement>> {
+        use crate::api::operator::ResourceQosClass;
+        if self.resource_qos_class.is_none()
+            && self.resource_limits.is_empty()
+            && self.resource_requests.is_empty()
+        {
+            return Ok(None);
+        }
+        let class = self.resource_qos_class.map(|c| match c {
+            QosClass::Default => ResourceQosClass::Default,
+            QosClass::BestEffort => ResourceQosClass::BestEffort,
+            QosClass::ResourceRequirement => ResourceQosClass::ResourceRequirement,
+        });
+        crate::operator::resources::from_flags(
+            class,
+            &self.resource_limits,
+            &self.resource_requests,
+        )
+        .map(Some)
+        .map_err(|e| UserError::new(e, "e.g. --resource-requests cpu=500m,memory=512Mi").into())
+    }
+
     /// `objects` without their Namespaces when those are not to be created; each one left out must
     /// exist on the cluster.
     ///

@@ -87,6 +87,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             image_pull_credential: None,
             feature_gates: vec![],
             admission: crate::operator::cluster_manager::Admission::Webhooks,
+            resource_requirement: None,
         };
         objects.extend(hub::plan(&opts)?);
     }

@@ -445,9 +445,6 @@ pub const DIFFERENCES: &[(&str, &str, &str)] = &[
     ),
     ("init", "--bundle-version-overrides", "not yet (issue #30)"),
     ("init", "--enable-sync-labels", "not yet (issue #30)"),
-    ("init", "--resource-limits", "not yet (issue #30)"),
-    ("init", "--resource-qos-class", "not yet (issue #30)"),
-    ("init", "--resource-requests", "not yet (issue #30)"),
     (
         "init",
         "--cluster-manager-values-file",
@@ -515,9 +512,6 @@ pub const DIFFERENCES: &[(&str, &str, &str)] = &[
         "--klusterlet-values-file",
         "upstream renders its Helm chart; ours is not a chart, and its values (images, gates, modes) are flags here",
     ),
-    ("join", "--resource-limits", "not yet (issue #30)"),
-    ("join", "--resource-qos-class", "not yet (issue #30)"),
-    ("join", "--resource-requests", "not yet (issue #30)"),
     (
         "join",
         "--capi-cluster-name",

@@ -116,7 +116,9 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         .transpose()?;
     let admission = args.admission;
     let kube = ctx.kube().await?;
+    let resource_requirement = args.bundle.resource_requirement()?;
     let mut opts = InitOptions {
+        resource_requirement,
         admission,
         registry: args.image_registry.clone(),
         tag,

@@ -210,6 +210,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         .map_err(|e| UserError::new(e, "e.g. --feature-gates ClusterClaim=true"))?;
     let annotations = klusterlet::parse_annotations(&args.klusterlet_annotation)
         .map_err(|e| UserError::new(e, "e.g. --klusterlet-annotation owner=team-a"))?;
+    let resource_requirement = args.bundle.resource_requirement()?;
     let ca_file = read(args.ca_file.as_deref(), "--ca-file")?;
     let proxy_ca = read(args.proxy_ca_file.as_deref(), "--proxy-ca-file")?;
     let external = read(
@@ -240,6 +241,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     }
     let hosted = args.mode == Mode::Hosted;
     let mut opts = JoinOptions {
+        resource_requirement,
         cluster_name: args.cluster_name.clone(),
         klusterlet_name: if hosted {
             klusterlet::hosted_name()

@@ -50,6 +50,9 @@ pub struct InitOptions {
     pub feature_gates: Vec<(String, bool)>,
     /// How the hub's admission rules are enforced.
     pub admission: Admission,
+    /// `spec.resourceRequirement` (`--resource-*`), also the operator container's; `None`: the
+    /// Default class, unset on the CR.
+    pub resource_requirement: Option<crate::api::operator::ResourceRequirement>,
 }
 
 /// Resolves `--bundle-version`: `default`, `latest`, or `x.y.z` (with or without `v`).
@@ -138,7 +141,8 @@ pub fn plan(opts: &InitOptions) -> Result<Vec<DynamicObject>, render::Error> {
                     "hub",
                     opts.single_image.is_some(),
                     &["--disable-leader-election=true"],
-                ),
+                )
+                .resources(opts.resource_requirement.as_ref()),
                 replicas: 1,
                 docker_config_json_b64: base64::engine::general_purpose::STANDARD.encode(pull),
             },
@@ -236,6 +240,7 @@ pub fn cluster_manager(opts: &InitOptions) -> ClusterManager {
                     feature_gates: addon,
                 },
             ),
+            resource_requirement: opts.resource_requirement.clone(),
             ..Default::default()
         },
     );
@@ -287,6 +292,7 @@ mod tests {
 
     fn opts(credential: Credential, deploy_operator: bool) -> InitOptions {
         InitOptions {
+            resource_requirement: None,
             registry: DEFAULT_REGISTRY.into(),
             tag: "v1.3.1".into(),
             single_image: None,

@@ -107,6 +107,9 @@ pub struct JoinOptions {
     pub client_cert_expiration_seconds: Option<i32>,
     /// Deploy the operator (false when it runs in this process).
     pub deploy_operator: bool,
+    /// `spec.resourceRequirement` (`--resource-*`), also the operator container's; `None`: the
+    /// Default class, unset on the CR.
+    pub resource_requirement: Option<crate::api::operator::ResourceRequirement>,
 }
 
 impl JoinOptions {
@@ -136,7 +139,11 @@ struct OperatorValues<'a> {
 /// The Klusterlet CRD and the klusterlet operator (namespace, identity, RBAC, Deployment running
 /// `image`): what `join` installs once per cluster and `unjoin --purge-operator` removes.
 /// `ours`: `image` is ours (`clusteradm operator klusterlet`), not upstream's operator image.
-pub fn operator_objects(image: &str, ours: bool) -> Result<Vec<DynamicObject>, render::Error> {
+pub fn operator_objects(
+    image: &str,
+    ours: bool,
+    resources: Option<&crate::api::operator::ResourceRequirement>,
+) -> Result<Vec<DynamicObject>, render::Error> {
     let mut objects = vec![to_dynamic(&crate::api::operator_crd_klusterlet())];
     objects.extend(render::render_bundle(
         "klusterlet-operator",
@@ -148,7 +155,8 @@ pub fn operator_objects(image: &str, ours: bool) -> Result<Vec<DynamicObject>, r
                 "klusterlet",
                 ours,
                 &["--disable-leader-election"],
-            ),
+            )
+            .resources(resources),
         },
     )?);
     Ok(objects)
@@ -161,6 +169,7 @@ pub fn plan(opts: &JoinOptions) -> Result<Vec<DynamicObject>, render::Error> {
     let mut objects = operator_objects(
         &opts.image("registration-operator"),
         opts.single_image.is_some(),
+        opts.resource_requirement.as_ref(),
     )?;
     objects.retain(|o| {
         opts.deploy_operator || o.types.as_ref().is_none_or(|t| t.kind != "Deployment")
@@ -262,6 +271,7 @@ pub fn klusterlet(opts: &JoinOptions) -> Klusterlet {
                 feature_gates: gates,
                 ..Default::default()
             }),
+            resource_requirement: opts.resource_requirement.clone(),
             ..Default::default()
         },
     )
@@ -275,6 +285,7 @@ mod tests {
 
     fn opts(hosted: bool, deploy_operator: bool) -> JoinOptions {
         JoinOptions {
+            resource_requirement: None,
             cluster_name: "c1".into(),
             klusterlet_name: if hosted {
                 "klusterlet-hosted-abc123".into()

@@ -34,6 +34,8 @@ pub struct OperatorContainer {
     pub liveness: String,
     /// `readinessProbe.httpGet`, as a JSON object.
     pub readiness: String,
+    /// `resources`, as a JSON object (upstream's Default class unless [`Self::resources`] says).
+    pub resources: String,
 }
 
 impl OperatorContainer {
@@ -49,6 +51,7 @@ impl OperatorContainer {
                 args: serde_json::json!(args).to_string(),
                 liveness: http("/healthz", "HTTP", 8000),
                 readiness: http("/readyz", "HTTP", 8000),
+                resources: default_resources(),
             }
         } else {
             let mut args = vec!["/registration-operator", which];
@@ -57,7 +60,25 @@ impl OperatorContainer {
                 args: serde_json::json!(args).to_string(),
                 liveness: http("/healthz", "HTTPS", 8443),
                 readiness: http("/healthz", "HTTPS", 8443),
+                resources: default_resources(),
             }
         }
     }
+
+    /// The operator's container gets the resources its CR gives the components' (upstream's
+    /// `--resource-*` flags set both).
+    #[must_use]
+    pub fn resources(mut self, req: Option<&crate::api::operator::ResourceRequirement>) -> Self {
+        // A missing requirement is refused by the flags' parser; the Default class otherwise.
+        if let Ok(json) = crate::operator::resources::json(req) {
+            self.resources = json.to_string();
+        }
+        self
+    }
+}
+
+fn default_resources() -> String {
+    crate::operator::resources::json(None)
+        .unwrap_or_default()
+        .to_string()
 }

@@ -2,3 +2,4 @@
 //! `init`/`join --in-process`.
 pub mod cluster_manager;
 pub mod klusterlet;
+pub mod resources;

@@ -125,6 +125,60 @@ async fn output_file_holds_the_objects_init_would_apply() {
     let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600, "it may hold a credential");
 
+    // Upstream's resource flags: on the ClusterManager and the operator's own container.
+    let (code, out, err) = fixture::on_hub(&[
+        "init",
+        "--dry-run",
+        "--resource-qos-class",
+        "ResourceRequirement",
+        "--resource-requests",
+        "cpu=100m",
+        "--resource-limits",
+        "cpu=1,memory=1Gi",
+    ])
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let objects = clusteradm::apply::parse_objects(&out, "stdout").unwrap();
+    let of = |kind: &str| {
+        objects
+            .iter()
+            .find(|o| o.types.as_ref().unwrap().kind == kind)
+            .unwrap()
+            .data
+            .clone()
+    };
+    let cm = of("ClusterManager");
+    assert_eq!(
+        cm["spec"]["resourceRequirement"]["type"],
+        "ResourceRequirement"
+    );
+    assert_eq!(
+        cm["spec"]["resourceRequirement"]["resourceRequirements"]["limits"]["memory"],
+        "1Gi"
+    );
+    let operator = of("Deployment");
+    assert_eq!(
+        operator["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"],
+        "100m"
+    );
+    let (code, _, err) = fixture::on_hub(&[
+        "init",
+        "--dry-run",
+        "--resource-qos-class",
+        "BestEffort",
+        "--resource-limits",
+        "cpu=1",
+    ])
+    .await;
+    assert_eq!(
+        code, 1,
+        "upstream's rule: limits need class ResourceRequirement"
+    );
+    assert!(
+        err.contains("need --resource-qos-class ResourceRequirement"),
+        "{err}"
+    );
+
     // Where upstream takes --output-file and writes nothing, so does this, and says so.
     let ignored = dir.join("token.yaml");
     let (_, _, err) =
@@ -181,8 +235,8 @@ async fn create_namespace_false_needs_the_namespaces_to_exist() {
         })
     };
     let keep = BundleArgs {
-        output_file: None,
         create_namespace: false,
+        ..BundleArgs::default()
     };
     let err = keep
         .namespaces(&hub, vec![namespace(&missing)])

@@ -143,7 +143,7 @@ pub(crate) async fn reset(client: &Client) {
             .await
             .unwrap();
     }
-    let mut objects = clusteradm::install::klusterlet::operator_objects("x", false).unwrap();
+    let mut objects = clusteradm::install::klusterlet::operator_objects("x", false, None).unwrap();
     let is_hub = Api::<CustomResourceDefinition>::all(client.clone())
         .get_opt("clustermanagers.operator.open-cluster-management.io")
         .await

@@ -66,6 +66,7 @@ async fn install(client: &Client) {
         image_pull_credential: None,
         feature_gates: vec![],
         admission: operator::Admission::Policies,
+        resource_requirement: None,
     };
     let objects = clusteradm::install::hub::plan(&opts)
         .unwrap()

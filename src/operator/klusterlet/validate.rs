@@ -20,6 +20,9 @@ pub enum Error {
         "unknown spec.deployOption.mode {0:?} (expected Default, Singleton, Hosted or SingletonHosted)"
     )]
     UnknownMode(String),
+    /// `spec.resourceRequirement` says ResourceRequirement and gives none.
+    #[error(transparent)]
+    MissingResourceRequirements(#[from] crate::operator::resources::Missing),
 }
 
 /// A Klusterlet's settings, validated and defaulted.
@@ -58,6 +61,8 @@ pub struct Validated {
     pub external_server_urls: Vec<String>,
     /// Requested client certificate lifetime.
     pub client_cert_expiration_seconds: Option<i32>,
+    /// The agent containers' `resources` (`spec.resourceRequirement`), as JSON.
+    pub resources: serde_json::Value,
 }
 
 fn default_image(component: &str) -> String {
@@ -143,6 +148,7 @@ pub fn lenient(k: &Klusterlet) -> Result<Validated, Error> {
             .map(|u| u.url.clone())
             .collect(),
         client_cert_expiration_seconds: reg.client_cert_expiration_seconds,
+        resources: crate::operator::resources::json(spec.resource_requirement.as_ref())?,
     })
 }
 

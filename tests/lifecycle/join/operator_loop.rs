@@ -96,9 +96,23 @@ async fn the_loop_installs_the_agents_and_unjoin_removes_everything() {
     let managed = common::managed().await;
     reset(&managed).await;
     let hub = hub(false).await;
-    join(&hub, "it-loop", &["--ca-cert-hash", &hub.hash])
-        .assert()
-        .success();
+    // Upstream's resource flags: on the Klusterlet, and from it on every agent container.
+    join(
+        &hub,
+        "it-loop",
+        &[
+            "--ca-cert-hash",
+            &hub.hash,
+            "--resource-qos-class",
+            "ResourceRequirement",
+            "--resource-limits",
+            "cpu=800m,memory=800Mi",
+            "--resource-requests",
+            "cpu=100m,memory=100Mi",
+        ],
+    )
+    .assert()
+    .success();
     let (stop, task) = spawn_loop(managed.clone());
 
     let k = applied(&managed, "klusterlet").await;
@@ -108,14 +122,15 @@ async fn the_loop_installs_the_agents_and_unjoin_removes_everything() {
             .get(name)
             .await
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let args = d.spec.unwrap().template.spec.unwrap().containers[0]
-            .args
-            .clone()
-            .unwrap();
+        let container = d.spec.unwrap().template.spec.unwrap().containers[0].clone();
+        let args = container.args.clone().unwrap();
         assert!(
             args.contains(&"--spoke-cluster-name=it-loop".to_string()),
             "{args:?}"
         );
+        let resources = container.resources.unwrap();
+        assert_eq!(resources.limits.unwrap()["memory"].0, "800Mi", "{name}");
+        assert_eq!(resources.requests.unwrap()["cpu"].0, "100m", "{name}");
     }
     let roles: Api<ClusterRole> = Api::all(managed.clone());
     for role in ["registration:agent", "work:agent", "work:execution"] {

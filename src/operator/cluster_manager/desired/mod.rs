@@ -574,6 +574,7 @@ mod tests {
             image_pull_credential: None,
             feature_gates: vec![],
             admission: crate::operator::cluster_manager::Admission::Webhooks,
+            resource_requirement: None,
         };
         let role = plan(&opts)
             .unwrap()

@@ -2,13 +2,12 @@
 //! (pure). Hard errors make the spec unusable until it changes; unknown feature gates do not:
 //! they are dropped and reported through the `ValidFeatureGates` condition, as upstream does.
 use k8s_openapi::api::core::v1::ResourceRequirements;
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use super::Admission;
 use crate::api::names::ADMISSION_ANNOTATION;
 use crate::api::operator::{
     BindConfiguration, ClusterManager, FeatureGate, HubInstallMode, NodePlacement,
-    RegistrationAuthType, ResourceQosClass,
+    RegistrationAuthType,
 };
 
 /// Image of the registration controller and webhook when the spec names none.
@@ -224,7 +223,8 @@ pub fn validate(cm: &ClusterManager) -> Result<Validated, Error> {
             .collect(),
         invalid_gates,
         node_placement: spec.node_placement.clone().unwrap_or_default(),
-        resources: resources(spec.resource_requirement.as_ref())?,
+        resources: crate::operator::resources::of(spec.resource_requirement.as_ref())
+            .map_err(|_| Error::MissingResourceRequirements)?,
         registration_webhook: WebhookPorts::from(
             default_webhooks
                 .registration_webhook_configuration
@@ -280,29 +280,6 @@ fn gate_flags(
     flags
 }
 
-/// Requests of the Default QoS class, as upstream.
-fn resources(
-    req: Option<&crate::api::operator::ResourceRequirement>,
-) -> Result<Option<ResourceRequirements>, Error> {
-    match req.and_then(|r| r.type_).unwrap_or_default() {
-        ResourceQosClass::Default => Ok(Some(ResourceRequirements {
-            requests: Some(
-                [
-                    ("cpu".to_string(), Quantity("2m".into())),
-                    ("memory".to_string(), Quantity("16Mi".into())),
-                ]
-                .into(),
-            ),
-            ..Default::default()
-        })),
-        ResourceQosClass::BestEffort => Ok(None),
-        ResourceQosClass::ResourceRequirement => req
-            .and_then(|r| r.resource_requirements.clone())
-            .map(Some)
-            .ok_or(Error::MissingResourceRequirements),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     //! Unit tests of the validate step.
@@ -318,7 +295,7 @@ mod tests {
         assert!(v.invalid_gates.is_empty());
         assert_eq!(
             v.resources.unwrap().requests.unwrap()["memory"],
-            Quantity("16Mi".into())
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity("16Mi".into())
         );
     }
 

@@ -144,7 +144,7 @@ fn agent(v: &Validated, w: Workload) -> Deployment {
             "readOnlyRootFilesystem": true,
             "runAsNonRoot": true,
         },
-        "resources": {"requests": {"cpu": "2m", "memory": "16Mi"}},
+        "resources": v.resources,
     });
     if v.ours {
         let probe = |path: &str| json!({"httpGet": {"path": path, "port": PROBE_PORT, "scheme": "HTTP"}, "periodSeconds": 10});
