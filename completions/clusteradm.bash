@@ -3707,7 +3707,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__init)
-            opts="-o -v -q -h -V --token-expiration --hub-apiserver --output-join-command-file --output --bundle-version --image-registry --image-pull-credential-file --feature-gates --image --admission --registration-drivers --output-file --resource-qos-class --resource-limits --resource-requests --wait --use-bootstrap-token --force --in-process --create-namespace --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-o -v -q -h -V --token-expiration --hub-apiserver --output-join-command-file --output --bundle-version --image-registry --image-pull-credential-file --feature-gates --image --admission --registration-drivers --output-file --resource-qos-class --resource-limits --resource-requests --bundle-version-overrides --wait --use-bootstrap-token --force --in-process --create-namespace --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3774,6 +3774,10 @@ _clusteradm() {
                     return 0
                     ;;
                 --resource-requests)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bundle-version-overrides)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3844,7 +3848,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__join)
-            opts="-m -v -q -h -V --hub-token --hub-apiserver --cluster-name --ca-file --ca-cert-hash --mode --managed-cluster-kubeconfig --image --image-registry --bundle-version --feature-gates --proxy-url --proxy-ca-file --klusterlet-annotation --client-cert-expiration-seconds --registration-auth --output-file --resource-qos-class --resource-limits --resource-requests --singleton --wait --force-internal-endpoint-lookup --in-process --create-namespace --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-m -v -q -h -V --hub-token --hub-apiserver --cluster-name --ca-file --ca-cert-hash --mode --managed-cluster-kubeconfig --image --image-registry --bundle-version --feature-gates --proxy-url --proxy-ca-file --klusterlet-annotation --client-cert-expiration-seconds --registration-auth --output-file --resource-qos-class --resource-limits --resource-requests --bundle-version-overrides --singleton --wait --force-internal-endpoint-lookup --in-process --create-namespace --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3931,6 +3935,10 @@ _clusteradm() {
                     return 0
                     ;;
                 --resource-requests)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bundle-version-overrides)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

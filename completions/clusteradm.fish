@@ -72,6 +72,7 @@ BestEffort\t'No requests or limits'
 ResourceRequirement\t'The requests and limits given'"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l resource-limits -d 'Limits of those containers, e.g. cpu=800m,memory=800Mi' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l resource-requests -d 'Requests of those containers, e.g. cpu=500m,memory=500Mi' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l bundle-version-overrides -d 'A JSON file overriding the --bundle-version\'s image versions, as upstream\'s: `{"ocm": "v1.3.0"}` (upstream\'s `policy_addon` is read and unused: no policy add-on here)' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l wait -d 'Wait until the ClusterManager is Applied and the hub components are available' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l use-bootstrap-token -d 'Use a bootstrap token (kube-system/bootstrap-token-ocmhub) instead of a service-account token' -r -f -a "true\t''
@@ -137,6 +138,7 @@ BestEffort\t'No requests or limits'
 ResourceRequirement\t'The requests and limits given'"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l resource-limits -d 'Limits of those containers, e.g. cpu=800m,memory=800Mi' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l resource-requests -d 'Requests of those containers, e.g. cpu=500m,memory=500Mi' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l bundle-version-overrides -d 'A JSON file overriding the --bundle-version\'s image versions, as upstream\'s: `{"ocm": "v1.3.0"}` (upstream\'s `policy_addon` is read and unused: no policy add-on here)' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l singleton -d 'Run one combined agent instead of the registration and work agents' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l wait -d 'Wait until the Klusterlet is applied (and the cluster has registered with the hub)' -r -f -a "true\t''

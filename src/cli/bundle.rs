@@ -30,6 +30,17 @@ pub struct BundleArgs {
     /// Requests of those containers, e.g. cpu=500m,memory=500Mi
     #[arg(long, value_delimiter = ',', value_parser = super::args::parse_pair, value_name = "NAME=QUANTITY")]
     pub resource_requests: Vec<(String, String)>,
+    /// A JSON file overriding the --bundle-version's image versions, as upstream's:
+    /// `{"ocm": "v1.3.0"}` (upstream's `policy_addon` is read and unused: no policy add-on here)
+    #[arg(long, value_name = "FILE")]
+    pub bundle_version_overrides: Option<PathBuf>,
+}
+
+/// Upstream's version bundle file: the fields this project uses.
+#[derive(Debug, Default, serde::Deserialize)]
+struct VersionBundle {
+    /// The OCM images' tag.
+    ocm: Option<String>,
 }
 
 /// `--resource-qos-class`, in upstream's spelling.
@@ -47,6 +58,41 @@ pub enum QosClass {
 }
 
 impl BundleArgs {
+    /// The OCM images' tag: `--bundle-version`'s, unless `--bundle-version-overrides` names
+    /// another.
+    ///
+    /// # Errors
+    /// An unknown bundle version, or an overrides file that cannot be read or is not the JSON
+    /// object upstream's is.
+    pub fn image_tag(&self, bundle_version: &str) -> anyhow::Result<String> {
+        let tag = crate::install::hub::image_tag(bundle_version)
+            .map_err(|e| UserError::new(e, "see --help for --bundle-version"))?;
+        let Some(path) = &self.bundle_version_overrides else {
+            return Ok(tag);
+        };
+        let hint = r#"the file is JSON, e.g. {"ocm": "v1.3.0"}"#;
+        let text = crate::input::read_text(path, "--bundle-version-overrides")
+            .map_err(|e| UserError::new(crate::runtime::report::chain(&e), hint))?;
+        let bundle: VersionBundle = serde_json::from_str(&text).map_err(|e| {
+            UserError::new(
+                format!("--bundle-version-overrides {}: {e}", path.display()),
+                hint,
+            )
+        })?;
+        match bundle.ocm {
+            None => Ok(tag),
+            Some(ocm) if is_image_tag(&ocm) => Ok(ocm),
+            Some(ocm) => Err(UserError::new(
+                format!(
+                    "--bundle-version-overrides {}: \"ocm\" is {ocm:?}, not an image tag",
+                    path.display()
+                ),
+                hint,
+            )
+            .into()),
+        }
+    }
+
     /// `spec.resourceRequirement` from the `--resource-*` flags; `None` when none is given.
     ///
     /// # Errors
@@ -132,6 +178,16 @@ impl BundleArgs {
     }
 }
 
+/// An OCI image tag: up to 128 of `[A-Za-z0-9_.-]`, not starting with `.` or `-`.
+fn is_image_tag(tag: &str) -> bool {
+    !tag.is_empty()
+        && tag.len() <= 128
+        && !tag.starts_with(['.', '-'])
+        && tag
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
 /// Removes the Namespaces from `objects`, returning their names.
 fn take_namespaces(objects: &mut Vec<DynamicObject>) -> Vec<String> {
     let mut names = Vec::new();
@@ -148,6 +204,39 @@ fn take_namespaces(objects: &mut Vec<DynamicObject>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_overrides_files_ocm_version_is_the_tag() {
+        let dir = std::env::temp_dir().join(format!("bundle-overrides-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = |name: &str, text: &str| {
+            let path = dir.join(name);
+            std::fs::write(&path, text).unwrap();
+            BundleArgs {
+                bundle_version_overrides: Some(path),
+                ..BundleArgs::default()
+            }
+        };
+        let tag = |args: BundleArgs| args.image_tag("default").map_err(|e| e.to_string());
+        assert_eq!(
+            tag(file(
+                "a.json",
+                r#"{"ocm": "v1.2.0", "policy_addon": "v0.18.0"}"#
+            )),
+            Ok("v1.2.0".into())
+        );
+        assert_eq!(
+            tag(file("b.json", r#"{"policy_addon": "v0.18.0"}"#)),
+            Ok("v1.3.1".into())
+        );
+        assert!(
+            tag(file("c.json", r#"{"ocm": "v1 ; rm"}"#))
+                .unwrap_err()
+                .contains("not an image tag")
+        );
+        assert!(tag(file("d.json", "ocm: v1")).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn namespaces_are_taken_out_by_name() {

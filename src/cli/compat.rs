@@ -443,7 +443,6 @@ pub const DIFFERENCES: &[(&str, &str, &str)] = &[
         "--registration-drivers",
         "`csr` only: awsirsa needs AWS, grpc is not implemented; either is refused with that reason",
     ),
-    ("init", "--bundle-version-overrides", "not yet (issue #30)"),
     ("init", "--enable-sync-labels", "not yet (issue #30)"),
     (
         "init",
@@ -495,7 +494,6 @@ pub const DIFFERENCES: &[(&str, &str, &str)] = &[
         "--addon-token-expiration-seconds",
         "add-on token registration is not implemented (add-ons register with CSRs)",
     ),
-    ("join", "--bundle-version-overrides", "not yet (issue #30)"),
     ("join", "--enable-sync-labels", "not yet (issue #30)"),
     (
         "join",

@@ -102,8 +102,7 @@ fn read_credential(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
 /// Runs `init`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     super::args::check_registration_drivers(&args.registration_drivers, "--registration-drivers")?;
-    let tag = hub::image_tag(&args.bundle_version)
-        .map_err(|e| UserError::new(e, "see --help for --bundle-version"))?;
+    let tag = args.bundle.image_tag(&args.bundle_version)?;
     let feature_gates = hub::parse_feature_gates(&args.feature_gates)
         .map_err(|e| UserError::new(e, "e.g. --feature-gates ManifestWorkReplicaSet=true"))?;
     if let Some(url) = &args.hub_apiserver {

@@ -204,8 +204,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         std::slice::from_ref(&args.registration_auth),
         "--registration-auth",
     )?;
-    let tag = crate::install::hub::image_tag(&args.bundle_version)
-        .map_err(|e| UserError::new(e, "see --help for --bundle-version"))?;
+    let tag = args.bundle.image_tag(&args.bundle_version)?;
     let feature_gates = crate::install::hub::parse_feature_gates(&args.feature_gates)
         .map_err(|e| UserError::new(e, "e.g. --feature-gates ClusterClaim=true"))?;
     let annotations = klusterlet::parse_annotations(&args.klusterlet_annotation)

@@ -179,6 +179,23 @@ async fn output_file_holds_the_objects_init_would_apply() {
         "{err}"
     );
 
+    // Upstream's version bundle overrides: the OCM images' tag from a JSON file.
+    let overrides = dir.join("bundle.json");
+    std::fs::write(&overrides, r#"{"ocm": "v1.2.0", "policy_addon": "v0.18.0"}"#).unwrap();
+    let (code, out, err) = fixture::on_hub(&[
+        "init",
+        "--dry-run",
+        "--bundle-version-overrides",
+        overrides.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("quay.io/open-cluster-management/registration:v1.2.0")
+            && !out.contains(":v1.3.1"),
+        "{out}"
+    );
+
     // Where upstream takes --output-file and writes nothing, so does this, and says so.
     let ignored = dir.join("token.yaml");
     let (_, _, err) =
