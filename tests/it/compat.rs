@@ -125,6 +125,22 @@ async fn output_file_holds_the_objects_init_would_apply() {
     let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600, "it may hold a credential");
 
+    // Where upstream takes --output-file and writes nothing, so does this, and says so.
+    let ignored = dir.join("token.yaml");
+    let (_, _, err) =
+        fixture::on_hub(&["get", "token", "--output-file", ignored.to_str().unwrap()]).await;
+    assert!(
+        err.contains("--output-file") && err.contains("ignored"),
+        "{err}"
+    );
+    assert!(!ignored.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn init_takes_upstreams_resource_and_version_bundle_flags() {
+    let dir = std::env::temp_dir().join(common::unique("it-compat-flags"));
+    std::fs::create_dir_all(&dir).unwrap();
     // Upstream's resource flags: on the ClusterManager and the operator's own container.
     let (code, out, err) = fixture::on_hub(&[
         "init",
@@ -181,7 +197,11 @@ async fn output_file_holds_the_objects_init_would_apply() {
 
     // Upstream's version bundle overrides: the OCM images' tag from a JSON file.
     let overrides = dir.join("bundle.json");
-    std::fs::write(&overrides, r#"{"ocm": "v1.2.0", "policy_addon": "v0.18.0"}"#).unwrap();
+    std::fs::write(
+        &overrides,
+        r#"{"ocm": "v1.2.0", "policy_addon": "v0.18.0"}"#,
+    )
+    .unwrap();
     let (code, out, err) = fixture::on_hub(&[
         "init",
         "--dry-run",
@@ -196,15 +216,6 @@ async fn output_file_holds_the_objects_init_would_apply() {
         "{out}"
     );
 
-    // Where upstream takes --output-file and writes nothing, so does this, and says so.
-    let ignored = dir.join("token.yaml");
-    let (_, _, err) =
-        fixture::on_hub(&["get", "token", "--output-file", ignored.to_str().unwrap()]).await;
-    assert!(
-        err.contains("--output-file") && err.contains("ignored"),
-        "{err}"
-    );
-    assert!(!ignored.exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
