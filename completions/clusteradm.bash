@@ -61,6 +61,9 @@ _clusteradm() {
             clusteradm,unjoin)
                 cmd="clusteradm__subcmd__unjoin"
                 ;;
+            clusteradm,upgrade)
+                cmd="clusteradm__subcmd__upgrade"
+                ;;
             clusteradm,version)
                 cmd="clusteradm__subcmd__version"
                 ;;
@@ -292,6 +295,9 @@ _clusteradm() {
             clusteradm__subcmd__help,unjoin)
                 cmd="clusteradm__subcmd__help__subcmd__unjoin"
                 ;;
+            clusteradm__subcmd__help,upgrade)
+                cmd="clusteradm__subcmd__help__subcmd__upgrade"
+                ;;
             clusteradm__subcmd__help,version)
                 cmd="clusteradm__subcmd__help__subcmd__version"
                 ;;
@@ -370,6 +376,12 @@ _clusteradm() {
             clusteradm__subcmd__help__subcmd__operator,klusterlet)
                 cmd="clusteradm__subcmd__help__subcmd__operator__subcmd__klusterlet"
                 ;;
+            clusteradm__subcmd__help__subcmd__upgrade,clustermanager)
+                cmd="clusteradm__subcmd__help__subcmd__upgrade__subcmd__clustermanager"
+                ;;
+            clusteradm__subcmd__help__subcmd__upgrade,klusterlet)
+                cmd="clusteradm__subcmd__help__subcmd__upgrade__subcmd__klusterlet"
+                ;;
             clusteradm__subcmd__operator,help)
                 cmd="clusteradm__subcmd__operator__subcmd__help"
                 ;;
@@ -388,6 +400,24 @@ _clusteradm() {
             clusteradm__subcmd__operator__subcmd__help,klusterlet)
                 cmd="clusteradm__subcmd__operator__subcmd__help__subcmd__klusterlet"
                 ;;
+            clusteradm__subcmd__upgrade,clustermanager)
+                cmd="clusteradm__subcmd__upgrade__subcmd__clustermanager"
+                ;;
+            clusteradm__subcmd__upgrade,help)
+                cmd="clusteradm__subcmd__upgrade__subcmd__help"
+                ;;
+            clusteradm__subcmd__upgrade,klusterlet)
+                cmd="clusteradm__subcmd__upgrade__subcmd__klusterlet"
+                ;;
+            clusteradm__subcmd__upgrade__subcmd__help,clustermanager)
+                cmd="clusteradm__subcmd__upgrade__subcmd__help__subcmd__clustermanager"
+                ;;
+            clusteradm__subcmd__upgrade__subcmd__help,help)
+                cmd="clusteradm__subcmd__upgrade__subcmd__help__subcmd__help"
+                ;;
+            clusteradm__subcmd__upgrade__subcmd__help,klusterlet)
+                cmd="clusteradm__subcmd__upgrade__subcmd__help__subcmd__klusterlet"
+                ;;
             *)
                 ;;
         esac
@@ -395,7 +425,7 @@ _clusteradm() {
 
     case "${cmd}" in
         clusteradm)
-            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version init clean join unjoin accept get create delete addon clusterset operator controller version completion generate help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version init clean join unjoin accept get create delete addon clusterset operator controller version upgrade completion generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3119,7 +3149,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help)
-            opts="init clean join unjoin accept get create delete addon clusterset operator controller version completion generate help"
+            opts="init clean join unjoin accept get create delete addon clusterset operator controller version upgrade completion generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3681,6 +3711,48 @@ _clusteradm() {
         clusteradm__subcmd__help__subcmd__unjoin)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__upgrade)
+            opts="clustermanager klusterlet"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__upgrade__subcmd__clustermanager)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__upgrade__subcmd__klusterlet)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -4259,6 +4331,261 @@ _clusteradm() {
                     return 0
                     ;;
                 -y)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__upgrade)
+            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version clustermanager klusterlet help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__upgrade__subcmd__clustermanager)
+            opts="-v -q -h -V --bundle-version --bundle-version-overrides --image-registry --image --wait --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --bundle-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bundle-version-overrides)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image-registry)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__upgrade__subcmd__help)
+            opts="clustermanager klusterlet help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__upgrade__subcmd__help__subcmd__clustermanager)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__upgrade__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__upgrade__subcmd__help__subcmd__klusterlet)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__upgrade__subcmd__klusterlet)
+            opts="-v -q -h -V --bundle-version --bundle-version-overrides --image-registry --image --wait --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --bundle-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bundle-version-overrides)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image-registry)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
                     COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;

@@ -58,39 +58,12 @@ pub enum QosClass {
 }
 
 impl BundleArgs {
-    /// The OCM images' tag: `--bundle-version`'s, unless `--bundle-version-overrides` names
-    /// another.
+    /// The OCM images' tag ([`image_tag`]).
     ///
     /// # Errors
-    /// An unknown bundle version, or an overrides file that cannot be read or is not the JSON
-    /// object upstream's is.
+    /// As [`image_tag`].
     pub fn image_tag(&self, bundle_version: &str) -> anyhow::Result<String> {
-        let tag = crate::install::hub::image_tag(bundle_version)
-            .map_err(|e| UserError::new(e, "see --help for --bundle-version"))?;
-        let Some(path) = &self.bundle_version_overrides else {
-            return Ok(tag);
-        };
-        let hint = r#"the file is JSON, e.g. {"ocm": "v1.3.0"}"#;
-        let text = crate::input::read_text(path, "--bundle-version-overrides")
-            .map_err(|e| UserError::new(crate::runtime::report::chain(&e), hint))?;
-        let bundle: VersionBundle = serde_json::from_str(&text).map_err(|e| {
-            UserError::new(
-                format!("--bundle-version-overrides {}: {e}", path.display()),
-                hint,
-            )
-        })?;
-        match bundle.ocm {
-            None => Ok(tag),
-            Some(ocm) if is_image_tag(&ocm) => Ok(ocm),
-            Some(ocm) => Err(UserError::new(
-                format!(
-                    "--bundle-version-overrides {}: \"ocm\" is {ocm:?}, not an image tag",
-                    path.display()
-                ),
-                hint,
-            )
-            .into()),
-        }
+        image_tag(bundle_version, self.bundle_version_overrides.as_deref())
     }
 
     /// `spec.resourceRequirement` from the `--resource-*` flags; `None` when none is given.
@@ -175,6 +148,44 @@ impl BundleArgs {
         let text = crate::apply::to_yaml(objects)?;
         crate::kubeconfig::write_private(path, text.as_bytes())
             .with_context(|| format!("writing --output-file {}", path.display()))
+    }
+}
+
+/// The OCM images' tag: `--bundle-version`'s, unless `--bundle-version-overrides` (`overrides`)
+/// names another.
+///
+/// # Errors
+/// An unknown bundle version, or an overrides file that cannot be read or is not the JSON object
+/// upstream's is.
+pub fn image_tag(
+    bundle_version: &str,
+    overrides: Option<&std::path::Path>,
+) -> anyhow::Result<String> {
+    let tag = crate::install::hub::image_tag(bundle_version)
+        .map_err(|e| UserError::new(e, "see --help for --bundle-version"))?;
+    let Some(path) = overrides else {
+        return Ok(tag);
+    };
+    let hint = r#"the file is JSON, e.g. {"ocm": "v1.3.0"}"#;
+    let text = crate::input::read_text(path, "--bundle-version-overrides")
+        .map_err(|e| UserError::new(crate::runtime::report::chain(&e), hint))?;
+    let bundle: VersionBundle = serde_json::from_str(&text).map_err(|e| {
+        UserError::new(
+            format!("--bundle-version-overrides {}: {e}", path.display()),
+            hint,
+        )
+    })?;
+    match bundle.ocm {
+        None => Ok(tag),
+        Some(ocm) if is_image_tag(&ocm) => Ok(ocm),
+        Some(ocm) => Err(UserError::new(
+            format!(
+                "--bundle-version-overrides {}: \"ocm\" is {ocm:?}, not an image tag",
+                path.display()
+            ),
+            hint,
+        )
+        .into()),
     }
 }
 

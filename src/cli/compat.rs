@@ -383,9 +383,16 @@ pub const DIFFERENCES: &[(&str, &str, &str)] = &[
     ),
     ("uninstall", "", "see `install hub-addon`"),
     ("uninstall hub-addon", "", "see `install hub-addon`"),
-    ("upgrade", "", "not yet (issue #30)"),
-    ("upgrade clustermanager", "", "not yet (issue #30)"),
-    ("upgrade klusterlet", "", "not yet (issue #30)"),
+    (
+        "upgrade clustermanager",
+        "--cluster-manager-values-file",
+        "upstream renders its Helm chart; ours is not a chart, and its values (images, gates, modes) are flags here",
+    ),
+    (
+        "upgrade klusterlet",
+        "--klusterlet-values-file",
+        "upstream renders its Helm chart; ours is not a chart, and its values (images, gates, modes) are flags here",
+    ),
     (
         "proxy",
         "",

@@ -21,6 +21,7 @@ pub mod join;
 pub mod operator;
 pub mod placement;
 pub mod unjoin;
+pub mod upgrade;
 pub mod version;
 
 use std::process::ExitCode;
@@ -80,6 +81,8 @@ pub enum Command {
     Controller(controller::Args),
     /// Print the client version and the API server's version
     Version(version::Args),
+    /// Move the hub or this cluster's klusterlet to other images (a release, a registry, or ours)
+    Upgrade(upgrade::Args),
     /// Print a shell completion script (bash, zsh, fish)
     Completion(completion::Args),
     /// Regenerate (or check) the files derived from the code: CRDs and completions
@@ -195,6 +198,7 @@ pub async fn run(cli: Cli, printer: Printer) -> anyhow::Result<ExitCode> {
         Command::Operator(args) => operator::run(args, &ctx).await,
         Command::Controller(args) => controller::run(args, &ctx).await,
         Command::Version(args) => version::run(args, &ctx).await,
+        Command::Upgrade(args) => upgrade::run(args, &ctx).await,
         Command::Completion(args) => completion::run(&args),
         Command::Generate(args) => generate::run(&args, &ctx),
     }

@@ -7,6 +7,7 @@ pub mod credential;
 pub mod hub;
 pub mod join_command;
 pub mod klusterlet;
+pub mod upgrade;
 
 /// `Kind/name` of each planned object, for the plans' tests.
 #[cfg(test)]

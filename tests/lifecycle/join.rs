@@ -452,6 +452,7 @@ async fn unjoin_without_a_terminal_proceeds_as_upstreams_and_says_so() {
 }
 
 mod operator_loop;
+mod upgrade;
 
 /// `join` right after `init`, before the hub's operator installed the OCM API: join waits for it
 /// within `--timeout`, saying what it waits for, and goes on once it is there; with too short a

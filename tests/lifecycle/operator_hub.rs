@@ -584,3 +584,5 @@ async fn admission_is(client: Client, webhooks: bool) -> Option<()> {
     }
     Some(())
 }
+
+mod upgrade;
