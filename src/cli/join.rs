@@ -118,6 +118,7 @@ async fn verify_hub(
     ctx: &Ctx,
     ca_file: Option<&str>,
     proxy_ca: Option<&str>,
+    pin: Option<&str>,
 ) -> anyhow::Result<crate::join::bootstrap::Bootstrap> {
     let spinner = ctx.printer.spinner("verifying the hub");
     // A hub `init` just set up gets its API from the operator a little later: said once, on the
@@ -134,7 +135,7 @@ async fn verify_hub(
         server: &args.hub_apiserver,
         token: &args.hub_token,
         ca_file,
-        pin: args.ca_cert_hash.as_deref(),
+        pin,
         proxy_url: args.proxy_url.as_deref(),
         proxy_ca,
         internal_endpoint: args.force_internal_endpoint_lookup,
@@ -156,6 +157,57 @@ async fn verify_hub(
             )
         }
     })?
+}
+
+/// The pin the hub's CA is verified by: `--ca-cert-hash`. A join command without one (upstream's
+/// `init` prints none) whose hub nothing else can vouch for (no `--ca-file`, not a bootstrap
+/// token, whose signature on cluster-info would) gets the CA the hub presents, shown to the user
+/// to compare with `clusteradm get token` on the hub and trusted only if they say so; without a
+/// terminal, the error names the flag to add.
+async fn pin(args: &Args, ctx: &Ctx) -> anyhow::Result<Option<String>> {
+    let timeout = ctx.global.timeout;
+    tokio::time::timeout(timeout, presented_pin(args, ctx))
+        .await
+        .map_err(|_| {
+            UserError::new(
+                format!(
+                    "the hub {} did not answer within {timeout:?}",
+                    args.hub_apiserver
+                ),
+                "check --hub-apiserver, or raise --timeout",
+            )
+        })?
+}
+
+async fn presented_pin(args: &Args, ctx: &Ctx) -> anyhow::Result<Option<String>> {
+    let vouched = args.ca_cert_hash.is_some()
+        || args.ca_file.is_some()
+        || crate::join::jws::split_bootstrap_token(&args.hub_token).is_some();
+    if vouched {
+        return Ok(args.ca_cert_hash.clone());
+    }
+    let server = &args.hub_apiserver;
+    let (pin, subject) = crate::join::discovery::presented_ca(server).await?;
+    if !ctx.printer.interactive() {
+        return Err(UserError::new(
+            format!("cannot verify the hub's identity: the join command has no --ca-cert-hash, and its token is not a bootstrap token whose signature could vouch for {server}"),
+            format!("add --ca-cert-hash {pin} if `clusteradm get token` on the hub prints that value (it is the CA {server} presents now: compare before trusting it), or pass --ca-file with the hub's CA"),
+        )
+        .into());
+    }
+    ctx.printer.warn(format!(
+        "the join command has no --ca-cert-hash: nothing vouches for the hub {server}.\n  It presents the CA {subject:?} with --ca-cert-hash {pin}\n  Compare it with what `clusteradm get token` prints on the hub."
+    ));
+    let question = "Trust this CA and join?";
+    if crate::ui::prompt::ask(question)? {
+        Ok(Some(pin))
+    } else {
+        Err(UserError::new(
+            "the hub's CA was not trusted: nothing done",
+            "re-run with --ca-cert-hash (from `clusteradm get token` on the hub)",
+        )
+        .into())
+    }
 }
 
 /// Checks every flag before any request is sent.
@@ -218,7 +270,15 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     )?;
     let kube = ctx.kube().await?;
 
-    let bootstrap = verify_hub(&args, ctx, ca_file.as_deref(), proxy_ca.as_deref()).await?;
+    let pin = pin(&args, ctx).await?;
+    let bootstrap = verify_hub(
+        &args,
+        ctx,
+        ca_file.as_deref(),
+        proxy_ca.as_deref(),
+        pin.as_deref(),
+    )
+    .await?;
 
     let managed = match &external {
         Some(text) => kubeconfig_client::from_kubeconfig(

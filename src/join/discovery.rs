@@ -161,6 +161,46 @@ pub async fn discover(req: Request<'_>) -> anyhow::Result<HubTrust> {
     })
 }
 
+/// What the hub at `server` presents as its CA, unverified: its pin (`sha256:<hex>`, as
+/// `--ca-cert-hash` takes it) and subject. The CA of cluster-info, else of
+/// `kube-public/kube-root-ca.crt`, else the last certificate of its TLS handshake. Only for a
+/// person to compare with what the hub's `clusteradm get token` prints: nothing here is trusted.
+pub async fn presented_ca(server: &str) -> anyhow::Result<(String, String)> {
+    let mut pem = match read_anonymously(server, NAME).await? {
+        Anonymous::Read(doc) => match doc.and_then(|cm| cm.data?.get(KUBECONFIG_KEY).cloned()) {
+            Some(text) => parse_cluster_info(&text)?.1,
+            None => None,
+        },
+        Anonymous::Refused => None,
+    };
+    if pem.is_none()
+        && let Anonymous::Read(Some(cm)) = read_anonymously(server, "kube-root-ca.crt").await?
+    {
+        pem = cm.data.and_then(|d| d.get("ca.crt").cloned());
+    }
+    let pem = if let Some(pem) = pem {
+        pem
+    } else {
+        let chain = super::peer::presented_chain(server).await?;
+        crate::pki::der_to_pem(&chain[chain.len().saturating_sub(1)..])
+    };
+    let pin = crate::pki::ca_cert_hash(pem.as_bytes()).map_err(|e| {
+        UserError::new(
+            format!("the hub presented an unreadable CA: {e}"),
+            "check --hub-apiserver",
+        )
+    })?;
+    let subject = crate::pki::certificates_der(pem.as_bytes())
+        .ok()
+        .and_then(|ders| {
+            let der = ders.into_iter().next()?;
+            let (_, cert) = x509_parser::parse_x509_certificate(&der).ok()?;
+            Some(cert.subject().to_string())
+        })
+        .unwrap_or_default();
+    Ok((pin, subject))
+}
+
 /// The error when nothing can vouch for the hub's CA.
 fn unverifiable(why: impl std::fmt::Display) -> anyhow::Error {
     UserError::new(

@@ -19,6 +19,12 @@ pub fn confirm(printer: &Printer, question: &str, yes: bool) -> anyhow::Result<b
         ));
         return Ok(true);
     }
+    ask(question)
+}
+
+/// Asks `question` on the terminal (default no), whatever `-y` says: for a trust decision only
+/// the person at the terminal may answer.
+pub fn ask(question: &str) -> anyhow::Result<bool> {
     Ok(dialoguer::Confirm::new()
         .with_prompt(question)
         .default(false)

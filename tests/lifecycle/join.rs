@@ -331,12 +331,63 @@ async fn a_bad_token_or_a_wrong_pin_fails_and_creates_nothing() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains("does not match --ca-cert-hash"));
-    // A service-account token cannot sign cluster-info: without a pin the hub cannot be verified.
+    // A service-account token cannot sign cluster-info: without a pin (upstream's join command)
+    // and without a terminal, the error names the flag to add, with the value the hub presents.
     join(&hub, "it-bad", &[])
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("--ca-cert-hash"));
+        .stderr(predicate::str::contains(format!(
+            "add --ca-cert-hash {}",
+            hub.hash
+        )));
     assert_nothing_joined(&managed).await;
+}
+
+/// On a terminal, a join command without a pin shows the CA the hub presents and asks: no is
+/// "nothing done", yes joins with that CA pinned.
+#[tokio::test]
+async fn a_join_command_without_a_pin_asks_on_a_terminal() {
+    let _one_at_a_time = crate::serial().await;
+    let _m = MANAGED_SINGLETON.lock().await;
+    let managed = common::managed().await;
+    reset(&managed).await;
+    let hub = hub(false).await;
+    // `script` runs the command on a pseudo-terminal and types what stdin says.
+    let on_a_terminal = |answer: &str| {
+        let bin = assert_cmd::cargo::cargo_bin("clusteradm");
+        let mut line = vec![bin.display().to_string()];
+        line.extend(
+            join_args(&hub, "it-tty", &[])
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned()),
+        );
+        let mut cmd = assert_cmd::Command::new("script");
+        cmd.args(["-qec", &line.join(" "), "/dev/null"])
+            .env_remove("KUBECONFIG")
+            .env("NO_COLOR", "1")
+            .write_stdin(answer.to_owned());
+        cmd
+    };
+    let out = on_a_terminal("n").assert().code(1);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.contains(&format!("--ca-cert-hash {}", hub.hash)),
+        "{text}"
+    );
+    assert!(text.contains("Trust this CA and join?"), "{text}");
+    assert_nothing_joined(&managed).await;
+    let out = on_a_terminal("y").assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.contains("clusteradm accept --clusters it-tty"),
+        "{text}"
+    );
+    let k = Api::<Klusterlet>::all(managed.clone())
+        .get("klusterlet")
+        .await
+        .unwrap();
+    assert_eq!(k.spec.cluster_name.as_deref(), Some("it-tty"));
+    reset(&managed).await;
 }
 
 #[tokio::test]
