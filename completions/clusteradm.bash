@@ -2496,11 +2496,11 @@ _clusteradm() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table yaml json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table yaml json tree" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table yaml json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table yaml json tree" -- "${cur}"))
                     return 0
                     ;;
                 --kubeconfig)
@@ -2561,11 +2561,11 @@ _clusteradm() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table yaml json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table yaml json tree" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table yaml json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table yaml json tree" -- "${cur}"))
                     return 0
                     ;;
                 --kubeconfig)
@@ -2622,11 +2622,11 @@ _clusteradm() {
             fi
             case "${prev}" in
                 --output)
-                    COMPREPLY=($(compgen -W "table yaml json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table yaml json tree" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table yaml json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table yaml json tree" -- "${cur}"))
                     return 0
                     ;;
                 --kubeconfig)
@@ -2937,11 +2937,11 @@ _clusteradm() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table yaml json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table yaml json tree" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table yaml json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table yaml json tree" -- "${cur}"))
                     return 0
                     ;;
                 --all-namespaces)
@@ -3095,11 +3095,11 @@ _clusteradm() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table yaml json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table yaml json tree" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table yaml json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table yaml json tree" -- "${cur}"))
                     return 0
                     ;;
                 --kubeconfig)
@@ -4643,11 +4643,11 @@ _clusteradm() {
             fi
             case "${prev}" in
                 --output)
-                    COMPREPLY=($(compgen -W "table yaml json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table yaml json tree" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table yaml json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table yaml json tree" -- "${cur}"))
                     return 0
                     ;;
                 --client)

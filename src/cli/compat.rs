@@ -356,6 +356,11 @@ pub const DIFFERENCES: &[(&str, &str, &str)] = &[
     ),
     ("create sampleapp", "--output-file", "with the command"),
     (
+        "get clusters",
+        "--output|-o",
+        "`tree`, upstream's default, on request; the default is a table, as kubectl's (`yaml`, `json` too)",
+    ),
+    (
         "get token",
         "--output-file",
         "taken and writes nothing, as upstream's (a warning says so)",

@@ -316,7 +316,7 @@ pub async fn get(args: GetArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         }
     }
     list.sort_by_key(|p| (p.namespace(), p.name_any()));
-    if args.output != Format::Table {
+    if args.output.is_objects() {
         output::print_objects(&list, args.output)?;
         return Ok(ExitCode::SUCCESS);
     }

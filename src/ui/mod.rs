@@ -7,5 +7,6 @@ pub mod printer;
 pub mod prompt;
 pub mod stdout;
 pub mod table;
+pub mod tree;
 
 pub use printer::Printer;

@@ -11,6 +11,16 @@ pub enum Format {
     Yaml,
     /// JSON (a list is printed as a `kind: List`).
     Json,
+    /// Upstream clusteradm's tree (`get clusters`; the other getters print their table).
+    Tree,
+}
+
+impl Format {
+    /// YAML or JSON: the objects themselves, not a view of them.
+    #[must_use]
+    pub fn is_objects(self) -> bool {
+        matches!(self, Self::Yaml | Self::Json)
+    }
 }
 
 /// Prints objects as YAML or JSON on stdout: one object alone, several as a `v1/List` as kubectl
@@ -37,7 +47,9 @@ pub fn print_objects<T: Serialize>(objects: &[T], format: Format) -> anyhow::Res
 pub fn print_value<T: Serialize>(value: &T, format: Format) -> anyhow::Result<()> {
     match format {
         Format::Json => crate::ui::stdout::println(serde_json::to_string_pretty(value)?)?,
-        Format::Yaml | Format::Table => crate::ui::stdout::print(crate::yaml::to_string(value)?)?,
+        Format::Yaml | Format::Table | Format::Tree => {
+            crate::ui::stdout::print(crate::yaml::to_string(value)?)?;
+        }
     }
     Ok(())
 }

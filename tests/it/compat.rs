@@ -24,6 +24,10 @@ async fn klog_verbosity_and_underscored_flags_work_as_upstream() {
         assert_eq!(code, 0, "{args:?}: {err}");
         serde_json::from_str::<serde_json::Value>(&out).expect("JSON on stdout, logs on stderr");
     }
+    // Upstream's default layout for getters, on request.
+    let (code, out, err) = fixture::on_hub(&["get", "clusters", "-o", "tree"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("<ManagedCluster> \n"), "{out}");
     let (code, out, err) =
         fixture::on_hub(&["get", "placements", "--all_namespaces", "-o", "json"]).await;
     assert_eq!(code, 0, "{err}");

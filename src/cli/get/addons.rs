@@ -50,7 +50,7 @@ pub async fn run(mut args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let on = |cluster: &str| args.clusters.is_empty() || args.clusters.iter().any(|c| c == cluster);
     enabled.retain(|m| wanted(&m.name_any()) && on(&m.namespace().unwrap_or_default()));
     enabled.sort_by_key(|m| (m.name_any(), m.namespace()));
-    if args.output != Format::Table {
+    if args.output.is_objects() {
         output::print_objects(&enabled, args.output)?;
         return Ok(ExitCode::SUCCESS);
     }

@@ -73,8 +73,12 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         clusters.retain(|c| args.names.contains(&c.name_any()));
     }
     clusters.sort_by_key(ResourceExt::name_any);
-    if args.output != Format::Table {
+    if args.output.is_objects() {
         output::print_objects(&clusters, args.output)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.output == Format::Tree {
+        crate::ui::stdout::print(tree(&clusters).render())?;
         return Ok(ExitCode::SUCCESS);
     }
     if clusters.is_empty() {
@@ -84,6 +88,53 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     }
     crate::ui::stdout::println(render(&clusters))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Upstream's tree of clusters: per cluster its acceptance, availability, set, capacity and
+/// Kubernetes version.
+#[must_use]
+pub fn tree(clusters: &[ManagedCluster]) -> crate::ui::tree::Node {
+    use crate::ui::tree::Node;
+    let objects = clusters
+        .iter()
+        .map(|mc| {
+            let status = mc.status.as_ref();
+            let conds = status.map(|s| s.conditions.as_slice()).unwrap_or_default();
+            let available = conditions::find(conds, MANAGED_CLUSTER_CONDITION_AVAILABLE)
+                .map_or_else(String::new, |c| c.status.clone());
+            let capacity = |name: &str| {
+                status
+                    .and_then(|s| s.capacity.get(name))
+                    .map_or_else(String::new, |q| q.0.clone())
+            };
+            let version = status
+                .and_then(|s| s.version.as_ref())
+                .and_then(|v| v.kubernetes.clone())
+                .unwrap_or_default();
+            let set = mc
+                .labels()
+                .get(CLUSTER_SET_LABEL)
+                .cloned()
+                .unwrap_or_default();
+            Node::branch(
+                &mc.name_any(),
+                vec![
+                    Node::field("Accepted", mc.spec.hub_accepts_client),
+                    Node::field("Available", available),
+                    Node::branch(
+                        "Capacity",
+                        vec![
+                            Node::field("Cpu", capacity("cpu")),
+                            Node::field("Memory", capacity("memory")),
+                        ],
+                    ),
+                    Node::field("ClusterSet", set),
+                    Node::field("KubernetesVersion", version),
+                ],
+            )
+        })
+        .collect();
+    Node::branch("ManagedCluster", objects)
 }
 
 /// The table of clusters.

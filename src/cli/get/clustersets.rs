@@ -35,7 +35,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         .context("listing ManagedClusterSets on the hub")?
         .items;
     sets.sort_by_key(ResourceExt::name_any);
-    if args.output != Format::Table {
+    if args.output.is_objects() {
         output::print_objects(&sets, args.output)?;
         return Ok(ExitCode::SUCCESS);
     }

@@ -75,7 +75,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         ctx.printer.info(format!("No works found in {place}."));
         return Ok(ExitCode::SUCCESS);
     }
-    if args.output != Format::Table {
+    if args.output.is_objects() {
         output::print_objects(&works, args.output)?;
         return Ok(ExitCode::SUCCESS);
     }
