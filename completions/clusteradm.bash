@@ -3920,7 +3920,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__join)
-            opts="-m -v -q -h -V --hub-token --hub-apiserver --cluster-name --ca-file --ca-cert-hash --mode --managed-cluster-kubeconfig --image --image-registry --bundle-version --feature-gates --proxy-url --proxy-ca-file --klusterlet-annotation --client-cert-expiration-seconds --registration-auth --output-file --resource-qos-class --resource-limits --resource-requests --bundle-version-overrides --singleton --wait --force-internal-endpoint-lookup --in-process --create-namespace --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-m -v -q -h -V --hub-token --hub-apiserver --cluster-name --ca-file --ca-cert-hash --mode --managed-cluster-kubeconfig --image --image-registry --bundle-version --feature-gates --proxy-url --proxy-ca-file --klusterlet-annotation --client-cert-expiration-seconds --registration-auth --output-file --resource-qos-class --resource-limits --resource-requests --bundle-version-overrides --singleton --wait --force-internal-endpoint-lookup --force-internal-endpoint-lookup-managed --in-process --create-namespace --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4023,6 +4023,10 @@ _clusteradm() {
                     return 0
                     ;;
                 --force-internal-endpoint-lookup)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --force-internal-endpoint-lookup-managed)
                     COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;

@@ -146,6 +146,8 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l wait -d '
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l force-internal-endpoint-lookup -d 'Use the hub URL recorded in the hub\'s kube-public/cluster-info instead of --hub-apiserver' -r -f -a "true\t''
 false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l force-internal-endpoint-lookup-managed -d 'Hosted: the agents reach the managed cluster at the API server URL its kube-public/cluster-info names, instead of the one in --managed-cluster-kubeconfig' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l in-process -d 'Run the klusterlet operator (and the agents) in this process instead of deploying the operator image; runs in the foreground until Ctrl-C or SIGTERM' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l create-namespace -d 'Create the namespaces the install needs; with =false they must exist already' -r -f -a "true\t''

@@ -509,11 +509,6 @@ pub const DIFFERENCES: &[(&str, &str, &str)] = &[
     ("join", "--enable-sync-labels", "not yet (issue #30)"),
     (
         "join",
-        "--force-internal-endpoint-lookup-managed",
-        "not yet (issue #30)",
-    ),
-    (
-        "join",
         "--image-pull-credential-file",
         "not yet (issue #30)",
     ),

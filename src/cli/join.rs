@@ -81,6 +81,10 @@ pub struct Args {
     /// Use the hub URL recorded in the hub's kube-public/cluster-info instead of --hub-apiserver
     #[arg(long)]
     pub force_internal_endpoint_lookup: bool,
+    /// Hosted: the agents reach the managed cluster at the API server URL its
+    /// kube-public/cluster-info names, instead of the one in --managed-cluster-kubeconfig
+    #[arg(long, requires = "managed_cluster_kubeconfig")]
+    pub force_internal_endpoint_lookup_managed: bool,
     /// Run the klusterlet operator (and the agents) in this process instead of deploying the
     /// operator image; runs in the foreground until Ctrl-C or SIGTERM
     #[arg(long)]
@@ -101,6 +105,21 @@ pub enum Mode {
     Default,
     /// Agents on this (management) cluster, for the cluster of --managed-cluster-kubeconfig.
     Hosted,
+}
+
+/// `kubeconfig` (YAML) with its clusters' server set to `server` (upstream sets the first; a
+/// kubeconfig for one cluster has one).
+fn with_server(kubeconfig: &str, server: &str) -> anyhow::Result<String> {
+    let mut kc = kube::config::Kubeconfig::from_yaml(kubeconfig).map_err(|e| {
+        UserError::new(
+            format!("--managed-cluster-kubeconfig: {e}"),
+            "pass a kubeconfig of the cluster to join",
+        )
+    })?;
+    for cluster in kc.clusters.iter_mut().filter_map(|c| c.cluster.as_mut()) {
+        cluster.server = Some(server.to_owned());
+    }
+    Ok(crate::yaml::to_string(&kc)?)
 }
 
 /// Reads a file flag, bounded as every user file is ([`crate::input`]).
@@ -298,6 +317,19 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     if external_server_urls.is_empty() {
         ctx.printer.warn("the managed cluster has no kube-public/cluster-info: the hub will not learn its API server URL (externalServerURLs is empty)");
     }
+    let external = match external {
+        Some(text) if args.force_internal_endpoint_lookup_managed => {
+            let Some(server) = external_server_urls.first() else {
+                return Err(UserError::new(
+                    "--force-internal-endpoint-lookup-managed: the managed cluster has no kube-public/cluster-info naming its API server",
+                    "drop the flag, or create cluster-info on the managed cluster (`kubeadm init phase bootstrap-token` does)",
+                )
+                .into());
+            };
+            Some(with_server(&text, server)?)
+        }
+        other => other,
+    };
     let hosted = args.mode == Mode::Hosted;
     let mut opts = JoinOptions {
         resource_requirement,
@@ -445,4 +477,21 @@ async fn wait(
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_managed_kubeconfig_gets_the_internal_server_and_keeps_its_credentials() {
+        let text = "apiVersion: v1\nkind: Config\nclusters:\n- name: m\n  cluster: {server: 'https://outside:6443', certificate-authority-data: Q0E=}\nusers:\n- name: u\n  user: {token: secret-token}\ncontexts:\n- name: c\n  context: {cluster: m, user: u}\ncurrent-context: c\n";
+        let out = with_server(text, "https://10.0.0.1:6443").unwrap();
+        let kc = kube::config::Kubeconfig::from_yaml(&out).unwrap();
+        let cluster = kc.clusters[0].cluster.as_ref().unwrap();
+        assert_eq!(cluster.server.as_deref(), Some("https://10.0.0.1:6443"));
+        assert_eq!(cluster.certificate_authority_data.as_deref(), Some("Q0E="));
+        assert!(out.contains("secret-token"), "the credential stays: {out}");
+        assert_eq!(kc.current_context.as_deref(), Some("c"));
+    }
 }

@@ -236,25 +236,49 @@ async fn hosted_mode_runs_the_agents_on_the_management_cluster() {
     let management = common::hub().await;
     reset(&management).await;
     let env = common::env();
-    let mut cmd = common::clusteradm();
-    cmd.args([
-        "join",
-        "--mode",
-        "hosted",
-        "--hub-token",
-        &hub.token,
-        "--hub-apiserver",
-        &hub.server,
-        "--ca-cert-hash",
-        &hub.hash,
-        "--cluster-name",
-        "it-hosted",
-    ])
-    .arg("--managed-cluster-kubeconfig")
-    .arg(&env.managed)
-    .arg("--kubeconfig")
-    .arg(&env.hub);
-    run_blocking(cmd).await.success();
+    // Upstream's --force-internal-endpoint-lookup-managed needs the managed cluster's
+    // cluster-info: without it, refused before anything is applied.
+    let hosted_join = || {
+        let mut cmd = common::clusteradm();
+        cmd.args([
+            "join",
+            "--mode",
+            "hosted",
+            "--hub-token",
+            &hub.token,
+            "--hub-apiserver",
+            &hub.server,
+            "--ca-cert-hash",
+            &hub.hash,
+            "--cluster-name",
+            "it-hosted",
+            "--force-internal-endpoint-lookup-managed",
+        ])
+        .arg("--managed-cluster-kubeconfig")
+        .arg(&env.managed)
+        .arg("--kubeconfig")
+        .arg(&env.hub);
+        cmd
+    };
+    let out = run_blocking(hosted_join()).await.code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains("no kube-public/cluster-info naming its API server"),
+        "{err}"
+    );
+    // With it, the agents reach the managed cluster where it says (`localhost`, which its
+    // certificate names, instead of the kubeconfig's 127.0.0.1).
+    let (server, ca) = common::server_and_ca(&env.managed);
+    let internal = server.replace("127.0.0.1", "localhost");
+    assert_ne!(internal, server);
+    let ca_pem = String::from_utf8(
+        base64::Engine::decode(&base64::engine::general_purpose::STANDARD, &ca).unwrap(),
+    )
+    .unwrap();
+    clusteradm::install::cluster_info::ensure(&managed, &internal, &ca_pem)
+        .await
+        .unwrap();
+    run_blocking(hosted_join()).await.success();
     let klusterlets: Api<Klusterlet> = Api::all(management.clone());
     let k = klusterlets
         .list(&ListParams::default())
@@ -268,7 +292,15 @@ async fn hosted_mode_runs_the_agents_on_the_management_cluster() {
     assert!(name.starts_with("klusterlet-hosted-"), "{name}");
     let secrets: Api<Secret> = Api::namespaced(management.clone(), &name);
     assert!(exists(&secrets, "bootstrap-hub-kubeconfig").await);
-    assert!(exists(&secrets, "external-managed-kubeconfig").await);
+    // The agents reach the managed cluster where its cluster-info says (upstream's
+    // --force-internal-endpoint-lookup-managed).
+    let external = secrets.get("external-managed-kubeconfig").await.unwrap();
+    let text = String::from_utf8(external.data.unwrap()["kubeconfig"].0.clone()).unwrap();
+    let kc = kube::config::Kubeconfig::from_yaml(&text).unwrap();
+    assert_eq!(
+        kc.clusters[0].cluster.as_ref().unwrap().server.as_deref(),
+        Some(internal.as_str())
+    );
 
     let (stop, task) = spawn_loop(management.clone());
     applied(&management, &name).await;
@@ -298,4 +330,8 @@ async fn hosted_mode_runs_the_agents_on_the_management_cluster() {
     assert!(!exists(&managed_roles, &role).await);
     stop.cancel();
     task.await.unwrap().unwrap();
+    Api::<k8s_openapi::api::core::v1::ConfigMap>::namespaced(managed.clone(), "kube-public")
+        .delete("cluster-info", &Default::default())
+        .await
+        .unwrap();
 }
