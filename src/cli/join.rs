@@ -107,6 +107,49 @@ pub enum Mode {
     Hosted,
 }
 
+/// The managed cluster's side of a join: its API server URLs from its cluster-info (reported to
+/// the hub), and the Hosted mode's managed kubeconfig, pointed at the first of them with
+/// `--force-internal-endpoint-lookup-managed`.
+async fn managed_side(
+    args: &Args,
+    ctx: &Ctx,
+    current: &kube::Client,
+    external: Option<String>,
+) -> anyhow::Result<(Option<String>, Vec<String>)> {
+    let managed = match &external {
+        Some(text) => kubeconfig_client::from_kubeconfig(
+            text,
+            Origin::User,
+            "--managed-cluster-kubeconfig",
+            Timeouts::command(ctx.global.timeout),
+        )
+        .await
+        .map_err(|e| UserError::new(e.to_string(), "pass a kubeconfig of the cluster to join"))?,
+        None => current.clone(),
+    };
+    let external_server_urls: Vec<String> = crate::install::cluster_info::server(&managed)
+        .await?
+        .into_iter()
+        .collect();
+    if external_server_urls.is_empty() {
+        ctx.printer.warn("the managed cluster has no kube-public/cluster-info: the hub will not learn its API server URL (externalServerURLs is empty)");
+    }
+    let external = match external {
+        Some(text) if args.force_internal_endpoint_lookup_managed => {
+            let Some(server) = external_server_urls.first() else {
+                return Err(UserError::new(
+                    "--force-internal-endpoint-lookup-managed: the managed cluster has no kube-public/cluster-info naming its API server",
+                    "drop the flag, or create cluster-info on the managed cluster (`kubeadm init phase bootstrap-token` does)",
+                )
+                .into());
+            };
+            Some(with_server(&text, server)?)
+        }
+        other => other,
+    };
+    Ok((external, external_server_urls))
+}
+
 /// `kubeconfig` (YAML) with its clusters' server set to `server` (upstream sets the first; a
 /// kubeconfig for one cluster has one).
 fn with_server(kubeconfig: &str, server: &str) -> anyhow::Result<String> {
@@ -299,37 +342,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     )
     .await?;
 
-    let managed = match &external {
-        Some(text) => kubeconfig_client::from_kubeconfig(
-            text,
-            Origin::User,
-            "--managed-cluster-kubeconfig",
-            Timeouts::command(ctx.global.timeout),
-        )
-        .await
-        .map_err(|e| UserError::new(e.to_string(), "pass a kubeconfig of the cluster to join"))?,
-        None => kube.client.clone(),
-    };
-    let external_server_urls: Vec<String> = crate::install::cluster_info::server(&managed)
-        .await?
-        .into_iter()
-        .collect();
-    if external_server_urls.is_empty() {
-        ctx.printer.warn("the managed cluster has no kube-public/cluster-info: the hub will not learn its API server URL (externalServerURLs is empty)");
-    }
-    let external = match external {
-        Some(text) if args.force_internal_endpoint_lookup_managed => {
-            let Some(server) = external_server_urls.first() else {
-                return Err(UserError::new(
-                    "--force-internal-endpoint-lookup-managed: the managed cluster has no kube-public/cluster-info naming its API server",
-                    "drop the flag, or create cluster-info on the managed cluster (`kubeadm init phase bootstrap-token` does)",
-                )
-                .into());
-            };
-            Some(with_server(&text, server)?)
-        }
-        other => other,
-    };
+    let (external, external_server_urls) = managed_side(&args, ctx, &kube.client, external).await?;
     let hosted = args.mode == Mode::Hosted;
     let mut opts = JoinOptions {
         resource_requirement,

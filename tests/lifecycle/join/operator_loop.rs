@@ -331,7 +331,7 @@ async fn hosted_mode_runs_the_agents_on_the_management_cluster() {
     stop.cancel();
     task.await.unwrap().unwrap();
     Api::<k8s_openapi::api::core::v1::ConfigMap>::namespaced(managed.clone(), "kube-public")
-        .delete("cluster-info", &Default::default())
+        .delete("cluster-info", &kube::api::DeleteParams::default())
         .await
         .unwrap();
 }
