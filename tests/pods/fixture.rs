@@ -13,6 +13,8 @@ use crate::common;
 pub struct PodsEnv {
     /// Our image's reference, loaded into every node.
     pub image: String,
+    /// Another tag of it, also on every node: what `upgrade` moves the fleet to.
+    pub next_image: String,
     /// Hub kubeconfig naming the hub's node IP (what a join command run in a pod must name).
     pub hub: PathBuf,
     /// Managed cluster's kubeconfig, likewise.
@@ -32,6 +34,7 @@ pub fn env() -> PodsEnv {
     let get = required;
     PodsEnv {
         image: get("CLUSTERADM_IMAGE"),
+        next_image: get("CLUSTERADM_IMAGE_NEXT"),
         hub: get("HUB_PODS_KUBECONFIG").into(),
         managed: get("MANAGED_PODS_KUBECONFIG").into(),
     }

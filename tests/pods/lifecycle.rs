@@ -339,6 +339,18 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
     // A second cluster in Hosted mode: its agent on the management cluster's node.
     let hosted = hosted::join_work_and_leave(&hub, &clusters, &join_line).await;
 
+    // upgrade to another tag of the image: every pod rolls, the cluster Available and its work
+    // Applied throughout.
+    let upgrade_took = crate::upgrade::fleet_moves_to(
+        &hub,
+        &managed,
+        &clusters,
+        &cluster,
+        (hub_kc, managed_kc),
+        &env.next_image,
+    )
+    .await;
+
     // Least privilege that is still enough: nothing the pods asked for was refused (before the
     // teardown below takes their RBAC away while they stop).
     assert_no_refusals(
@@ -386,7 +398,7 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
          agent leader killed -> another leads {:.1} s, hub leader deleted -> standby leads {:.1} s, \
          add-on enabled -> its pod Ready {:.1} s, node stopped -> Unknown {:.1} s, node back -> \
          Available {:.1} s, hosted join -> Available {:.1} s, hosted add-on enabled -> its pod \
-         Ready on the management node {:.1} s",
+         Ready on the management node {:.1} s, upgrade of hub and klusterlet (--wait) {:.1} s",
         init_to_ready.as_secs_f64(),
         join_to_available.as_secs_f64(),
         work_to_pod.as_secs_f64(),
@@ -396,6 +408,7 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
         to_unknown.as_secs_f64(),
         to_available.as_secs_f64(),
         hosted.join_to_available.as_secs_f64(),
-        hosted.addon_to_pod.as_secs_f64()
+        hosted.addon_to_pod.as_secs_f64(),
+        upgrade_took.as_secs_f64()
     );
 }

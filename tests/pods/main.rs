@@ -13,3 +13,4 @@ mod hosted;
 mod hosted_addon;
 mod lifecycle;
 mod node_down;
+mod upgrade;
