@@ -227,21 +227,6 @@ async fn verify_hub(
 /// to compare with `clusteradm get token` on the hub and trusted only if they say so; without a
 /// terminal, the error names the flag to add.
 async fn pin(args: &Args, ctx: &Ctx) -> anyhow::Result<Option<String>> {
-    let timeout = ctx.global.timeout;
-    tokio::time::timeout(timeout, presented_pin(args, ctx))
-        .await
-        .map_err(|_| {
-            UserError::new(
-                format!(
-                    "the hub {} did not answer within {timeout:?}",
-                    args.hub_apiserver
-                ),
-                "check --hub-apiserver, or raise --timeout",
-            )
-        })?
-}
-
-async fn presented_pin(args: &Args, ctx: &Ctx) -> anyhow::Result<Option<String>> {
     let vouched = args.ca_cert_hash.is_some()
         || args.ca_file.is_some()
         || crate::join::jws::split_bootstrap_token(&args.hub_token).is_some();
@@ -249,7 +234,17 @@ async fn presented_pin(args: &Args, ctx: &Ctx) -> anyhow::Result<Option<String>>
         return Ok(args.ca_cert_hash.clone());
     }
     let server = &args.hub_apiserver;
-    let (pin, subject) = crate::join::discovery::presented_ca(server).await?;
+    // The read is bounded by --timeout; the question below waits for the person.
+    let timeout = ctx.global.timeout;
+    let (pin, subject) =
+        tokio::time::timeout(timeout, crate::join::discovery::presented_ca(server))
+            .await
+            .map_err(|_| {
+                UserError::new(
+                    format!("the hub {server} did not answer within {timeout:?}"),
+                    "check --hub-apiserver, or raise --timeout",
+                )
+            })??;
     if !ctx.printer.interactive() {
         return Err(UserError::new(
             format!("cannot verify the hub's identity: the join command has no --ca-cert-hash, and its token is not a bootstrap token whose signature could vouch for {server}"),
