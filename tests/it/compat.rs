@@ -344,3 +344,135 @@ async fn clusteradm_runs_as_a_kubectl_plugin() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Upstream-spelled invocations of the commands scripts use day to day, each with the outcome it
+/// must have on the hub: the exit code and a line of what it says.
+#[tokio::test]
+async fn upstream_spelled_invocations_have_their_outcomes() {
+    fixture::hub().await;
+    let missing = common::unique("it-compat-none");
+    let set = common::unique("it-compat-set");
+    let manifest = common::temp_file(
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: default}\n",
+    );
+    let manifest = manifest.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, i32, String)> = vec![
+        (
+            vec!["get", "clusters", "--clusterset", "default", "-o", "yaml"],
+            0,
+            "kind:".into(),
+        ),
+        (
+            vec!["get", "clustersets", "-o", "json"],
+            0,
+            "\"default\"".into(),
+        ),
+        (
+            vec!["get", "placements", "-n", "default", "-o", "yaml"],
+            0,
+            "kind:".into(),
+        ),
+        (
+            vec!["get", "works", "--cluster", &missing],
+            0,
+            format!("No works found in cluster {missing}"),
+        ),
+        (vec!["get", "addon", "-o", "json"], 0, "\"kind\"".into()),
+        (vec!["get", "hub-info"], 0, "Registration Operator:".into()),
+        (
+            vec!["get", "token", "-o", "json", "--use-bootstrap-token=false"],
+            0,
+            "\"ca-cert-hash\"".into(),
+        ),
+        (vec!["version"], 0, "default bundle\tversion\t:1.3.1".into()),
+        (
+            vec!["create", "clusterset", &set, "--dry-run"],
+            0,
+            format!("Clusterset {set} is created"),
+        ),
+        (
+            vec!["delete", "clusterset", &missing],
+            0,
+            "not found or is already deleted".into(),
+        ),
+        (
+            vec!["delete", "token", "--dry-run"],
+            0,
+            "would delete ServiceAccount".into(),
+        ),
+        (
+            vec!["clusterset", "unbind", "default", "--namespace", &missing],
+            0,
+            "is not bound".into(),
+        ),
+        (
+            vec!["clusterset", "bind", &missing, "--namespace", "default"],
+            1,
+            "not found on the hub".into(),
+        ),
+        (
+            vec!["clusterset", "set", "default", "--clusters", &missing],
+            1,
+            format!("{missing} not found"),
+        ),
+        (
+            vec!["accept", "--cluster", &missing, "--skip-approve-check=true"],
+            1,
+            "not found on the hub".into(),
+        ),
+        (
+            vec![
+                "create",
+                "work",
+                "w1",
+                "-f",
+                manifest,
+                "--cluster",
+                &missing,
+            ],
+            1,
+            "unknown cluster".into(),
+        ),
+        (
+            vec!["delete", "work", "w1", "--cluster", &missing, "--force"],
+            1,
+            "not found in cluster".into(),
+        ),
+        (
+            vec!["addon", "enable", "--names", "x", "--cluster", &missing],
+            1,
+            "no add-on was enabled".into(),
+        ),
+        (
+            vec!["addon", "disable", "--names", "x", "-c", &missing],
+            1,
+            "no add-on was disabled".into(),
+        ),
+        (
+            vec![
+                "init",
+                "--dry-run",
+                "--wait=false",
+                "--use-bootstrap-token=true",
+                "--feature-gates",
+                "ManifestWorkReplicaSet=true",
+                "-o",
+                "text",
+            ],
+            0,
+            "kind: ClusterManager".into(),
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (args, code, says) in &cases {
+        let (got, out, err) = fixture::on_hub(args).await;
+        if got != *code || !(out.contains(says.as_str()) || err.contains(says.as_str())) {
+            wrong.push(format!(
+                "clusteradm {}: exit {got} (want {code}), no {says:?} in:\n{out}{err}",
+                args.join(" ")
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n---\n"));
+}
