@@ -348,6 +348,7 @@ async fn clusteradm_runs_as_a_kubectl_plugin() {
 /// Upstream-spelled invocations of the commands scripts use day to day, each with the outcome it
 /// must have on the hub: the exit code and a line of what it says.
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // a table of cases, one per line before formatting
 async fn upstream_spelled_invocations_have_their_outcomes() {
     fixture::hub().await;
     let missing = common::unique("it-compat-none");
