@@ -169,9 +169,12 @@ async fn run(config: &kube::Config, admin: &Client, n: usize) -> anyhow::Result<
             let informers = Informers::new(client.clone());
             let run =
                 clusteradm::hub::addon::run_with(client.clone(), &informers, shutdown.clone());
+            let settings =
+                clusteradm::hub::admission::settings::from_informers(&informers, shutdown.clone());
             let webhooks = clusteradm::hub::webhook::run(
                 client,
                 clusteradm::hub::webhook::Webhook::Leader(url),
+                settings,
                 shutdown.clone(),
             );
             let watch = informers.run(shutdown);

@@ -3779,7 +3779,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__init)
-            opts="-o -v -q -h -V --token-expiration --hub-apiserver --output-join-command-file --output --bundle-version --image-registry --image-pull-credential-file --feature-gates --image --admission --registration-drivers --output-file --resource-qos-class --resource-limits --resource-requests --bundle-version-overrides --wait --use-bootstrap-token --force --in-process --create-namespace --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-o -v -q -h -V --token-expiration --hub-apiserver --output-join-command-file --output --bundle-version --image-registry --image-pull-credential-file --feature-gates --image --admission --registration-drivers --auto-approved-csr-identities --output-file --resource-qos-class --resource-limits --resource-requests --bundle-version-overrides --wait --use-bootstrap-token --force --in-process --create-namespace --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3830,6 +3830,10 @@ _clusteradm() {
                     return 0
                     ;;
                 --registration-drivers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --auto-approved-csr-identities)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

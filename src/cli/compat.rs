@@ -447,11 +447,6 @@ pub const DIFFERENCES: &[(&str, &str, &str)] = &[
     ),
     (
         "init",
-        "--auto-approved-csr-identities",
-        "not yet (issue #30); with the ManagedClusterAutoApproval gate (issue #31)",
-    ),
-    (
-        "init",
         "--registration-drivers",
         "`csr` only: awsirsa needs AWS, grpc is not implemented; either is refused with that reason",
     ),

@@ -77,6 +77,11 @@ pub struct Args {
         value_name = "DRIVERS"
     )]
     pub registration_drivers: Vec<String>,
+    /// Bootstrap identities (users) whose clusters the hub accepts and whose certificates it
+    /// approves without `accept`, comma-separated; with --feature-gates
+    /// ManagedClusterAutoApproval=true
+    #[arg(long, value_delimiter = ',', value_name = "USERS")]
+    pub auto_approved_csr_identities: Vec<String>,
     /// `--output-file`, `--create-namespace`
     #[command(flatten)]
     pub bundle: super::bundle::BundleArgs,
@@ -118,6 +123,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let resource_requirement = args.bundle.resource_requirement()?;
     let mut opts = InitOptions {
         resource_requirement,
+        auto_approved_csr_identities: args.auto_approved_csr_identities.clone(),
         admission,
         registry: args.image_registry.clone(),
         tag,

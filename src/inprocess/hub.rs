@@ -57,11 +57,14 @@ pub async fn controllers(
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
     let informers = Informers::new(client.clone());
+    // The ClusterManager's settings, read once for the webhooks and the registration controller.
+    let settings = crate::hub::admission::settings::from_informers(&informers, shutdown.clone());
     let registration = stopping_all(
         "hub registration controller",
         Box::pin(registration::run_with(
             client.clone(),
             &informers,
+            settings.clone(),
             shutdown.clone(),
         )),
         shutdown.clone(),
@@ -104,7 +107,7 @@ pub async fn controllers(
     );
     let webhooks = stopping_all(
         "hub webhooks",
-        Box::pin(webhook::run(client, webhook, shutdown.clone())),
+        Box::pin(webhook::run(client, webhook, settings, shutdown.clone())),
         shutdown.clone(),
     );
     // Every controller has taken what it reads: the watches start now.

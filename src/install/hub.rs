@@ -53,6 +53,9 @@ pub struct InitOptions {
     /// `spec.resourceRequirement` (`--resource-*`), also the operator container's; `None`: the
     /// Default class, unset on the CR.
     pub resource_requirement: Option<crate::api::operator::ResourceRequirement>,
+    /// Bootstrap identities whose clusters the hub approves without `accept`, with the
+    /// `ManagedClusterAutoApproval` gate (the CSR driver's `autoApprovedIdentities`).
+    pub auto_approved_csr_identities: Vec<String>,
 }
 
 /// Resolves `--bundle-version`: `default`, `latest`, or `x.y.z` (with or without `v`).
@@ -227,6 +230,11 @@ pub fn cluster_manager(opts: &InitOptions) -> ClusterManager {
                 feature_gates: registration,
                 registration_drivers: vec![RegistrationDriverHub {
                     auth_type: RegistrationAuthType::Csr,
+                    csr: (!opts.auto_approved_csr_identities.is_empty()).then(|| {
+                        crate::api::operator::AutoApproval {
+                            auto_approved_identities: opts.auto_approved_csr_identities.clone(),
+                        }
+                    }),
                     ..Default::default()
                 }],
                 ..Default::default()
@@ -293,6 +301,7 @@ mod tests {
     fn opts(credential: Credential, deploy_operator: bool) -> InitOptions {
         InitOptions {
             resource_requirement: None,
+            auto_approved_csr_identities: vec![],
             registry: DEFAULT_REGISTRY.into(),
             tag: "v1.3.1".into(),
             single_image: None,

@@ -52,6 +52,7 @@ pub fn hub_operator(
         feature_gates: vec![],
         admission: crate::operator::cluster_manager::Admission::Webhooks,
         resource_requirement: resources.cloned(),
+        auto_approved_csr_identities: vec![],
     };
     let mut objects = plan(&opts)?;
     objects.retain(|o| {

@@ -106,6 +106,15 @@ impl Informed for CertificateSigningRequest {
         watcher::Config::default().labels(CLUSTER_NAME_LABEL)
     }
 }
+/// The one ClusterManager: its settings (admission, auto-approval) for the hub controllers.
+impl Informed for crate::api::operator::ClusterManager {
+    fn config() -> watcher::Config {
+        watcher::Config::default().fields(&format!(
+            "metadata.name={}",
+            crate::api::operator::CLUSTER_MANAGER_NAME
+        ))
+    }
+}
 /// The agents' heartbeats, one per cluster namespace.
 impl Informed for Lease {
     fn config() -> watcher::Config {

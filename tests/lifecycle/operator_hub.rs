@@ -67,6 +67,7 @@ async fn install(client: &Client) {
         feature_gates: vec![],
         admission: operator::Admission::Policies,
         resource_requirement: None,
+        auto_approved_csr_identities: vec![],
     };
     let objects = clusteradm::install::hub::plan(&opts)
         .unwrap()
@@ -585,4 +586,5 @@ async fn admission_is(client: Client, webhooks: bool) -> Option<()> {
     Some(())
 }
 
+mod auto_approval;
 mod upgrade;

@@ -71,8 +71,14 @@ impl Reviewer {
     /// A reviewer for the hub `client`, watching the ClusterManager until `shutdown`.
     #[must_use]
     pub fn start(client: Client, shutdown: Shutdown) -> Self {
+        Self::with_settings(client.clone(), settings::watch(client, shutdown))
+    }
+
+    /// A reviewer for the hub `client` that follows `settings` (watched by its caller).
+    #[must_use]
+    pub fn with_settings(client: Client, settings: settings::Watched) -> Self {
         Self {
-            settings: settings::watch(client.clone(), shutdown),
+            settings,
             lookup: access::Api::new(client),
         }
     }
@@ -146,6 +152,7 @@ mod test_support {
         webhooks: true,
         default_cluster_set: true,
         nil_executor_validating: false,
+        auto_approve: None,
     };
 
     /// Allows `verb/resource[/subresource]` for anyone; namespaces terminate when told.

@@ -1,6 +1,7 @@
-//! What the admission rules read of the ClusterManager: whether it asks for webhook admission
-//! (its admission annotation), and the gates that change a rule (`DefaultClusterSet`,
-//! `NilExecutorValidating`). One watch of the one ClusterManager keeps them current.
+//! What the hub controllers read of the ClusterManager: whether it asks for webhook admission
+//! (its admission annotation), the gates that change an admission rule (`DefaultClusterSet`,
+//! `NilExecutorValidating`), and who is approved without `accept` (`ManagedClusterAutoApproval`,
+//! read by the registration controller). One watch of the one ClusterManager keeps them current.
 use std::time::Duration;
 
 use futures::StreamExt as _;
@@ -15,7 +16,7 @@ use crate::runtime::Shutdown;
 const FIRST_READ: Duration = Duration::from_secs(5);
 
 /// The ClusterManager's settings the admission rules follow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
     /// A ClusterManager exists and asks for admission by webhooks (not by policies).
     pub webhooks: bool,
@@ -23,6 +24,9 @@ pub struct Settings {
     pub default_cluster_set: bool,
     /// Upstream's `NilExecutorValidating` gate (work; off unless switched on).
     pub nil_executor_validating: bool,
+    /// With upstream's `ManagedClusterAutoApproval` gate on (registration; off unless switched
+    /// on): the users whose clusters are accepted and bootstrap CSRs approved without `accept`.
+    pub auto_approve: Option<Vec<String>>,
 }
 
 impl Settings {
@@ -34,6 +38,7 @@ impl Settings {
                 webhooks: false,
                 default_cluster_set: true,
                 nil_executor_validating: false,
+                auto_approve: None,
             };
         };
         // An annotation naming no mode is the operator's to report: webhooks meanwhile.
@@ -55,7 +60,29 @@ impl Settings {
             webhooks: !policies,
             default_cluster_set: gate(registration, "DefaultClusterSet").unwrap_or(true),
             nil_executor_validating: gate(work, "NilExecutorValidating").unwrap_or(false),
+            auto_approve: gate(registration, "ManagedClusterAutoApproval")
+                .unwrap_or(false)
+                .then(|| auto_approved_users(cm)),
         }
+    }
+}
+
+/// Who is approved automatically, as upstream's registration controller reads it: the CSR
+/// driver's `autoApprovedIdentities` when given, else `autoApproveUsers`.
+fn auto_approved_users(cm: &ClusterManager) -> Vec<String> {
+    let Some(registration) = cm.spec.registration_configuration.as_ref() else {
+        return Vec::new();
+    };
+    let driver = registration
+        .registration_drivers
+        .iter()
+        .filter_map(|d| d.csr.as_ref())
+        .flat_map(|c| c.auto_approved_identities.iter().cloned())
+        .collect::<Vec<_>>();
+    if driver.is_empty() {
+        registration.auto_approve_users.clone()
+    } else {
+        driver
     }
 }
 
@@ -77,19 +104,25 @@ impl Watched {
     pub async fn current(&self) -> Option<Settings> {
         let mut rx = self.0.clone();
         let first = tokio::time::timeout(FIRST_READ, rx.wait_for(Option::is_some)).await;
-        first.ok()?.ok().and_then(|s| *s)
+        first.ok()?.ok().and_then(|s| s.clone())
     }
 
     /// Waits for the settings to change; `None` once nothing watches any more.
     pub async fn changed(&mut self) -> Option<Option<Settings>> {
         self.0.changed().await.ok()?;
-        Some(*self.0.borrow_and_update())
+        Some(self.0.borrow_and_update().clone())
     }
 
     /// The settings now, without waiting.
     #[must_use]
     pub fn now(&mut self) -> Option<Settings> {
-        *self.0.borrow_and_update()
+        self.0.borrow_and_update().clone()
+    }
+
+    /// The settings now, without waiting or marking them seen.
+    #[must_use]
+    pub fn peek(&self) -> Option<Settings> {
+        self.0.borrow().clone()
     }
 
     /// Settings that never change, for tests.
@@ -100,6 +133,45 @@ impl Watched {
         std::mem::forget(tx);
         Self(rx)
     }
+}
+
+/// The settings of the ClusterManager in `informers`' store, published on each change of it,
+/// until `shutdown`: the hub controllers share this one watch.
+#[must_use]
+pub fn from_informers(
+    informers: &crate::runtime::informers::Informers,
+    shutdown: Shutdown,
+) -> Watched {
+    use kube::runtime::reflector::ObjectRef;
+    let (store, mut updates) = informers.feed::<ClusterManager>();
+    let mut deletions = informers.deletions::<ClusterManager>();
+    let (tx, rx) = watch::channel(None);
+    tokio::spawn(async move {
+        let current = || Settings::of(store.get(&ObjectRef::new(CLUSTER_MANAGER_NAME)).as_deref());
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            ready = store.wait_until_ready() => if ready.is_err() { return },
+        }
+        publish(&tx, current());
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                update = updates.next() => if update.is_none() { return },
+                deletion = deletions.next() => if deletion.is_none() { return },
+            }
+            publish(&tx, current());
+        }
+    });
+    Watched(rx)
+}
+
+/// Publishes `settings` when they differ from the last published.
+fn publish(tx: &watch::Sender<Option<Settings>>, settings: Settings) {
+    tx.send_if_modified(|s| {
+        let differs = s.as_ref() != Some(&settings);
+        *s = Some(settings);
+        differs
+    });
 }
 
 /// Watches the ClusterManager until `shutdown`, publishing its settings.
@@ -134,11 +206,7 @@ pub(super) fn watch(client: Client, shutdown: Shutdown) -> Watched {
                 Some(Ok(watcher::Event::Apply(cm))) => Settings::of(Some(&cm)),
                 Some(Ok(watcher::Event::Delete(_))) => Settings::of(None),
             };
-            tx.send_if_modified(|s| {
-                let changed = *s != Some(published);
-                *s = Some(published);
-                changed
-            });
+            publish(&tx, published);
         }
     });
     Watched(rx)
@@ -163,7 +231,8 @@ mod tests {
             Settings {
                 webhooks: true,
                 default_cluster_set: true,
-                nil_executor_validating: false
+                nil_executor_validating: false,
+                auto_approve: None,
             }
         );
         let gated = Settings::of(Some(&cm(

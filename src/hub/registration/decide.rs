@@ -31,6 +31,12 @@ pub enum Action {
     Cleanup(String),
     /// Approve a renewal CSR `(csr, cluster)`.
     Approve(String, String),
+    /// Approve a bootstrap CSR `(csr, cluster)` whose requester the ClusterManager approves
+    /// automatically (`ManagedClusterAutoApproval`).
+    AutoApprove(String, String),
+    /// Accept the cluster (and mark it accepted automatically, once: a later deny sticks), as
+    /// `ManagedClusterAutoApproval` does.
+    AutoAccept(String),
     /// Create `managed-cluster-lease` in the cluster namespace: the hub owns it, agents only
     /// update it (upstream's contract).
     CreateLease(String),
@@ -51,6 +57,8 @@ impl Action {
             | Self::CreateLease(c)
             | Self::MarkLeaseStale(c)
             | Self::FillDefaults(c)
+            | Self::AutoAccept(c)
+            | Self::AutoApprove(_, c)
             | Self::Approve(_, c) => c,
         }
     }
@@ -67,6 +75,8 @@ pub struct Observed<'a> {
     pub lease: Option<&'a Lease>,
     /// This process applied its namespace and RBAC since it started.
     pub granted: bool,
+    /// With `ManagedClusterAutoApproval` on: the users approved without `accept`.
+    pub auto_approve: Option<&'a [String]>,
 }
 
 /// The decision: actions in order, and when to look again (the lease deadline).
@@ -113,6 +123,16 @@ pub fn decide(observed: &Observed<'_>, now: Timestamp) -> Decision {
     let mut actions = vec![];
     if super::defaults::needed(mc) {
         actions.push(Action::FillDefaults(name.clone()));
+    }
+    if let Some(users) = observed.auto_approve {
+        auto_approval(mc, &name, users, &observed.pending_csrs, &mut actions);
+        if actions.iter().any(|a| matches!(a, Action::AutoAccept(_))) {
+            // The acceptance wakes this cluster again; the rest is decided then.
+            return Decision {
+                actions,
+                recheck_in: None,
+            };
+        }
     }
     if !mc.spec.hub_accepts_client {
         if observed.granted || accepted_true {
@@ -177,6 +197,41 @@ pub fn decide(observed: &Observed<'_>, now: Timestamp) -> Decision {
         recheck_in: Some(recheck_in.unsigned_abs()),
     }
 }
+
+/// Upstream's `ManagedClusterAutoApproval`, for the `users` it names: their clusters' bootstrap
+/// CSRs are approved, and a cluster is accepted once, marked with
+/// [`AUTO_ACCEPTED_ANNOTATION`], so that a later deny sticks. Stricter than upstream, which
+/// accepts every new cluster while the gate is on: here only a cluster one of `users` asks a
+/// certificate for.
+fn auto_approval(
+    mc: &ManagedCluster,
+    name: &str,
+    users: &[String],
+    pending: &[CsrFacts],
+    actions: &mut Vec<Action>,
+) {
+    let mut approved: Vec<&CsrFacts> = pending
+        .iter()
+        .filter(|f| users.contains(&f.username) && f.check_request(name).is_ok())
+        .collect();
+    approved.sort_by(|a, b| a.name.cmp(&b.name));
+    let marked = mc
+        .metadata
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(AUTO_ACCEPTED_ANNOTATION));
+    actions.extend(
+        approved
+            .iter()
+            .map(|f| Action::AutoApprove(f.name.clone(), name.to_owned())),
+    );
+    if !marked && (mc.spec.hub_accepts_client || !approved.is_empty()) {
+        actions.push(Action::AutoAccept(name.to_owned()));
+    }
+}
+
+/// Upstream's mark of a cluster accepted by `ManagedClusterAutoApproval`, with the time.
+pub const AUTO_ACCEPTED_ANNOTATION: &str = "open-cluster-management.io/automatically-accepted-on";
 
 /// How long a lease may go unrenewed: five lease durations, the default when unset or not
 /// positive, capped at [`MAX_LEASE_SECONDS`].
@@ -314,6 +369,7 @@ mod tests {
             pending_csrs: csrs.iter().map(crate::identity::CsrFacts::of).collect(),
             lease,
             granted,
+            auto_approve: None,
         };
         decide(&observed, now)
     }
@@ -351,6 +407,46 @@ mod tests {
             actions(run(&settled("c1"), &[], Some(&l), false, at(T0))),
             [Action::Accept("c1".into())]
         );
+    }
+
+    #[test]
+    fn auto_approval_accepts_once_and_approves_only_the_listed_requesters() {
+        let listed = "system:serviceaccount:open-cluster-management:agent-registration-bootstrap";
+        let users = [listed.to_owned()];
+        let decide_for = |cluster: &ManagedCluster, csrs: &[CertificateSigningRequest]| {
+            let observed = Observed {
+                cluster,
+                pending_csrs: csrs.iter().map(crate::identity::CsrFacts::of).collect(),
+                lease: None,
+                granted: false,
+                auto_approve: Some(&users),
+            };
+            actions(decide(&observed, at(T0)))
+        };
+        // A listed requester's bootstrap CSR: approved, and the cluster accepted.
+        let from_listed = csr("c1-b", "c1", listed, &[], "c1");
+        assert_eq!(
+            decide_for(&pending("c1"), std::slice::from_ref(&from_listed)),
+            [
+                Action::AutoApprove("c1-b".into(), "c1".into()),
+                Action::AutoAccept("c1".into())
+            ]
+        );
+        // Anyone else's: neither (upstream would still accept the cluster).
+        let other = csr("c1-o", "c1", "system:bootstrap:abcdef", &[], "c1");
+        assert!(decide_for(&pending("c1"), &[other]).is_empty());
+        // A CSR labelled c1 asking for c2's identity, even from a listed requester: never.
+        let forged = csr("c1-f", "c1", listed, &[], "c2");
+        assert!(decide_for(&pending("c1"), &[forged]).is_empty());
+        // Accepted automatically once, then denied by an admin: the deny sticks.
+        let denied = mc(json!({"metadata": {"name": "c1",
+            "annotations": {super::AUTO_ACCEPTED_ANNOTATION: "2026-01-01T00:00:00Z"}}}));
+        assert_eq!(
+            decide_for(&denied, std::slice::from_ref(&from_listed)),
+            [Action::AutoApprove("c1-b".into(), "c1".into())]
+        );
+        // Without the gate: nothing of this.
+        assert!(actions(run(&pending("c1"), &[from_listed], None, false, at(T0))).is_empty());
     }
 
     #[test]
@@ -486,6 +582,7 @@ mod tests {
                 pending_csrs: vec![],
                 lease: None,
                 granted: false,
+                auto_approve: None,
             }
         }
         let now = Timestamp::UNIX_EPOCH;

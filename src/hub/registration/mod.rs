@@ -30,6 +30,7 @@ use kube::{Client, ResourceExt};
 
 use crate::api::addon::ADDON_NAME_LABEL;
 use crate::api::cluster::{CLUSTER_LEASE_NAME, CLUSTER_NAME_LABEL, ManagedCluster};
+use crate::hub::admission::settings::Watched;
 use crate::identity::CsrFacts;
 use crate::runtime::Shutdown;
 use crate::runtime::controller::Runner;
@@ -52,6 +53,8 @@ struct Context {
     /// Clusters whose namespace and RBAC this process applied (after a restart they are applied
     /// once more: server-side apply makes that a no-op on the server).
     granted: Mutex<HashSet<String>>,
+    /// The ClusterManager's settings: who is approved without `accept`.
+    settings: Watched,
 }
 
 /// Runs the hub registration controller alone, on watches of its own, until `shutdown` is
@@ -59,7 +62,8 @@ struct Context {
 /// with [`run_with`].
 pub async fn run(hub: Client, shutdown: Shutdown) -> anyhow::Result<()> {
     let informers = Informers::new(hub.clone());
-    let controller = run_with(hub, &informers, shutdown.clone());
+    let settings = crate::hub::admission::settings::from_informers(&informers, shutdown.clone());
+    let controller = run_with(hub, &informers, settings, shutdown.clone());
     let (result, ()) = tokio::join!(controller, informers.run(shutdown));
     result
 }
@@ -69,6 +73,7 @@ pub async fn run(hub: Client, shutdown: Shutdown) -> anyhow::Result<()> {
 pub fn run_with(
     hub: Client,
     informers: &Informers,
+    settings: Watched,
     shutdown: Shutdown,
 ) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
     let (clusters, cluster_events) = informers.feed::<ManagedCluster>();
@@ -88,6 +93,7 @@ pub fn run_with(
         csrs: csrs.clone(),
         leases: leases.clone(),
         granted: Mutex::new(HashSet::new()),
+        settings,
     });
     // Decide only from complete stores: a lease not yet listed must not look missing.
     let run = Runner::new(CONTROLLER, controller)
@@ -121,11 +127,13 @@ async fn reconcile(mc: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Requeue
         .filter(|f| f.pending)
         .collect();
     let granted = lock(&ctx.granted).contains(&name);
+    let auto_approve = ctx.settings.peek().and_then(|s| s.auto_approve);
     let observed = Observed {
         cluster: &mc,
         pending_csrs,
         lease: lease.as_deref(),
         granted,
+        auto_approve: auto_approve.as_deref(),
     };
     let decision = decide::decide(&observed, k8s_openapi::jiff::Timestamp::now());
     for action in &decision.actions {

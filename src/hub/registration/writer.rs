@@ -70,6 +70,18 @@ impl Writer {
                 .await
                 .map_err(Error::from)
             }
+            Action::AutoApprove(csr, c) => {
+                tracing::info!(cluster = %c, csr = %csr, "managed cluster is auto approved");
+                crate::apply::approve::approve_csr(
+                    &self.client,
+                    csr,
+                    "AutoApprovedByHubCSRApprovingController",
+                    "Auto approving Managed cluster agent certificate: its requester is approved automatically (ManagedClusterAutoApproval).",
+                )
+                .await
+                .map_err(Error::from)
+            }
+            Action::AutoAccept(c) => self.auto_accept(c).await.map_err(Error::from),
             Action::CreateLease(c) => self.create_lease(c).await,
             Action::FillDefaults(c) => self.fill_defaults(c).await.map_err(Error::from),
             Action::MarkLeaseStale(c) => {
@@ -404,6 +416,26 @@ impl Writer {
 
     /// Sets (and removes) conditions on the ManagedCluster's status (read fresh, written with its
     /// resourceVersion).
+    /// Accepts the cluster and marks it accepted automatically, as upstream's
+    /// `ManagedClusterAutoApproval` does.
+    async fn auto_accept(&self, cluster: &str) -> Result<(), kube::Error> {
+        tracing::info!(
+            cluster,
+            "accepting the cluster (ManagedClusterAutoApproval)"
+        );
+        let now = k8s_openapi::jiff::Timestamp::now()
+            .strftime("%Y-%m-%dT%H:%M:%SZ")
+            .to_string();
+        let patch = json!({
+            "metadata": {"annotations": {super::decide::AUTO_ACCEPTED_ANNOTATION: now}},
+            "spec": {"hubAcceptsClient": true},
+        });
+        Api::<ManagedCluster>::all(self.client.clone())
+            .patch(cluster, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .map(|_| ())
+    }
+
     /// Re-reads the cluster (the patch is guarded by the resourceVersion it was decided on
     /// being current) and fills in the defaults.
     async fn fill_defaults(&self, cluster: &str) -> Result<(), kube::Error> {

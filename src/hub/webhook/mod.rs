@@ -174,7 +174,12 @@ pub enum Webhook {
 /// where they still name this process, and only then stops serving. The CRDs may not exist yet
 /// (the operator installs them): it retries until they do. Behind the Service there is nothing
 /// to do while leading.
-pub async fn run(hub: Client, webhook: Webhook, shutdown: Shutdown) -> anyhow::Result<()> {
+pub async fn run(
+    hub: Client,
+    webhook: Webhook,
+    settings: admission::settings::Watched,
+    shutdown: Shutdown,
+) -> anyhow::Result<()> {
     let url = match webhook {
         Webhook::Leader(url) => url,
         Webhook::Service => {
@@ -185,7 +190,7 @@ pub async fn run(hub: Client, webhook: Webhook, shutdown: Shutdown) -> anyhow::R
     // Not a child of `shutdown`: the webhooks answer until nothing names them.
     let stop_serving = Shutdown::new();
     let _stop_serving = stop_serving.clone().drop_guard();
-    let reviewer = admission::Reviewer::start(hub.clone(), stop_serving.clone());
+    let reviewer = admission::Reviewer::with_settings(hub.clone(), settings);
     let settings = reviewer.settings();
     let serving = serve(&url, HubRoutes::new(reviewer), stop_serving)
         .await

@@ -575,6 +575,7 @@ mod tests {
             feature_gates: vec![],
             admission: crate::operator::cluster_manager::Admission::Webhooks,
             resource_requirement: None,
+            auto_approved_csr_identities: vec![],
         };
         let role = plan(&opts)
             .unwrap()
