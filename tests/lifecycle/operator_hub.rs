@@ -421,7 +421,6 @@ async fn admission_follows_the_cluster_managers_mode() {
     let _hub = HUB_SINGLETON.lock().await;
     let (client, op) = setup().await;
     wait_applied(&client).await;
-    let configs: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
     let by_policies = || admission_is(client.clone(), false);
     let by_webhooks = || admission_is(client.clone(), true);
     common::eventually("admission by policies", WAIT, by_policies).await;
@@ -488,21 +487,28 @@ async fn admission_follows_the_cluster_managers_mode() {
         .unwrap();
     common::eventually("admission by webhooks again", WAIT, by_webhooks).await;
     op.stop().await;
-    for name in webhook::VALIDATORS {
-        assert!(
-            configs.get_opt(name).await.unwrap().is_none(),
-            "{name} left after stop"
-        );
-    }
-    let mutators: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
-    assert!(
-        mutators
-            .get_opt(webhook::MANAGED_CLUSTER_MUTATOR)
-            .await
-            .unwrap()
-            .is_none(),
-        "the mutating configuration left after stop"
-    );
+    // The stopping hub removes them as it steps down; a removal may land just after the stop
+    // returns (seen once in a full run), so allow it a few seconds.
+    common::eventually(
+        "the stopped hub's configurations removed",
+        Duration::from_secs(10),
+        || {
+            let client = client.clone();
+            async move {
+                let configs: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+                for name in webhook::VALIDATORS {
+                    configs.get_opt(name).await.ok()?.is_none().then_some(())?;
+                }
+                Api::<MutatingWebhookConfiguration>::all(client)
+                    .get_opt(webhook::MANAGED_CLUSTER_MUTATOR)
+                    .await
+                    .ok()?
+                    .is_none()
+                    .then_some(())
+            }
+        },
+    )
+    .await;
     let _ = Api::<k8s_openapi::api::rbac::v1::ClusterRole>::all(client.clone())
         .delete(&id, &DeleteParams::default())
         .await;
