@@ -179,9 +179,10 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                     let addr = SocketAddr::from(([0, 0, 0, 0], webhook::mounted::PORT));
                     let reviewer =
                         crate::hub::admission::Reviewer::start(client.clone(), shutdown.clone());
+                    let settings = reviewer.settings();
                     let routes = webhook::HubRoutes::new(reviewer);
                     webhook::mounted::serve(dir, addr, routes, shutdown.clone()).await?;
-                    Webhook::Service
+                    Webhook::Service(settings)
                 }
                 None => Webhook::Leader(kube.loaded.config.cluster_url.clone()),
             };

@@ -57,8 +57,14 @@ pub async fn controllers(
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
     let informers = Informers::new(client.clone());
-    // The ClusterManager's settings, read once for the webhooks and the registration controller.
-    let settings = crate::hub::admission::settings::from_informers(&informers, shutdown.clone());
+    // The ClusterManager's settings, read once for the webhooks and the registration controller:
+    // a hub pod's reviewer watches them already; in-process, the shared informers do.
+    let settings = match &webhook {
+        Webhook::Service(settings) => settings.clone(),
+        Webhook::Leader(_) => {
+            crate::hub::admission::settings::from_informers(&informers, shutdown.clone())
+        }
+    };
     let registration = stopping_all(
         "hub registration controller",
         Box::pin(registration::run_with(

@@ -522,13 +522,22 @@ async fn admission_follows_the_cluster_managers_mode() {
 /// ManagedClusters as user `<id>-user`, who may create them and join any set (ClusterRole and
 /// binding `id`).
 async fn cluster_creator(client: &Client, id: &str) -> Api<kube::api::DynamicObject> {
-    let group = format!("{id}-group");
-    let user = common::certificate_client(client, &format!("{id}-user"), &group).await;
-    let ssa = PatchParams::apply("lc-admission").force();
-    let role = serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-        "metadata": {"name": id}, "rules": [
+    let rules = serde_json::json!([
         {"apiGroups": ["cluster.open-cluster-management.io"], "resources": ["managedclusters"], "verbs": ["create"]},
-        {"apiGroups": ["cluster.open-cluster-management.io"], "resources": ["managedclustersets/join"], "verbs": ["create"]}]});
+        {"apiGroups": ["cluster.open-cluster-management.io"], "resources": ["managedclustersets/join"], "verbs": ["create"]}]);
+    let user = user_allowed(client, id, &format!("{id}-user"), rules).await;
+    Api::all_with(
+        user,
+        &kube::api::ApiResource::erase::<clusteradm::api::cluster::ManagedCluster>(&()),
+    )
+}
+
+/// A client for `user`, in group `<id>-group`, which ClusterRole and binding `id` allow `rules`.
+async fn user_allowed(client: &Client, id: &str, user: &str, rules: serde_json::Value) -> Client {
+    let group = format!("{id}-group");
+    let ssa = PatchParams::apply("lc-test-user").force();
+    let role = serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": id}, "rules": rules});
     Api::<k8s_openapi::api::rbac::v1::ClusterRole>::all(client.clone())
         .patch(id, &ssa, &Patch::Apply(role))
         .await
@@ -541,10 +550,7 @@ async fn cluster_creator(client: &Client, id: &str) -> Api<kube::api::DynamicObj
         .patch(id, &ssa, &Patch::Apply(binding))
         .await
         .unwrap();
-    Api::all_with(
-        user,
-        &kube::api::ApiResource::erase::<clusteradm::api::cluster::ManagedCluster>(&()),
-    )
+    common::certificate_client(client, user, &group).await
 }
 
 /// ManagedCluster `name` with a new taint (no time) and a client config at `url`.

@@ -96,7 +96,7 @@ fn gate(gates: &[FeatureGate], name: &str) -> Option<bool> {
 }
 
 /// The settings as last watched: `None` until the ClusterManager has been read once.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Watched(watch::Receiver<Option<Settings>>);
 
 impl Watched {

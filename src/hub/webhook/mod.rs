@@ -164,8 +164,9 @@ pub enum Webhook {
     /// pointing the CRDs and admission configurations at itself while it leads: in-process.
     Leader(http::Uri),
     /// Every hub pod, behind the hub's Service ([`mounted`]); the operator points the CRDs and
-    /// configurations at the Service, so the leader does nothing here.
-    Service,
+    /// configurations at the Service, so the leader does nothing here. The pod's reviewer
+    /// watches the ClusterManager already: its settings serve the leader's controllers too.
+    Service(admission::settings::Watched),
 }
 
 /// As the leader: serves the webhooks and keeps the add-on CRDs' conversion, and the admission
@@ -182,7 +183,7 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let url = match webhook {
         Webhook::Leader(url) => url,
-        Webhook::Service => {
+        Webhook::Service(_) => {
             shutdown.cancelled().await;
             return Ok(());
         }

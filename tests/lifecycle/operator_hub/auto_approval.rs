@@ -12,27 +12,12 @@ use crate::common;
 use clusteradm::api::cluster::ManagedCluster;
 use clusteradm::hub::registration::decide::AUTO_ACCEPTED_ANNOTATION;
 
-/// A client for `user` (group `group`) that may do what a bootstrap credential does.
+/// A client for `user` that may do what a bootstrap credential does (ClusterRole `id`).
 async fn bootstrap_user(client: &Client, id: &str, user: &str) -> Client {
-    let group = format!("{id}-group");
-    let ssa = PatchParams::apply("lc-auto-approval").force();
-    let role = serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-        "metadata": {"name": id}, "rules": [
+    let rules = serde_json::json!([
         {"apiGroups": ["cluster.open-cluster-management.io"], "resources": ["managedclusters"], "verbs": ["create", "get"]},
-        {"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests"], "verbs": ["create", "get"]}]});
-    Api::<ClusterRole>::all(client.clone())
-        .patch(id, &ssa, &Patch::Apply(role))
-        .await
-        .unwrap();
-    let binding = serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": id},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": id},
-        "subjects": [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": group}]});
-    Api::<ClusterRoleBinding>::all(client.clone())
-        .patch(id, &ssa, &Patch::Apply(binding))
-        .await
-        .unwrap();
-    common::certificate_client(client, user, &group).await
+        {"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests"], "verbs": ["create", "get"]}]);
+    super::user_allowed(client, id, user, rules).await
 }
 
 /// Registers `cluster` as its agent's bootstrap would: the ManagedCluster and a CSR for it.
