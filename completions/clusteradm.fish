@@ -83,6 +83,8 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l force -d 
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l in-process -d 'Run the ClusterManager operator and hub controllers in this process instead of deploying the operator image; runs in the foreground until Ctrl-C or SIGTERM' -r -f -a "true\t''
 false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l enable-sync-labels -d 'Copy the ClusterManager\'s labels to every hub object its operator makes (upstream\'s operator flag of the same name; `app` and `open-cluster-management.io*` keys are not copied)' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l create-namespace -d 'Create the namespaces the install needs; with =false they must exist already' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
@@ -134,6 +136,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l proxy-ca-
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l klusterlet-annotation -d 'An annotation for the ManagedCluster, key=value (repeatable; prefixed with agent.open-cluster-management.io/)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l client-cert-expiration-seconds -d 'Lifetime asked for the agent\'s hub client certificate, in seconds (at least 600; unset or 0: the hub\'s signer decides)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l registration-auth -d 'How this cluster registers: `csr` (the one driver here; upstream\'s `awsirsa` and `grpc` are refused)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l image-pull-credential-file -d 'A docker config JSON with credentials for the image registry: it goes into Secret open-cluster-management-image-pull-credentials, which the operator copies to the agents' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l output-file -d 'Also write the objects applied to FILE, as a YAML stream (mode 0600: it may hold a credential); with --dry-run, instead of applying them' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l resource-qos-class -d 'QoS class of the operator\'s and its components\' containers: Default (small requests), BestEffort (none) or ResourceRequirement (--resource-limits/--resource-requests)' -r -f -a "Default\t'Small requests (2m CPU, 16Mi memory), no limits'
 BestEffort\t'No requests or limits'
@@ -150,6 +153,8 @@ false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l force-internal-endpoint-lookup-managed -d 'Hosted: the agents reach the managed cluster at the API server URL its kube-public/cluster-info names, instead of the one in --managed-cluster-kubeconfig' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l in-process -d 'Run the klusterlet operator (and the agents) in this process instead of deploying the operator image; runs in the foreground until Ctrl-C or SIGTERM' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l enable-sync-labels -d 'Copy the Klusterlet\'s labels to every agent object its operator makes (upstream\'s operator flag of the same name; `app` and `open-cluster-management.io*` keys are not copied)' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l create-namespace -d 'Create the namespaces the install needs; with =false they must exist already' -r -f -a "true\t''
 false\t''"
@@ -739,6 +744,8 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from help" -f -a "unbind" -d 'Remove a cluster set\'s binding from a namespace'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand clusterset; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -l probe-address -d 'Serve /healthz, /readyz and /metrics over plain HTTP on this address (e.g. 0.0.0.0:8000)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -l enable-sync-labels -d 'Copy the CR\'s labels (but `app` and `open-cluster-management.io*`) to every object the operator makes and to its pods, as upstream\'s operators do with this flag' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
@@ -756,6 +763,8 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not 
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -f -a "klusterlet" -d 'Run the Klusterlet operator: install and keep the agents as the Klusterlet asks'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and not __fish_seen_subcommand_from hub klusterlet help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -l probe-address -d 'Serve /healthz, /readyz and /metrics over plain HTTP on this address (e.g. 0.0.0.0:8000)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -l enable-sync-labels -d 'Copy the CR\'s labels (but `app` and `open-cluster-management.io*`) to every object the operator makes and to its pods, as upstream\'s operators do with this flag' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
@@ -770,6 +779,8 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fi
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -l probe-address -d 'Serve /healthz, /readyz and /metrics over plain HTTP on this address (e.g. 0.0.0.0:8000)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -l enable-sync-labels -d 'Copy the CR\'s labels (but `app` and `open-cluster-management.io*`) to every object the operator makes and to its pods, as upstream\'s operators do with this flag' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r

@@ -20,6 +20,9 @@ pub const BOOTSTRAP_SECRET: &str = "bootstrap-hub-kubeconfig";
 pub const HUB_KUBECONFIG_SECRET: &str = "hub-kubeconfig-secret";
 /// Hosted mode: the secret with the managed cluster's kubeconfig, in the agent namespace.
 pub const EXTERNAL_MANAGED_SECRET: &str = "external-managed-kubeconfig";
+/// The image pull secret (a docker config JSON) `init`/`join` put in the operator namespace; each
+/// operator copies it to where its pods run and names it in their `imagePullSecrets`.
+pub const IMAGE_PULL_SECRET: &str = "open-cluster-management-image-pull-credentials";
 /// Prefix of ManagedCluster annotations set through the Klusterlet.
 pub const ANNOTATION_PREFIX: &str = "agent.open-cluster-management.io/";
 

@@ -85,6 +85,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             credential,
             deploy_operator: true,
             image_pull_credential: None,
+            sync_labels: false,
             feature_gates: vec![],
             admission: crate::operator::cluster_manager::Admission::Webhooks,
             resource_requirement: None,

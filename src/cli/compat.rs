@@ -450,7 +450,6 @@ pub const DIFFERENCES: &[(&str, &str, &str)] = &[
         "--registration-drivers",
         "`csr` only: awsirsa needs AWS, grpc is not implemented; either is refused with that reason",
     ),
-    ("init", "--enable-sync-labels", "not yet (issue #30)"),
     (
         "init",
         "--cluster-manager-values-file",
@@ -500,12 +499,6 @@ pub const DIFFERENCES: &[(&str, &str, &str)] = &[
         "join",
         "--addon-token-expiration-seconds",
         "add-on token registration is not implemented (add-ons register with CSRs)",
-    ),
-    ("join", "--enable-sync-labels", "not yet (issue #30)"),
-    (
-        "join",
-        "--image-pull-credential-file",
-        "not yet (issue #30)",
     ),
     (
         "join",

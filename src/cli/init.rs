@@ -82,6 +82,10 @@ pub struct Args {
     /// ManagedClusterAutoApproval=true
     #[arg(long, value_delimiter = ',', value_name = "USERS")]
     pub auto_approved_csr_identities: Vec<String>,
+    /// Copy the ClusterManager's labels to every hub object its operator makes (upstream's
+    /// operator flag of the same name; `app` and `open-cluster-management.io*` keys are not copied)
+    #[arg(long)]
+    pub enable_sync_labels: bool,
     /// `--output-file`, `--create-namespace`
     #[command(flatten)]
     pub bundle: super::bundle::BundleArgs,
@@ -97,7 +101,7 @@ pub enum JoinOutput {
 }
 
 /// `--image-pull-credential-file`, bounded as every user file is ([`crate::input`]).
-fn read_credential(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
+pub(super) fn read_credential(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
     crate::input::read(path, "--image-pull-credential-file").map_err(|e| {
         let hint = "pass a docker config JSON file";
         UserError::new(crate::runtime::report::chain(&e), hint).into()
@@ -131,6 +135,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         credential: Credential::ServiceAccount,
         deploy_operator: !args.in_process,
         image_pull_credential,
+        sync_labels: args.enable_sync_labels,
         feature_gates,
     };
 
@@ -184,6 +189,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         crate::inprocess::hub::run(
             kube.client.clone(),
             kube.loaded.config.cluster_url.clone(),
+            args.enable_sync_labels,
             crate::runtime::shutdown::on_signal(),
             |holder| {
                 ctx.printer.warn(format!(

@@ -93,6 +93,14 @@ pub struct Args {
     /// refused)
     #[arg(long, default_value = "csr", value_name = "DRIVER")]
     pub registration_auth: String,
+    /// A docker config JSON with credentials for the image registry: it goes into Secret
+    /// open-cluster-management-image-pull-credentials, which the operator copies to the agents
+    #[arg(long, value_name = "FILE")]
+    pub image_pull_credential_file: Option<PathBuf>,
+    /// Copy the Klusterlet's labels to every agent object its operator makes (upstream's
+    /// operator flag of the same name; `app` and `open-cluster-management.io*` keys are not copied)
+    #[arg(long)]
+    pub enable_sync_labels: bool,
     /// `--output-file`, `--create-namespace`
     #[command(flatten)]
     pub bundle: super::bundle::BundleArgs,
@@ -325,6 +333,11 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         args.managed_cluster_kubeconfig.as_deref(),
         "--managed-cluster-kubeconfig",
     )?;
+    let image_pull_credential = args
+        .image_pull_credential_file
+        .as_deref()
+        .map(super::init::read_credential)
+        .transpose()?;
     let kube = ctx.kube().await?;
 
     let pin = pin(&args, ctx).await?;
@@ -359,6 +372,8 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         annotations,
         client_cert_expiration_seconds: args.client_cert_expiration_seconds.filter(|s| *s != 0),
         deploy_operator: !args.in_process,
+        image_pull_credential,
+        sync_labels: args.enable_sync_labels,
     };
     if ctx.global.dry_run {
         args.bundle.dry_run(&klusterlet::plan(&opts)?)?;
@@ -420,6 +435,7 @@ async fn finish(
         cluster_name: opts.cluster_name.clone(),
         agent_namespace: opts.agent_namespace(),
         cleanup_timeout: ctx.global.timeout,
+        sync_labels: opts.sync_labels,
     };
     let waiting = |holder: &str| {
         ctx.printer.warn(format!(

@@ -14,6 +14,10 @@ pub struct Args {
     pub which: Which,
     #[command(flatten)]
     serve: super::controller::Serve,
+    /// Copy the CR's labels (but `app` and `open-cluster-management.io*`) to every object the
+    /// operator makes and to its pods, as upstream's operators do with this flag
+    #[arg(long, global = true)]
+    enable_sync_labels: bool,
 }
 
 /// The operators.
@@ -45,10 +49,19 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         ));
     };
     match args.which {
-        Which::Hub => inprocess::hub::run_operator(kube.client.clone(), shutdown, waiting).await?,
+        Which::Hub => {
+            inprocess::hub::run_operator(
+                kube.client.clone(),
+                args.enable_sync_labels,
+                shutdown,
+                waiting,
+            )
+            .await?;
+        }
         Which::Klusterlet => {
             let opts = crate::operator::klusterlet::Options {
                 cleanup_timeout: ctx.global.timeout,
+                sync_labels: args.enable_sync_labels,
                 ..Default::default()
             };
             inprocess::klusterlet::run_operator(kube.client.clone(), opts, shutdown, waiting)

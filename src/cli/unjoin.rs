@@ -159,7 +159,8 @@ async fn purge_operator(
         .get_opt("clustermanagers.operator.open-cluster-management.io")
         .await?
         .is_some();
-    let mut objects = klusterlet::operator_objects("unused", false, None)?;
+    let mut objects =
+        klusterlet::operator_objects("unused", false, &klusterlet::OperatorSettings::default())?;
     objects.retain(|o| {
         let kind = o.types.as_ref().map_or("", |t| t.kind.as_str());
         match kind {

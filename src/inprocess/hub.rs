@@ -12,9 +12,11 @@ use crate::runtime::lease;
 
 /// `init --in-process`: the operator (deploying nothing that runs here) and the hub controllers,
 /// until `shutdown` is cancelled. `waiting` is told who holds the Lease if another process does.
+/// `sync_labels`: the operator's `--enable-sync-labels`.
 pub async fn run(
     client: Client,
     url: http::Uri,
+    sync_labels: bool,
     shutdown: Shutdown,
     waiting: impl FnOnce(&str),
 ) -> anyhow::Result<()> {
@@ -32,7 +34,15 @@ pub async fn run(
         let operator = {
             let token = token.clone();
             async move {
-                let result = operator::run(client, InProcess::HUB_CONTROLLERS, token.clone()).await;
+                let result = operator::run(
+                    client,
+                    operator::Options {
+                        in_process: InProcess::HUB_CONTROLLERS,
+                        sync_labels,
+                    },
+                    token.clone(),
+                )
+                .await;
                 token.cancel();
                 result
             }
@@ -150,12 +160,20 @@ async fn stopping_all(
 /// `shutdown` is cancelled.
 pub async fn run_operator(
     client: Client,
+    sync_labels: bool,
     shutdown: Shutdown,
     waiting: impl FnOnce(&str),
 ) -> anyhow::Result<()> {
     let lock = operator::lease_lock(client.clone());
     lease::lead(lock, shutdown, waiting, move |token| {
-        operator::run(client, InProcess::NOTHING, token)
+        operator::run(
+            client,
+            operator::Options {
+                in_process: InProcess::NOTHING,
+                sync_labels,
+            },
+            token,
+        )
     })
     .await
 }

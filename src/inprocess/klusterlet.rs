@@ -24,6 +24,8 @@ pub struct Config {
     pub agent_namespace: String,
     /// Bound on each deletion when a Klusterlet is removed.
     pub cleanup_timeout: Duration,
+    /// The operator's `--enable-sync-labels`.
+    pub sync_labels: bool,
 }
 
 /// `join --in-process`: the agents and the operator until `shutdown` is cancelled. `waiting` is
@@ -60,6 +62,7 @@ pub async fn run(
         },
         cleanup_timeout: config.cleanup_timeout,
         agents: Some(host),
+        sync_labels: config.sync_labels,
     };
     let operator = async {
         let result = run_operator(config.managed, opts, token.clone(), waiting).await;

@@ -46,6 +46,8 @@ pub struct InitOptions {
     pub deploy_operator: bool,
     /// Contents of `--image-pull-credential-file` (a docker config JSON), if any.
     pub image_pull_credential: Option<Vec<u8>>,
+    /// `--enable-sync-labels`: the operator copies the ClusterManager's labels to what it makes.
+    pub sync_labels: bool,
     /// Extra hub feature gates `Name=true|false`.
     pub feature_gates: Vec<(String, bool)>,
     /// How the hub's admission rules are enforced.
@@ -145,6 +147,7 @@ pub fn plan(opts: &InitOptions) -> Result<Vec<DynamicObject>, render::Error> {
                     opts.single_image.is_some(),
                     &["--disable-leader-election=true"],
                 )
+                .sync_labels(opts.sync_labels)
                 .resources(opts.resource_requirement.as_ref()),
                 replicas: 1,
                 docker_config_json_b64: base64::engine::general_purpose::STANDARD.encode(pull),
@@ -308,6 +311,7 @@ mod tests {
             credential,
             deploy_operator,
             image_pull_credential: None,
+            sync_labels: false,
             feature_gates: vec![],
             admission: Admission::Webhooks,
         }

@@ -110,6 +110,10 @@ pub struct JoinOptions {
     /// `spec.resourceRequirement` (`--resource-*`), also the operator container's; `None`: the
     /// Default class, unset on the CR.
     pub resource_requirement: Option<crate::api::operator::ResourceRequirement>,
+    /// Contents of `--image-pull-credential-file` (a docker config JSON), if any.
+    pub image_pull_credential: Option<Vec<u8>>,
+    /// `--enable-sync-labels`: the operator copies the Klusterlet's labels to what it makes.
+    pub sync_labels: bool,
 }
 
 impl JoinOptions {
@@ -134,16 +138,31 @@ struct OperatorValues<'a> {
     name: &'a str,
     image: String,
     container: super::OperatorContainer,
+    docker_config_json_b64: String,
 }
 
-/// The Klusterlet CRD and the klusterlet operator (namespace, identity, RBAC, Deployment running
-/// `image`): what `join` installs once per cluster and `unjoin --purge-operator` removes.
-/// `ours`: `image` is ours (`clusteradm operator klusterlet`), not upstream's operator image.
+/// How the klusterlet operator is set up, beyond its image.
+#[derive(Debug, Clone, Default)]
+pub struct OperatorSettings {
+    /// The operator container's resources (`--resource-*`).
+    pub resources: Option<crate::api::operator::ResourceRequirement>,
+    /// `--image-pull-credential-file`'s docker config JSON (`{}` without it).
+    pub pull_secret: Option<Vec<u8>>,
+    /// `--enable-sync-labels`.
+    pub sync_labels: bool,
+}
+
+/// The Klusterlet CRD and the klusterlet operator (namespace, identity, RBAC, image pull secret,
+/// Deployment running `image`): what `join` installs once per cluster and `unjoin
+/// --purge-operator` removes. `ours`: `image` is ours (`clusteradm operator klusterlet`), not
+/// upstream's operator image.
 pub fn operator_objects(
     image: &str,
     ours: bool,
-    resources: Option<&crate::api::operator::ResourceRequirement>,
+    settings: &OperatorSettings,
 ) -> Result<Vec<DynamicObject>, render::Error> {
+    use base64::Engine as _;
+    let pull = settings.pull_secret.as_deref().unwrap_or(b"{}");
     let mut objects = vec![to_dynamic(&crate::api::operator_crd_klusterlet())];
     objects.extend(render::render_bundle(
         "klusterlet-operator",
@@ -156,7 +175,9 @@ pub fn operator_objects(
                 ours,
                 &["--disable-leader-election"],
             )
-            .resources(resources),
+            .sync_labels(settings.sync_labels)
+            .resources(settings.resources.as_ref()),
+            docker_config_json_b64: base64::engine::general_purpose::STANDARD.encode(pull),
         },
     )?);
     Ok(objects)
@@ -169,7 +190,11 @@ pub fn plan(opts: &JoinOptions) -> Result<Vec<DynamicObject>, render::Error> {
     let mut objects = operator_objects(
         &opts.image("registration-operator"),
         opts.single_image.is_some(),
-        opts.resource_requirement.as_ref(),
+        &OperatorSettings {
+            resources: opts.resource_requirement.clone(),
+            pull_secret: opts.image_pull_credential.clone(),
+            sync_labels: opts.sync_labels,
+        },
     )?;
     objects.retain(|o| {
         opts.deploy_operator || o.types.as_ref().is_none_or(|t| t.kind != "Deployment")
@@ -304,6 +329,8 @@ mod tests {
             annotations: BTreeMap::from([(format!("{ANNOTATION_PREFIX}owner"), "me".into())]),
             client_cert_expiration_seconds: None,
             deploy_operator,
+            image_pull_credential: None,
+            sync_labels: false,
         }
     }
 
@@ -335,6 +362,43 @@ mod tests {
     }
 
     #[test]
+    fn the_pull_credential_and_sync_labels_reach_the_operator() {
+        let mut o = opts(false, true);
+        let plain = plan(&o).unwrap();
+        let pull = |objects: &[DynamicObject]| {
+            objects
+                .iter()
+                .find(|x| x.metadata.name.as_deref() == Some(crate::api::names::IMAGE_PULL_SECRET))
+                .unwrap()
+                .data["data"][".dockerconfigjson"]
+                .clone()
+        };
+        let args = |objects: &[DynamicObject]| {
+            objects
+                .iter()
+                .find(|x| x.types.as_ref().unwrap().kind == "Deployment")
+                .unwrap()
+                .data["spec"]["template"]["spec"]["containers"][0]["args"]
+                .clone()
+        };
+        assert_eq!(pull(&plain), "e30=", "an empty {{}} without a file");
+        assert!(!args(&plain).to_string().contains("sync-labels"));
+        o.image_pull_credential = Some(br#"{"auths":{}}"#.to_vec());
+        o.sync_labels = true;
+        let set = plan(&o).unwrap();
+        assert_eq!(pull(&set), "eyJhdXRocyI6e319");
+        assert_eq!(
+            args(&set),
+            serde_json::json!([
+                "/registration-operator",
+                "klusterlet",
+                "--disable-leader-election",
+                "--enable-sync-labels"
+            ])
+        );
+    }
+
+    #[test]
     fn hosted_names_are_random_and_valid() {
         let a = hosted_name();
         assert!(a.starts_with("klusterlet-hosted-") && a.len() == 24, "{a}");
@@ -353,13 +417,18 @@ mod tests {
                 "ServiceAccount/klusterlet",
                 "ClusterRole/klusterlet",
                 "ClusterRoleBinding/klusterlet",
+                "Secret/open-cluster-management-image-pull-credentials",
                 "Deployment/klusterlet",
                 "Namespace/open-cluster-management-agent",
                 "Secret/bootstrap-hub-kubeconfig",
                 "Klusterlet/klusterlet",
             ]
         );
-        let deployment = &objects[5];
+        let deployment = &objects[6];
+        assert_eq!(
+            deployment.data["spec"]["template"]["spec"]["imagePullSecrets"][0]["name"],
+            "open-cluster-management-image-pull-credentials"
+        );
         let container = &deployment.data["spec"]["template"]["spec"]["containers"][0];
         assert_eq!(
             container["image"],
@@ -367,13 +436,13 @@ mod tests {
         );
         assert_eq!(container["args"][0], "/registration-operator");
         assert_eq!(container["args"][1], "klusterlet");
-        let secret = &objects[7];
+        let secret = &objects[8];
         assert_eq!(
             secret.metadata.namespace.as_deref(),
             Some("open-cluster-management-agent")
         );
         assert_eq!(secret.data["data"]["kubeconfig"], "a3ViZWNvbmZpZyB0ZXh0");
-        let spec = &objects[8].data["spec"];
+        let spec = &objects[9].data["spec"];
         assert_eq!(spec["clusterName"], "c1");
         assert_eq!(spec["namespace"], "open-cluster-management-agent");
         assert_eq!(spec["deployOption"]["mode"], "Default");
@@ -484,6 +553,7 @@ mod tests {
             name: KLUSTERLET_OPERATOR,
             image: "quay.io/open-cluster-management/registration-operator:v1.3.1".into(),
             container: crate::install::OperatorContainer::new("klusterlet", false, &[]),
+            docker_config_json_b64: "e30=".into(),
         };
         let names = render::bundle_templates("klusterlet-operator");
         assert!(!names.is_empty());

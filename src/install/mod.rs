@@ -66,6 +66,16 @@ impl OperatorContainer {
         }
     }
 
+    /// The operator runs with `--enable-sync-labels` (ours and upstream's take the same flag).
+    #[must_use]
+    pub fn sync_labels(mut self, on: bool) -> Self {
+        if on && let Ok(mut args) = serde_json::from_str::<Vec<String>>(&self.args) {
+            args.push("--enable-sync-labels".into());
+            self.args = serde_json::json!(args).to_string();
+        }
+        self
+    }
+
     /// The operator's container gets the resources its CR gives the components' (upstream's
     /// `--resource-*` flags set both).
     #[must_use]

@@ -49,6 +49,7 @@ pub fn hub_operator(
         credential: Credential::ServiceAccount,
         deploy_operator: true,
         image_pull_credential: None,
+        sync_labels: false,
         feature_gates: vec![],
         admission: crate::operator::cluster_manager::Admission::Webhooks,
         resource_requirement: resources.cloned(),
@@ -70,7 +71,7 @@ pub fn hub_operator(
 }
 
 /// The klusterlet operator's objects with `images` (the Klusterlet CRD, then the operator's
-/// namespace, identity, RBAC and Deployment).
+/// namespace, identity, RBAC and Deployment; not the pull secret, which an upgrade keeps).
 ///
 /// # Errors
 /// A template failed to render.
@@ -78,11 +79,16 @@ pub fn klusterlet_operator(
     images: &Images,
     resources: Option<&ResourceRequirement>,
 ) -> Result<Vec<DynamicObject>, render::Error> {
-    crate::install::klusterlet::operator_objects(
+    let mut objects = crate::install::klusterlet::operator_objects(
         &images.of("registration-operator"),
         images.single.is_some(),
-        resources,
-    )
+        &crate::install::klusterlet::OperatorSettings {
+            resources: resources.cloned(),
+            ..Default::default()
+        },
+    )?;
+    objects.retain(|o| o.types.as_ref().is_none_or(|t| t.kind != "Secret"));
+    Ok(objects)
 }
 
 /// The merge patch that points a ClusterManager's components at `images`.

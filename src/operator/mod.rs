@@ -2,4 +2,6 @@
 //! `init`/`join --in-process`.
 pub mod cluster_manager;
 pub mod klusterlet;
+pub mod pull_secret;
 pub mod resources;
+pub mod sync_labels;

@@ -199,6 +199,34 @@ async fn init_takes_upstreams_resource_and_version_bundle_flags() {
         "{err}"
     );
 
+    // Upstream's --enable-sync-labels and --image-pull-credential-file: the operator runs with
+    // the flag, and the pull secret holds the file.
+    let pull = dir.join("config.json");
+    std::fs::write(&pull, r#"{"auths":{}}"#).unwrap();
+    let (code, out, err) = fixture::on_hub(&[
+        "init",
+        "--dry-run",
+        "--enable-sync-labels",
+        "--image-pull-credential-file",
+        pull.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let objects = clusteradm::apply::parse_objects(&out, "stdout").unwrap();
+    let operator = objects
+        .iter()
+        .find(|o| o.types.as_ref().unwrap().kind == "Deployment")
+        .unwrap();
+    let args = &operator.data["spec"]["template"]["spec"]["containers"][0]["args"];
+    assert!(args.to_string().contains("--enable-sync-labels"), "{args}");
+    let secret = objects
+        .iter()
+        .find(|o| {
+            o.metadata.name.as_deref() == Some("open-cluster-management-image-pull-credentials")
+        })
+        .unwrap();
+    assert_eq!(secret.data["data"][".dockerconfigjson"], "eyJhdXRocyI6e319");
+
     // Upstream's version bundle overrides: the OCM images' tag from a JSON file.
     let overrides = dir.join("bundle.json");
     std::fs::write(

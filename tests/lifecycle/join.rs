@@ -143,7 +143,12 @@ pub(crate) async fn reset(client: &Client) {
             .await
             .unwrap();
     }
-    let mut objects = clusteradm::install::klusterlet::operator_objects("x", false, None).unwrap();
+    let mut objects = clusteradm::install::klusterlet::operator_objects(
+        "x",
+        false,
+        &clusteradm::install::klusterlet::OperatorSettings::default(),
+    )
+    .unwrap();
     let is_hub = Api::<CustomResourceDefinition>::all(client.clone())
         .get_opt("clustermanagers.operator.open-cluster-management.io")
         .await

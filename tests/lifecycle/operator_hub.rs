@@ -35,10 +35,16 @@ struct Operator {
 
 impl Operator {
     fn start(client: &Client) -> Self {
+        Self::start_with(client, false)
+    }
+
+    /// `sync_labels`: the operator's `--enable-sync-labels`.
+    fn start_with(client: &Client, sync_labels: bool) -> Self {
         let stop = clusteradm::runtime::Shutdown::new();
         let task = tokio::spawn(clusteradm::inprocess::hub::run(
             client.clone(),
             crate::common::hub_url(),
+            sync_labels,
             stop.clone(),
             |holder| panic!("another process ({holder}) holds the operator Lease"),
         ));
@@ -64,6 +70,7 @@ async fn install(client: &Client) {
         credential: clusteradm::install::hub::Credential::ServiceAccount,
         deploy_operator: false,
         image_pull_credential: None,
+        sync_labels: false,
         feature_gates: vec![],
         admission: operator::Admission::Policies,
         resource_requirement: None,
@@ -87,6 +94,11 @@ async fn install(client: &Client) {
 /// earlier failed run left terminating (as `clusteradm clean` would), then applies what
 /// `init --in-process` applies and starts the loop.
 async fn setup() -> (Client, Operator) {
+    setup_with(false).await
+}
+
+/// [`setup`], with the operator's `--enable-sync-labels` as `sync_labels` says.
+async fn setup_with(sync_labels: bool) -> (Client, Operator) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter("clusteradm=info")
         .with_test_writer()
@@ -105,7 +117,7 @@ async fn setup() -> (Client, Operator) {
         gone(&client, &cm).await;
     }
     install(&client).await;
-    let op = Operator::start(&client);
+    let op = Operator::start_with(&client, sync_labels);
     (client, op)
 }
 
@@ -599,4 +611,5 @@ async fn admission_is(client: Client, webhooks: bool) -> Option<()> {
 }
 
 mod auto_approval;
+mod sync_labels;
 mod upgrade;

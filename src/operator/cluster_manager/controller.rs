@@ -16,11 +16,12 @@ use kube::runtime::watcher;
 use kube::{Api, Client};
 
 use super::status::{self, Outcome};
-use super::{InProcess, apply, certs, cleanup, desired, observe, validate};
+use super::{InProcess, Options, apply, certs, cleanup, desired, observe, validate};
 use crate::api::names::HUB_NAMESPACE;
 use crate::api::operator::{CLUSTER_MANAGER_FINALIZER, CLUSTER_MANAGER_NAME, ClusterManager};
 use crate::apply::{Applier, MANAGED_BY_LABEL};
 use crate::error::UserError;
+use crate::operator::sync_labels;
 use crate::runtime::controller::{Retry, Runner};
 use crate::runtime::{Shutdown, report};
 
@@ -88,17 +89,19 @@ struct Context {
     client: Client,
     applier: Applier,
     in_process: InProcess,
+    sync_labels: bool,
 }
 
 /// Runs the controller until `shutdown` is cancelled. The caller holds the Lease
 /// ([`super::LEASE_NAME`]) meanwhile, so only one process reconciles the hub.
-pub async fn run(client: Client, in_process: InProcess, shutdown: Shutdown) -> anyhow::Result<()> {
+pub async fn run(client: Client, opts: Options, shutdown: Shutdown) -> anyhow::Result<()> {
     require_crd(&client).await?;
-    tracing::info!(?in_process, "ClusterManager operator starting");
+    tracing::info!(?opts, "ClusterManager operator starting");
     let ctx = Arc::new(Context {
         applier: Applier::new(client.clone(), Duration::from_secs(60)),
         client: client.clone(),
-        in_process,
+        in_process: opts.in_process,
+        sync_labels: opts.sync_labels,
     });
     let managed =
         watcher::Config::default().labels(&format!("{MANAGED_BY_LABEL}={}", crate::FIELD_MANAGER));
@@ -192,7 +195,11 @@ async fn reconcile_hub(cm: &ClusterManager, ctx: &Context) -> Result<Action, Err
     if !certs.issued.is_empty() {
         tracing::info!(issued = ?certs.issued, "issued webhook certificates");
     }
-    let desired = desired::build(&validated, &certs, in_process);
+    let mut desired = desired::build(&validated, &certs, in_process);
+    if let Some(source) = &observed.pull_secret {
+        desired.pull_with(source);
+    }
+    desired.synced_labels = sync_labels::wanted(cm.metadata.labels.as_ref(), ctx.sync_labels);
     let applied = match apply::apply(&ctx.applier, &desired).await {
         Ok(a) => a,
         Err(e) => {

@@ -75,6 +75,25 @@ pub async fn uninstall(
     .await
 }
 
+/// How the loop runs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Hub components this process runs itself (not deployed).
+    pub in_process: InProcess,
+    /// `--enable-sync-labels`: the ClusterManager's labels go onto everything it makes
+    /// ([`crate::operator::sync_labels`]).
+    pub sync_labels: bool,
+}
+
+impl From<InProcess> for Options {
+    fn from(in_process: InProcess) -> Self {
+        Self {
+            in_process,
+            sync_labels: false,
+        }
+    }
+}
+
 /// How the hub's admission rules are enforced ([`crate::api::names::ADMISSION_ANNOTATION`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Admission {

@@ -5,16 +5,18 @@ use kube::{Api, Client};
 
 use super::certs::{CA_BUNDLE_CONFIGMAP, CA_BUNDLE_KEY, CertKey, Existing, SIGNER_SECRET};
 use super::desired::serving_specs;
-use crate::api::names::HUB_NAMESPACE;
+use crate::api::names::{HUB_NAMESPACE, IMAGE_PULL_SECRET, OPERATOR_NAMESPACE};
 
 /// Why the cluster could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Reading one object failed.
-    #[error("reading {kind} {HUB_NAMESPACE}/{name} failed")]
+    #[error("reading {kind} {namespace}/{name} failed")]
     Read {
         /// Kind.
         kind: &'static str,
+        /// Namespace.
+        namespace: &'static str,
         /// Name.
         name: String,
         /// Cause.
@@ -28,6 +30,8 @@ pub enum Error {
 pub struct Observed {
     /// The certificates.
     pub certs: Existing,
+    /// The operator namespace's image pull secret, if any.
+    pub pull_secret: Option<Secret>,
 }
 
 /// Reads the certificate Secrets and the CA bundle of the hub namespace.
@@ -38,6 +42,7 @@ pub async fn observe(client: &Client) -> Result<Observed, Error> {
         async move {
             let secret = secrets.get_opt(&name).await.map_err(|source| Error::Read {
                 kind: "Secret",
+                namespace: HUB_NAMESPACE,
                 name: name.clone(),
                 source,
             })?;
@@ -60,11 +65,20 @@ pub async fn observe(client: &Client) -> Result<Observed, Error> {
         .await
         .map_err(|source| Error::Read {
             kind: "ConfigMap",
+            namespace: HUB_NAMESPACE,
             name: CA_BUNDLE_CONFIGMAP.into(),
             source,
         })?
         .and_then(|cm| cm.data?.remove(CA_BUNDLE_KEY));
-    Ok(Observed { certs })
+    let pull_secret = crate::operator::pull_secret::read(client)
+        .await
+        .map_err(|source| Error::Read {
+            kind: "Secret",
+            namespace: OPERATOR_NAMESPACE,
+            name: IMAGE_PULL_SECRET.into(),
+            source,
+        })?;
+    Ok(Observed { certs, pull_secret })
 }
 
 /// `tls.crt` and `tls.key` of a Secret, when both are there and are text.

@@ -18,19 +18,19 @@ pub struct Targets<'a> {
 pub async fn apply(targets: &Targets<'_>, desired: &Desired) -> Result<Vec<Deployment>, String> {
     let report = if let Some(managed) = targets.managed {
         let managed_report = managed
-            .apply(desired.managed.to_dynamic())
+            .apply(desired.managed_objects())
             .await
             .map_err(|e| format!("on the managed cluster: {e}"))?;
         let mut report = targets
             .management
-            .apply(desired.management.to_dynamic())
+            .apply(desired.management_objects())
             .await
             .map_err(|e| format!("on the management cluster: {e}"))?;
         report.applied.extend(managed_report.applied);
         report
     } else {
-        let mut objects = desired.managed.to_dynamic();
-        objects.extend(desired.management.to_dynamic());
+        let mut objects = desired.managed_objects();
+        objects.extend(desired.management_objects());
         targets
             .management
             .apply(objects)

@@ -209,7 +209,12 @@ async fn reconcile_apply(k: &Klusterlet, ctx: &Context) -> Result<Action, Error>
             return Ok(Action::requeue(RESYNC));
         }
     };
-    let desired = desired::build(&v, ctx.opts.in_process);
+    let mut desired = desired::build(&v, ctx.opts.in_process);
+    if let Some(source) = &observed.pull_secret {
+        desired.pull_with(&v, source);
+    }
+    desired.synced_labels =
+        crate::operator::sync_labels::wanted(k.metadata.labels.as_ref(), ctx.opts.sync_labels);
     // Agents that run here have no Deployment: they start with their Klusterlet. Hosted mode's
     // agents act on another cluster, which in-process agents do not.
     if let (Some(host), false, true) =

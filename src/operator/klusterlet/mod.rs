@@ -110,6 +110,9 @@ pub struct Options {
     pub cleanup_timeout: Duration,
     /// Where in-process agents are started (none: the caller runs them itself).
     pub agents: Option<std::sync::Arc<dyn AgentHost>>,
+    /// `--enable-sync-labels`: the Klusterlet's labels go onto everything it makes
+    /// ([`crate::operator::sync_labels`]).
+    pub sync_labels: bool,
 }
 
 impl Default for Options {
@@ -118,6 +121,7 @@ impl Default for Options {
             in_process: InProcess::default(),
             cleanup_timeout: Duration::from_secs(120),
             agents: None,
+            sync_labels: false,
         }
     }
 }

@@ -37,20 +37,29 @@ pub struct Observed {
     pub hub_kubeconfig: SecretCheck,
     /// A client for the managed cluster, or why there is none (Hosted without its kubeconfig).
     pub managed: Result<Client, String>,
+    /// The operator namespace's image pull secret, if any (unreadable counts as none: the
+    /// agents may not need it, and the next resync reads it again).
+    pub pull_secret: Option<Secret>,
 }
 
 /// Observes a Klusterlet's surroundings; `client` is the cluster the operator runs against.
 pub async fn observe(client: &Client, v: &Validated) -> Observed {
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &v.agent_namespace);
-    let (bootstrap, hub_kubeconfig, managed) = tokio::join!(
+    let (bootstrap, hub_kubeconfig, managed, pull_secret) = tokio::join!(
         check(&secrets, BOOTSTRAP_SECRET),
         check(&secrets, HUB_KUBECONFIG_SECRET),
         managed_client(client, &secrets, v.hosted),
+        crate::operator::pull_secret::read(client),
     );
+    let pull_secret = pull_secret.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "reading the image pull secret");
+        None
+    });
     Observed {
         bootstrap,
         hub_kubeconfig,
         managed,
+        pull_secret,
     }
 }
 

@@ -4,10 +4,11 @@ use std::time::{Duration, Instant};
 use clusteradm::api::operator::Klusterlet;
 use clusteradm::operator::klusterlet as operator;
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, ListParams};
+use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt as _};
 
 use super::{AGENT_NS, KLUSTERLET_CRD, MANAGED_SINGLETON, assert_nothing_joined, hub, join, reset};
@@ -20,9 +21,21 @@ fn spawn_loop(
     clusteradm::runtime::Shutdown,
     tokio::task::JoinHandle<anyhow::Result<()>>,
 ) {
+    spawn_loop_with(client, false)
+}
+
+/// [`spawn_loop`], with the operator's `--enable-sync-labels` as `sync_labels` says.
+fn spawn_loop_with(
+    client: Client,
+    sync_labels: bool,
+) -> (
+    clusteradm::runtime::Shutdown,
+    tokio::task::JoinHandle<anyhow::Result<()>>,
+) {
     let tx = clusteradm::runtime::Shutdown::new();
     let opts = operator::Options {
         cleanup_timeout: Duration::from_secs(60),
+        sync_labels,
         ..Default::default()
     };
     let task = tokio::spawn(clusteradm::inprocess::klusterlet::run_operator(
@@ -83,6 +96,90 @@ fn unjoin(kubeconfig: &std::path::Path, cluster: &str) -> assert_cmd::Command {
     cmd
 }
 
+/// Labels the Klusterlet `name` with a team label and a reserved `app` one.
+async fn label_klusterlet(client: &Client, name: &str, team: &str) {
+    let patch = serde_json::json!({"metadata": {"labels": {"team": team, "app": "not-copied"}}});
+    Api::<Klusterlet>::all(client.clone())
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+}
+
+/// The pull secret join put in the operator namespace is copied where the agents run and named
+/// by their ServiceAccounts; the Klusterlet's team label is on the agent namespace.
+async fn assert_pulls_with(managed: &Client, docker_config: &[u8]) {
+    // The pull secret join put in the operator namespace, copied where the agents run and named
+    // by their ServiceAccounts and pods.
+    let copy = Api::<Secret>::namespaced(managed.clone(), AGENT_NS)
+        .get("open-cluster-management-image-pull-credentials")
+        .await
+        .unwrap();
+    assert_eq!(
+        copy.type_.as_deref(),
+        Some("kubernetes.io/dockerconfigjson")
+    );
+    assert_eq!(copy.data.unwrap()[".dockerconfigjson"].0, docker_config);
+    let accounts: Api<ServiceAccount> = Api::namespaced(managed.clone(), AGENT_NS);
+    for sa in ["klusterlet-registration-sa", "klusterlet-work-sa"] {
+        let pulls = accounts.get(sa).await.unwrap().image_pull_secrets.unwrap();
+        assert_eq!(
+            pulls[0].name, "open-cluster-management-image-pull-credentials",
+            "{sa}"
+        );
+    }
+    let namespace = Api::<Namespace>::all(managed.clone())
+        .get(AGENT_NS)
+        .await
+        .unwrap();
+    assert_eq!(
+        namespace.labels()["team"],
+        "it-loop-team",
+        "the CR's labels on every object"
+    );
+}
+
+/// The klusterlet operator's Deployment runs with `--enable-sync-labels`.
+async fn assert_operator_syncs_labels(managed: &Client) {
+    let operator_args = Api::<Deployment>::namespaced(managed.clone(), "open-cluster-management")
+        .get("klusterlet")
+        .await
+        .unwrap()
+        .spec
+        .unwrap()
+        .template
+        .spec
+        .unwrap()
+        .containers[0]
+        .args
+        .clone()
+        .unwrap();
+    assert!(
+        operator_args.contains(&"--enable-sync-labels".to_string()),
+        "{operator_args:?}"
+    );
+}
+
+/// `d` and its pods carry the Klusterlet's `team` label, and not its reserved `app` one.
+fn assert_team_label(d: &Deployment, team: &str) {
+    let name = d.name_any();
+    assert_eq!(d.labels()["team"], team, "{name}");
+    assert_ne!(
+        d.labels().get("app").map(String::as_str),
+        Some("not-copied"),
+        "{name}"
+    );
+    let template = d.spec.as_ref().unwrap().template.metadata.as_ref().unwrap();
+    assert_eq!(template.labels.as_ref().unwrap()["team"], team, "{name}");
+}
+
+/// The agents' ClusterRoles exist.
+async fn assert_agent_roles(roles: &Api<ClusterRole>) {
+    for role in ["registration:agent", "work:agent", "work:execution"] {
+        let name = format!("open-cluster-management:klusterlet-{role}");
+        assert!(exists(roles, &name).await, "{role}");
+    }
+}
+
 /// The CRDs the klusterlet installs on the managed cluster.
 const MANAGED_CRDS: [&str; 2] = [
     "appliedmanifestworks.work.open-cluster-management.io",
@@ -96,11 +193,16 @@ async fn the_loop_installs_the_agents_and_unjoin_removes_everything() {
     let managed = common::managed().await;
     reset(&managed).await;
     let hub = hub(false).await;
+    let docker_config = r#"{"auths":{"registry.example:5000":{"auth":"dTpw"}}}"#;
+    let pull_file = common::temp_file("config.json", docker_config);
     // Upstream's resource flags: on the Klusterlet, and from it on every agent container.
     join(
         &hub,
         "it-loop",
         &[
+            "--image-pull-credential-file",
+            pull_file.to_str().unwrap(),
+            "--enable-sync-labels",
             "--ca-cert-hash",
             &hub.hash,
             "--resource-qos-class",
@@ -113,15 +215,20 @@ async fn the_loop_installs_the_agents_and_unjoin_removes_everything() {
     )
     .assert()
     .success();
-    let (stop, task) = spawn_loop(managed.clone());
+    // The operator's own Deployment runs with the flag; the loop here runs as it would.
+    assert_operator_syncs_labels(&managed).await;
+    label_klusterlet(&managed, "klusterlet", "it-loop-team").await;
+    let (stop, task) = spawn_loop_with(managed.clone(), true);
 
     let k = applied(&managed, "klusterlet").await;
+    assert_pulls_with(&managed, docker_config.as_bytes()).await;
     let deployments: Api<Deployment> = Api::namespaced(managed.clone(), AGENT_NS);
     for name in ["klusterlet-registration-agent", "klusterlet-work-agent"] {
         let d = deployments
             .get(name)
             .await
             .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_team_label(&d, "it-loop-team");
         let container = d.spec.unwrap().template.spec.unwrap().containers[0].clone();
         let args = container.args.clone().unwrap();
         assert!(
@@ -133,16 +240,7 @@ async fn the_loop_installs_the_agents_and_unjoin_removes_everything() {
         assert_eq!(resources.requests.unwrap()["cpu"].0, "100m", "{name}");
     }
     let roles: Api<ClusterRole> = Api::all(managed.clone());
-    for role in ["registration:agent", "work:agent", "work:execution"] {
-        assert!(
-            exists(
-                &roles,
-                &format!("open-cluster-management:klusterlet-{role}")
-            )
-            .await,
-            "{role}"
-        );
-    }
+    assert_agent_roles(&roles).await;
     let crds: Api<CustomResourceDefinition> = Api::all(managed.clone());
     for crd in MANAGED_CRDS {
         assert!(exists(&crds, crd).await, "{crd} missing");
@@ -204,9 +302,16 @@ async fn unjoin_without_an_operator_cleans_up_itself() {
     join(&hub, "it-orphan", &["--ca-cert-hash", &hub.hash])
         .assert()
         .success();
+    // Without --enable-sync-labels, the Klusterlet's labels stay its own.
+    label_klusterlet(&managed, "klusterlet", "it-orphan-team").await;
     // The loop runs, puts its finalizer on, and stops: nobody will remove the finalizer now.
     let (stop, task) = spawn_loop(managed.clone());
     applied(&managed, "klusterlet").await;
+    let agent = Api::<Deployment>::namespaced(managed.clone(), AGENT_NS)
+        .get("klusterlet-registration-agent")
+        .await
+        .unwrap();
+    assert!(!agent.labels().contains_key("team"), "{:?}", agent.labels());
     stop.cancel();
     task.await.unwrap().unwrap();
     assert!(

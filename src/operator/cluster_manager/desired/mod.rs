@@ -70,6 +70,8 @@ pub struct Desired {
     /// What the other admission mode left, deleted where present: the webhook configurations
     /// under admission by policies, the policies and bindings under admission by webhooks.
     pub removed: Vec<DynamicObject>,
+    /// The ClusterManager's labels every object carries (`--enable-sync-labels`).
+    pub synced_labels: std::collections::BTreeMap<String, String>,
 }
 
 /// The serving certificates the hub needs: one per webhook, whatever the mode (a webhook served
@@ -151,6 +153,7 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
         admission_policies: Vec::new(),
         admission_policy_bindings: Vec::new(),
         removed: Vec::new(),
+        synced_labels: std::collections::BTreeMap::new(),
     };
     add_admission(&mut desired, v, in_process, bundle);
     if in_process.hub_deployment {
@@ -257,7 +260,19 @@ impl Desired {
     pub fn objects(&self) -> Vec<DynamicObject> {
         let mut out = Vec::new();
         each!(self, |o, _| out.push(o));
+        crate::operator::sync_labels::stamp(&mut out, &self.synced_labels);
         out
+    }
+
+    /// The operator namespace's image pull secret, copied to the hub namespace and named by
+    /// every hub pod.
+    pub fn pull_with(&mut self, source: &Secret) {
+        self.secrets.push(crate::operator::pull_secret::copy(
+            source,
+            HUB_NAMESPACE,
+            ObjectMeta::default(),
+        ));
+        crate::operator::pull_secret::attach_to_pods(&mut self.deployments);
     }
 
     /// Every object as a `relatedResources` entry of the ClusterManager status.
@@ -308,6 +323,47 @@ mod tests {
   registrationImagePullSpec: example.com/registration:v9
   workImagePullSpec: example.com/work:v9
   placementImagePullSpec: example.com/placement:v9";
+
+    #[test]
+    fn a_pull_secret_is_copied_to_the_hub_namespace_and_named_by_every_pod() {
+        let (mut d, _) = desired(IMAGES, InProcess::NOTHING);
+        let source = Secret {
+            type_: Some("kubernetes.io/dockerconfigjson".into()),
+            data: Some(
+                [(
+                    ".dockerconfigjson".into(),
+                    k8s_openapi::ByteString(b"{}".to_vec()),
+                )]
+                .into(),
+            ),
+            ..Default::default()
+        };
+        d.pull_with(&source);
+        let copy = d.secrets.last().unwrap();
+        assert_eq!(copy.metadata.namespace.as_deref(), Some(HUB_NAMESPACE));
+        assert_eq!(copy.data, source.data);
+        assert!(!d.deployments.is_empty());
+        for deployment in &d.deployments {
+            let pod = deployment
+                .spec
+                .as_ref()
+                .unwrap()
+                .template
+                .spec
+                .as_ref()
+                .unwrap();
+            assert_eq!(
+                pod.image_pull_secrets.as_ref().unwrap()[0].name,
+                crate::api::names::IMAGE_PULL_SECRET
+            );
+        }
+        d.synced_labels = [("team".to_string(), "a".to_string())].into();
+        assert!(
+            d.objects()
+                .iter()
+                .all(|o| o.metadata.labels.as_ref().unwrap()["team"] == "a")
+        );
+    }
 
     #[test]
     fn default_mode_deploys_every_component_with_the_images_of_the_spec() {
@@ -572,6 +628,7 @@ mod tests {
             credential: Credential::ServiceAccount,
             deploy_operator: true,
             image_pull_credential: None,
+            sync_labels: false,
             feature_gates: vec![],
             admission: crate::operator::cluster_manager::Admission::Webhooks,
             resource_requirement: None,

@@ -12,7 +12,7 @@ mod rbac;
 mod service_account;
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::DynamicObject;
@@ -35,6 +35,8 @@ pub struct Objects {
     pub crds: Vec<CustomResourceDefinition>,
     /// ServiceAccounts.
     pub service_accounts: Vec<ServiceAccount>,
+    /// Secrets (the image pull secret's copy).
+    pub secrets: Vec<Secret>,
     /// ClusterRoles.
     pub cluster_roles: Vec<ClusterRole>,
     /// ClusterRoleBindings.
@@ -55,6 +57,7 @@ impl Objects {
         out.extend(self.namespaces.iter().map(to_dynamic));
         out.extend(self.crds.iter().map(to_dynamic));
         out.extend(self.service_accounts.iter().map(to_dynamic));
+        out.extend(self.secrets.iter().map(to_dynamic));
         out.extend(self.cluster_roles.iter().map(to_dynamic));
         out.extend(self.cluster_role_bindings.iter().map(to_dynamic));
         out.extend(self.roles.iter().map(to_dynamic));
@@ -71,6 +74,41 @@ pub struct Desired {
     pub managed: Objects,
     /// Objects where the agents run: the management cluster (Hosted) or the managed cluster.
     pub management: Objects,
+    /// The Klusterlet's labels every object carries (`--enable-sync-labels`).
+    pub synced_labels: std::collections::BTreeMap<String, String>,
+}
+
+impl Desired {
+    /// The objects of the managed cluster, labelled.
+    #[must_use]
+    pub fn managed_objects(&self) -> Vec<DynamicObject> {
+        self.labelled(&self.managed)
+    }
+
+    /// The objects of the cluster the agents run on, labelled.
+    #[must_use]
+    pub fn management_objects(&self) -> Vec<DynamicObject> {
+        self.labelled(&self.management)
+    }
+
+    fn labelled(&self, objects: &Objects) -> Vec<DynamicObject> {
+        let mut out = objects.to_dynamic();
+        crate::operator::sync_labels::stamp(&mut out, &self.synced_labels);
+        out
+    }
+
+    /// The operator namespace's image pull secret, copied to the agent namespace and named by
+    /// the agents' ServiceAccounts and pods, as upstream's operator does.
+    pub fn pull_with(&mut self, v: &Validated, source: &Secret) {
+        let m = &mut self.management;
+        m.secrets.push(crate::operator::pull_secret::copy(
+            source,
+            &v.agent_namespace,
+            meta(v, crate::api::names::IMAGE_PULL_SECRET, None),
+        ));
+        crate::operator::pull_secret::attach_to_accounts(&mut m.service_accounts);
+        crate::operator::pull_secret::attach_to_pods(&mut m.deployments);
+    }
 }
 
 /// Metadata of a built object: its name, namespace and [`KLUSTERLET_LABEL`].
@@ -142,6 +180,7 @@ pub fn build(v: &Validated, in_process: InProcess) -> Desired {
     Desired {
         managed,
         management,
+        synced_labels: std::collections::BTreeMap::new(),
     }
 }
 
