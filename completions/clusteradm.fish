@@ -57,8 +57,9 @@ complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "help" -d 'Pri
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l token-expiration -d 'Lifetime of the service-account bootstrap token' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l hub-apiserver -d 'The hub API server URL managed clusters should use [default: the kubeconfig\'s server]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l output-join-command-file -d 'Write a script that joins a cluster (`sh FILE <cluster-name>`) to FILE (mode 0700)' -r -F
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -s o -l output -d 'Output format of the join command' -r -f -a "text\t'`clusteradm join ...`'
-json\t'`{"hub-token": ..., "hub-apiserver": ..., "ca-cert-hash": ...}`'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -s o -l output -d 'Output format of the join command (with --dry-run the bundle is YAML whatever this says)' -r -f -a "text\t'`clusteradm join ...`'
+json\t'`{"hub-token": ..., "hub-apiserver": ..., "ca-cert-hash": ...}`'
+yaml\t'The same fields as YAML'"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l bundle-version -d 'OCM release of the images: default, latest, or a version such as 1.3.1' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l image-registry -d 'Registry of the OCM images' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l image-pull-credential-file -d 'A docker config JSON with credentials for the image registry' -r -F
@@ -68,6 +69,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l admission
 policies\t'ValidatingAdmissionPolicies the API server enforces itself; no webhook server'"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l registration-drivers -d 'How clusters register, comma-separated: `csr` (the one driver here; upstream\'s `awsirsa` and `grpc` are refused)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l auto-approved-csr-identities -d 'Bootstrap identities (users) whose clusters the hub accepts and whose certificates it approves without `accept`, comma-separated; with --feature-gates ManagedClusterAutoApproval=true' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l cluster-manager-values-file -d 'Upstream\'s cluster-manager Helm chart values (YAML): they override the flags. Taken: images.registry/tag/imageCredentials, enableSyncLabels, the ClusterManager\'s featureGates and autoApproveUsers; any other key is refused' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l output-file -d 'Also write the objects applied to FILE, as a YAML stream (mode 0600: it may hold a credential); with --dry-run, instead of applying them' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l resource-qos-class -d 'QoS class of the operator\'s and its components\' containers: Default (small requests), BestEffort (none) or ResourceRequirement (--resource-limits/--resource-requests)' -r -f -a "Default\t'Small requests (2m CPU, 16Mi memory), no limits'
 BestEffort\t'No requests or limits'
@@ -137,6 +139,8 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l klusterle
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l client-cert-expiration-seconds -d 'Lifetime asked for the agent\'s hub client certificate, in seconds (at least 600; unset or 0: the hub\'s signer decides)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l registration-auth -d 'How this cluster registers: `csr` (the one driver here; upstream\'s `awsirsa` and `grpc` are refused)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l image-pull-credential-file -d 'A docker config JSON with credentials for the image registry: it goes into Secret open-cluster-management-image-pull-credentials, which the operator copies to the agents' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l klusterlet-values-file -d 'Upstream\'s klusterlet Helm chart values (YAML): they override the flags. Taken: images.registry/tag/imageCredentials, enableSyncLabels, klusterlet.mode (Default or Singleton) and the Klusterlet\'s featureGates; any other key is refused' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -s o -l output -d 'Format of what --dry-run prints: the objects as YAML (the one format; kubectl\'s spelling)' -r -f -a "yaml\t'The objects, as YAML documents'"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l output-file -d 'Also write the objects applied to FILE, as a YAML stream (mode 0600: it may hold a credential); with --dry-run, instead of applying them' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l resource-qos-class -d 'QoS class of the operator\'s and its components\' containers: Default (small requests), BestEffort (none) or ResourceRequirement (--resource-limits/--resource-requests)' -r -f -a "Default\t'Small requests (2m CPU, 16Mi memory), no limits'
 BestEffort\t'No requests or limits'
@@ -393,7 +397,8 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l token-expiration -d 'Lifetime of a new service-account token' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l hub-apiserver -d 'The hub API server URL for the join command [default: kube-public/cluster-info\'s, else the kubeconfig\'s]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -s o -l output -d 'Output format' -r -f -a "text\t'`clusteradm join ...`'
-json\t'`{"hub-token": ..., "hub-apiserver": ..., "ca-cert-hash": ...}`'"
+json\t'`{"hub-token": ..., "hub-apiserver": ..., "ca-cert-hash": ...}`'
+yaml\t'The same fields as YAML'"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l output-file -d 'Accepted for upstream\'s scripts; writes nothing, as upstream\'s `get token` does not' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from token" -l use-bootstrap-token -d 'Print the bootstrap token (kube-system/bootstrap-token-ocmhub) instead of a service-account token' -r -f -a "true\t''
 false\t''"

@@ -266,6 +266,11 @@ pub const UPSTREAM: &[(&str, &[&str])] = &[
     ("plugin", &[]),
 ];
 
+/// Why upstream's Helm-values flags are not taken.
+const HELM_VALUES: &str = "Helm's value flags: here `--cluster-manager-values-file` takes a values file and flags set the rest; our own charts (`templates/charts/`) take Helm's flags with `helm install`";
+/// Why `upgrade` takes no values file.
+const UPGRADE_VALUES: &str = "an upgrade here changes the images and keeps every other setting; re-run `init`/`join` with the values file to change the others";
+
 /// Upstream commands and flags this CLI does not take as upstream does: `(command, flag, why)`.
 /// An empty flag is the command itself.
 pub const DIFFERENCES: &[(&str, &str, &str)] = &[
@@ -391,12 +396,12 @@ pub const DIFFERENCES: &[(&str, &str, &str)] = &[
     (
         "upgrade clustermanager",
         "--cluster-manager-values-file",
-        "upstream renders its Helm chart; ours is not a chart, and its values (images, gates, modes) are flags here",
+        UPGRADE_VALUES,
     ),
     (
         "upgrade klusterlet",
         "--klusterlet-values-file",
-        "upstream renders its Helm chart; ours is not a chart, and its values (images, gates, modes) are flags here",
+        UPGRADE_VALUES,
     ),
     (
         "proxy",
@@ -450,41 +455,12 @@ pub const DIFFERENCES: &[(&str, &str, &str)] = &[
         "--registration-drivers",
         "`csr` only: awsirsa needs AWS, grpc is not implemented; either is refused with that reason",
     ),
-    (
-        "init",
-        "--cluster-manager-values-file",
-        "upstream renders its Helm chart; ours is not a chart, and its values (images, gates, modes) are flags here",
-    ),
-    (
-        "init",
-        "--values|-f",
-        "upstream renders its Helm chart; ours is not a chart, and its values (images, gates, modes) are flags here",
-    ),
-    (
-        "init",
-        "--set",
-        "upstream renders its Helm chart; ours is not a chart, and its values (images, gates, modes) are flags here",
-    ),
-    (
-        "init",
-        "--set-file",
-        "upstream renders its Helm chart; ours is not a chart, and its values (images, gates, modes) are flags here",
-    ),
-    (
-        "init",
-        "--set-json",
-        "upstream renders its Helm chart; ours is not a chart, and its values (images, gates, modes) are flags here",
-    ),
-    (
-        "init",
-        "--set-literal",
-        "upstream renders its Helm chart; ours is not a chart, and its values (images, gates, modes) are flags here",
-    ),
-    (
-        "init",
-        "--set-string",
-        "upstream renders its Helm chart; ours is not a chart, and its values (images, gates, modes) are flags here",
-    ),
+    ("init", "--values|-f", HELM_VALUES),
+    ("init", "--set", HELM_VALUES),
+    ("init", "--set-file", HELM_VALUES),
+    ("init", "--set-json", HELM_VALUES),
+    ("init", "--set-literal", HELM_VALUES),
+    ("init", "--set-string", HELM_VALUES),
     (
         "init",
         "--singleton-name",
@@ -499,11 +475,6 @@ pub const DIFFERENCES: &[(&str, &str, &str)] = &[
         "join",
         "--addon-token-expiration-seconds",
         "add-on token registration is not implemented (add-ons register with CSRs)",
-    ),
-    (
-        "join",
-        "--klusterlet-values-file",
-        "upstream renders its Helm chart; ours is not a chart, and its values (images, gates, modes) are flags here",
     ),
     (
         "join",

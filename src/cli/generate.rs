@@ -1,5 +1,6 @@
 //! Hidden `clusteradm generate [--check]`: writes the files derived from code — the CRDs under
-//! templates/crds/ (from src/api) and the completion scripts under completions/. `--check` writes
+//! templates/crds/ (from src/api), the Helm charts under templates/charts/ (from the install
+//! plans, [`crate::install::chart`]) and the completion scripts under completions/. `--check` writes
 //! nothing and fails when a file is stale, so a test catches a forgotten regeneration.
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -33,6 +34,17 @@ pub fn files() -> anyhow::Result<Vec<(PathBuf, String)>> {
             PathBuf::from("templates/crds").join(format!("{name}.yaml")),
             text,
         ));
+    }
+    for chart in [
+        crate::install::chart::cluster_manager()?,
+        crate::install::chart::klusterlet()?,
+    ] {
+        for (rel, text) in chart.files {
+            out.push((
+                PathBuf::from("templates/charts").join(chart.name).join(rel),
+                text,
+            ));
+        }
     }
     for (shell, file) in [
         (Shell::Bash, "clusteradm.bash"),

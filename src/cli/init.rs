@@ -36,7 +36,7 @@ pub struct Args {
     /// Write a script that joins a cluster (`sh FILE <cluster-name>`) to FILE (mode 0700)
     #[arg(long, value_name = "FILE")]
     pub output_join_command_file: Option<PathBuf>,
-    /// Output format of the join command
+    /// Output format of the join command (with --dry-run the bundle is YAML whatever this says)
     #[arg(short, long, value_enum, default_value_t = JoinOutput::Text)]
     pub output: JoinOutput,
     /// Skip the preflight checks
@@ -86,6 +86,11 @@ pub struct Args {
     /// operator flag of the same name; `app` and `open-cluster-management.io*` keys are not copied)
     #[arg(long)]
     pub enable_sync_labels: bool,
+    /// Upstream's cluster-manager Helm chart values (YAML): they override the flags. Taken:
+    /// images.registry/tag/imageCredentials, enableSyncLabels, the ClusterManager's featureGates
+    /// and autoApproveUsers; any other key is refused
+    #[arg(long, value_name = "FILE")]
+    pub cluster_manager_values_file: Option<PathBuf>,
     /// `--output-file`, `--create-namespace`
     #[command(flatten)]
     pub bundle: super::bundle::BundleArgs,
@@ -98,6 +103,8 @@ pub enum JoinOutput {
     Text,
     /// `{"hub-token": ..., "hub-apiserver": ..., "ca-cert-hash": ...}`
     Json,
+    /// The same fields as YAML
+    Yaml,
 }
 
 /// `--image-pull-credential-file`, bounded as every user file is ([`crate::input`]).
@@ -123,6 +130,11 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         .map(read_credential)
         .transpose()?;
     let admission = args.admission;
+    let values = args
+        .cluster_manager_values_file
+        .as_deref()
+        .map(|p| super::values_file::read(p, super::values_file::Chart::ClusterManager))
+        .transpose()?;
     let kube = ctx.kube().await?;
     let resource_requirement = args.bundle.resource_requirement()?;
     let mut opts = InitOptions {
@@ -138,6 +150,9 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         sync_labels: args.enable_sync_labels,
         feature_gates,
     };
+    if let Some(values) = values {
+        values.onto_init(&mut opts);
+    }
 
     if ctx.global.dry_run {
         if args.use_bootstrap_token {
@@ -296,6 +311,7 @@ fn print_join(join: &JoinCommand, args: &Args, ctx: &Ctx) -> anyhow::Result<()> 
     }
     match args.output {
         JoinOutput::Json => crate::ui::stdout::println(serde_json::to_string_pretty(join)?)?,
+        JoinOutput::Yaml => crate::ui::stdout::print(crate::yaml::to_string(join)?)?,
         JoinOutput::Text => {
             ctx.printer.info(
                 "Run this on each cluster to join, with its kubeconfig (replace <cluster_name>):",

@@ -101,9 +101,24 @@ pub struct Args {
     /// operator flag of the same name; `app` and `open-cluster-management.io*` keys are not copied)
     #[arg(long)]
     pub enable_sync_labels: bool,
+    /// Upstream's klusterlet Helm chart values (YAML): they override the flags. Taken:
+    /// images.registry/tag/imageCredentials, enableSyncLabels, klusterlet.mode (Default or
+    /// Singleton) and the Klusterlet's featureGates; any other key is refused
+    #[arg(long, value_name = "FILE")]
+    pub klusterlet_values_file: Option<PathBuf>,
+    /// Format of what --dry-run prints: the objects as YAML (the one format; kubectl's spelling)
+    #[arg(short, long, value_enum, default_value = "yaml", value_name = "FORMAT")]
+    pub output: DryRunFormat,
     /// `--output-file`, `--create-namespace`
     #[command(flatten)]
     pub bundle: super::bundle::BundleArgs,
+}
+
+/// `join -o`: what `--dry-run` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DryRunFormat {
+    /// The objects, as YAML documents
+    Yaml,
 }
 
 /// `--mode`.
@@ -338,6 +353,11 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         .as_deref()
         .map(super::init::read_credential)
         .transpose()?;
+    let values = args
+        .klusterlet_values_file
+        .as_deref()
+        .map(|p| super::values_file::read(p, super::values_file::Chart::Klusterlet))
+        .transpose()?;
     let kube = ctx.kube().await?;
 
     let pin = pin(&args, ctx).await?;
@@ -375,6 +395,9 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         image_pull_credential,
         sync_labels: args.enable_sync_labels,
     };
+    if let Some(values) = values {
+        values.onto_join(&mut opts);
+    }
     if ctx.global.dry_run {
         args.bundle.dry_run(&klusterlet::plan(&opts)?)?;
         return Ok(ExitCode::SUCCESS);

@@ -22,6 +22,7 @@ pub mod operator;
 pub mod placement;
 pub mod unjoin;
 pub mod upgrade;
+pub mod values_file;
 pub mod version;
 
 use std::process::ExitCode;

@@ -2,6 +2,7 @@
 //! ([`hub`], [`klusterlet`]), plus the pieces of `init` that are not plain objects: the bootstrap
 //! credential ([`credential`]), the `kube-public/cluster-info` discovery document
 //! ([`cluster_info`]) and the join command ([`join_command`]).
+pub mod chart;
 pub mod cluster_info;
 pub mod credential;
 pub mod hub;

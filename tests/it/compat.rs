@@ -505,3 +505,102 @@ async fn upstream_spelled_invocations_have_their_outcomes() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n---\n"));
 }
+
+/// The objects `clusteradm <args>` prints (a `--dry-run`), by kind.
+fn printed(out: &str, kind: &str) -> serde_json::Value {
+    clusteradm::apply::parse_objects(out, "stdout")
+        .unwrap()
+        .into_iter()
+        .find(|o| o.types.as_ref().unwrap().kind == kind)
+        .unwrap_or_else(|| panic!("no {kind} in {out}"))
+        .data
+}
+
+#[tokio::test]
+async fn values_files_override_the_flags_and_refuse_what_they_cannot_honour() {
+    let hub_values = common::temp_file(
+        "cm-values.yaml",
+        "images: {registry: r.example/ocm, tag: v1.2.0}
+clusterManager:
+  registrationConfiguration:
+    featureGates: [{feature: ManagedClusterAutoApproval, mode: Enable}]
+    autoApproveUsers: [alice]
+",
+    );
+    let (code, out, err) = fixture::on_hub(&[
+        "init",
+        "--dry-run",
+        "--bundle-version",
+        "1.1.0",
+        "--cluster-manager-values-file",
+        hub_values.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let spec = printed(&out, "ClusterManager")["spec"].clone();
+    assert_eq!(
+        spec["workImagePullSpec"], "r.example/ocm/work:v1.2.0",
+        "the file wins"
+    );
+    let registration = spec["registrationConfiguration"].to_string();
+    assert!(
+        registration.contains("ManagedClusterAutoApproval") && registration.contains("alice"),
+        "{registration}"
+    );
+    let unsupported = common::temp_file("cm-bad.yaml", "images: {overrides: {workImage: x}}\n");
+    let (code, _, err) = fixture::on_hub(&[
+        "init",
+        "--dry-run",
+        "--cluster-manager-values-file",
+        unsupported.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("images.overrides.workImage is not supported here"),
+        "{err}"
+    );
+
+    let token = fixture::hub().await;
+    let env = common::env();
+    let (server, ca) = common::server_and_ca(&env.hub);
+    let ca = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, ca).unwrap();
+    let pin = clusteradm::pki::ca_cert_hash(&ca).unwrap();
+    let klusterlet_values = common::temp_file(
+        "k-values.yaml",
+        "klusterlet: {mode: Singleton}\nenableSyncLabels: true\n",
+    );
+    let mut join = common::clusteradm();
+    join.args([
+        "join",
+        "--dry-run",
+        "--hub-token",
+        &token,
+        "--hub-apiserver",
+        &server,
+    ])
+    .args([
+        "--ca-cert-hash",
+        &pin,
+        "--cluster-name",
+        &common::unique("it-values"),
+    ])
+    .arg("--klusterlet-values-file")
+    .arg(&klusterlet_values)
+    .arg("--kubeconfig")
+    .arg(&env.managed);
+    let out = fixture::run(join).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        printed(&stdout, "Klusterlet")["spec"]["deployOption"]["mode"],
+        "Singleton"
+    );
+    let operator = printed(&stdout, "Deployment");
+    let args = operator["spec"]["template"]["spec"]["containers"][0]["args"].to_string();
+    assert!(args.contains("--enable-sync-labels"), "{args}");
+}

@@ -9,6 +9,7 @@ mod admission;
 mod admission_webhooks;
 mod apply;
 mod bad_input;
+mod chart;
 mod clustersets;
 mod compat;
 mod control_plane;

@@ -64,6 +64,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     };
     match args.output {
         JoinOutput::Json => crate::ui::stdout::println(serde_json::to_string_pretty(&join)?)?,
+        JoinOutput::Yaml => crate::ui::stdout::print(crate::yaml::to_string(&join)?)?,
         // Upstream's lines, which scripts read (`token=`), with our join command (it also pins
         // the hub's CA).
         JoinOutput::Text => {

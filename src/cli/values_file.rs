@@ -1,0 +1,318 @@
+//! `init --cluster-manager-values-file` and `join --klusterlet-values-file`: upstream's Helm
+//! chart values, as upstream's commands take them — the file overrides the flags. Only the values
+//! this tool can honour are taken; any other key is refused by its path, so no value is silently
+//! ignored.
+use std::path::Path;
+
+use base64::Engine as _;
+use serde_json::Value;
+
+use crate::error::UserError;
+
+/// What a values file sets (each `None` leaves the flag's value).
+#[derive(Debug, Default, PartialEq)]
+pub struct Values {
+    /// `images.registry`.
+    pub registry: Option<String>,
+    /// `images.tag`.
+    pub tag: Option<String>,
+    /// `images.imageCredentials`: a docker config JSON.
+    pub pull_credential: Option<Vec<u8>>,
+    /// `enableSyncLabels`.
+    pub sync_labels: Option<bool>,
+    /// Gates of `clusterManager.*Configuration` / `klusterlet.*Configuration`, `(name, on)`.
+    pub feature_gates: Vec<(String, bool)>,
+    /// `clusterManager.registrationConfiguration.autoApproveUsers`.
+    pub auto_approve_users: Option<Vec<String>>,
+    /// `klusterlet.mode`: `Singleton` (true) or `Default` (false).
+    pub singleton: Option<bool>,
+}
+
+impl Values {
+    /// Over `init`'s options from flags.
+    pub fn onto_init(self, opts: &mut crate::install::hub::InitOptions) {
+        if let Some(r) = self.registry {
+            opts.registry = r;
+        }
+        if let Some(t) = self.tag {
+            opts.tag = t;
+        }
+        if self.pull_credential.is_some() {
+            opts.image_pull_credential = self.pull_credential;
+        }
+        if let Some(s) = self.sync_labels {
+            opts.sync_labels = s;
+        }
+        if let Some(users) = self.auto_approve_users {
+            opts.auto_approved_csr_identities = users;
+        }
+        opts.feature_gates.extend(self.feature_gates);
+    }
+
+    /// Over `join`'s options from flags.
+    pub fn onto_join(self, opts: &mut crate::install::klusterlet::JoinOptions) {
+        if let Some(r) = self.registry {
+            opts.registry = r;
+        }
+        if let Some(t) = self.tag {
+            opts.tag = t;
+        }
+        if self.pull_credential.is_some() {
+            opts.image_pull_credential = self.pull_credential;
+        }
+        if let Some(s) = self.sync_labels {
+            opts.sync_labels = s;
+        }
+        if let Some(s) = self.singleton {
+            opts.singleton = s;
+        }
+        for (name, on) in self.feature_gates {
+            opts.feature_gates.retain(|(n, _)| *n != name);
+            opts.feature_gates.push((name, on));
+        }
+    }
+}
+
+/// Which chart's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chart {
+    /// `--cluster-manager-values-file`.
+    ClusterManager,
+    /// `--klusterlet-values-file`.
+    Klusterlet,
+}
+
+impl Chart {
+    fn flag(self) -> &'static str {
+        match self {
+            Self::ClusterManager => "--cluster-manager-values-file",
+            Self::Klusterlet => "--klusterlet-values-file",
+        }
+    }
+
+    /// The key of the CR's section.
+    fn cr(self) -> &'static str {
+        match self {
+            Self::ClusterManager => "clusterManager",
+            Self::Klusterlet => "klusterlet",
+        }
+    }
+}
+
+/// Reads and interprets a values file.
+pub fn read(path: &Path, chart: Chart) -> anyhow::Result<Values> {
+    let flag = chart.flag();
+    let bad = |e: String| -> anyhow::Error {
+        UserError::new(
+            format!("{flag} {}: {e}", path.display()),
+            "the values supported here: images.registry, images.tag, images.imageCredentials, enableSyncLabels, the CR's featureGates (and clusterManager.registrationConfiguration.autoApproveUsers, klusterlet.mode)",
+        )
+        .into()
+    };
+    let bytes =
+        crate::input::read(path, flag).map_err(|e| bad(crate::runtime::report::chain(&e)))?;
+    let text = String::from_utf8(bytes).map_err(|_| bad("not UTF-8 text".into()))?;
+    let value: Value = if text.trim().is_empty() {
+        Value::Null
+    } else {
+        crate::yaml::from_str_multi(&text)
+            .map_err(|e| bad(format!("not YAML: {e}")))?
+            .into_iter()
+            .next()
+            .unwrap_or(Value::Null)
+    };
+    interpret(&value, chart).map_err(bad)
+}
+
+/// The values of `doc`, or the first key this tool cannot honour.
+fn interpret(doc: &Value, chart: Chart) -> Result<Values, String> {
+    let mut out = Values::default();
+    let mut leaves = Vec::new();
+    flatten(doc, "", &mut leaves);
+    let cr = chart.cr();
+    for (path, v) in &leaves {
+        let text = || {
+            v.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| format!("{path} must be a string"))
+        };
+        match path.as_str() {
+            "images.registry" => out.registry = Some(text()?),
+            "images.tag" => out.tag = Some(text()?),
+            "images.imageCredentials.dockerConfigJson" => {
+                out.pull_credential = Some(text()?.into_bytes());
+            }
+            // The secret is always made; a user and password are read below, together.
+            "images.imageCredentials.createImageCredentials"
+            | "images.imageCredentials.userName"
+            | "images.imageCredentials.password" => {}
+            "enableSyncLabels" => {
+                out.sync_labels = Some(
+                    v.as_bool()
+                        .ok_or("enableSyncLabels must be true or false")?,
+                );
+            }
+            p if p == format!("{cr}.mode") && chart == Chart::Klusterlet => {
+                out.singleton = Some(match text()?.as_str() {
+                    "Singleton" => true,
+                    "Default" => false,
+                    other => {
+                        return Err(format!(
+                            "klusterlet.mode {other:?}: Default or Singleton here (Hosted modes need join --mode hosted)"
+                        ));
+                    }
+                });
+            }
+            p if p == "clusterManager.registrationConfiguration.autoApproveUsers"
+                && chart == Chart::ClusterManager =>
+            {
+                out.auto_approve_users = Some(strings(v, p)?);
+            }
+            p if is_gate_list(p, cr) => out.feature_gates.extend(gates(v, p)?),
+            other => return Err(format!("{other} is not supported here")),
+        }
+    }
+    if let Some(images) = doc.pointer("/images/imageCredentials")
+        && out.pull_credential.is_none()
+        && let (Some(user), Some(password)) = (
+            images.get("userName").and_then(Value::as_str),
+            images.get("password").and_then(Value::as_str),
+        )
+        && !user.is_empty()
+    {
+        // Upstream's chart builds the docker config from them, for `images.registry`.
+        let registry = out
+            .registry
+            .clone()
+            .unwrap_or_else(|| crate::api::names::DEFAULT_REGISTRY.into());
+        let auth = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+        out.pull_credential = Some(
+            serde_json::json!({"auths": {registry: {"auth": auth}}})
+                .to_string()
+                .into_bytes(),
+        );
+    }
+    Ok(out)
+}
+
+fn is_gate_list(path: &str, cr: &str) -> bool {
+    [
+        "registrationConfiguration",
+        "workConfiguration",
+        "addOnManagerConfiguration",
+    ]
+    .iter()
+    .any(|section| path == format!("{cr}.{section}.featureGates"))
+}
+
+/// `[{feature, mode: Enable|Disable}]` as `(name, on)`.
+fn gates(v: &Value, path: &str) -> Result<Vec<(String, bool)>, String> {
+    v.as_array()
+        .ok_or_else(|| format!("{path} must be a list"))?
+        .iter()
+        .map(|g| {
+            let name = g["feature"]
+                .as_str()
+                .ok_or_else(|| format!("{path}: each gate needs a feature"))?;
+            let on = match g["mode"].as_str().unwrap_or("Disable") {
+                "Enable" => true,
+                "Disable" => false,
+                other => return Err(format!("{path}: mode {other:?} is Enable or Disable")),
+            };
+            Ok((name.to_string(), on))
+        })
+        .collect()
+}
+
+fn strings(v: &Value, path: &str) -> Result<Vec<String>, String> {
+    v.as_array()
+        .and_then(|a| a.iter().map(|s| s.as_str().map(str::to_string)).collect())
+        .ok_or_else(|| format!("{path} must be a list of strings"))
+}
+
+/// Each leaf of `v` by its dotted path; lists are leaves (gate lists are read whole).
+fn flatten(v: &Value, prefix: &str, out: &mut Vec<(String, Value)>) {
+    match v {
+        Value::Object(map) => {
+            for (k, child) in map {
+                let path = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(child, &path, out);
+            }
+        }
+        Value::Null => {}
+        other => out.push((prefix.to_string(), other.clone())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(yaml: &str, chart: Chart) -> Result<Values, String> {
+        interpret(&serde_yaml::from_str(yaml).unwrap(), chart)
+    }
+
+    #[test]
+    fn upstream_keys_map_onto_flags() {
+        let v = values(
+            "images: {registry: r.example/ocm, tag: v1.2.0, imageCredentials: {createImageCredentials: true, dockerConfigJson: '{}'}}
+enableSyncLabels: true
+clusterManager:
+  registrationConfiguration:
+    featureGates: [{feature: ManagedClusterAutoApproval, mode: Enable}]
+    autoApproveUsers: [alice]
+  workConfiguration:
+    featureGates: [{feature: ManifestWorkReplicaSet, mode: Disable}]",
+            Chart::ClusterManager,
+        )
+        .unwrap();
+        assert_eq!(v.registry.as_deref(), Some("r.example/ocm"));
+        assert_eq!(v.tag.as_deref(), Some("v1.2.0"));
+        assert_eq!(v.pull_credential.as_deref(), Some(&b"{}"[..]));
+        assert_eq!(v.sync_labels, Some(true));
+        assert_eq!(v.auto_approve_users, Some(vec!["alice".to_string()]));
+        assert_eq!(
+            v.feature_gates,
+            [
+                ("ManagedClusterAutoApproval".to_string(), true),
+                ("ManifestWorkReplicaSet".to_string(), false)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_user_and_password_become_a_docker_config_for_the_registry() {
+        let v = values(
+            "images: {registry: r.example, imageCredentials: {userName: u, password: p}}",
+            Chart::Klusterlet,
+        )
+        .unwrap();
+        let json: Value = serde_json::from_slice(&v.pull_credential.unwrap()).unwrap();
+        assert_eq!(json["auths"]["r.example"]["auth"], "dTpw");
+    }
+
+    #[test]
+    fn what_is_not_honoured_is_refused_by_its_path() {
+        let e = values("images: {overrides: {workImage: x}}", Chart::ClusterManager).unwrap_err();
+        assert!(
+            e.contains("images.overrides.workImage is not supported"),
+            "{e}"
+        );
+        let e = values("klusterlet: {mode: Hosted}", Chart::Klusterlet).unwrap_err();
+        assert!(e.contains("join --mode hosted"), "{e}");
+        // The other chart's sections are not this one's.
+        let e = values("klusterlet: {mode: Singleton}", Chart::ClusterManager).unwrap_err();
+        assert!(e.contains("klusterlet.mode is not supported"), "{e}");
+        assert_eq!(
+            values("klusterlet: {mode: Singleton}", Chart::Klusterlet)
+                .unwrap()
+                .singleton,
+            Some(true)
+        );
+        assert_eq!(values("{}", Chart::Klusterlet).unwrap(), Values::default());
+    }
+}

@@ -1,0 +1,175 @@
+//! Our Helm charts (`templates/charts/`, generated from the install plans) against the commands:
+//! `helm template` with some values gives exactly the objects `init --dry-run` / `join --dry-run`
+//! give with the matching flags. Needs `helm` (`HELM`, which `scripts/control-plane env` sets).
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use serde_json::Value;
+
+use crate::common;
+use crate::registration::fixture;
+
+fn helm() -> PathBuf {
+    std::env::var_os("HELM").map_or_else(|| "helm".into(), PathBuf::from)
+}
+
+fn chart(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("templates/charts")
+        .join(name)
+}
+
+/// The objects of a YAML stream, as JSON, in a stable order (Helm sorts by kind, we apply in
+/// dependency order: the sets must agree, not the order).
+fn objects(text: &str, source: &str) -> Vec<Value> {
+    let mut out: Vec<Value> = clusteradm::apply::parse_objects(text, source)
+        .unwrap()
+        .into_iter()
+        .map(|o| serde_json::to_value(o).unwrap())
+        .collect();
+    out.sort_by_key(|o| {
+        let m = &o["metadata"];
+        format!("{}/{}/{}", o["kind"], m["namespace"], m["name"])
+    });
+    out
+}
+
+/// `helm template` of chart `name` with `values` (`--set`/`--set-file` arguments).
+async fn helm_template(name: &str, values: &[&str]) -> Vec<Value> {
+    let mut cmd = assert_cmd::Command::new(helm());
+    cmd.args(["template", "t"])
+        .arg(chart(name))
+        .arg("--include-crds")
+        .args(values);
+    let out = fixture::run(cmd).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "helm template {name} {values:?}: {stderr}"
+    );
+    objects(&String::from_utf8_lossy(&out.stdout), "helm template")
+}
+
+/// `clusteradm <args> --dry-run`'s objects.
+async fn dry_run(args: &[&str], kubeconfig: &Path) -> Vec<Value> {
+    let mut cmd = common::clusteradm();
+    cmd.args(args)
+        .arg("--dry-run")
+        .arg("--kubeconfig")
+        .arg(kubeconfig);
+    let out = fixture::run(cmd).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?}: {stderr}");
+    objects(&String::from_utf8_lossy(&out.stdout), "--dry-run")
+}
+
+#[tokio::test]
+async fn the_hub_chart_renders_what_init_applies() {
+    let pull = common::temp_file("config.json", r#"{"auths":{"r.example":{"auth":"dTpw"}}}"#);
+    let pull = pull.to_str().unwrap();
+    let hub = common::env().hub;
+    let cases: [(&[&str], Vec<String>); 3] = [
+        (&[], vec![]),
+        (
+            &[
+                "--image-registry",
+                "r.example/ocm",
+                "--bundle-version",
+                "1.2.0",
+            ],
+            vec![
+                "--set".into(),
+                "images.registry=r.example/ocm,images.tag=v1.2.0".into(),
+            ],
+        ),
+        (
+            &[
+                "--image",
+                "r.example/clusteradm:v9",
+                "--enable-sync-labels",
+                "--image-pull-credential-file",
+                pull,
+            ],
+            vec![
+                "--set".into(),
+                "image=r.example/clusteradm:v9,enableSyncLabels=true".into(),
+                "--set-file".into(),
+                format!("imagePullCredential={pull}"),
+            ],
+        ),
+    ];
+    for (flags, values) in cases {
+        let mut args = vec!["init"];
+        args.extend_from_slice(flags);
+        let values: Vec<&str> = values.iter().map(String::as_str).collect();
+        let command = dry_run(&args, &hub).await;
+        assert_eq!(command.len(), 13, "{flags:?}");
+        pretty_assertions::assert_eq!(helm_template("cluster-manager", &values).await, command);
+    }
+}
+
+#[tokio::test]
+async fn the_klusterlet_chart_renders_what_join_applies() {
+    let token = fixture::hub().await;
+    let env = common::env();
+    let (server, ca) = common::server_and_ca(&env.hub);
+    let ca = base64::engine::general_purpose::STANDARD
+        .decode(ca)
+        .unwrap();
+    let pin = clusteradm::pki::ca_cert_hash(&ca).unwrap();
+    let cluster = common::unique("it-chart");
+    let join = [
+        "join",
+        "--hub-token",
+        &token,
+        "--hub-apiserver",
+        &server,
+        "--ca-cert-hash",
+        &pin,
+        "--cluster-name",
+        &cluster,
+    ];
+    let cases: [(&[&str], &str); 2] = [
+        (&[], ""),
+        (
+            &[
+                "--singleton",
+                "--image",
+                "r.example/clusteradm:v9",
+                "--enable-sync-labels",
+            ],
+            ",mode=Singleton,image=r.example/clusteradm:v9,enableSyncLabels=true",
+        ),
+    ];
+    for (flags, values) in cases {
+        let mut args = join.to_vec();
+        args.extend_from_slice(flags);
+        let command = dry_run(&args, &env.managed).await;
+        // What join derives from the clusters (its bootstrap kubeconfig, the managed cluster's
+        // server) goes to the chart as values.
+        let of = |kind: &str| command.iter().find(|o| o["kind"] == kind).unwrap().clone();
+        let bootstrap = command
+            .iter()
+            .find(|o| o["metadata"]["name"] == "bootstrap-hub-kubeconfig")
+            .unwrap()["data"]["kubeconfig"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let bootstrap = base64::engine::general_purpose::STANDARD
+            .decode(bootstrap)
+            .unwrap();
+        let bootstrap = common::temp_file(
+            "bootstrap.kubeconfig",
+            std::str::from_utf8(&bootstrap).unwrap(),
+        );
+        let external = of("Klusterlet")["spec"]["externalServerURLs"][0]["url"].clone();
+        let set = format!(
+            "clusterName={cluster},externalServerURL={}{values}",
+            external.as_str().unwrap_or_default()
+        );
+        let set_file = format!("bootstrapHubKubeconfig={}", bootstrap.display());
+        let chart = helm_template("klusterlet", &["--set", &set, "--set-file", &set_file]).await;
+        assert_eq!(command.len(), 10, "{flags:?}");
+        pretty_assertions::assert_eq!(chart, command);
+    }
+}
