@@ -499,28 +499,19 @@ async fn admission_follows_the_cluster_managers_mode() {
         .unwrap();
     common::eventually("admission by webhooks again", WAIT, by_webhooks).await;
     op.stop().await;
-    // The stopping hub removes them as it steps down; a removal may land just after the stop
-    // returns (seen once in a full run), so allow it a few seconds.
-    common::eventually(
-        "the stopped hub's configurations removed",
-        Duration::from_secs(10),
-        || {
-            let client = client.clone();
-            async move {
-                let configs: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
-                for name in webhook::VALIDATORS {
-                    configs.get_opt(name).await.ok()?.is_none().then_some(())?;
-                }
-                Api::<MutatingWebhookConfiguration>::all(client)
-                    .get_opt(webhook::MANAGED_CLUSTER_MUTATOR)
-                    .await
-                    .ok()?
-                    .is_none()
-                    .then_some(())
-            }
-        },
-    )
-    .await;
+    // The stopped hub removed them as it stepped down, before its stop returned.
+    let configs: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    for name in webhook::VALIDATORS {
+        assert!(
+            configs.get_opt(name).await.unwrap().is_none(),
+            "{name} left"
+        );
+    }
+    let mutator = Api::<MutatingWebhookConfiguration>::all(client.clone())
+        .get_opt(webhook::MANAGED_CLUSTER_MUTATOR)
+        .await
+        .unwrap();
+    assert!(mutator.is_none(), "the mutator left");
     let _ = Api::<k8s_openapi::api::rbac::v1::ClusterRole>::all(client.clone())
         .delete(&id, &DeleteParams::default())
         .await;

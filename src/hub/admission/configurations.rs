@@ -24,8 +24,9 @@ use crate::operator::cluster_manager::desired::webhook::{self, Endpoint};
 use crate::runtime::Shutdown;
 
 /// How often the configurations are checked again without a change of settings (someone may
-/// have removed or changed them).
-const RECHECK: Duration = Duration::from_secs(60);
+/// have removed or changed them: the operator's pass for a former admission mode, still in flight
+/// when the mode changed, deletes what this hub just created). Five reads each time.
+const RECHECK: Duration = Duration::from_secs(10);
 
 /// A kind of webhook configuration: its `webhooks` read as JSON.
 trait Configuration:

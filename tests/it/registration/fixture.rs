@@ -137,29 +137,55 @@ pub fn hub_watches() -> Arc<OpenWatches> {
     WATCHES.get_or_init(Arc::default).clone()
 }
 
+/// The shared hub controllers: how to stop them, and their thread.
+type SharedHub = (clusteradm::runtime::Shutdown, std::thread::JoinHandle<()>);
+
+static SHARED_HUB: std::sync::Mutex<Option<SharedHub>> = std::sync::Mutex::new(None);
+
 /// One hub registration controller for every test of the binary, on its own thread and runtime,
-/// as one would run on a real hub.
+/// as one would run on a real hub. It leads the admission webhook configurations too, so a
+/// binary whose other tests run hubs of their own stops it when done ([`stop_hub_controller`]).
 pub fn start_hub_controller() {
-    static STARTED: OnceLock<()> = OnceLock::new();
-    STARTED.get_or_init(|| {
-        std::thread::spawn(|| {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async {
-                let hub = open_watches::counting(common::hub().await, hub_watches());
-                clusteradm::inprocess::hub::controllers(
-                    hub,
-                    clusteradm::hub::webhook::Webhook::Leader(common::hub_url()),
-                    clusteradm::runtime::Shutdown::new(),
-                )
-                .await
-                .unwrap();
-            });
+    let mut shared = SHARED_HUB
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if shared.is_some() {
+        return;
+    }
+    let shutdown = clusteradm::runtime::Shutdown::new();
+    let token = shutdown.clone();
+    let thread = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let hub = open_watches::counting(common::hub().await, hub_watches());
+            clusteradm::inprocess::hub::controllers(
+                hub,
+                clusteradm::hub::webhook::Webhook::Leader(common::hub_url()),
+                token,
+            )
+            .await
+            .unwrap();
         });
     });
+    *shared = Some((shutdown, thread));
+}
+
+/// Stops the shared hub controllers, stepping down as a hub does (its admission configurations
+/// removed), and waits until they have.
+#[allow(dead_code, reason = "the it binary's shared hub runs until the binary ends")]
+pub fn stop_hub_controller() {
+    let shared = SHARED_HUB
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    if let Some((shutdown, thread)) = shared {
+        shutdown.cancel();
+        thread.join().expect("the shared hub controllers stop");
+    }
 }
 
 /// Agent options for a fresh cluster: unique names, a 5 s lease, the managed cluster's URL.
