@@ -16,6 +16,7 @@ use kube::CustomResourceExt;
 pub mod addon;
 pub mod cluster;
 pub mod conditions;
+pub mod gates;
 pub mod names;
 pub mod operator;
 pub mod quantity;

@@ -130,11 +130,12 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         .map(read_credential)
         .transpose()?;
     let admission = args.admission;
-    let values = args
-        .cluster_manager_values_file
-        .as_deref()
-        .map(|p| super::values_file::read(p, super::values_file::Chart::ClusterManager))
-        .transpose()?;
+    let values = super::values_file::read_checked(
+        args.cluster_manager_values_file.as_deref(),
+        super::values_file::Chart::ClusterManager,
+        args.in_process || args.image.is_some(),
+        &feature_gates,
+    )?;
     let kube = ctx.kube().await?;
     let resource_requirement = args.bundle.resource_requirement()?;
     let mut opts = InitOptions {

@@ -353,11 +353,12 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         .as_deref()
         .map(super::init::read_credential)
         .transpose()?;
-    let values = args
-        .klusterlet_values_file
-        .as_deref()
-        .map(|p| super::values_file::read(p, super::values_file::Chart::Klusterlet))
-        .transpose()?;
+    let values = super::values_file::read_checked(
+        args.klusterlet_values_file.as_deref(),
+        super::values_file::Chart::Klusterlet,
+        args.in_process || args.image.is_some(),
+        &feature_gates,
+    )?;
     let kube = ctx.kube().await?;
 
     let pin = pin(&args, ctx).await?;

@@ -99,6 +99,24 @@ impl Chart {
     }
 }
 
+/// [`read`], when a file is given; then, when our components run the chart's part (`ours`), the
+/// gates of the flags (`flag_gates`) and the file refused where they would not honour them
+/// ([`crate::api::gates`]).
+pub fn read_checked(
+    path: Option<&Path>,
+    chart: Chart,
+    ours: bool,
+    flag_gates: &[(String, bool)],
+) -> anyhow::Result<Option<Values>> {
+    let values = path.map(|p| read(p, chart)).transpose()?;
+    let refusal = match chart {
+        Chart::ClusterManager => crate::api::gates::hub_refusal,
+        Chart::Klusterlet => crate::api::gates::klusterlet_refusal,
+    };
+    super::args::check_gates(ours, flag_gates, values.as_ref(), refusal)?;
+    Ok(values)
+}
+
 /// Reads and interprets a values file.
 pub fn read(path: &Path, chart: Chart) -> anyhow::Result<Values> {
     let flag = chart.flag();

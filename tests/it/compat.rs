@@ -604,3 +604,62 @@ clusterManager:
     let args = operator["spec"]["template"]["spec"]["containers"][0]["args"].to_string();
     assert!(args.contains("--enable-sync-labels"), "{args}");
 }
+
+#[tokio::test]
+async fn gates_our_components_would_not_honour_are_refused_before_anything_is_applied() {
+    // With upstream's images the gate goes to upstream's component, which implements it.
+    let (code, out, err) = fixture::on_hub(&[
+        "init",
+        "--dry-run",
+        "--feature-gates",
+        "ClusterProfile=true",
+    ])
+    .await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("ClusterProfile"), "{out}");
+    // Ours would not: refused, naming the gate and why.
+    for (args, gate) in [
+        (
+            vec![
+                "init",
+                "--in-process",
+                "--feature-gates",
+                "ClusterProfile=true",
+            ],
+            "ClusterProfile=true",
+        ),
+        (
+            vec![
+                "init",
+                "--dry-run",
+                "--image",
+                "r.example/clusteradm:v9",
+                "--feature-gates",
+                "ResourceCleanup=false",
+            ],
+            "ResourceCleanup=false",
+        ),
+        (
+            vec![
+                "join",
+                "--in-process",
+                "--hub-token",
+                "x",
+                "--hub-apiserver",
+                "https://127.0.0.1:1",
+                "--cluster-name",
+                "c1",
+                "--feature-gates",
+                "MultipleHubs=true",
+            ],
+            "MultipleHubs=true",
+        ),
+    ] {
+        let (code, _, err) = fixture::on_hub(&args).await;
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("{gate} is not honoured by this project's")),
+            "{args:?}: {err}"
+        );
+    }
+}

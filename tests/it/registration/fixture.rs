@@ -176,7 +176,10 @@ pub fn start_hub_controller() {
 
 /// Stops the shared hub controllers, stepping down as a hub does (its admission configurations
 /// removed), and waits until they have.
-#[allow(dead_code, reason = "the it binary's shared hub runs until the binary ends")]
+#[allow(
+    dead_code,
+    reason = "the it binary's shared hub runs until the binary ends"
+)]
 pub fn stop_hub_controller() {
     let shared = SHARED_HUB
         .lock()

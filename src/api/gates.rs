@@ -1,0 +1,340 @@
+//! Upstream v1.3.1's feature gates (`open-cluster-management.io/api/feature`) and what each does
+//! when this project's own components run it (`--in-process`, or our image). With upstream's
+//! images a gate goes to upstream's component, which implements it, so nothing here applies.
+//!
+//! `init`/`join` refuse a gate setting our components would not honour ([`refusal`]); the README's
+//! gate table is generated from [`GATES`] ([`table`]).
+
+/// The component whose `featureGates` list a gate belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Component {
+    /// The ClusterManager's `registrationConfiguration`.
+    HubRegistration,
+    /// The ClusterManager's `workConfiguration`.
+    HubWork,
+    /// The ClusterManager's `addOnManagerConfiguration`.
+    HubAddOnManager,
+    /// The Klusterlet's `registrationConfiguration`.
+    SpokeRegistration,
+    /// The Klusterlet's `workConfiguration`.
+    SpokeWork,
+}
+
+impl Component {
+    fn label(self) -> &'static str {
+        match self {
+            Self::HubRegistration => "hub registration",
+            Self::HubWork => "hub work",
+            Self::HubAddOnManager => "hub add-on manager",
+            Self::SpokeRegistration => "klusterlet registration",
+            Self::SpokeWork => "klusterlet work",
+        }
+    }
+}
+
+/// What our components do with a gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Here {
+    /// On and off both do what upstream's do.
+    Works,
+    /// On does what upstream's does; off is not honoured (the feature always runs here).
+    AlwaysOn,
+    /// On does what upstream's does; off does part of what upstream's does.
+    OffPartly,
+    /// Nothing to do on any Kubernetes this runs on (as upstream's, there).
+    Inert,
+    /// Not implemented: switching it on is refused.
+    NotImplemented,
+}
+
+/// One gate.
+#[derive(Debug, Clone, Copy)]
+pub struct Gate {
+    /// Its name.
+    pub name: &'static str,
+    /// Where it is set.
+    pub component: Component,
+    /// Upstream's default.
+    pub default: bool,
+    /// What our components do with it.
+    pub here: Here,
+    /// What that means, for the README and the refusal.
+    pub note: &'static str,
+}
+
+const fn gate(
+    name: &'static str,
+    component: Component,
+    default: bool,
+    here: Here,
+    note: &'static str,
+) -> Gate {
+    Gate {
+        name,
+        component,
+        default,
+        here,
+        note,
+    }
+}
+
+use std::fmt::Write as _;
+
+use Component::{HubAddOnManager, HubRegistration, HubWork, SpokeRegistration, SpokeWork};
+use Here::{AlwaysOn, Inert, NotImplemented, OffPartly, Works};
+
+/// Every gate upstream v1.3.1 defines for the hub and the klusterlet.
+pub const GATES: &[Gate] = &[
+    gate(
+        "DefaultClusterSet",
+        HubRegistration,
+        true,
+        OffPartly,
+        "new clusters go into the `default` set (the mutator; the hub for clusters created without it); off stops the mutator's label only: the hub still keeps the `default` and `global` sets",
+    ),
+    gate(
+        "V1beta1CSRAPICompatibility",
+        HubRegistration,
+        false,
+        Inert,
+        "the v1beta1 CSR API is gone since Kubernetes 1.22; upstream's gate changes nothing there either",
+    ),
+    gate(
+        "ManagedClusterAutoApproval",
+        HubRegistration,
+        false,
+        Works,
+        "clusters of the listed bootstrap users are accepted and their CSRs approved without `accept` (tests/lifecycle/operator_hub/auto_approval.rs)",
+    ),
+    gate(
+        "ResourceCleanup",
+        HubRegistration,
+        true,
+        AlwaysOn,
+        "a deleted cluster's namespace (its works and add-ons) and RBAC are always removed",
+    ),
+    gate(
+        "ClusterProfile",
+        HubRegistration,
+        false,
+        NotImplemented,
+        "the ClusterInventory ClusterProfiles are not written yet (issue #31)",
+    ),
+    gate(
+        "ClusterImporter",
+        HubRegistration,
+        false,
+        NotImplemented,
+        "importing clusters from Cluster API is out of scope (it needs Cluster API on the hub)",
+    ),
+    gate(
+        "NilExecutorValidating",
+        HubWork,
+        false,
+        Works,
+        "a work without an executor is checked as upstream's default executor (tests/it/admission.rs)",
+    ),
+    gate(
+        "ManifestWorkReplicaSet",
+        HubWork,
+        false,
+        AlwaysOn,
+        "ManifestWorkReplicaSets are reconciled (tests/it/replicaset.rs); the controller runs with the gate off too",
+    ),
+    gate(
+        "CloudEventsDrivers",
+        HubWork,
+        false,
+        NotImplemented,
+        "works travel through the Kubernetes API only; the MQTT/gRPC cloud-events drivers are not implemented",
+    ),
+    gate(
+        "CleanUpCompletedManifestWork",
+        HubWork,
+        false,
+        NotImplemented,
+        "needs condition rules (a work's `Complete` condition), which the work agent does not evaluate yet",
+    ),
+    gate(
+        "AddonManagement",
+        HubAddOnManager,
+        true,
+        AlwaysOn,
+        "the add-on manager always runs (tests/it/addon.rs)",
+    ),
+    gate(
+        "ClusterClaim",
+        SpokeRegistration,
+        true,
+        AlwaysOn,
+        "the agent always reports the cluster's ClusterClaims in the ManagedCluster's status",
+    ),
+    gate(
+        "ClusterProperty",
+        SpokeRegistration,
+        false,
+        NotImplemented,
+        "AboutAPI ClusterProperties are not reported yet (issue #31)",
+    ),
+    gate(
+        "AddonManagement",
+        SpokeRegistration,
+        true,
+        AlwaysOn,
+        "the agent always registers add-ons",
+    ),
+    gate(
+        "V1beta1CSRAPICompatibility",
+        SpokeRegistration,
+        false,
+        Inert,
+        "the v1beta1 CSR API is gone since Kubernetes 1.22; upstream's gate changes nothing there either",
+    ),
+    gate(
+        "MultipleHubs",
+        SpokeRegistration,
+        false,
+        NotImplemented,
+        "the agent bootstraps against one hub; `bootstrapKubeConfigs` is not implemented yet (issue #31)",
+    ),
+    gate(
+        "ExecutorValidatingCaches",
+        SpokeWork,
+        false,
+        AlwaysOn,
+        "executor access reviews are always cached and forgotten on RBAC changes (src/agent/work/executor_cache.rs)",
+    ),
+    gate(
+        "RawFeedbackJsonString",
+        SpokeWork,
+        false,
+        NotImplemented,
+        "status feedback reports integers, strings and booleans, as upstream with the gate off",
+    ),
+];
+
+/// Why our components would not honour `name=on` set for `component`, if they would not.
+#[must_use]
+pub fn refusal(component: Component, name: &str, on: bool) -> Option<String> {
+    let gate = GATES
+        .iter()
+        .find(|g| g.component == component && g.name == name)?;
+    let refused = match gate.here {
+        NotImplemented => on,
+        AlwaysOn => !on,
+        Works | Inert | OffPartly => false,
+    };
+    refused.then(|| {
+        format!(
+            "{name}={on} is not honoured by this project's {}: {}",
+            component.label(),
+            gate.note
+        )
+    })
+}
+
+/// The first of `gates` (`Name`, on) our hub would not honour, routed to components as `init`
+/// routes them.
+#[must_use]
+pub fn hub_refusal(gates: &[(String, bool)]) -> Option<String> {
+    use crate::operator::cluster_manager::validate::{ADDON_GATES, WORK_GATES};
+    gates.iter().find_map(|(name, on)| {
+        let component = if WORK_GATES.contains(&name.as_str()) {
+            HubWork
+        } else if ADDON_GATES.contains(&name.as_str()) {
+            HubAddOnManager
+        } else {
+            HubRegistration
+        };
+        refusal(component, name, *on)
+    })
+}
+
+/// The first of `gates` our klusterlet would not honour (`join` sets each on both agents).
+#[must_use]
+pub fn klusterlet_refusal(gates: &[(String, bool)]) -> Option<String> {
+    gates.iter().find_map(|(name, on)| {
+        refusal(SpokeRegistration, name, *on).or_else(|| refusal(SpokeWork, name, *on))
+    })
+}
+
+/// The README's gate table.
+#[must_use]
+pub fn table() -> String {
+    let mut out = String::from(
+        "| gate | set on | upstream's default | with our components (`--in-process`, `--image`) |\n| --- | --- | --- | --- |\n",
+    );
+    for g in GATES {
+        let status = match g.here {
+            Works => "✅ on and off",
+            OffPartly => "⚠️ on; off in part",
+            AlwaysOn => "⚠️ always on: `=false` refused",
+            Inert => "✅ accepted, nothing to do",
+            NotImplemented => "❌ `=true` refused",
+        };
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {status}: {} |",
+            g.name,
+            g.component.label(),
+            g.default,
+            g.note
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_is_not_honoured_is_refused_and_the_rest_passes() {
+        assert!(refusal(HubRegistration, "ClusterProfile", true).is_some());
+        assert!(refusal(HubRegistration, "ClusterProfile", false).is_none());
+        assert!(refusal(HubRegistration, "ResourceCleanup", false).is_some());
+        assert!(refusal(HubRegistration, "ManagedClusterAutoApproval", true).is_none());
+        assert!(refusal(SpokeRegistration, "MultipleHubs", true).is_some());
+        // Unknown gates are the operator's to report (ValidFeatureGates), not refused here.
+        assert!(refusal(HubWork, "NoSuchGate", true).is_none());
+    }
+
+    #[test]
+    fn the_table_has_every_gate_once_per_component() {
+        let table = table();
+        assert_eq!(table.lines().count(), GATES.len() + 2);
+        for g in GATES {
+            assert_eq!(
+                GATES
+                    .iter()
+                    .filter(|o| o.name == g.name && o.component == g.component)
+                    .count(),
+                1,
+                "{}",
+                g.name
+            );
+        }
+    }
+
+    /// The operator's lists of known gates are upstream's, and this table has each.
+    #[test]
+    fn every_gate_the_operator_knows_is_in_the_table() {
+        use crate::operator::cluster_manager::validate::{
+            ADDON_GATES, REGISTRATION_GATES, WORK_GATES,
+        };
+        for (component, known) in [
+            (HubRegistration, REGISTRATION_GATES),
+            (HubWork, WORK_GATES),
+            (HubAddOnManager, ADDON_GATES),
+        ] {
+            for name in known {
+                assert!(
+                    GATES
+                        .iter()
+                        .any(|g| g.component == component && g.name == *name),
+                    "{name}"
+                );
+            }
+        }
+    }
+}
