@@ -97,7 +97,9 @@ async fn cluster_manager(args: &ImageArgs, ctx: &Ctx) -> anyhow::Result<ExitCode
         })?;
     ctx.printer
         .info("clustermanager installed. starting upgrade");
-    let operator = upgrade::hub_operator(&images, cm.spec.resource_requirement.as_ref())?;
+    let sync_labels = syncs_labels(&client, "cluster-manager").await?;
+    let operator =
+        upgrade::hub_operator(&images, cm.spec.resource_requirement.as_ref(), sync_labels)?;
     let patch = upgrade::cluster_manager_patch(&images);
     let spec_changed = !upgrade::already(&serde_json::to_value(&cm.spec)?, &patch);
     let outcome = apply(
@@ -155,7 +157,12 @@ async fn klusterlet(args: &ImageArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         return Err(not_installed().into());
     };
     ctx.printer.info("klusterlet installed. starting upgrade");
-    let operator = upgrade::klusterlet_operator(&images, first.spec.resource_requirement.as_ref())?;
+    let sync_labels = syncs_labels(&client, crate::api::names::KLUSTERLET_OPERATOR).await?;
+    let operator = upgrade::klusterlet_operator(
+        &images,
+        first.spec.resource_requirement.as_ref(),
+        sync_labels,
+    )?;
     let patch = upgrade::klusterlet_patch(&images);
     // Every Klusterlet here shares the one operator; each moves to the new images.
     let mut spec_changed = false;
@@ -191,6 +198,24 @@ async fn klusterlet(args: &ImageArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         ctx.printer.done("the klusterlet is ready");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether the operator Deployment `name` runs with `--enable-sync-labels` (an upgrade keeps it).
+async fn syncs_labels(client: &kube::Client, name: &str) -> anyhow::Result<bool> {
+    let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
+        Api::namespaced(client.clone(), crate::api::names::OPERATOR_NAMESPACE);
+    let current = deployments
+        .get_opt(name)
+        .await
+        .with_context(|| format!("reading the operator Deployment {name}"))?;
+    Ok(current
+        .and_then(|d| d.spec?.template.spec)
+        .is_some_and(|pod| {
+            pod.containers
+                .iter()
+                .flat_map(|c| c.args.iter().flatten())
+                .any(|a| a == "--enable-sync-labels")
+        }))
 }
 
 /// What an upgrade changed.

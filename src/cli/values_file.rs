@@ -29,20 +29,36 @@ pub struct Values {
 }
 
 impl Values {
-    /// Over `init`'s options from flags.
-    pub fn onto_init(self, opts: &mut crate::install::hub::InitOptions) {
-        if let Some(r) = self.registry {
-            opts.registry = r;
+    /// The images, pull credential and label sync both charts take, over the options' fields.
+    fn onto_common(
+        &mut self,
+        registry: &mut String,
+        tag: &mut String,
+        pull: &mut Option<Vec<u8>>,
+        sync_labels: &mut bool,
+    ) {
+        if let Some(r) = self.registry.take() {
+            *registry = r;
         }
-        if let Some(t) = self.tag {
-            opts.tag = t;
+        if let Some(t) = self.tag.take() {
+            *tag = t;
         }
-        if self.pull_credential.is_some() {
-            opts.image_pull_credential = self.pull_credential;
+        if let Some(p) = self.pull_credential.take() {
+            *pull = Some(p);
         }
         if let Some(s) = self.sync_labels {
-            opts.sync_labels = s;
+            *sync_labels = s;
         }
+    }
+
+    /// Over `init`'s options from flags.
+    pub fn onto_init(mut self, opts: &mut crate::install::hub::InitOptions) {
+        self.onto_common(
+            &mut opts.registry,
+            &mut opts.tag,
+            &mut opts.image_pull_credential,
+            &mut opts.sync_labels,
+        );
         if let Some(users) = self.auto_approve_users {
             opts.auto_approved_csr_identities = users;
         }
@@ -50,19 +66,13 @@ impl Values {
     }
 
     /// Over `join`'s options from flags.
-    pub fn onto_join(self, opts: &mut crate::install::klusterlet::JoinOptions) {
-        if let Some(r) = self.registry {
-            opts.registry = r;
-        }
-        if let Some(t) = self.tag {
-            opts.tag = t;
-        }
-        if self.pull_credential.is_some() {
-            opts.image_pull_credential = self.pull_credential;
-        }
-        if let Some(s) = self.sync_labels {
-            opts.sync_labels = s;
-        }
+    pub fn onto_join(mut self, opts: &mut crate::install::klusterlet::JoinOptions) {
+        self.onto_common(
+            &mut opts.registry,
+            &mut opts.tag,
+            &mut opts.image_pull_credential,
+            &mut opts.sync_labels,
+        );
         if let Some(s) = self.singleton {
             opts.singleton = s;
         }

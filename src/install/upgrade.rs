@@ -33,13 +33,15 @@ impl Images {
 
 /// The hub operator's objects with `images`: the ClusterManager CRD, then the operator's service
 /// account, ClusterRole, binding and Deployment (no Namespace, pull secret or bootstrap
-/// credential: an upgrade keeps those).
+/// credential: an upgrade keeps those). `sync_labels`: the running operator's
+/// `--enable-sync-labels`, which an upgrade keeps.
 ///
 /// # Errors
 /// A template failed to render.
 pub fn hub_operator(
     images: &Images,
     resources: Option<&ResourceRequirement>,
+    sync_labels: bool,
 ) -> Result<Vec<DynamicObject>, render::Error> {
     use crate::install::hub::{Credential, InitOptions, plan};
     let opts = InitOptions {
@@ -49,7 +51,7 @@ pub fn hub_operator(
         credential: Credential::ServiceAccount,
         deploy_operator: true,
         image_pull_credential: None,
-        sync_labels: false,
+        sync_labels,
         feature_gates: vec![],
         admission: crate::operator::cluster_manager::Admission::Webhooks,
         resource_requirement: resources.cloned(),
@@ -72,19 +74,22 @@ pub fn hub_operator(
 
 /// The klusterlet operator's objects with `images` (the Klusterlet CRD, then the operator's
 /// namespace, identity, RBAC and Deployment; not the pull secret, which an upgrade keeps).
+/// `sync_labels`: the running operator's `--enable-sync-labels`, which an upgrade keeps.
 ///
 /// # Errors
 /// A template failed to render.
 pub fn klusterlet_operator(
     images: &Images,
     resources: Option<&ResourceRequirement>,
+    sync_labels: bool,
 ) -> Result<Vec<DynamicObject>, render::Error> {
     let mut objects = crate::install::klusterlet::operator_objects(
         &images.of("registration-operator"),
         images.single.is_some(),
         &crate::install::klusterlet::OperatorSettings {
             resources: resources.cloned(),
-            ..Default::default()
+            pull_secret: None,
+            sync_labels,
         },
     )?;
     objects.retain(|o| o.types.as_ref().is_none_or(|t| t.kind != "Secret"));
@@ -134,7 +139,7 @@ mod tests {
 
     #[test]
     fn the_hub_operator_is_the_crd_identity_and_deployment_only() {
-        let objects = hub_operator(&upstream("v1.2.0"), None).unwrap();
+        let objects = hub_operator(&upstream("v1.2.0"), None, false).unwrap();
         let names: Vec<String> = crate::install::names(&objects);
         assert_eq!(
             names,

@@ -34,9 +34,14 @@ async fn upgrade_klusterlet_moves_the_operator_and_agent_images() {
     assert!(err.contains("klusterlet is not installed"), "{err}");
 
     let hub = hub(false).await;
-    join(&hub, "it-upgrade", &["--ca-cert-hash", &hub.hash])
-        .assert()
-        .success();
+    // Joined with --enable-sync-labels: the upgrade keeps the operator's flag.
+    join(
+        &hub,
+        "it-upgrade",
+        &["--ca-cert-hash", &hub.hash, "--enable-sync-labels"],
+    )
+    .assert()
+    .success();
     let (code, err) = upgrade(&["--bundle-version", "1.2.0"]).await;
     assert_eq!(code, 0, "{err}");
     let k = Api::<Klusterlet>::all(managed.clone())
@@ -54,9 +59,15 @@ async fn upgrade_klusterlet_moves_the_operator_and_agent_images() {
             .unwrap();
         d.spec.unwrap().template.spec.unwrap().containers[0].clone()
     };
+    let upstream = operator().await;
     assert_eq!(
-        operator().await.image.as_deref(),
+        upstream.image.as_deref(),
         Some("quay.io/open-cluster-management/registration-operator:v1.2.0")
+    );
+    let args = upstream.args.unwrap();
+    assert!(
+        args.contains(&"--enable-sync-labels".to_string()),
+        "{args:?}"
     );
     let (code, err) = upgrade(&["--bundle-version", "1.2.0"]).await;
     assert_eq!(code, 0, "{err}");
@@ -70,7 +81,12 @@ async fn upgrade_klusterlet_moves_the_operator_and_agent_images() {
         container.image.as_deref(),
         Some("registry.example/clusteradm:v2")
     );
-    assert_eq!(container.args.unwrap()[..2], ["operator", "klusterlet"]);
+    let args = container.args.unwrap();
+    assert_eq!(args[..2], ["operator", "klusterlet"]);
+    assert!(
+        args.contains(&"--enable-sync-labels".to_string()),
+        "{args:?}"
+    );
     let k = Api::<Klusterlet>::all(managed.clone())
         .get("klusterlet")
         .await

@@ -40,7 +40,7 @@ async fn upgrade_moves_the_images_and_says_when_nothing_changes() {
         tag: "v1.3.1".into(),
         single: None,
     };
-    let operator_objects = upgrade::hub_operator(&current, None).unwrap();
+    let operator_objects = upgrade::hub_operator(&current, None, false).unwrap();
     let resolver = clusteradm::apply::Resolver::new(client.clone());
     // An operator Deployment an earlier `init` left (it never runs here: no node) goes first.
     clusteradm::apply::delete::delete_all(&resolver, &operator_objects[1..], WAIT)
