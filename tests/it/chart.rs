@@ -9,8 +9,15 @@ use serde_json::Value;
 use crate::common;
 use crate::registration::fixture;
 
+/// `HELM`, which `scripts/control-plane env` sets to the helm `scripts/control-plane build` built.
 fn helm() -> PathBuf {
-    std::env::var_os("HELM").map_or_else(|| "helm".into(), PathBuf::from)
+    let helm = std::env::var_os("HELM").map(PathBuf::from);
+    helm.filter(|p| p.is_file()).unwrap_or_else(|| {
+        panic!(
+            "HELM does not name a helm binary: run `scripts/control-plane build` and \
+             `eval \"$(scripts/control-plane env)\"` (or set HELM to a helm v3)"
+        )
+    })
 }
 
 fn chart(name: &str) -> PathBuf {
