@@ -467,6 +467,29 @@ async fn available_by_lease(hub: &kube::Client, c: &str, addon: &str) {
     assert_eq!(row.get(3), Some(&"True"), "{out}");
 }
 
+/// Upstream's agent reports each stored certificate on the add-on (`ClusterCertificateRotated`;
+/// its e2e suite reads it).
+async fn rotation_reported(hub: &kube::Client, c: &str, addon: &str) {
+    fixture::wait(
+        Api::<ManagedClusterAddOn>::namespaced(hub.clone(), c),
+        addon,
+        "ClusterCertificateRotated on the add-on",
+        |m: Option<&ManagedClusterAddOn>| {
+            m.and_then(|m| m.status.as_ref())
+                .and_then(|s| {
+                    clusteradm::api::conditions::find(&s.conditions, "ClusterCertificateRotated")
+                })
+                .is_some_and(|c| {
+                    c.status == "True"
+                        && c.reason == "ClientCertificateUpdated"
+                        && c.message
+                            .starts_with("client certificate rotated starting from ")
+                })
+        },
+    )
+    .await;
+}
+
 /// A hub client from the kubeconfig in an add-on's secret.
 async fn client_of(secret: &Secret) -> kube::Client {
     let text = String::from_utf8(secret.data.as_ref().unwrap()["kubeconfig"].0.clone()).unwrap();
@@ -550,6 +573,7 @@ async fn an_addon_agent_gets_its_own_hub_identity_and_nothing_more() {
 
     only_configmaps_in(&client_of(&secret).await, &c).await;
     available_by_lease(&hub, &c, &addon).await;
+    rotation_reported(&hub, &c, &addon).await;
 
     // Renewed before it expires: a new certificate for the same identity, in a kubeconfig that
     // works.

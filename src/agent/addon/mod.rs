@@ -16,6 +16,7 @@
 //! cluster's ManagedClusterAddOns on the hub.
 pub mod health;
 pub mod helloworld;
+mod rotated;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -452,6 +453,16 @@ async fn issue(opts: &AddonOptions, wanted: &Wanted, token: &Shutdown) -> anyhow
     };
     store(opts, wanted, &credential).await?;
     tracing::info!(cluster = %opts.cluster, addon = %wanted.addon, "add-on credential stored in {}/{}", wanted.namespace, wanted.secret);
+    if let Err(e) = rotated::report(
+        &opts.hub,
+        &opts.cluster,
+        &wanted.addon,
+        &credential.cert_pem,
+    )
+    .await
+    {
+        tracing::warn!(cluster = %opts.cluster, addon = %wanted.addon, "reporting the add-on's new certificate: {e}");
+    }
     Ok(())
 }
 
