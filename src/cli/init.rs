@@ -205,7 +205,8 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         crate::inprocess::hub::run(
             kube.client.clone(),
             kube.loaded.config.cluster_url.clone(),
-            args.enable_sync_labels,
+            // The flag's, or the values file's.
+            opts.sync_labels,
             crate::runtime::shutdown::on_signal(),
             |holder| {
                 ctx.printer.warn(format!(
