@@ -115,33 +115,6 @@ pub fn check_registration_drivers(drivers: &[String], flag: &str) -> anyhow::Res
     Ok(())
 }
 
-/// Refuses the gate settings (from the flags and a values file) our components would not honour,
-/// when they are what runs (`ours`: `--in-process` or `--image`); `refusal` is the hub's or the
-/// klusterlet's ([`crate::api::gates`]).
-pub fn check_gates(
-    ours: bool,
-    flags: &[(String, bool)],
-    file: Option<&super::values_file::Values>,
-    refusal: fn(&[(String, bool)]) -> Option<String>,
-) -> anyhow::Result<()> {
-    if !ours {
-        return Ok(());
-    }
-    let gates: Vec<(String, bool)> = flags
-        .iter()
-        .chain(file.iter().flat_map(|v| v.feature_gates.iter()))
-        .cloned()
-        .collect();
-    match refusal(&gates) {
-        Some(why) => Err(crate::error::UserError::new(
-            why,
-            "drop the gate, or run upstream's images (no --in-process or --image), which implement it",
-        )
-        .into()),
-        None => Ok(()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,8 @@
 //! `init --cluster-manager-values-file` and `join --klusterlet-values-file`: upstream's Helm
 //! chart values, as upstream's commands take them — the file overrides the flags. Only the values
 //! this tool can honour are taken; any other key is refused by its path, so no value is silently
-//! ignored.
+//! ignored. The feature gates of the file and of `--feature-gates` are checked here together
+//! ([`read_checked`]): our components refuse those they would not honour.
 use std::path::Path;
 
 use base64::Engine as _;
@@ -123,8 +124,35 @@ pub fn read_checked(
         Chart::ClusterManager => crate::api::gates::hub_refusal,
         Chart::Klusterlet => crate::api::gates::klusterlet_refusal,
     };
-    super::args::check_gates(ours, flag_gates, values.as_ref(), refusal)?;
+    check_gates(ours, flag_gates, values.as_ref(), refusal)?;
     Ok(values)
+}
+
+/// Refuses the gate settings (from the flags and a values file) our components would not honour,
+/// when they are what runs (`ours`: `--in-process` or `--image`); `refusal` is the hub's or the
+/// klusterlet's ([`crate::api::gates`]).
+fn check_gates(
+    ours: bool,
+    flags: &[(String, bool)],
+    file: Option<&Values>,
+    refusal: fn(&[(String, bool)]) -> Option<String>,
+) -> anyhow::Result<()> {
+    if !ours {
+        return Ok(());
+    }
+    let gates: Vec<(String, bool)> = flags
+        .iter()
+        .chain(file.iter().flat_map(|v| v.feature_gates.iter()))
+        .cloned()
+        .collect();
+    match refusal(&gates) {
+        Some(why) => Err(UserError::new(
+            why,
+            "drop the gate, or run upstream's images (no --in-process or --image), which implement it",
+        )
+        .into()),
+        None => Ok(()),
+    }
 }
 
 /// Reads and interprets a values file.
@@ -233,23 +261,17 @@ fn is_gate_list(path: &str, cr: &str) -> bool {
     .any(|section| path == format!("{cr}.{section}.featureGates"))
 }
 
-/// `[{feature, mode: Enable|Disable}]` as `(name, on)`.
+/// `[{feature, mode: Enable|Disable}]` (the CRs' own gate type) as `(name, on)`.
 fn gates(v: &Value, path: &str) -> Result<Vec<(String, bool)>, String> {
-    v.as_array()
-        .ok_or_else(|| format!("{path} must be a list"))?
-        .iter()
+    let list: Vec<crate::api::operator::FeatureGate> = serde_json::from_value(v.clone())
+        .map_err(|e| format!("{path}: a list of {{feature, mode: Enable|Disable}}: {e}"))?;
+    Ok(list
+        .into_iter()
         .map(|g| {
-            let name = g["feature"]
-                .as_str()
-                .ok_or_else(|| format!("{path}: each gate needs a feature"))?;
-            let on = match g["mode"].as_str().unwrap_or("Disable") {
-                "Enable" => true,
-                "Disable" => false,
-                other => return Err(format!("{path}: mode {other:?} is Enable or Disable")),
-            };
-            Ok((name.to_string(), on))
+            let on = g.enabled();
+            (g.feature, on)
         })
-        .collect()
+        .collect())
 }
 
 fn strings(v: &Value, path: &str) -> Result<Vec<String>, String> {
@@ -340,6 +362,15 @@ clusterManager:
                 .unwrap()
                 .singleton,
             Some(true)
+        );
+        let e = values(
+            "clusterManager: {workConfiguration: {featureGates: [{feature: X, mode: On}]}}",
+            Chart::ClusterManager,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("clusterManager.workConfiguration.featureGates: a list"),
+            "{e}"
         );
         assert_eq!(values("{}", Chart::Klusterlet).unwrap(), Values::default());
     }
