@@ -202,6 +202,9 @@ _clusteradm() {
             clusteradm__subcmd__get,clustersets)
                 cmd="clusteradm__subcmd__get__subcmd__clustersets"
                 ;;
+            clusteradm__subcmd__get,credentials)
+                cmd="clusteradm__subcmd__get__subcmd__credentials"
+                ;;
             clusteradm__subcmd__get,help)
                 cmd="clusteradm__subcmd__get__subcmd__help"
                 ;;
@@ -231,6 +234,9 @@ _clusteradm() {
                 ;;
             clusteradm__subcmd__get__subcmd__help,clustersets)
                 cmd="clusteradm__subcmd__get__subcmd__help__subcmd__clustersets"
+                ;;
+            clusteradm__subcmd__get__subcmd__help,credentials)
+                cmd="clusteradm__subcmd__get__subcmd__help__subcmd__credentials"
                 ;;
             clusteradm__subcmd__get__subcmd__help,help)
                 cmd="clusteradm__subcmd__get__subcmd__help__subcmd__help"
@@ -354,6 +360,9 @@ _clusteradm() {
                 ;;
             clusteradm__subcmd__help__subcmd__get,clustersets)
                 cmd="clusteradm__subcmd__help__subcmd__get__subcmd__clustersets"
+                ;;
+            clusteradm__subcmd__help__subcmd__get,credentials)
+                cmd="clusteradm__subcmd__help__subcmd__get__subcmd__credentials"
                 ;;
             clusteradm__subcmd__help__subcmd__get,hub-info)
                 cmd="clusteradm__subcmd__help__subcmd__get__subcmd__hub__subcmd__info"
@@ -2424,7 +2433,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__get)
-            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version addon addons clusters clustersets clusterset placements placement hub-info klusterlet-info token works help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version addon addons clusters clustersets clusterset credentials placements placement hub-info klusterlet-info token works help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2675,8 +2684,65 @@ _clusteradm() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        clusteradm__subcmd__get__subcmd__credentials)
+            opts="-v -q -h -V --cluster-role --timeout --kubeconfig --context --verbose --color --dry-run --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --cluster-role)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         clusteradm__subcmd__get__subcmd__help)
-            opts="addon clusters clustersets placements hub-info klusterlet-info token works help"
+            opts="addon clusters clustersets credentials placements hub-info klusterlet-info token works help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2718,6 +2784,20 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__get__subcmd__help__subcmd__clustersets)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__get__subcmd__help__subcmd__credentials)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -3499,7 +3579,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help__subcmd__get)
-            opts="addon clusters clustersets placements hub-info klusterlet-info token works"
+            opts="addon clusters clustersets credentials placements hub-info klusterlet-info token works"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3541,6 +3621,20 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help__subcmd__get__subcmd__clustersets)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__get__subcmd__credentials)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

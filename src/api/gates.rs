@@ -117,8 +117,8 @@ pub const GATES: &[Gate] = &[
         "ClusterProfile",
         HubRegistration,
         false,
-        NotImplemented,
-        "the ClusterInventory ClusterProfiles are not written yet (issue #31)",
+        Works,
+        "on: the ClusterInventory CRD is installed and each namespace with a bound set holds a ClusterProfile per cluster, mirroring it; off: the hub stops writing them and leaves them (tests/lifecycle/operator_hub/cluster_profile.rs)",
     ),
     gate(
         "ClusterImporter",
@@ -290,8 +290,9 @@ mod tests {
 
     #[test]
     fn what_is_not_honoured_is_refused_and_the_rest_passes() {
-        assert!(refusal(HubRegistration, "ClusterProfile", true).is_some());
-        assert!(refusal(HubRegistration, "ClusterProfile", false).is_none());
+        assert!(refusal(HubRegistration, "ClusterImporter", true).is_some());
+        assert!(refusal(HubRegistration, "ClusterImporter", false).is_none());
+        assert!(refusal(HubRegistration, "ClusterProfile", true).is_none());
         assert!(refusal(HubRegistration, "ResourceCleanup", false).is_some());
         assert!(refusal(HubRegistration, "ManagedClusterAutoApproval", true).is_none());
         assert!(refusal(SpokeRegistration, "MultipleHubs", true).is_some());

@@ -17,6 +17,7 @@ pub mod addon;
 pub mod cluster;
 pub mod conditions;
 pub mod gates;
+pub mod inventory;
 pub mod names;
 pub mod operator;
 pub mod quantity;
@@ -33,7 +34,15 @@ pub fn all_crds() -> Vec<CustomResourceDefinition> {
     let mut crds = vec![operator_crd_cluster_manager(), operator_crd_klusterlet()];
     crds.extend(hub_crds());
     crds.extend(managed_crds());
+    crds.push(cluster_profile_crd());
     crds
+}
+
+/// The ClusterInventory's ClusterProfile CRD, installed on the hub with the `ClusterProfile`
+/// gate on and, as upstream, never removed (other projects may use it).
+#[must_use]
+pub fn cluster_profile_crd() -> CustomResourceDefinition {
+    finish(inventory::ClusterProfile::crd(), true, &[])
 }
 
 /// The ClusterManager CRD (installed on the hub before the hub operator runs).

@@ -112,6 +112,14 @@ pub fn embedded_objects(_: &mut SchemaGenerator) -> Schema {
     })
 }
 
+/// Any JSON object, kept as written (a kubeconfig extension).
+pub fn free_object(_: &mut SchemaGenerator) -> Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": true,
+    })
+}
+
 /// A DNS label (namespace and cluster names).
 pub const DNS_LABEL: &str = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
 /// A DNS subdomain (service account names).

@@ -7,6 +7,7 @@
 //! carries the actions out. How they are started together is [`crate::inprocess`]'s business.
 pub mod addon;
 pub mod admission;
+pub mod cluster_profiles;
 pub mod clustersets;
 pub mod conversion;
 pub mod managed_namespaces;

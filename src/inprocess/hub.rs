@@ -4,7 +4,7 @@
 use kube::Client;
 
 use crate::hub::webhook::{self, Webhook};
-use crate::hub::{addon, clustersets, placement, registration, replicaset};
+use crate::hub::{addon, cluster_profiles, clustersets, placement, registration, replicaset};
 use crate::operator::cluster_manager::{self as operator, InProcess};
 use crate::runtime::Shutdown;
 use crate::runtime::informers::Informers;
@@ -55,7 +55,8 @@ pub async fn run(
 }
 
 /// The hub controllers (registration, cluster sets and their managed namespaces, placement,
-/// replica sets, add-ons) over one shared watch per kind ([`Informers`]), until `shutdown` is
+/// replica sets, add-ons, ClusterProfiles) over one shared watch per kind ([`Informers`]), until
+/// `shutdown` is
 /// cancelled.
 ///
 /// `webhook` says who serves the hub's webhooks (add-on conversion, admission): this process
@@ -121,6 +122,16 @@ pub async fn controllers(
         )),
         shutdown.clone(),
     );
+    let profiles = stopping_all(
+        "ClusterProfile controller",
+        Box::pin(cluster_profiles::run_with(
+            client.clone(),
+            &informers,
+            settings.clone(),
+            shutdown.clone(),
+        )),
+        shutdown.clone(),
+    );
     let webhooks = stopping_all(
         "hub webhooks",
         Box::pin(webhook::run(client, webhook, settings, shutdown.clone())),
@@ -128,12 +139,13 @@ pub async fn controllers(
     );
     // Every controller has taken what it reads: the watches start now.
     let watches = informers.run(shutdown.clone());
-    let (registration, placement, sets, replicasets, addons, webhooks, ()) = tokio::join!(
+    let (registration, placement, sets, replicasets, addons, profiles, webhooks, ()) = tokio::join!(
         registration,
         placement,
         sets,
         replicasets,
         addons,
+        profiles,
         webhooks,
         watches
     );
@@ -142,6 +154,7 @@ pub async fn controllers(
     sets?;
     replicasets?;
     addons?;
+    profiles?;
     webhooks
 }
 

@@ -612,11 +612,11 @@ async fn gates_our_components_would_not_honour_are_refused_before_anything_is_ap
         "init",
         "--dry-run",
         "--feature-gates",
-        "ClusterProfile=true",
+        "ClusterImporter=true",
     ])
     .await;
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("ClusterProfile"), "{out}");
+    assert!(out.contains("ClusterImporter"), "{out}");
     // Ours would not: refused, naming the gate and why.
     for (args, gate) in [
         (
@@ -624,9 +624,9 @@ async fn gates_our_components_would_not_honour_are_refused_before_anything_is_ap
                 "init",
                 "--in-process",
                 "--feature-gates",
-                "ClusterProfile=true",
+                "ClusterImporter=true",
             ],
-            "ClusterProfile=true",
+            "ClusterImporter=true",
         ),
         (
             vec![

@@ -602,5 +602,6 @@ async fn admission_is(client: Client, webhooks: bool) -> Option<()> {
 }
 
 mod auto_approval;
+mod cluster_profile;
 mod sync_labels;
 mod upgrade;

@@ -2,6 +2,7 @@
 pub mod addons;
 pub mod clusters;
 pub mod clustersets;
+pub mod credentials;
 pub mod info;
 pub mod token;
 pub mod works;
@@ -29,6 +30,8 @@ pub enum What {
     /// List cluster sets: bound namespaces, status and how many clusters each selects
     #[command(visible_alias = "clusterset")]
     Clustersets(clustersets::Args),
+    /// Print a token for a managed cluster as an ExecCredential (the ClusterProfile exec plugin)
+    Credentials(credentials::Args),
     /// List placements: satisfied, reason, and every cluster selected
     #[command(visible_alias = "placement")]
     Placements(crate::cli::placement::GetArgs),
@@ -48,6 +51,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         What::Addon(a) => addons::run(a, ctx).await,
         What::Clusters(a) => clusters::run(a, ctx).await,
         What::Clustersets(a) => clustersets::run(a, ctx).await,
+        What::Credentials(a) => credentials::run(a, ctx).await,
         What::Placements(a) => crate::cli::placement::get(a, ctx).await,
         What::Token(a) => token::run(a, ctx).await,
         What::HubInfo(a) => info::hub(a, ctx).await,

@@ -153,6 +153,7 @@ mod test_support {
         default_cluster_set: true,
         nil_executor_validating: false,
         auto_approve: None,
+        cluster_profile: false,
     };
 
     /// Allows `verb/resource[/subresource]` for anyone; namespaces terminate when told.

@@ -27,6 +27,9 @@ pub struct Settings {
     /// With upstream's `ManagedClusterAutoApproval` gate on (registration; off unless switched
     /// on): the users whose clusters are accepted and bootstrap CSRs approved without `accept`.
     pub auto_approve: Option<Vec<String>>,
+    /// Upstream's `ClusterProfile` gate (registration; off unless switched on): the hub writes
+    /// the ClusterInventory's ClusterProfiles ([`crate::hub::cluster_profiles`]).
+    pub cluster_profile: bool,
 }
 
 impl Settings {
@@ -39,6 +42,7 @@ impl Settings {
                 default_cluster_set: true,
                 nil_executor_validating: false,
                 auto_approve: None,
+                cluster_profile: false,
             };
         };
         // An annotation naming no mode is the operator's to report: webhooks meanwhile.
@@ -63,6 +67,7 @@ impl Settings {
             auto_approve: gate(registration, "ManagedClusterAutoApproval")
                 .unwrap_or(false)
                 .then(|| auto_approved_users(cm)),
+            cluster_profile: gate(registration, "ClusterProfile").unwrap_or(false),
         }
     }
 }
@@ -233,6 +238,7 @@ mod tests {
                 default_cluster_set: true,
                 nil_executor_validating: false,
                 auto_approve: None,
+                cluster_profile: false,
             }
         );
         let gated = Settings::of(Some(&cm(

@@ -130,6 +130,23 @@ where
     }
 }
 
+/// Polls `check` for `window` and fails (with `what`) if it ever returns `Some`: for what must
+/// not happen, in a window a few times longer than the same thing takes when it does happen
+/// (which the test shows first, so the check can fail).
+pub async fn never<T: std::fmt::Debug, F, Fut>(what: &str, window: Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let start = Instant::now();
+    while start.elapsed() < window {
+        if let Some(v) = check().await {
+            panic!("{what}: {v:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// The clusteradm binary, with a clean environment (no KUBECONFIG, no colour).
 pub fn clusteradm() -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("clusteradm").expect("binary built");

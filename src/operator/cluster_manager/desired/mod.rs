@@ -171,7 +171,28 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
             }
         }
     }
+    if v.cluster_profile() {
+        add_cluster_profiles(&mut desired);
+    }
     desired
+}
+
+/// The `ClusterProfile` gate: the ClusterInventory's CRD, and the rights to write profiles for
+/// whichever of the registration controller and our hub pods is deployed (the in-process hub
+/// runs with the caller's own rights).
+fn add_cluster_profiles(desired: &mut Desired) {
+    desired.crds.push(crate::api::cluster_profile_crd());
+    let writers = [
+        Component::RegistrationController.cluster_role(),
+        hub::CLUSTER_ROLE,
+    ];
+    for role in &mut desired.cluster_roles {
+        if writers.contains(&role.metadata.name.as_deref().unwrap_or_default()) {
+            role.rules
+                .get_or_insert_with(Vec::new)
+                .extend(rbac::cluster_profile_rules());
+        }
+    }
 }
 
 /// Admission: the policies, or webhooks served by upstream's Deployments, by our hub pods behind
@@ -465,6 +486,35 @@ mod tests {
             ]
         );
         assert_eq!(d.crds.len(), crate::api::hub_crds().len());
+    }
+
+    #[test]
+    fn the_cluster_profile_gate_adds_the_inventory_crd_and_the_writers_rights() {
+        let gated = "spec:\n  registrationConfiguration:\n    featureGates: [{feature: ClusterProfile, mode: Enable}]";
+        let writes_profiles = |d: &Desired, role: &str| {
+            d.cluster_roles
+                .iter()
+                .find(|r| r.metadata.name.as_deref() == Some(role))
+                .and_then(|r| r.rules.as_ref())
+                .is_some_and(|rules| {
+                    rules.iter().any(|r| {
+                        r.resources.as_deref() == Some(&["clusterprofiles/status".to_string()][..])
+                    })
+                })
+        };
+        let registration = Component::RegistrationController.cluster_role();
+        let (on, _) = desired(gated, InProcess::NOTHING);
+        assert!(
+            on.crds
+                .iter()
+                .any(|c| c.metadata.name.as_deref() == Some(crate::api::inventory::CRD_NAME))
+        );
+        assert!(writes_profiles(&on, registration));
+        let (ours, _) = desired(gated, InProcess::HUB_DEPLOYMENT);
+        assert!(writes_profiles(&ours, hub::CLUSTER_ROLE));
+        let (off, _) = desired("spec: {}", InProcess::NOTHING);
+        assert_eq!(off.crds.len(), crate::api::hub_crds().len());
+        assert!(!writes_profiles(&off, registration));
     }
 
     #[test]

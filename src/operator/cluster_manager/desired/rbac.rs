@@ -229,6 +229,17 @@ pub fn cluster_role(c: Component) -> ClusterRole {
     }
 }
 
+/// What the registration controller needs with the `ClusterProfile` gate on: it writes a
+/// ClusterProfile per cluster and namespace, and their status (upstream's same two rules).
+#[must_use]
+pub fn cluster_profile_rules() -> Vec<PolicyRule> {
+    let group = crate::api::inventory::GROUP;
+    vec![
+        rule(&[group], &["clusterprofiles"], MANAGE),
+        rule(&[group], &["clusterprofiles/status"], STATUS),
+    ]
+}
+
 /// Binds the component's ClusterRole to its ServiceAccount.
 #[must_use]
 pub fn cluster_role_binding(c: Component) -> ClusterRoleBinding {

@@ -141,6 +141,16 @@ impl Validated {
         (self.registration_image == self.work_image && self.work_image == self.placement_image)
             .then_some(self.registration_image.as_str())
     }
+
+    /// Whether the `ClusterProfile` gate is on (registration; off unless switched on).
+    #[must_use]
+    pub fn cluster_profile(&self) -> bool {
+        self.registration_gates
+            .iter()
+            .rev()
+            .find_map(|flag| flag.strip_prefix("--feature-gates=ClusterProfile="))
+            .is_some_and(|value| value == "true")
+    }
 }
 
 /// Checks `cm` and resolves its spec.

@@ -1,0 +1,156 @@
+//! `clusteradm get credentials`: a token for the managed cluster, minted through a ManifestWork
+//! the cluster's agent applies, printed as an ExecCredential (named cluster, or read from
+//! `KUBERNETES_EXEC_INFO` as an exec plugin). The token can do what its ClusterRole grants and no
+//! more; a caller who may not create ManifestWorks is refused; an unknown cluster is refused.
+use std::time::Duration;
+
+use clusteradm::api::cluster::ManagedCluster;
+use k8s_openapi::api::authentication::v1::TokenRequest;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, ServiceAccount};
+use kube::Client;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+
+use super::{TestCluster, hub_cli};
+use crate::common;
+
+/// Runs the CLI off the runtime (the agent keeps working meanwhile).
+async fn run(cmd: assert_cmd::Command) -> std::process::Output {
+    let mut cmd = cmd;
+    tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap()
+}
+
+fn token_of(output: &std::process::Output) -> String {
+    assert!(
+        output.status.success(),
+        "get credentials failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let credential: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(credential["kind"], "ExecCredential");
+    credential["status"]["token"].as_str().unwrap().to_string()
+}
+
+/// A client of the managed cluster that authenticates with `token`.
+async fn managed_with_token(token: &str) -> Client {
+    let (server, ca) = common::server_and_ca(&common::env().managed);
+    common::client_from_yaml(&format!(
+        "apiVersion: v1\nkind: Config\nclusters: [{{name: c, cluster: {{server: '{server}', certificate-authority-data: {ca}}}}}]\n\
+         users: [{{name: u, user: {{token: '{token}'}}}}]\ncontexts: [{{name: c, context: {{cluster: c, user: u}}}}]\ncurrent-context: c\n"
+    ))
+    .await
+}
+
+/// A hub kubeconfig for a fresh ServiceAccount that holds no RBAC at all.
+async fn powerless_kubeconfig(hub: &Client, namespace: &str) -> std::path::PathBuf {
+    let accounts: Api<ServiceAccount> = Api::namespaced(hub.clone(), namespace);
+    let sa: ServiceAccount =
+        serde_json::from_value(json!({"metadata": {"name": "powerless"}})).unwrap();
+    accounts.create(&PostParams::default(), &sa).await.unwrap();
+    let request: TokenRequest =
+        serde_json::from_value(json!({"spec": {"audiences": [], "expirationSeconds": 600}}))
+            .unwrap();
+    let token = accounts
+        .create_token_request("powerless", &PostParams::default(), &request)
+        .await
+        .unwrap()
+        .status
+        .and_then(|s| s.token)
+        .unwrap();
+    common::temp_file(
+        "powerless.kubeconfig",
+        &common::hub_kubeconfig_with_token(&token),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_reach_the_managed_cluster_with_the_role_and_no_more() {
+    let _hub = super::hub_lock().await;
+    let c = TestCluster::new("it-creds").await;
+    let _agent = c.agent(Duration::from_secs(60));
+    let clusters: Api<ManagedCluster> = Api::all(c.hub.clone());
+    let mc: ManagedCluster = serde_json::from_value(json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+        "metadata": {"name": c.name}, "spec": {"hubAcceptsClient": false}}))
+    .unwrap();
+    clusters.create(&PostParams::default(), &mc).await.unwrap();
+
+    let first = token_of(&run(hub_cli(&["get", "credentials", &c.name])).await);
+    let managed = managed_with_token(&first).await;
+    assert_eq!(
+        common::whoami(&managed).await.unwrap(),
+        format!(
+            "system:serviceaccount:open-cluster-management-credentials:clusteradm-credentials-{}-view",
+            c.name
+        )
+    );
+    // `view`: it reads, and nothing more.
+    Api::<Pod>::namespaced(managed.clone(), "default")
+        .list(&ListParams::default())
+        .await
+        .expect("view lists pods");
+    let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "nope"}})).unwrap();
+    let denied = Api::<ConfigMap>::namespaced(managed.clone(), "default")
+        .create(&PostParams::default(), &cm)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(denied, kube::Error::Api(ref s) if s.code == 403),
+        "{denied:?}"
+    );
+
+    // As an exec plugin: the cluster from KUBERNETES_EXEC_INFO, the same token again.
+    let mut exec = hub_cli(&["get", "credentials"]);
+    exec.env(
+        "KUBERNETES_EXEC_INFO",
+        json!({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+               "spec": {"interactive": false, "cluster": {"server": "https://x", "config": {"clusterName": c.name}}}})
+        .to_string(),
+    );
+    assert_eq!(
+        token_of(&run(exec).await),
+        first,
+        "the same credential, not a new one"
+    );
+
+    // Refused: an unknown cluster; a caller who may not create ManifestWorks there.
+    let unknown = run(hub_cli(&["get", "credentials", "no-such-cluster-here"])).await;
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr)
+            .contains("managed cluster no-such-cluster-here not found"),
+        "{}",
+        String::from_utf8_lossy(&unknown.stderr)
+    );
+    let powerless = powerless_kubeconfig(&c.hub, &c.name).await;
+    let mut refused = common::clusteradm();
+    refused
+        .args(["get", "credentials", &c.name, "--kubeconfig"])
+        .arg(&powerless);
+    let refused = run(refused).await;
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("forbidden") || stderr.contains("refused"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(&first), "a refusal never shows a token");
+
+    // Deleting the work revokes the credential (the ServiceAccount and its token go).
+    c.works()
+        .delete("clusteradm-credentials-view", &DeleteParams::default())
+        .await
+        .unwrap();
+    common::eventually("the token revoked", super::WAIT, || {
+        let managed = managed.clone();
+        async move { common::whoami(&managed).await.is_err().then_some(()) }
+    })
+    .await;
+    let strip = json!({"metadata": {"finalizers": null}});
+    let _ = clusters
+        .patch(&c.name, &PatchParams::default(), &Patch::Merge(&strip))
+        .await;
+    let _ = clusters.delete(&c.name, &DeleteParams::default()).await;
+}
