@@ -1518,7 +1518,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__controller__subcmd__agent)
-            opts="-v -q -h -V --cluster-name --agent-namespace --spoke-kubeconfig --managed-kubeconfig --probe-address --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-v -q -h -V --cluster-name --agent-namespace --spoke-kubeconfig --managed-kubeconfig --feature-gates --probe-address --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1537,6 +1537,10 @@ _clusteradm() {
                     return 0
                     ;;
                 --spoke-kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --feature-gates)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

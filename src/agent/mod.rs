@@ -8,5 +8,6 @@
 //! Agents depend on [`crate::api`], [`crate::apply`], [`crate::identity`] and [`crate::runtime`]
 //! only; how they are started together is [`crate::inprocess`]'s business.
 pub mod addon;
+pub mod gates;
 pub mod registration;
 pub mod work;

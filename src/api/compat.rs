@@ -244,11 +244,15 @@ fn generated_crds_match_upstream() {
         "no *.crd.yaml under {}",
         dir.display()
     );
-    // The ClusterInventory's CRD is SIG-Multicluster's, not in OCM's API reference: its shape is
-    // checked by `cluster_profile_crd_has_the_inventorys_shape`.
+    // The ClusterInventory's and the About API's CRDs are SIG-Multicluster's, not in OCM's API
+    // reference: their shapes are checked by `cluster_profile_crd_has_the_inventorys_shape` and
+    // `cluster_property_crd_has_the_about_apis_shape`.
     let errors: Vec<String> = super::all_crds()
         .iter()
-        .filter(|crd| crd.metadata.name.as_deref() != Some(super::inventory::CRD_NAME))
+        .filter(|crd| {
+            let name = crd.metadata.name.as_deref();
+            name != Some(super::inventory::CRD_NAME) && name != Some(super::about::CRD_NAME)
+        })
         .flat_map(|crd| mismatches(crd, &upstream))
         .collect();
     assert!(
@@ -341,10 +345,10 @@ fn install_order_and_groups() {
         crds.into_iter().filter_map(|c| c.metadata.name).collect()
     };
     let all = names(super::all_crds());
-    assert_eq!(all.len(), 17);
+    assert_eq!(all.len(), 18);
     assert_eq!(
         all.iter().collect::<BTreeSet<_>>().len(),
-        17,
+        18,
         "duplicate CRDs: {all:?}"
     );
     assert!(
@@ -434,4 +438,17 @@ fn cluster_profile_crd_has_the_inventorys_shape() {
         status["properties"]["items"]["required"],
         serde_json::json!(["name", "value"])
     );
+}
+
+#[test]
+fn cluster_property_crd_has_the_about_apis_shape() {
+    let crd = serde_json::to_value(super::cluster_property_crd()).unwrap();
+    assert_eq!(crd["metadata"]["name"], super::about::CRD_NAME);
+    assert_eq!(crd["spec"]["scope"], "Cluster");
+    let version = &crd["spec"]["versions"][0];
+    assert_eq!(version["name"], "v1alpha1");
+    assert!(version["subresources"]["status"].is_object());
+    let spec = &version["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    assert_eq!(spec["required"], serde_json::json!(["value"]));
+    assert_eq!(spec["properties"]["value"]["minLength"], 1);
 }

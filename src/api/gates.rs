@@ -173,8 +173,8 @@ pub const GATES: &[Gate] = &[
         "ClusterProperty",
         SpokeRegistration,
         false,
-        NotImplemented,
-        "AboutAPI ClusterProperties are not reported yet (issue #31)",
+        Works,
+        "on: the operator installs the About API's ClusterProperty CRD (kept when switched off or unjoined) and the agent reports the cluster's ClusterProperties in `status.clusterClaims` (a property over a claim of its name); off: claims only (tests/it/cluster_property.rs)",
     ),
     gate(
         "AddonManagement",

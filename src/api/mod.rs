@@ -13,6 +13,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 use kube::CustomResourceExt;
 
+pub mod about;
 pub mod addon;
 pub mod cluster;
 pub mod conditions;
@@ -35,7 +36,22 @@ pub fn all_crds() -> Vec<CustomResourceDefinition> {
     crds.extend(hub_crds());
     crds.extend(managed_crds());
     crds.push(cluster_profile_crd());
+    crds.push(cluster_property_crd());
     crds
+}
+
+/// The About API's ClusterProperty CRD, installed on a managed cluster with the klusterlet's
+/// `ClusterProperty` gate on and, as upstream, never removed.
+#[must_use]
+pub fn cluster_property_crd() -> CustomResourceDefinition {
+    let mut crd = finish(about::ClusterProperty::crd(), false, &[]);
+    // `*.k8s.io` groups are the Kubernetes project's: the API server takes a CRD there only
+    // with the approval of its API review (KEP-2149's).
+    crd.metadata.annotations = Some(std::collections::BTreeMap::from([(
+        "api-approved.kubernetes.io".to_string(),
+        about::API_APPROVAL.to_string(),
+    )]));
+    crd
 }
 
 /// The ClusterInventory's ClusterProfile CRD, installed on the hub with the `ClusterProfile`

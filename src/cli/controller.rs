@@ -75,6 +75,10 @@ pub struct AgentArgs {
     /// secret). The agents act there, while their secrets and Lease stay on the cluster they run on
     #[arg(long, visible_alias = "spoke-kubeconfig", value_name = "FILE")]
     pub managed_kubeconfig: Option<std::path::PathBuf>,
+    /// The Klusterlet's feature gates, upstream's `Name=true|false` list (the operator passes
+    /// them); those the agents do not act on are passed over
+    #[arg(long, value_delimiter = ',', value_name = "GATES")]
+    pub feature_gates: Vec<String>,
     #[command(flatten)]
     serve: Serve,
 }
@@ -215,6 +219,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 namespace,
                 // The add-ons' own Deployments run their agents.
                 example_agents: false,
+                gates: crate::agent::gates::Gates::from_flags(&a.feature_gates),
             };
             lease::lead(lock, shutdown, waiting, move |token| {
                 crate::inprocess::klusterlet::agents(agents, token)

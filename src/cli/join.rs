@@ -460,6 +460,13 @@ async fn finish(
         agent_namespace: opts.agent_namespace(),
         cleanup_timeout: ctx.global.timeout,
         sync_labels: opts.sync_labels,
+        gates: crate::agent::gates::Gates::from_flags(
+            &opts
+                .feature_gates
+                .iter()
+                .map(|(name, on)| format!("{name}={on}"))
+                .collect::<Vec<_>>(),
+        ),
     };
     let waiting = |holder: &str| {
         ctx.printer.warn(format!(

@@ -8,6 +8,7 @@ use std::time::Duration;
 use kube::Client;
 
 use crate::agent;
+use crate::agent::gates::Gates;
 use crate::api::operator::KLUSTERLET_NAME;
 use crate::operator::klusterlet::{self as operator, AgentHost, InProcess, Options};
 use crate::runtime::Shutdown;
@@ -26,6 +27,9 @@ pub struct Config {
     pub cleanup_timeout: Duration,
     /// The operator's `--enable-sync-labels`.
     pub sync_labels: bool,
+    /// The Klusterlet's feature gates the agents act on (the operator restarts them with the
+    /// Klusterlet's when those differ).
+    pub gates: Gates,
 }
 
 /// `join --in-process`: the agents and the operator until `shutdown` is cancelled. `waiting` is
@@ -43,16 +47,22 @@ pub async fn run(
     // The agents of join's own Klusterlet run here, awaited: the operator finds them running.
     host.adopt(
         KLUSTERLET_NAME,
-        &config.cluster_name,
-        &config.agent_namespace,
+        Served {
+            cluster: config.cluster_name.clone(),
+            namespace: config.agent_namespace.clone(),
+            gates: config.gates,
+        },
         own.clone(),
     );
     let agents = agents(
-        Agents::in_process(
-            config.managed.clone(),
-            config.cluster_name.clone(),
-            config.agent_namespace.clone(),
-        ),
+        Agents {
+            gates: config.gates,
+            ..Agents::in_process(
+                config.managed.clone(),
+                config.cluster_name.clone(),
+                config.agent_namespace.clone(),
+            )
+        },
         own,
     );
     let opts = Options {
@@ -88,6 +98,8 @@ pub struct Agents {
     /// Run the example add-on's agent here too (the in-process modes; a pod leaves it to the
     /// add-on's Deployment).
     pub example_agents: bool,
+    /// The Klusterlet's feature gates they act on.
+    pub gates: Gates,
 }
 
 impl Agents {
@@ -101,6 +113,7 @@ impl Agents {
             cluster,
             namespace,
             example_agents: true,
+            gates: Gates::default(),
         }
     }
 }
@@ -114,6 +127,7 @@ pub async fn agents(agents: Agents, token: Shutdown) -> anyhow::Result<()> {
         cluster,
         namespace,
         example_agents,
+        gates,
     } = agents;
     // A Klusterlet without a cluster name: the name the agent stored, or a new one.
     let cluster = if cluster.is_empty() {
@@ -130,6 +144,7 @@ pub async fn agents(agents: Agents, token: Shutdown) -> anyhow::Result<()> {
     let mut registration = agent::registration::AgentOptions::new(managed.clone(), cluster.clone());
     registration.management = management.clone();
     registration.namespace.clone_from(&namespace);
+    registration.gates = gates;
     let supervised = agent::work::supervisor::Supervised {
         managed,
         management,
@@ -150,8 +165,17 @@ pub async fn agents(agents: Agents, token: Shutdown) -> anyhow::Result<()> {
     registration.map_err(|e| e.context("the registration agent stopped"))
 }
 
-/// Which cluster, with secrets in which namespace, a Klusterlet's agents serve.
-type Served = (String, String);
+/// Which cluster, with secrets in which namespace and with which gates, a Klusterlet's agents
+/// serve: agents serving otherwise are restarted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Served {
+    /// The cluster's name on the hub.
+    pub cluster: String,
+    /// The namespace of their secrets.
+    pub namespace: String,
+    /// The feature gates they act on.
+    pub gates: Gates,
+}
 
 /// The Klusterlets whose agents run in this process.
 pub struct Host {
@@ -174,26 +198,29 @@ impl Host {
     }
 
     /// Records agents the caller runs itself, stopped by `token`.
-    fn adopt(&self, name: &str, cluster: &str, namespace: &str, token: Shutdown) {
-        let served = (cluster.to_owned(), namespace.to_owned());
+    fn adopt(&self, name: &str, served: Served, token: Shutdown) {
         self.running().insert(name.to_owned(), (served, token));
     }
 }
 
 impl AgentHost for Host {
-    fn ensure(&self, name: &str, cluster: &str, namespace: &str) {
-        let served = (cluster.to_owned(), namespace.to_owned());
+    fn ensure(&self, name: &str, served: &Served) {
         let mut running = self.running();
-        if running.get(name).is_some_and(|(s, _)| *s == served) {
+        if running.get(name).is_some_and(|(s, _)| s == served) {
             return;
         }
         if let Some((_, old)) = running.remove(name) {
             old.cancel();
         }
         // Two Klusterlets naming one cluster and namespace: one set of agents serves both.
-        if running.values().any(|(s, _)| *s == served) {
+        if running.values().any(|(s, _)| s == served) {
             return;
         }
+        let Served {
+            cluster,
+            namespace,
+            gates,
+        } = served;
         let token = self.parent.child_token();
         tracing::info!(
             klusterlet = name,
@@ -202,11 +229,10 @@ impl AgentHost for Host {
             "starting the Klusterlet's agents in this process"
         );
         let run = Box::pin(agents(
-            Agents::in_process(
-                self.managed.clone(),
-                cluster.to_owned(),
-                namespace.to_owned(),
-            ),
+            Agents {
+                gates: *gates,
+                ..Agents::in_process(self.managed.clone(), cluster.clone(), namespace.clone())
+            },
             token.clone(),
         ));
         let klusterlet = name.to_owned();
@@ -215,7 +241,7 @@ impl AgentHost for Host {
                 tracing::error!(%klusterlet, "in-process agents stopped: {e:#}");
             }
         });
-        running.insert(name.to_owned(), (served, token));
+        running.insert(name.to_owned(), (served.clone(), token));
     }
 
     fn stop(&self, name: &str) {

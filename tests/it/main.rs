@@ -10,6 +10,7 @@ mod admission_webhooks;
 mod apply;
 mod bad_input;
 mod chart;
+mod cluster_property;
 mod clustersets;
 mod compat;
 mod control_plane;

@@ -60,6 +60,8 @@ pub struct AgentOptions {
     pub client_config: Option<ClientConfig>,
     /// Cap of the retry backoff while the hub is unreachable.
     pub max_backoff: Duration,
+    /// The Klusterlet's feature gates the agent acts on.
+    pub gates: crate::agent::gates::Gates,
 }
 
 impl AgentOptions {
@@ -78,6 +80,7 @@ impl AgentOptions {
             rotation_threshold: rotate::DEFAULT_THRESHOLD,
             client_config: None,
             max_backoff: Duration::from_secs(30),
+            gates: crate::agent::gates::Gates::default(),
         }
     }
 }

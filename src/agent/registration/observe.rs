@@ -1,30 +1,49 @@
 //! What the registration agent reads of the managed cluster for its status: the API server's
 //! health (`/livez`, else `/healthz`), its version, node capacity and allocatable, and its
-//! ClusterClaims, read concurrently. [`super::status`] turns them into the ManagedCluster's
+//! ClusterClaims (and ClusterProperties, with their gate), read concurrently. [`super::status`] turns them into the ManagedCluster's
 //! status.
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, ListParams};
 
 use super::capacity;
 use super::status::{Observed, claims_of};
+use crate::agent::gates::Gates;
+use crate::api::about::ClusterProperty;
 use crate::api::cluster::ClusterClaim;
 
-/// Probes the managed cluster: health, version and nodes, concurrently.
-pub async fn observe(managed: &kube::Client) -> Observed {
+/// Probes the managed cluster: health, version, nodes and claims (and, with `gates`'
+/// `ClusterProperty`, the About API's properties), concurrently.
+pub async fn observe(managed: &kube::Client, gates: Gates) -> Observed {
     let nodes: Api<Node> = Api::all(managed.clone());
     let list = ListParams::default();
     let claims: Api<ClusterClaim> = Api::all(managed.clone());
-    let (health, version, nodes, claims) = tokio::join!(
+    let properties = async {
+        if !gates.cluster_property {
+            return Ok(Vec::new());
+        }
+        Api::<ClusterProperty>::all(managed.clone())
+            .list(&list)
+            .await
+            .map(|l| l.items)
+    };
+    let (health, version, nodes, claims, properties) = tokio::join!(
         probe(managed),
         managed.apiserver_version(),
         nodes.list(&list),
-        claims.list(&list)
+        claims.list(&list),
+        properties
     );
+    // Either list failing (the CRD not there yet) keeps what was reported: a partial list would
+    // take the other's entries off the hub for a beat.
+    let claims = match (claims, properties) {
+        (Ok(claims), Ok(properties)) => Some(claims_of(&claims.items, &properties)),
+        _ => None,
+    };
     Observed {
         health,
         version: version.ok().map(|v| v.git_version),
         resources: nodes.ok().map(|list| capacity::of_nodes(&list.items)),
-        claims: claims.ok().map(|list| claims_of(&list.items)),
+        claims,
     }
 }
 

@@ -10,6 +10,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt as _;
 use serde_json::json;
 
+use crate::api::about::ClusterProperty;
 use crate::api::cluster::{
     ClusterClaim, MANAGED_CLUSTER_CONDITION_AVAILABLE, MANAGED_CLUSTER_JOINED, ManagedClusterClaim,
     ManagedClusterStatus, ManagedClusterVersion,
@@ -41,29 +42,33 @@ pub const MAX_CUSTOM_CLAIMS: usize = 20;
 /// A ClusterClaim with this label stays on the managed cluster (upstream's).
 pub const SPOKE_ONLY_LABEL: &str = "open-cluster-management.io/spoke-only";
 
-/// `status.clusterClaims` from the cluster's ClusterClaims, as upstream's agent reports them:
-/// none labelled spoke-only; the reserved ones sorted by name, then at most
+/// `status.clusterClaims` from the cluster's ClusterClaims and (with the `ClusterProperty` gate)
+/// its ClusterProperties, as upstream's agent reports them: none labelled spoke-only; a property
+/// over a claim of the same name; the reserved ones sorted by name, then at most
 /// [`MAX_CUSTOM_CLAIMS`] others, sorted by name.
 #[must_use]
-pub fn claims_of(list: &[ClusterClaim]) -> Vec<ManagedClusterClaim> {
-    let mut reserved = Vec::new();
-    let mut custom = Vec::new();
-    for c in list {
-        if c.labels().contains_key(SPOKE_ONLY_LABEL) {
-            continue;
-        }
-        let claim = ManagedClusterClaim {
-            name: Some(c.name_any()),
-            value: c.spec.value.clone(),
-        };
-        if RESERVED_CLAIMS.contains(&c.name_any().as_str()) {
-            reserved.push(claim);
-        } else {
-            custom.push(claim);
-        }
+pub fn claims_of(
+    claims: &[ClusterClaim],
+    properties: &[ClusterProperty],
+) -> Vec<ManagedClusterClaim> {
+    let home = |labels: &BTreeMap<String, String>| labels.contains_key(SPOKE_ONLY_LABEL);
+    let mut by_name: BTreeMap<String, Option<String>> = BTreeMap::new();
+    for p in properties.iter().filter(|p| !home(p.labels())) {
+        by_name.insert(p.name_any(), Some(p.spec.value.clone()));
     }
-    reserved.sort_by(|a, b| a.name.cmp(&b.name));
-    custom.sort_by(|a, b| a.name.cmp(&b.name));
+    for c in claims.iter().filter(|c| !home(c.labels())) {
+        by_name
+            .entry(c.name_any())
+            .or_insert_with(|| c.spec.value.clone());
+    }
+    let (mut reserved, mut custom): (Vec<_>, Vec<_>) = by_name
+        .into_iter()
+        .map(|(name, value)| ManagedClusterClaim {
+            name: Some(name),
+            value,
+        })
+        .partition(|c| RESERVED_CLAIMS.contains(&c.name.as_deref().unwrap_or_default()));
+    // Sorted by name already (the map's order).
     custom.truncate(MAX_CUSTOM_CLAIMS);
     reserved.extend(custom);
     reserved
@@ -200,7 +205,7 @@ mod tests {
         list.push(claim("secret", true));
         list.push(claim("platform.open-cluster-management.io", false));
         list.push(claim("id.k8s.io", false));
-        let names: Vec<String> = claims_of(&list)
+        let names: Vec<String> = claims_of(&list, &[])
             .into_iter()
             .filter_map(|c| c.name)
             .collect();
@@ -218,12 +223,55 @@ mod tests {
         );
         // Reported through the status patch.
         let mut observed = healthy();
-        observed.claims = Some(claims_of(&list[..1]));
+        observed.claims = Some(claims_of(&list[..1], &[]));
         let want = desired(&ManagedClusterStatus::default(), &observed, &now(1));
         let body = patch(&ManagedClusterStatus::default(), &want, None).unwrap();
         assert_eq!(
             body["status"]["clusterClaims"][0]["value"],
             "custom-00-value"
+        );
+    }
+
+    #[test]
+    fn a_property_is_reported_over_a_claim_of_its_name() {
+        let claim = |name: &str, value: &str| {
+            ClusterClaim::new(
+                name,
+                crate::api::cluster::ClusterClaimSpec {
+                    value: Some(value.into()),
+                },
+            )
+        };
+        let property = |name: &str, value: &str| {
+            ClusterProperty::new(
+                name,
+                crate::api::about::ClusterPropertySpec {
+                    value: value.into(),
+                },
+            )
+        };
+        let mut home = property("kept-home", "x");
+        home.labels_mut()
+            .insert(SPOKE_ONLY_LABEL.into(), String::new());
+        let reported = claims_of(
+            &[claim("id.k8s.io", "from-claim"), claim("region", "eu")],
+            &[
+                property("id.k8s.io", "from-property"),
+                property("zone", "a"),
+                home,
+            ],
+        );
+        let pairs: Vec<(String, String)> = reported
+            .into_iter()
+            .map(|c| (c.name.unwrap(), c.value.unwrap()))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("id.k8s.io".to_string(), "from-property".to_string()),
+                ("region".to_string(), "eu".to_string()),
+                ("zone".to_string(), "a".to_string()),
+            ]
         );
     }
 

@@ -55,6 +55,9 @@ pub async fn remove_objects(
     };
     if let Some(managed) = managed {
         let mut objects = desired.managed.to_dynamic();
+        // The About API's CRD is the cluster's, not OCM's (other projects state properties
+        // there): kept, as upstream keeps it.
+        objects.retain(|o| o.metadata.name.as_deref() != Some(crate::api::about::CRD_NAME));
         let others = others_exist(client, name).await;
         // The add-on namespace is every Klusterlet's of the cluster: kept while another is there
         // (as upstream). Other Klusterlets of a management cluster manage other clusters, so a

@@ -220,7 +220,12 @@ async fn reconcile_apply(k: &Klusterlet, ctx: &Context) -> Result<Action, Error>
     if let (Some(host), false, true) =
         (&ctx.opts.agents, v.hosted, ctx.opts.in_process.registration)
     {
-        host.ensure(&v.name, &v.cluster_name, &v.agent_namespace);
+        let served = crate::inprocess::klusterlet::Served {
+            cluster: v.cluster_name.clone(),
+            namespace: v.agent_namespace.clone(),
+            gates: crate::agent::gates::Gates::from_flags(&v.registration_gates),
+        };
+        host.ensure(&v.name, &served);
     }
     // Hosted modes reach another cluster, whose client comes from a Secret that may change: its
     // applier is built for the reconcile. Otherwise the kept one serves.

@@ -94,9 +94,8 @@ pub struct InProcess {
 /// composition root ([`crate::inprocess::klusterlet`]) provides it, so every Klusterlet the
 /// operator reconciles — not only the one `join` made — gets agents, as Deployments would.
 pub trait AgentHost: Send + Sync {
-    /// Makes the agents of Klusterlet `name` run for `cluster`, their secrets in `namespace`; a
-    /// no-op while they already do.
-    fn ensure(&self, name: &str, cluster: &str, namespace: &str);
+    /// Makes the agents of Klusterlet `name` run as `served` says; a no-op while they already do.
+    fn ensure(&self, name: &str, served: &crate::inprocess::klusterlet::Served);
     /// Stops the agents of Klusterlet `name`, if any run.
     fn stop(&self, name: &str);
 }

@@ -34,6 +34,11 @@ fn our_args(v: &Validated) -> Vec<String> {
     if v.hosted {
         args.push(format!("--managed-kubeconfig={SPOKE_DIR}/kubeconfig"));
     }
+    // Both agents run in this one: both lists, as upstream's Singleton agent takes them.
+    let gates = [v.registration_gates.clone(), v.work_gates.clone()].concat();
+    if !gates.is_empty() {
+        args.push(format!("--feature-gates={}", gates.join(",")));
+    }
     args
 }
 

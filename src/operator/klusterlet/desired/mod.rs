@@ -149,7 +149,7 @@ pub enum Agent {
 #[must_use]
 pub fn build(v: &Validated, in_process: InProcess) -> Desired {
     let mut managed = Objects {
-        crds: crd::managed(),
+        crds: crd::managed(v),
         ..Objects::default()
     };
     managed.namespaces.push(namespace::addon());
@@ -212,6 +212,20 @@ mod tests {
 
     fn args(d: &Deployment) -> Vec<String> {
         pod(d).containers[0].args.clone().unwrap()
+    }
+
+    #[test]
+    fn the_cluster_property_gate_installs_the_about_api_and_reaches_our_agent() {
+        let gated = "{clusterName: c1, registrationImagePullSpec: 'r.example/clusteradm:v1', workImagePullSpec: 'r.example/clusteradm:v1', imagePullSpec: 'r.example/clusteradm:v1', registrationConfiguration: {featureGates: [{feature: ClusterProperty, mode: Enable}]}}";
+        let d = built(gated, InProcess::default());
+        assert!(names(&d.managed.crds).contains(&format!("/{}", crate::api::about::CRD_NAME)));
+        let agent_args = args(&d.management.deployments[0]);
+        assert!(
+            agent_args.contains(&"--feature-gates=ClusterProperty=true".to_string()),
+            "{agent_args:?}"
+        );
+        let plain = built("{clusterName: c1}", InProcess::default());
+        assert!(!names(&plain.managed.crds).contains(&format!("/{}", crate::api::about::CRD_NAME)));
     }
 
     #[test]

@@ -41,12 +41,14 @@ pub fn registration_cluster_role() -> Vec<PolicyRule> {
             &["namespaces"],
             &["create", "get", "list", "update", "watch", "patch"],
         ),
-        // Report ClusterClaims to the hub.
+        // Report ClusterClaims (and, with the ClusterProperty gate, ClusterProperties) to the
+        // hub; upstream grants the second whatever the gate.
         rule(
             &["cluster.open-cluster-management.io"],
             &["clusterclaims"],
             READ,
         ),
+        rule(&["about.k8s.io"], &["clusterproperties"], READ),
         // Judge add-on health by the leases add-on agents renew in their namespaces.
         rule(&["coordination.k8s.io"], &["leases"], READ),
         // Record what it does.

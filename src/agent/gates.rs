@@ -1,0 +1,53 @@
+//! The Klusterlet's feature gates our agents act on, read from upstream's `Name=true|false`
+//! flags (the Klusterlet's `featureGates` lists, as the operator renders them): a gate our agents
+//! do not act on is left to the gate table ([`crate::api::gates`]), which `join` and the operator
+//! check, so it is passed over here.
+
+/// What the agents do differently by gate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Gates {
+    /// `ClusterProperty` (registration; off unless switched on): the About API's ClusterProperties
+    /// are reported with the ClusterClaims.
+    pub cluster_property: bool,
+}
+
+impl Gates {
+    /// The gates `flags` (`Name=true|false`, the last setting of a name wins) switch, on top of
+    /// upstream's defaults.
+    #[must_use]
+    pub fn from_flags<S: AsRef<str>>(flags: &[S]) -> Self {
+        let mut gates = Self::default();
+        for flag in flags {
+            let Some((name, value)) = flag.as_ref().split_once('=') else {
+                continue;
+            };
+            let on = value.trim().eq_ignore_ascii_case("true");
+            if name.trim() == "ClusterProperty" {
+                gates.cluster_property = on;
+            }
+        }
+        gates
+    }
+
+    /// The flags that give these gates back (for the agents' command line).
+    #[must_use]
+    pub fn flags(self) -> Vec<String> {
+        vec![format!("ClusterProperty={}", self.cluster_property)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_setting_wins_and_others_pass() {
+        let gates = Gates::from_flags(&["ClusterProperty=true", "AddonManagement=true"]);
+        assert!(gates.cluster_property);
+        assert!(
+            !Gates::from_flags(&["ClusterProperty=true", "ClusterProperty=false"]).cluster_property
+        );
+        assert_eq!(Gates::from_flags(&gates.flags()), gates);
+        assert_eq!(Gates::from_flags::<&str>(&[]), Gates::default());
+    }
+}
