@@ -541,6 +541,7 @@ fn start_agents(managed: &Client, names: &[String], token: &Shutdown) {
             applied_names: AppliedNames::PerCluster,
             addons: false,
             example_agents: false,
+            gates: clusteradm::agent::gates::Gates::default(),
             addon_renewal: clusteradm::agent::registration::rotate::Renewal::default(),
         };
         tokio::spawn(clusteradm::agent::work::supervisor::run(

@@ -9,6 +9,9 @@ pub struct Gates {
     /// `ClusterProperty` (registration; off unless switched on): the About API's ClusterProperties
     /// are reported with the ClusterClaims.
     pub cluster_property: bool,
+    /// `RawFeedbackJsonString` (work; off unless switched on): status feedback reports any value,
+    /// as JSON text when it is not an integer, a string or a boolean.
+    pub raw_feedback_json_string: bool,
 }
 
 impl Gates {
@@ -22,8 +25,10 @@ impl Gates {
                 continue;
             };
             let on = value.trim().eq_ignore_ascii_case("true");
-            if name.trim() == "ClusterProperty" {
-                gates.cluster_property = on;
+            match name.trim() {
+                "ClusterProperty" => gates.cluster_property = on,
+                "RawFeedbackJsonString" => gates.raw_feedback_json_string = on,
+                _ => {}
             }
         }
         gates
@@ -32,7 +37,10 @@ impl Gates {
     /// The flags that give these gates back (for the agents' command line).
     #[must_use]
     pub fn flags(self) -> Vec<String> {
-        vec![format!("ClusterProperty={}", self.cluster_property)]
+        vec![
+            format!("ClusterProperty={}", self.cluster_property),
+            format!("RawFeedbackJsonString={}", self.raw_feedback_json_string),
+        ]
     }
 }
 
@@ -42,8 +50,12 @@ mod tests {
 
     #[test]
     fn the_last_setting_wins_and_others_pass() {
-        let gates = Gates::from_flags(&["ClusterProperty=true", "AddonManagement=true"]);
-        assert!(gates.cluster_property);
+        let gates = Gates::from_flags(&[
+            "ClusterProperty=true",
+            "AddonManagement=true",
+            "RawFeedbackJsonString=true",
+        ]);
+        assert!(gates.cluster_property && gates.raw_feedback_json_string);
         assert!(
             !Gates::from_flags(&["ClusterProperty=true", "ClusterProperty=false"]).cluster_property
         );

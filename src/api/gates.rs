@@ -208,8 +208,8 @@ pub const GATES: &[Gate] = &[
         "RawFeedbackJsonString",
         SpokeWork,
         false,
-        NotImplemented,
-        "status feedback reports integers, strings and booleans, as upstream with the gate off",
+        Works,
+        "on: status feedback reports objects, lists, floats and several matches as JSON text (`jsonRaw`, at most 1,024 bytes, as upstream's default); off: integers, strings and booleans, the first match (tests/it/work/feedback.rs)",
     ),
 ];
 

@@ -154,6 +154,7 @@ pub async fn agents(agents: Agents, token: Shutdown) -> anyhow::Result<()> {
         addons: true,
         example_agents,
         // The add-ons' certificates are kept as the cluster's own.
+        gates,
         addon_renewal: agent::registration::rotate::Renewal {
             expiration_seconds: registration.cert_expiration_seconds,
             threshold: registration.rotation_threshold,

@@ -541,6 +541,7 @@ async fn an_addon_agent_gets_its_own_hub_identity_and_nothing_more() {
         addons: true,
         example_agents: true,
         // 600 s is the API's minimum lifetime: renew when less than 99 % of it remains instead.
+        gates: clusteradm::agent::gates::Gates::default(),
         addon_renewal: Renewal {
             expiration_seconds: Some(600),
             threshold: 0.99,

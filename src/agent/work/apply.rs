@@ -103,6 +103,7 @@ fn failed(meta: crate::api::work::ManifestResourceMeta, message: String) -> Outc
 
 /// Applies manifest number `ordinal` of a work.
 pub async fn apply_manifest(
+    reader: feedback::Reader,
     discovery: &Discovery,
     ordinal: usize,
     manifest: &Value,
@@ -155,7 +156,7 @@ pub async fn apply_manifest(
         parsed.gvk.kind.as_str(),
     );
     if strategy.type_ == UpdateStrategyType::ReadOnly {
-        let (available, feedback) = read_only(&api, &parsed.name, config, gvk).await;
+        let (available, feedback) = read_only(reader, &api, &parsed.name, config, gvk).await;
         return Outcome {
             result: ManifestResult {
                 meta,
@@ -185,7 +186,7 @@ pub async fn apply_manifest(
             }
             let record = record_of(&key, &parsed.gvk.version, &obj);
             // What the server returned is the object as it is now, status included.
-            let feedback = Some(feedback_of(config, gvk, &obj));
+            let feedback = Some(feedback_of(reader, config, gvk, &obj));
             Outcome {
                 result: ManifestResult {
                     meta,
@@ -343,6 +344,7 @@ async fn create_only(
 /// What `config`'s feedback rules read from `obj`; the object is turned into JSON only when there
 /// are rules to read it by (every applied object passes here).
 fn feedback_of(
+    reader: feedback::Reader,
     config: Option<&ManifestConfigOption>,
     gvk: (&str, &str, &str),
     obj: &DynamicObject,
@@ -351,7 +353,7 @@ fn feedback_of(
         return Feedback::default();
     }
     match serde_json::to_value(obj) {
-        Ok(object) => feedback::read(config, gvk, &object),
+        Ok(object) => feedback::read(reader, config, gvk, &object),
         Err(e) => Feedback {
             configured: true,
             errors: vec![format!("reading the object as JSON: {e}")],
@@ -363,6 +365,7 @@ fn feedback_of(
 /// Whether a read-only object exists, and its feedback: the whole object is read only when
 /// there are rules to read it by.
 async fn read_only(
+    reader: feedback::Reader,
     api: &Api<DynamicObject>,
     name: &str,
     config: Option<&ManifestConfigOption>,
@@ -376,7 +379,7 @@ async fn read_only(
     match api.get_opt(name).await {
         Ok(Some(obj)) => (
             Availability::Available,
-            Some(feedback_of(config, gvk, &obj)),
+            Some(feedback_of(reader, config, gvk, &obj)),
         ),
         Ok(None) => (Availability::NotAvailable, None),
         Err(e) => (Availability::FetchFailed(describe(&e)), None),

@@ -53,6 +53,8 @@ pub struct WorkAgentOptions {
     pub concurrency: u16,
     /// How AppliedManifestWorks are named on the managed cluster.
     pub applied_names: AppliedNames,
+    /// How status feedback is read (the Klusterlet's `RawFeedbackJsonString` gate).
+    pub feedback: super::feedback::Reader,
 }
 
 /// How AppliedManifestWorks are named. They are cluster-scoped on the managed cluster, so agents
@@ -86,6 +88,7 @@ impl WorkAgentOptions {
             resync: DEFAULT_RESYNC,
             concurrency: 10,
             applied_names: AppliedNames::PerHub,
+            feedback: super::feedback::Reader::default(),
         }
     }
 }
@@ -102,6 +105,8 @@ pub(crate) struct Context {
     pub discovery: Discovery,
     /// Executors' review answers, kept in step with RBAC by [`super::executor_cache::watch`].
     pub executor_cache: Arc<SarCache>,
+    /// How status feedback is read.
+    pub feedback: super::feedback::Reader,
 }
 
 impl Context {
@@ -133,6 +138,7 @@ pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<(
         agent_id: opts.agent_id,
         resync: opts.resync,
         executor_cache: Arc::new(SarCache::new()),
+        feedback: opts.feedback,
     });
     tracing::info!(cluster = %ctx.cluster, hub_hash = %ctx.hub_hash, "work agent starting");
     // Only a new generation (spec edits and deletion bump it) or a finalizer change wakes a work:

@@ -2,8 +2,10 @@
 //! reported in the manifest's `statusFeedback` and a `StatusFeedbackSynced` condition, as
 //! upstream's work agent does. `WellKnownStatus` reads upstream's fixed paths for Deployments,
 //! DaemonSets, Jobs and Pods; `JSONPaths` reads the rule's own paths (Kubernetes JSONPath, which
-//! is RFC 9535 JSONPath without the leading `$`). Like upstream without its `RawFeedbackJsonString`
-//! gate, only integers, strings and booleans are reported, and of several matches the first.
+//! is RFC 9535 JSONPath without the leading `$`). Without upstream's `RawFeedbackJsonString` gate
+//! only integers, strings and booleans are reported, and of several matches the first; with it
+//! ([`Reader::raw_json`]) anything else, and several matches as a list, is reported as its JSON
+//! text (`jsonRaw`, at most [`MAX_JSON_RAW`] bytes), as upstream's agent does.
 use jsonpath_rust::query::js_path_vals;
 use serde_json::Value;
 
@@ -13,6 +15,16 @@ use crate::api::work::{
 
 /// The manifest condition this module sets.
 pub const STATUS_FEEDBACK_SYNCED: &str = "StatusFeedbackSynced";
+/// The longest `jsonRaw` value reported (upstream's `--max-json-raw-length` default).
+pub const MAX_JSON_RAW: usize = 1024;
+
+/// How values are read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reader {
+    /// Upstream's `RawFeedbackJsonString` gate: values that are not integers, strings or booleans,
+    /// and several matches, are reported as JSON text.
+    pub raw_json: bool,
+}
 
 /// What reading one object by its rules gave.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -57,7 +69,12 @@ fn well_known(group: &str, version: &str, kind: &str) -> &'static [(&'static str
 }
 
 /// The value at `path` in `object`: `Ok(None)` when nothing is there.
-fn value_at(name: &str, path: &str, object: &Value) -> Result<Option<FeedbackValue>, String> {
+fn value_at(
+    reader: Reader,
+    name: &str,
+    path: &str,
+    object: &Value,
+) -> Result<Option<FeedbackValue>, String> {
     let path = path.trim();
     // Kubernetes JSONPath may wrap the expression in braces and starts at `.` or `[`.
     let inner = path
@@ -71,18 +88,24 @@ fn value_at(name: &str, path: &str, object: &Value) -> Result<Option<FeedbackVal
     };
     let found = js_path_vals(&query, object)
         .map_err(|_| format!("failed to parse json path {path} of {name}"))?;
-    let Some(first) = found.into_iter().find(|v| !v.is_null()) else {
-        return Ok(None);
+    let value = match found.as_slice() {
+        [] => return Ok(None),
+        // Several matches are one list with the gate; the first without, as upstream's.
+        [_, _, ..] if reader.raw_json => Value::Array(found.into_iter().cloned().collect()),
+        _ => match found.into_iter().find(|v| !v.is_null()) {
+            Some(first) => first.clone(),
+            None => return Ok(None),
+        },
     };
-    let field_value = match first {
+    let field_value = match value {
         Value::String(s) => FieldValue {
             type_: ValueType::String,
-            string: Some(s.clone()),
+            string: Some(s),
             ..FieldValue::default()
         },
         Value::Bool(b) => FieldValue {
             type_: ValueType::Boolean,
-            boolean: Some(*b),
+            boolean: Some(b),
             ..FieldValue::default()
         },
         Value::Number(n) if n.is_i64() => FieldValue {
@@ -90,6 +113,19 @@ fn value_at(name: &str, path: &str, object: &Value) -> Result<Option<FeedbackVal
             integer: n.as_i64(),
             ..FieldValue::default()
         },
+        other if reader.raw_json => {
+            let text = other.to_string();
+            if text.len() > MAX_JSON_RAW {
+                return Err(format!(
+                    "the length of returned json raw string for name {name} is larger than the maximum length {MAX_JSON_RAW}"
+                ));
+            }
+            FieldValue {
+                type_: ValueType::JsonRaw,
+                json_raw: Some(text),
+                ..FieldValue::default()
+            }
+        }
         other => {
             let kind = match other {
                 Value::Number(_) => "float",
@@ -108,7 +144,13 @@ fn value_at(name: &str, path: &str, object: &Value) -> Result<Option<FeedbackVal
 }
 
 /// The values one rule asks of `object`, whose group, version and kind are given.
-fn by_rule(rule: &FeedbackRule, gvk: (&str, &str, &str), object: &Value, out: &mut Feedback) {
+fn by_rule(
+    reader: Reader,
+    rule: &FeedbackRule,
+    gvk: (&str, &str, &str),
+    object: &Value,
+    out: &mut Feedback,
+) {
     let paths: Vec<(&str, &str)> = match rule.type_ {
         FeedbackType::WellKnownStatus => {
             let paths = well_known(gvk.0, gvk.1, gvk.2);
@@ -144,7 +186,7 @@ fn by_rule(rule: &FeedbackRule, gvk: (&str, &str, &str), object: &Value, out: &m
         }
     };
     for (name, path) in paths {
-        match value_at(name, path, object) {
+        match value_at(reader, name, path, object) {
             Ok(Some(v)) => out.values.push(v),
             Ok(None) => {}
             Err(e) => out.errors.push(e),
@@ -155,6 +197,7 @@ fn by_rule(rule: &FeedbackRule, gvk: (&str, &str, &str), object: &Value, out: &m
 /// What `config`'s feedback rules read from `object` (group, version and kind as applied).
 #[must_use]
 pub fn read(
+    reader: Reader,
     config: Option<&ManifestConfigOption>,
     gvk: (&str, &str, &str),
     object: &Value,
@@ -167,7 +210,7 @@ pub fn read(
         ..Feedback::default()
     };
     for rule in rules {
-        by_rule(rule, gvk, object, &mut out);
+        by_rule(reader, rule, gvk, object, &mut out);
     }
     out
 }
@@ -222,6 +265,7 @@ mod tests {
     fn well_known_deployment_reports_what_is_there() {
         let deploy = json!({"status": {"replicas": 2, "readyReplicas": 1}});
         let f = read(
+            Reader::default(),
             Some(&rule(FeedbackType::WellKnownStatus, &[])),
             ("apps", "v1", "Deployment"),
             &deploy,
@@ -236,6 +280,7 @@ mod tests {
             {"type": "SuccessCriteriaMet", "status": "True"},
             {"type": "Complete", "status": "True"}]}});
         let f = read(
+            Reader::default(),
             Some(&rule(FeedbackType::WellKnownStatus, &[])),
             ("batch", "v1", "Job"),
             &job,
@@ -246,6 +291,7 @@ mod tests {
         );
         let pod = json!({"status": {"phase": "Succeeded"}});
         let f = read(
+            Reader::default(),
             Some(&rule(FeedbackType::WellKnownStatus, &[])),
             ("", "v1", "Pod"),
             &pod,
@@ -256,6 +302,7 @@ mod tests {
     #[test]
     fn well_known_of_an_unknown_kind_is_an_error() {
         let f = read(
+            Reader::default(),
             Some(&rule(FeedbackType::WellKnownStatus, &[])),
             ("", "v1", "ConfigMap"),
             &json!({}),
@@ -264,6 +311,66 @@ mod tests {
         assert_eq!(
             f.errors,
             ["cannot find the wellknown statuses for resource with gvk v1, Kind=ConfigMap"]
+        );
+    }
+
+    #[test]
+    fn with_the_raw_json_gate_anything_is_reported_as_json_text_up_to_its_limit() {
+        let raw = Reader { raw_json: true };
+        let object = json!({"spec": {"ports": [{"port": 80}, {"port": 443}], "ratio": 0.5, "name": "web"},
+            "big": "x".repeat(MAX_JSON_RAW), "bigs": ["x".repeat(600), "y".repeat(600)]});
+        let config = rule(
+            FeedbackType::JsonPaths,
+            &[
+                ("ports", ".spec.ports"),
+                ("numbers", ".spec.ports[*].port"),
+                ("ratio", ".spec.ratio"),
+                ("name", ".spec.name"),
+                ("too-big", ".big"),
+                ("both", ".bigs"),
+            ],
+        );
+        let f = read(raw, Some(&config), ("", "v1", "Service"), &object);
+        let text = |s: &str| FieldValue {
+            type_: ValueType::JsonRaw,
+            json_raw: Some(s.into()),
+            ..FieldValue::default()
+        };
+        assert_eq!(
+            names(&f)[..4],
+            [
+                ("ports", text(r#"[{"port":80},{"port":443}]"#)),
+                ("numbers", text("[80,443]")),
+                ("ratio", text("0.5")),
+                ("name", string("web")),
+            ]
+        );
+        // A string is a string, whatever its length; a list past the limit is refused.
+        assert_eq!(names(&f)[4].0, "too-big");
+        assert_eq!(
+            f.errors,
+            [
+                "the length of returned json raw string for name both is larger than the maximum length 1024"
+            ]
+        );
+        // Without the gate: the first match, and no JSON text.
+        let plain = read(
+            Reader::default(),
+            Some(&config),
+            ("", "v1", "Service"),
+            &object,
+        );
+        assert!(
+            plain
+                .values
+                .iter()
+                .any(|v| v.name == "numbers" && v.field_value == int(80))
+        );
+        assert!(
+            plain
+                .values
+                .iter()
+                .all(|v| v.field_value.type_ != ValueType::JsonRaw)
         );
     }
 
@@ -284,7 +391,12 @@ mod tests {
                 ("broken", ".data[?("),
             ],
         );
-        let f = read(Some(&config), ("", "v1", "ConfigMap"), &cm);
+        let f = read(
+            Reader::default(),
+            Some(&config),
+            ("", "v1", "ConfigMap"),
+            &cm,
+        );
         let boolean = FieldValue {
             type_: ValueType::Boolean,
             boolean: Some(true),
@@ -313,6 +425,7 @@ mod tests {
         let mut config = rule(FeedbackType::JsonPaths, &[("r", ".status.replicas")]);
         config.feedback_rules[0].json_paths[0].version = Some("v1beta1".into());
         let f = read(
+            Reader::default(),
             Some(&config),
             ("apps", "v1", "Deployment"),
             &json!({"status": {"replicas": 1}}),
@@ -326,7 +439,12 @@ mod tests {
 
     #[test]
     fn no_rules_means_nothing_configured() {
-        let f = read(None, ("apps", "v1", "Deployment"), &json!({"status": {}}));
+        let f = read(
+            Reader::default(),
+            None,
+            ("apps", "v1", "Deployment"),
+            &json!({"status": {}}),
+        );
         assert!(!f.configured && f.values.is_empty() && f.errors.is_empty());
     }
 }

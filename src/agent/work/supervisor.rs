@@ -45,6 +45,8 @@ pub struct Supervised {
     pub example_agents: bool,
     /// How long the add-ons' certificates are asked to last, and when they are renewed.
     pub addon_renewal: Renewal,
+    /// The Klusterlet's feature gates the work agent acts on.
+    pub gates: crate::agent::gates::Gates,
 }
 
 /// Supervises the work agent of `agent.cluster` until `shutdown` is cancelled.
@@ -140,6 +142,7 @@ async fn start(agent: &Supervised, credential: &Credential, token: Shutdown) -> 
         credential.agent_id.clone(),
     );
     opts.applied_names = agent.applied_names;
+    opts.feedback.raw_json = agent.gates.raw_feedback_json_string;
     tracing::info!(%cluster, "work agent started with the hub credential");
     let cluster = cluster.clone();
     tokio::spawn(async move {

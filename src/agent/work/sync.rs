@@ -124,7 +124,15 @@ async fn apply_all(work: &ManifestWork, ctx: &Context, owner: &Owner) -> Vec<Out
     let mut outcomes: Vec<Option<Outcome>> = vec![None; manifests.len()];
     for ordinals in tiers.values() {
         let done = join_all(ordinals.iter().map(|&i| {
-            apply::apply_manifest(&ctx.discovery, i, &manifests[i], configs, owner, executor)
+            apply::apply_manifest(
+                ctx.feedback,
+                &ctx.discovery,
+                i,
+                &manifests[i],
+                configs,
+                owner,
+                executor,
+            )
         }))
         .await;
         for (&i, outcome) in ordinals.iter().zip(done) {

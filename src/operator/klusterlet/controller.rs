@@ -223,7 +223,10 @@ async fn reconcile_apply(k: &Klusterlet, ctx: &Context) -> Result<Action, Error>
         let served = crate::inprocess::klusterlet::Served {
             cluster: v.cluster_name.clone(),
             namespace: v.agent_namespace.clone(),
-            gates: crate::agent::gates::Gates::from_flags(&v.registration_gates),
+            // One list: the two components' gates have distinct names.
+            gates: crate::agent::gates::Gates::from_flags(
+                &[v.registration_gates.as_slice(), v.work_gates.as_slice()].concat(),
+            ),
         };
         host.ensure(&v.name, &served);
     }

@@ -255,6 +255,7 @@ async fn a_hosted_addons_credential_and_lease_live_where_the_agent_runs() {
             applied_names: AppliedNames::PerHub,
             addons: true,
             example_agents: true,
+            gates: clusteradm::agent::gates::Gates::default(),
             addon_renewal: Renewal::default(),
         },
         shutdown.clone(),

@@ -53,6 +53,7 @@ pub(super) async fn supervised_agent(prefix: &str) -> (fixture::Agent, Shutdown)
         applied_names: AppliedNames::PerHub,
         addons: true,
         example_agents: true,
+        gates: clusteradm::agent::gates::Gates::default(),
         addon_renewal: Renewal::default(),
     };
     tokio::spawn(supervisor::run(supervised, shutdown.clone()));

@@ -139,3 +139,57 @@ async fn feedback_reports_values_keeps_them_fresh_and_names_a_bad_path() {
         "a path that does not parse reports no value"
     );
 }
+
+/// Upstream's `RawFeedbackJsonString` gate: an agent with it reports an object as its JSON text;
+/// one without refuses it in `StatusFeedbackSynced`, as upstream's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raw_json_feedback_follows_the_gate() {
+    let _hub = super::hub_lock().await;
+    let c = TestCluster::new("it-work-rawjson").await;
+    let ns = c.managed_namespace().await;
+    let config_map = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "settings", "namespace": ns}, "data": {"color": "blue"}});
+    let spec = ManifestWorkSpec {
+        workload: ManifestsTemplate {
+            manifests: vec![config_map],
+        },
+        manifest_configs: vec![config(
+            "",
+            "configmaps",
+            &ns,
+            "settings",
+            paths(&[("data", ".data")]),
+        )],
+        ..Default::default()
+    };
+    let name = common::unique("w");
+    {
+        let _plain = c.agent(Duration::from_secs(60));
+        c.create_work(&name, spec).await;
+        let w = wait_work(&c.works(), &name, "the object refused", |w| {
+            let Some(manifest) = w
+                .status
+                .as_ref()
+                .and_then(|s| s.resource_status.as_ref())
+                .and_then(|r| r.manifests.first())
+            else {
+                return false;
+            };
+            conditions::find(&manifest.conditions, "StatusFeedbackSynced")
+                .is_some_and(|c| c.status == "False")
+        })
+        .await;
+        assert!(value(&w, 0, "data").is_none());
+    }
+    let _raw = super::Agent::start_with(c.hub.clone(), c.managed.clone(), &c.name, |opts| {
+        opts.feedback.raw_json = true;
+    });
+    let w = wait_work(&c.works(), &name, "the object fed back as JSON", |w| {
+        value(w, 0, "data").and_then(|v| v.json_raw).as_deref() == Some(r#"{"color":"blue"}"#)
+    })
+    .await;
+    assert_eq!(
+        value(&w, 0, "data").unwrap().type_,
+        clusteradm::api::work::ValueType::JsonRaw
+    );
+}
