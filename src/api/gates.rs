@@ -152,8 +152,8 @@ pub const GATES: &[Gate] = &[
         "CleanUpCompletedManifestWork",
         HubWork,
         false,
-        NotImplemented,
-        "needs condition rules (a work's `Complete` condition), which the work agent does not evaluate yet",
+        Works,
+        "on: a work with `deleteOption.ttlSecondsAfterFinished` is deleted that long after its `Complete` condition turned True (the agent evaluates condition rules, `WellKnownConditions` and `CEL`); off: kept (tests/lifecycle/operator_hub/completed_works.rs)",
     ),
     gate(
         "AddonManagement",

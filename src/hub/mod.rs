@@ -9,6 +9,7 @@ pub mod addon;
 pub mod admission;
 pub mod cluster_profiles;
 pub mod clustersets;
+pub mod completed_works;
 pub mod conversion;
 pub mod managed_namespaces;
 pub mod placement;

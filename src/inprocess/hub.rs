@@ -4,7 +4,9 @@
 use kube::Client;
 
 use crate::hub::webhook::{self, Webhook};
-use crate::hub::{addon, cluster_profiles, clustersets, placement, registration, replicaset};
+use crate::hub::{
+    addon, cluster_profiles, clustersets, completed_works, placement, registration, replicaset,
+};
 use crate::operator::cluster_manager::{self as operator, InProcess};
 use crate::runtime::Shutdown;
 use crate::runtime::informers::Informers;
@@ -55,7 +57,7 @@ pub async fn run(
 }
 
 /// The hub controllers (registration, cluster sets and their managed namespaces, placement,
-/// replica sets, add-ons, ClusterProfiles) over one shared watch per kind ([`Informers`]), until
+/// replica sets, add-ons, ClusterProfiles, completed works) over one shared watch per kind ([`Informers`]), until
 /// `shutdown` is
 /// cancelled.
 ///
@@ -132,6 +134,16 @@ pub async fn controllers(
         )),
         shutdown.clone(),
     );
+    let completed = stopping_all(
+        "completed-work controller",
+        Box::pin(completed_works::run_with(
+            client.clone(),
+            &informers,
+            settings.clone(),
+            shutdown.clone(),
+        )),
+        shutdown.clone(),
+    );
     let webhooks = stopping_all(
         "hub webhooks",
         Box::pin(webhook::run(client, webhook, settings, shutdown.clone())),
@@ -139,13 +151,14 @@ pub async fn controllers(
     );
     // Every controller has taken what it reads: the watches start now.
     let watches = informers.run(shutdown.clone());
-    let (registration, placement, sets, replicasets, addons, profiles, webhooks, ()) = tokio::join!(
+    let (registration, placement, sets, replicasets, addons, profiles, completed, webhooks, ()) = tokio::join!(
         registration,
         placement,
         sets,
         replicasets,
         addons,
         profiles,
+        completed,
         webhooks,
         watches
     );
@@ -155,6 +168,7 @@ pub async fn controllers(
     replicasets?;
     addons?;
     profiles?;
+    completed?;
     webhooks
 }
 

@@ -349,7 +349,7 @@ fn feedback_of(
     gvk: (&str, &str, &str),
     obj: &DynamicObject,
 ) -> Feedback {
-    if config.is_none_or(|c| c.feedback_rules.is_empty()) {
+    if config.is_none_or(|c| c.feedback_rules.is_empty() && c.condition_rules.is_empty()) {
         return Feedback::default();
     }
     match serde_json::to_value(obj) {
@@ -371,7 +371,7 @@ async fn read_only(
     config: Option<&ManifestConfigOption>,
     gvk: (&str, &str, &str),
 ) -> (Availability, Option<Feedback>) {
-    if config.is_none_or(|c| c.feedback_rules.is_empty()) {
+    if config.is_none_or(|c| c.feedback_rules.is_empty() && c.condition_rules.is_empty()) {
         let available = availability(api, name).await;
         let feedback = (available == Availability::Available).then(Feedback::default);
         return (available, feedback);

@@ -35,6 +35,8 @@ pub struct Feedback {
     pub configured: bool,
     /// What went wrong, if anything (values found by the other paths are still reported).
     pub errors: Vec<String>,
+    /// The conditions the config's condition rules set ([`super::condition_rules`]).
+    pub conditions: Vec<super::condition_rules::RuleCondition>,
 }
 
 /// Upstream's well-known paths per `(group, kind)`, read at any version the agent applied.
@@ -211,6 +213,9 @@ pub fn read(
     };
     for rule in rules {
         by_rule(reader, rule, gvk, object, &mut out);
+    }
+    if let Some(config) = config {
+        out.conditions = super::condition_rules::evaluate(&config.condition_rules, gvk, object);
     }
     out
 }

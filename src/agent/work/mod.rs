@@ -11,7 +11,8 @@
 //! - [`status`]: pure computation of per-manifest and work conditions;
 //! - [`executor`] / [`executor_cache`]: whether a work's executor may apply a manifest, and the
 //!   cached review answers (forgotten when RBAC changes);
-//! - [`feedback`]: status feedback values read from applied objects by their rules;
+//! - [`feedback`]: status feedback values read from applied objects by their rules, and
+//!   [`condition_rules`]: the conditions their condition rules set;
 //! - [`applied_work`]: the AppliedManifestWork record;
 //! - [`delete`]: removing or orphaning applied resources;
 //! - [`controller`]: the kube-runtime Controller, the reconcile and the entry point [`run`];
@@ -20,6 +21,7 @@
 pub mod applied_work;
 pub mod apply;
 pub mod build;
+pub mod condition_rules;
 pub mod controller;
 pub mod delete;
 pub mod discovery;

@@ -1,9 +1,11 @@
 //! Status of a ManifestWork as the agent reports it, computed purely from what applying each
-//! manifest did: per manifest `Applied` and `Available`, and for the whole work `Applied` and
-//! `Available` with `observedGeneration`. Reasons and messages are upstream's, so tools written
+//! manifest did: per manifest `Applied` and `Available` (and what its condition rules set), and
+//! for the whole work `Applied` and `Available` with `observedGeneration`, and each rule
+//! condition aggregated over the manifests (`ConditionRulesAggregated`, as upstream's). Reasons and messages are upstream's, so tools written
 //! against upstream read ours. Transition times stay put while a status does not change.
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
+use super::condition_rules::REASON_PREFIX;
 use super::feedback::{Feedback, STATUS_FEEDBACK_SYNCED};
 use crate::api::conditions::{self, APPLIED, AVAILABLE, Condition, FALSE, TRUE, UNKNOWN};
 use crate::api::work::{
@@ -132,15 +134,23 @@ fn feedback_condition(feedback: &Feedback, now: &Time) -> Condition {
     }
 }
 
+/// Whether a condition was set by a condition rule (its reason says so, as upstream tells them).
+fn by_rule(c: &Condition) -> bool {
+    c.reason.starts_with(REASON_PREFIX)
+}
+
 /// A manifest's status entry: its previous one updated by this pass's result. Feedback values
-/// stay as they were when the object could not be read.
+/// and rule conditions stay as they were when the object could not be read.
 fn manifest_status(
     previous: Option<&ManifestCondition>,
     result: &ManifestResult,
+    generation: Option<i64>,
     now: &Time,
 ) -> ManifestCondition {
     let mut conds = previous.map(|p| p.conditions.clone()).unwrap_or_default();
-    conds.retain(|c| [APPLIED, AVAILABLE, STATUS_FEEDBACK_SYNCED].contains(&c.type_.as_str()));
+    conds.retain(|c| {
+        [APPLIED, AVAILABLE, STATUS_FEEDBACK_SYNCED].contains(&c.type_.as_str()) || by_rule(c)
+    });
     for c in manifest_conditions(result, now) {
         conditions::set(&mut conds, c);
     }
@@ -156,6 +166,19 @@ fn manifest_status(
             status_feedback = values;
         }
         conditions::set(&mut conds, feedback_condition(feedback, now));
+        // The rules' conditions now: those of a rule that is gone go.
+        conds.retain(|c| !by_rule(c) || feedback.conditions.iter().any(|r| r.type_ == c.type_));
+        for rule in &feedback.conditions {
+            let mut c = condition(
+                &rule.type_,
+                rule.status,
+                rule.reason,
+                rule.message.clone(),
+                now,
+            );
+            c.observed_generation = generation;
+            conditions::set(&mut conds, c);
+        }
     }
     ManifestCondition {
         resource_meta: result.meta.clone(),
@@ -274,8 +297,8 @@ pub fn work_status(
         .unwrap_or_default();
     let manifests = results
         .iter()
-        .map(|r| manifest_status(previous_of(old_manifests, &r.meta), r, now))
-        .collect();
+        .map(|r| manifest_status(previous_of(old_manifests, &r.meta), r, generation, now))
+        .collect::<Vec<_>>();
     let mut conds = previous.map(|p| p.conditions.clone()).unwrap_or_default();
     match work_applied(results, generation, now) {
         Some(c) => {
@@ -284,10 +307,77 @@ pub fn work_status(
         None => conds.retain(|c| c.type_ != APPLIED),
     }
     conditions::set(&mut conds, work_available(results, generation, now));
+    let aggregated = aggregated_rule_conditions(&manifests, generation, now);
+    conds.retain(|c| !by_rule(c) || aggregated.iter().any(|a| a.type_ == c.type_));
+    for c in aggregated {
+        conditions::set(&mut conds, c);
+    }
     ManifestWorkStatus {
         conditions: conds,
         resource_status: Some(ManifestResourceStatus { manifests }),
     }
+}
+
+/// Each condition the manifests' rules set, aggregated for the work as upstream's agent does:
+/// False if any manifest's is False, else Unknown if any is Unknown, else True (`Progressing`:
+/// True if any is True); the one manifest's message, or how many were aggregated.
+fn aggregated_rule_conditions(
+    manifests: &[ManifestCondition],
+    generation: Option<i64>,
+    now: &Time,
+) -> Vec<Condition> {
+    #[derive(Default)]
+    struct Counts {
+        true_: usize,
+        false_: usize,
+        unknown: usize,
+        message: String,
+    }
+    let mut by_type: std::collections::BTreeMap<&str, Counts> = std::collections::BTreeMap::new();
+    for c in manifests
+        .iter()
+        .flat_map(|m| &m.conditions)
+        .filter(|c| by_rule(c))
+    {
+        let counts = by_type.entry(c.type_.as_str()).or_default();
+        match c.status.as_str() {
+            TRUE => counts.true_ += 1,
+            FALSE => counts.false_ += 1,
+            _ => counts.unknown += 1,
+        }
+        if !c.message.is_empty() {
+            counts.message.clone_from(&c.message);
+        }
+    }
+    by_type
+        .into_iter()
+        .map(|(type_, n)| {
+            let status = if type_ == "Progressing" {
+                if n.true_ > 0 {
+                    TRUE
+                } else if n.unknown > 0 {
+                    UNKNOWN
+                } else {
+                    FALSE
+                }
+            } else if n.false_ > 0 {
+                FALSE
+            } else if n.unknown > 0 || n.true_ == 0 {
+                UNKNOWN
+            } else {
+                TRUE
+            };
+            let total = n.true_ + n.false_ + n.unknown;
+            let message = if total == 1 && !n.message.is_empty() {
+                n.message
+            } else {
+                format!("Aggregated from {total} manifest conditions")
+            };
+            let mut c = condition(type_, status, "ConditionRulesAggregated", message, now);
+            c.observed_generation = generation;
+            c
+        })
+        .collect()
 }
 
 /// Now, to the second (what the apiserver stores), so a re-computed status compares equal.
@@ -499,9 +589,85 @@ mod tests {
                     .collect(),
                 configured: true,
                 errors: errors.iter().map(|e| (*e).to_string()).collect(),
+                conditions: Vec::new(),
             }),
             ..ok(0, "a")
         }
+    }
+
+    #[test]
+    fn rule_conditions_are_set_aggregated_and_dropped_with_their_rule() {
+        use super::super::condition_rules::{EVALUATED, RuleCondition};
+        let with_rules = |name: &str, rules: &[(&str, &'static str)]| ManifestResult {
+            feedback: Some(Feedback {
+                configured: false,
+                conditions: rules
+                    .iter()
+                    .map(|(type_, status)| RuleCondition {
+                        type_: (*type_).into(),
+                        status,
+                        reason: EVALUATED,
+                        message: format!("{name} {type_}"),
+                    })
+                    .collect(),
+                ..Feedback::default()
+            }),
+            ..ok(0, name)
+        };
+        let first = work_status(
+            None,
+            &[
+                with_rules("a", &[("Complete", TRUE)]),
+                with_rules("b", &[("Complete", FALSE), ("Ready", TRUE)]),
+            ],
+            Some(3),
+            &at(10),
+        );
+        let manifest = &first.resource_status.as_ref().unwrap().manifests[1];
+        let ready = find(&manifest.conditions, "Ready");
+        assert_eq!(
+            (ready.status.as_str(), ready.observed_generation),
+            (TRUE, Some(3))
+        );
+        let complete = find(&first.conditions, "Complete");
+        assert_eq!(
+            (
+                complete.status.as_str(),
+                complete.reason.as_str(),
+                complete.message.as_str()
+            ),
+            (
+                FALSE,
+                "ConditionRulesAggregated",
+                "Aggregated from 2 manifest conditions"
+            )
+        );
+        assert_eq!(find(&first.conditions, "Ready").message, "b Ready");
+        // The Ready rule removed: its conditions go, on the manifest and the work.
+        let second = work_status(
+            Some(&first),
+            &[
+                with_rules("a", &[("Complete", TRUE)]),
+                with_rules("b", &[("Complete", TRUE)]),
+            ],
+            Some(4),
+            &at(20),
+        );
+        assert!(!second.conditions.iter().any(|c| c.type_ == "Ready"));
+        assert!(
+            !second.resource_status.unwrap().manifests[1]
+                .conditions
+                .iter()
+                .any(|c| c.type_ == "Ready")
+        );
+        let complete = find(&second.conditions, "Complete");
+        assert_eq!(
+            (
+                complete.status.as_str(),
+                complete.last_transition_time.clone()
+            ),
+            (TRUE, at(20))
+        );
     }
 
     #[test]

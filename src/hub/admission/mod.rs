@@ -154,6 +154,7 @@ mod test_support {
         nil_executor_validating: false,
         auto_approve: None,
         cluster_profile: false,
+        clean_up_completed_works: false,
     };
 
     /// Allows `verb/resource[/subresource]` for anyone; namespaces terminate when told.

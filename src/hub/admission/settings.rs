@@ -30,6 +30,9 @@ pub struct Settings {
     /// Upstream's `ClusterProfile` gate (registration; off unless switched on): the hub writes
     /// the ClusterInventory's ClusterProfiles ([`crate::hub::cluster_profiles`]).
     pub cluster_profile: bool,
+    /// Upstream's `CleanUpCompletedManifestWork` gate (work; off unless switched on): completed
+    /// works with a TTL are deleted ([`crate::hub::completed_works`]).
+    pub clean_up_completed_works: bool,
 }
 
 impl Settings {
@@ -43,6 +46,7 @@ impl Settings {
                 nil_executor_validating: false,
                 auto_approve: None,
                 cluster_profile: false,
+                clean_up_completed_works: false,
             };
         };
         // An annotation naming no mode is the operator's to report: webhooks meanwhile.
@@ -68,6 +72,7 @@ impl Settings {
                 .unwrap_or(false)
                 .then(|| auto_approved_users(cm)),
             cluster_profile: gate(registration, "ClusterProfile").unwrap_or(false),
+            clean_up_completed_works: gate(work, "CleanUpCompletedManifestWork").unwrap_or(false),
         }
     }
 }
@@ -239,6 +244,7 @@ mod tests {
                 nil_executor_validating: false,
                 auto_approve: None,
                 cluster_profile: false,
+                clean_up_completed_works: false,
             }
         );
         let gated = Settings::of(Some(&cm(
