@@ -3006,7 +3006,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__get__subcmd__placements)
-            opts="-n -o -A -v -q -h -V --namespace --output --all-namespaces --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-n -o -A -v -q -h -V --namespace --output --all-namespaces --explain --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3033,6 +3033,10 @@ _clusteradm() {
                     return 0
                     ;;
                 -A)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --explain)
                     COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;

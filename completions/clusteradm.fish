@@ -350,6 +350,8 @@ json\t'JSON (a list is printed as a `kind: List`)'
 tree\t'Upstream clusteradm\'s tree (`get clusters`; the other getters print their table)'"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -s A -l all-namespaces -d 'Placements of every namespace (what no --namespace means too)' -r -f -a "true\t''
 false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -l explain -d 'Why each cluster is or is not selected: left out (and why) or scored (each prioritizer\'s score and weight), as the hub\'s scheduler decides it now (needs NAME)' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placements" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
@@ -369,6 +371,8 @@ yaml\t'YAML (a list is printed as a `kind: List`)'
 json\t'JSON (a list is printed as a `kind: List`)'
 tree\t'Upstream clusteradm\'s tree (`get clusters`; the other getters print their table)'"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -s A -l all-namespaces -d 'Placements of every namespace (what no --namespace means too)' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -l explain -d 'Why each cluster is or is not selected: left out (and why) or scored (each prioritizer\'s score and weight), as the hub\'s scheduler decides it now (needs NAME)' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from placement" -l context -d 'The kubeconfig context to use [default: the current context]' -r

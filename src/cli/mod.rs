@@ -14,6 +14,7 @@ pub mod completion;
 pub mod controller;
 pub mod create;
 pub mod delete;
+pub mod explain;
 pub mod generate;
 pub mod get;
 pub mod init;

@@ -65,6 +65,10 @@ pub struct GetArgs {
     /// Output format
     #[arg(short, long, value_enum, default_value_t = Format::Table)]
     pub output: Format,
+    /// Why each cluster is or is not selected: left out (and why) or scored (each prioritizer's
+    /// score and weight), as the hub's scheduler decides it now (needs NAME)
+    #[arg(long, requires = "name")]
+    pub explain: bool,
 }
 
 /// One label requirement of `--label-selectors` as a selector.
@@ -316,6 +320,21 @@ pub async fn get(args: GetArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         }
     }
     list.sort_by_key(|p| (p.namespace(), p.name_any()));
+    if args.explain {
+        let [placement] = list.as_slice() else {
+            return Err(UserError::new(
+                format!(
+                    "placements named {} are in several namespaces",
+                    args.name.unwrap_or_default()
+                ),
+                "name the namespace with -n",
+            )
+            .into());
+        };
+        let explanation = super::explain::explain(&kube.client, placement).await?;
+        super::explain::print(&explanation, args.output)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if args.output.is_objects() {
         output::print_objects(&list, args.output)?;
         return Ok(ExitCode::SUCCESS);

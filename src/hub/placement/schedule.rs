@@ -201,6 +201,15 @@ enum Prioritizer {
     AddOn { resource: String, score: String },
 }
 
+impl std::fmt::Display for Prioritizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::BuiltIn(name) => f.write_str(name),
+            Self::AddOn { resource, score } => write!(f, "AddOn/{resource}/{score}"),
+        }
+    }
+}
+
 /// The prioritizers and their weights: upstream's defaults (`Balance` and `Steady`, weight 1)
 /// overlaid by the spec in `Additive` mode, the spec alone in `Exact` mode.
 fn weights(p: &Placement) -> Result<BTreeMap<Prioritizer, i64>, String> {
@@ -312,13 +321,24 @@ fn allocatable(clusters: &[&ManagedCluster], resource: &str) -> HashMap<String, 
         .collect()
 }
 
-/// `feasible` ordered best first: total weighted score descending, ties by name.
+/// One cluster's score: each prioritizer's `(name, score, weight)` and their weighted total.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Score {
+    /// The cluster.
+    pub cluster: String,
+    /// Each prioritizer's score and weight.
+    pub parts: Vec<(String, i64, i64)>,
+    /// The sum of score × weight.
+    pub total: i64,
+}
+
+/// `feasible` scored, best first: total weighted score descending, ties by name.
 fn rank(
     feasible: &[&ManagedCluster],
     weights: &BTreeMap<Prioritizer, i64>,
     inputs: &Inputs<'_>,
     expiry: &mut Option<Timestamp>,
-) -> Vec<String> {
+) -> Vec<Score> {
     let wants = |name: &str| weights.contains_key(&Prioritizer::BuiltIn(name.into()));
     let cpu = wants("ResourceAllocatableCPU").then(|| allocatable(feasible, "cpu"));
     let memory = wants("ResourceAllocatableMemory").then(|| allocatable(feasible, "memory"));
@@ -326,7 +346,7 @@ fn rank(
     let from = |m: Option<&HashMap<String, i64>>, name: &str| {
         m.and_then(|m| m.get(name).copied()).unwrap_or(0)
     };
-    let mut score = |name: &str| -> i64 {
+    let mut score = |name: &str| -> Vec<(String, i64, i64)> {
         weights
             .iter()
             .map(|(prioritizer, w)| {
@@ -342,19 +362,29 @@ fn rank(
                         addon_score(inputs, name, resource, score, expiry)
                     }
                 };
-                s * w
+                (prioritizer.to_string(), s, *w)
             })
-            .sum()
+            .collect()
     };
-    let mut ranked: Vec<(i64, String)> = feasible
+    let mut ranked: Vec<Score> = feasible
         .iter()
         .map(|mc| {
-            let name = mc.name_any();
-            (score(&name), name)
+            let cluster = mc.name_any();
+            let parts = score(&cluster);
+            let total = parts.iter().map(|(_, s, w)| s * w).sum();
+            Score {
+                cluster,
+                parts,
+                total,
+            }
         })
         .collect();
-    ranked.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    ranked.into_iter().map(|(_, n)| n).collect()
+    ranked.sort_by(|a, b| {
+        b.total
+            .cmp(&a.total)
+            .then_with(|| a.cluster.cmp(&b.cluster))
+    });
+    ranked
 }
 
 /// The clusters of the bound sets the placement names that are not being deleted; else why
@@ -393,9 +423,91 @@ fn available<'a>(inputs: &Inputs<'a>) -> Result<Vec<&'a ManagedCluster>, Shortfa
     Ok(available)
 }
 
+/// A label-and-claim test and a CEL selector.
+type CompiledPredicate = (Box<dyn Fn(&ManagedCluster) -> bool>, cel::Selector);
+
+/// `p`'s predicates, compiled; the error is upstream's `PlacementMisconfigured` message.
+fn compile_predicates(p: &Placement) -> Result<Vec<CompiledPredicate>, String> {
+    let mut predicates: Vec<CompiledPredicate> = Vec::new();
+    for pred in &p.spec.predicates {
+        let s = pred.required_cluster_selector.clone().unwrap_or_default();
+        let labels_and_claims = predicate(s.label_selector.as_ref(), s.claim_selector.as_ref())?;
+        let expressions = s
+            .cel_selector
+            .map(|c| c.cel_expressions)
+            .unwrap_or_default();
+        let cel = cel::Selector::compile(&expressions)?;
+        predicates.push((Box::new(labels_and_claims), cel));
+    }
+    Ok(predicates)
+}
+
 /// Schedules `inputs.placement`.
 #[must_use]
 pub fn schedule(inputs: &Inputs<'_>) -> Scheduled {
+    run(inputs, None)
+}
+
+/// Why each cluster was or was not selected (`clusteradm get placements --explain`).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Trace {
+    /// Clusters left out before scoring, with why.
+    pub excluded: BTreeMap<String, String>,
+    /// Clusters that passed the predicates and taints, scored, best first.
+    pub scored: Vec<Score>,
+}
+
+impl Trace {
+    /// Records why the clusters not `available` are not.
+    fn unavailable(
+        &mut self,
+        clusters: &[std::sync::Arc<ManagedCluster>],
+        available: &[&ManagedCluster],
+    ) {
+        for mc in clusters {
+            if available.iter().any(|a| a.name_any() == mc.name_any()) {
+                continue;
+            }
+            let why = if mc.metadata.deletion_timestamp.is_some() {
+                "being deleted"
+            } else {
+                "not in a cluster set bound to the namespace (and named by the placement)"
+            };
+            self.excluded.insert(mc.name_any(), why.into());
+        }
+    }
+
+    /// Records that `mc` has a taint the placement does not tolerate.
+    fn tainted(&mut self, mc: &ManagedCluster) {
+        let taints: Vec<String> = mc
+            .spec
+            .taints
+            .iter()
+            .map(|t| {
+                format!(
+                    "{}={}:{:?}",
+                    t.key,
+                    t.value.as_deref().unwrap_or_default(),
+                    t.effect
+                )
+            })
+            .collect();
+        self.excluded.insert(
+            mc.name_any(),
+            format!("a taint it does not tolerate, of {}", taints.join(", ")),
+        );
+    }
+}
+
+/// Schedules `inputs.placement` and says why each cluster was or was not selected.
+#[must_use]
+pub fn explain(inputs: &Inputs<'_>) -> (Scheduled, Trace) {
+    let mut trace = Trace::default();
+    let scheduled = run(inputs, Some(&mut trace));
+    (scheduled, trace)
+}
+
+fn run(inputs: &Inputs<'_>, mut trace: Option<&mut Trace>) -> Scheduled {
     let p = inputs.placement;
     let misconfigured = |m: String| Scheduled {
         misconfigured: Some(m),
@@ -416,27 +528,25 @@ pub fn schedule(inputs: &Inputs<'_>) -> Scheduled {
     // What needs no evaluation first: a placement that can select nothing never runs its CEL.
     let available = match available(inputs) {
         Ok(a) => a,
-        Err(s) => return short(s),
+        Err(s) => {
+            let scheduled = short(s);
+            if let Some(trace) = trace.as_deref_mut() {
+                let why = super::status::satisfied(&scheduled, inputs.now).message;
+                for mc in inputs.clusters {
+                    trace.excluded.insert(mc.name_any(), why.clone());
+                }
+            }
+            return scheduled;
+        }
     };
-
-    let mut predicates = Vec::new();
-    for pred in &p.spec.predicates {
-        let s = pred.required_cluster_selector.clone().unwrap_or_default();
-        let labels_and_claims =
-            match predicate(s.label_selector.as_ref(), s.claim_selector.as_ref()) {
-                Ok(f) => f,
-                Err(m) => return misconfigured(m),
-            };
-        let expressions = s
-            .cel_selector
-            .map(|c| c.cel_expressions)
-            .unwrap_or_default();
-        let cel = match cel::Selector::compile(&expressions) {
-            Ok(c) => c,
-            Err(m) => return misconfigured(m),
-        };
-        predicates.push((labels_and_claims, cel));
+    if let Some(trace) = trace.as_deref_mut() {
+        trace.unavailable(inputs.clusters, &available);
     }
+
+    let predicates = match compile_predicates(p) {
+        Ok(predicates) => predicates,
+        Err(m) => return misconfigured(m),
+    };
     // One budget for every CEL evaluation of this scheduling; CEL last: it is the dearest.
     let mut budget = cel::BUDGET;
     let mut selected = |mc: &ManagedCluster| -> Result<bool, cel::Exceeded> {
@@ -455,7 +565,15 @@ pub fn schedule(inputs: &Inputs<'_>) -> Scheduled {
     for mc in available {
         match selected(mc) {
             Ok(true) => {}
-            Ok(false) => continue,
+            Ok(false) => {
+                if let Some(trace) = trace.as_deref_mut() {
+                    trace.excluded.insert(
+                        mc.name_any(),
+                        "matches no predicate (label, claim and CEL selectors)".into(),
+                    );
+                }
+                continue;
+            }
             Err(cel::Exceeded(m)) => {
                 return Scheduled {
                     out_of_budget: true,
@@ -466,16 +584,38 @@ pub fn schedule(inputs: &Inputs<'_>) -> Scheduled {
         let decided = inputs.current.contains(&mc.name_any());
         if passes_taints(mc, &p.spec.tolerations, decided, inputs.now, &mut expiry) {
             feasible.push(mc);
+        } else if let Some(trace) = trace.as_deref_mut() {
+            trace.tainted(mc);
         }
     }
 
-    let ranked = rank(&feasible, &weights, inputs, &mut expiry);
+    let scores = rank(&feasible, &weights, inputs, &mut expiry);
+    let ranked: Vec<String> = scores.iter().map(|s| s.cluster.clone()).collect();
+    if let Some(trace) = trace {
+        trace.scored = scores;
+    }
+    let (clusters, shortfall) = select(p, ranked, &feasible);
+    Scheduled {
+        clusters,
+        misconfigured: None,
+        shortfall,
+        requeue_in: expiry.map(|e: Timestamp| e.duration_since(inputs.now).unsigned_abs()),
+        out_of_budget: false,
+    }
+}
+
+/// The best of `ranked` as many as `p` wants (by its spread policy, if any), and the shortfall.
+fn select(
+    p: &Placement,
+    ranked: Vec<String>,
+    feasible: &[&ManagedCluster],
+) -> (Vec<String>, Option<Shortfall>) {
     let wanted = p
         .spec
         .number_of_clusters
         .map(|n| usize::try_from(n).unwrap_or(0));
-    let clusters = match &p.spec.spread_policy {
-        Some(policy) => spread(policy, ranked, &feasible, wanted),
+    let clusters: Vec<String> = match &p.spec.spread_policy {
+        Some(policy) => spread(policy, ranked, feasible, wanted),
         None => ranked
             .into_iter()
             .take(wanted.unwrap_or(usize::MAX))
@@ -489,13 +629,7 @@ pub fn schedule(inputs: &Inputs<'_>) -> Scheduled {
             _ => None,
         }
     };
-    Scheduled {
-        clusters,
-        misconfigured: None,
-        shortfall,
-        requeue_in: expiry.map(|e: Timestamp| e.duration_since(inputs.now).unsigned_abs()),
-        out_of_budget: false,
-    }
+    (clusters, shortfall)
 }
 
 #[cfg(test)]

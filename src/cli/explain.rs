@@ -1,0 +1,219 @@
+//! `clusteradm get placements NAME --explain`: why each cluster is or is not selected, computed by
+//! the hub's own scheduler ([`crate::hub::placement::schedule::explain`]) from what the hub holds
+//! now: the cluster left out before scoring and why (not in a bound set, no predicate matched, a
+//! taint), and each scored cluster's score per prioritizer, weight and total. What upstream's
+//! placement debug server answers, from the command line and with no server (beyond upstream).
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use kube::api::{Api, ListParams};
+use kube::{Client, ResourceExt as _};
+use serde::Serialize;
+
+use crate::api::cluster::{
+    AddOnPlacementScore, ManagedCluster, ManagedClusterSet, ManagedClusterSetBinding,
+    PLACEMENT_LABEL, Placement, PlacementDecision,
+};
+use crate::hub::placement::schedule::{self, Inputs, Scheduled, Trace};
+use crate::ui::output::{self, Format};
+use crate::ui::table;
+
+/// One cluster's fate.
+#[derive(Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Fate {
+    /// The cluster.
+    pub cluster: String,
+    /// Selected now.
+    pub selected: bool,
+    /// Why it was left out before scoring.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub excluded: Option<String>,
+    /// Its weighted total, when scored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<i64>,
+    /// Each prioritizer's score and weight, when scored.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prioritizers: Vec<PrioritizerScore>,
+}
+
+/// A prioritizer's part of a score.
+#[derive(Debug, Serialize, PartialEq, Eq)]
+pub struct PrioritizerScore {
+    /// The prioritizer.
+    pub name: String,
+    /// Its score (-100 to 100).
+    pub score: i64,
+    /// Its weight.
+    pub weight: i64,
+}
+
+/// The whole explanation.
+#[derive(Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Explanation {
+    /// `namespace/name`.
+    pub placement: String,
+    /// Why the spec cannot be used, if it cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub misconfigured: Option<String>,
+    /// Every cluster of the hub: the selected first, then the other scored, then the rest.
+    pub clusters: Vec<Fate>,
+}
+
+/// The explanation of a scheduling.
+#[must_use]
+pub fn explanation(placement: &Placement, scheduled: &Scheduled, trace: Trace) -> Explanation {
+    let selected: BTreeSet<&str> = scheduled.clusters.iter().map(String::as_str).collect();
+    let mut clusters: Vec<Fate> = trace
+        .scored
+        .into_iter()
+        .map(|s| Fate {
+            selected: selected.contains(s.cluster.as_str()),
+            cluster: s.cluster,
+            excluded: None,
+            score: Some(s.total),
+            prioritizers: s
+                .parts
+                .into_iter()
+                .map(|(name, score, weight)| PrioritizerScore {
+                    name,
+                    score,
+                    weight,
+                })
+                .collect(),
+        })
+        .collect();
+    // Selected first (spread policies may pick below a higher score), in the scheduler's order.
+    clusters.sort_by_key(|f| !f.selected);
+    clusters.extend(trace.excluded.into_iter().map(|(cluster, why)| Fate {
+        cluster,
+        selected: false,
+        excluded: Some(why),
+        score: None,
+        prioritizers: Vec::new(),
+    }));
+    Explanation {
+        placement: format!(
+            "{}/{}",
+            placement.namespace().unwrap_or_default(),
+            placement.name_any()
+        ),
+        misconfigured: scheduled.misconfigured.clone(),
+        clusters,
+    }
+}
+
+/// Reads what the hub's scheduler reads and explains `placement`.
+pub async fn explain(client: &Client, placement: &Placement) -> anyhow::Result<Explanation> {
+    let ns = placement.namespace().unwrap_or_default();
+    let list = ListParams::default();
+    let by_placement = ListParams::default().labels(PLACEMENT_LABEL);
+    let (bindings, sets, clusters, decisions, scores) = (
+        Api::<ManagedClusterSetBinding>::namespaced(client.clone(), &ns),
+        Api::<ManagedClusterSet>::all(client.clone()),
+        Api::<ManagedCluster>::all(client.clone()),
+        Api::<PlacementDecision>::all(client.clone()),
+        Api::<AddOnPlacementScore>::all(client.clone()),
+    );
+    let (bindings, sets, clusters, decisions, scores) = tokio::try_join!(
+        bindings.list(&list),
+        sets.list(&list),
+        clusters.list(&list),
+        decisions.list(&by_placement),
+        scores.list(&list),
+    )
+    .context("reading what the placement is scheduled from")?;
+    let bound_sets: Vec<&ManagedClusterSet> = bindings
+        .items
+        .iter()
+        .filter_map(|b| sets.items.iter().find(|s| s.name_any() == b.name_any()))
+        .collect();
+    let clusters: Vec<Arc<ManagedCluster>> = clusters.items.into_iter().map(Arc::new).collect();
+    let (current, others) = decided(placement, &decisions.items);
+    let scores: HashMap<(String, String), Arc<AddOnPlacementScore>> = scores
+        .items
+        .into_iter()
+        .map(|s| {
+            (
+                (s.namespace().unwrap_or_default(), s.name_any()),
+                Arc::new(s),
+            )
+        })
+        .collect();
+    let lookup: schedule::Scores = Arc::new(move |cluster: &str, resource: &str| {
+        scores
+            .get(&(cluster.to_owned(), resource.to_owned()))
+            .cloned()
+    });
+    let (scheduled, trace) = schedule::explain(&Inputs {
+        placement,
+        bound_sets,
+        clusters: &clusters,
+        current: &current,
+        others: &others,
+        scores: lookup,
+        now: k8s_openapi::jiff::Timestamp::now(),
+    });
+    Ok(explanation(placement, &scheduled, trace))
+}
+
+/// The clusters `placement`'s decisions name, and how many other placements' decisions name
+/// each cluster (what `Steady` and `Balance` read).
+fn decided(
+    placement: &Placement,
+    decisions: &[PlacementDecision],
+) -> (BTreeSet<String>, HashMap<String, usize>) {
+    let ns = placement.namespace();
+    let mut current = BTreeSet::new();
+    let mut others: HashMap<String, usize> = HashMap::new();
+    for d in decisions {
+        let own =
+            d.namespace() == ns && d.labels().get(PLACEMENT_LABEL) == Some(&placement.name_any());
+        for c in d.status.iter().flat_map(|s| &s.decisions) {
+            if own {
+                current.insert(c.cluster_name.clone());
+            } else {
+                *others.entry(c.cluster_name.clone()).or_default() += 1;
+            }
+        }
+    }
+    (current, others)
+}
+
+/// Prints `e` as a table, or as YAML or JSON.
+pub fn print(e: &Explanation, format: Format) -> anyhow::Result<()> {
+    if format.is_objects() {
+        return output::print_value(e, format);
+    }
+    let mut t = table::new(&["cluster", "selected", "score", "why"]);
+    for f in &e.clusters {
+        let why = match (&f.excluded, f.selected) {
+            (Some(why), _) => why.clone(),
+            (None, true) => parts(f),
+            (None, false) => format!("{}; not among the clusters selected", parts(f)),
+        };
+        t.add_row(vec![
+            f.cluster.clone(),
+            if f.selected { "yes" } else { "no" }.to_string(),
+            f.score.map(|s| s.to_string()).unwrap_or_default(),
+            why,
+        ]);
+    }
+    let mut text = table::render(&t);
+    if let Some(m) = &e.misconfigured {
+        text = format!("{} is misconfigured: {m}\n{text}", e.placement);
+    }
+    crate::ui::stdout::println(text)?;
+    Ok(())
+}
+
+/// `Balance 100×1 + Steady 0×1`.
+fn parts(f: &Fate) -> String {
+    f.prioritizers
+        .iter()
+        .map(|p| format!("{} {}×{}", p.name, p.score, p.weight))
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
