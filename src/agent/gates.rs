@@ -4,14 +4,28 @@
 //! check, so it is passed over here.
 
 /// What the agents do differently by gate.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Gates {
+    /// `ClusterClaim` (registration; on unless switched off): the ClusterClaims are reported in
+    /// `status.clusterClaims`.
+    pub cluster_claim: bool,
     /// `ClusterProperty` (registration; off unless switched on): the About API's ClusterProperties
     /// are reported with the ClusterClaims.
     pub cluster_property: bool,
     /// `RawFeedbackJsonString` (work; off unless switched on): status feedback reports any value,
     /// as JSON text when it is not an integer, a string or a boolean.
     pub raw_feedback_json_string: bool,
+}
+
+impl Default for Gates {
+    /// Upstream's defaults.
+    fn default() -> Self {
+        Self {
+            cluster_claim: true,
+            cluster_property: false,
+            raw_feedback_json_string: false,
+        }
+    }
 }
 
 impl Gates {
@@ -26,6 +40,7 @@ impl Gates {
             };
             let on = value.trim().eq_ignore_ascii_case("true");
             match name.trim() {
+                "ClusterClaim" => gates.cluster_claim = on,
                 "ClusterProperty" => gates.cluster_property = on,
                 "RawFeedbackJsonString" => gates.raw_feedback_json_string = on,
                 _ => {}
@@ -38,6 +53,7 @@ impl Gates {
     #[must_use]
     pub fn flags(self) -> Vec<String> {
         vec![
+            format!("ClusterClaim={}", self.cluster_claim),
             format!("ClusterProperty={}", self.cluster_property),
             format!("RawFeedbackJsonString={}", self.raw_feedback_json_string),
         ]
@@ -61,5 +77,7 @@ mod tests {
         );
         assert_eq!(Gates::from_flags(&gates.flags()), gates);
         assert_eq!(Gates::from_flags::<&str>(&[]), Gates::default());
+        assert!(Gates::default().cluster_claim);
+        assert!(!Gates::from_flags(&["ClusterClaim=false"]).cluster_claim);
     }
 }

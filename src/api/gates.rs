@@ -166,8 +166,8 @@ pub const GATES: &[Gate] = &[
         "ClusterClaim",
         SpokeRegistration,
         true,
-        AlwaysOn,
-        "the agent always reports the cluster's ClusterClaims in the ManagedCluster's status",
+        Works,
+        "on: the agent reports the cluster's ClusterClaims in `status.clusterClaims`; off: it reports none (only ClusterProperties, with their gate), as upstream's (tests/it/cluster_property.rs)",
     ),
     gate(
         "ClusterProperty",

@@ -1,7 +1,8 @@
 //! The klusterlet's `ClusterProperty` gate at the registration agent, on the real control plane:
 //! with it on, the About API's ClusterProperties reach the ManagedCluster's `status.clusterClaims`
 //! (over a ClusterClaim of the same name), follow updates and leave with deletion; an agent with
-//! the gate off on the same cluster reports the claim alone.
+//! the gate off on the same cluster reports the claim alone; one with `ClusterClaim` off reports
+//! the property and never the claim.
 use clusteradm::api::about::{ClusterProperty, ClusterPropertySpec};
 use clusteradm::api::cluster::{ClusterClaim, ClusterClaimSpec, ManagedCluster};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
@@ -45,6 +46,10 @@ async fn properties_are_reported_with_the_gate_and_not_without() {
     gated.gates.cluster_property = true;
     let on = fixture::joined(gated).await;
     let off = fixture::joined(fixture::options(managed.clone(), "it-prop-off")).await;
+    let mut properties_only = fixture::options(managed.clone(), "it-prop-noclaim");
+    properties_only.gates.cluster_property = true;
+    properties_only.gates.cluster_claim = false;
+    let no_claims = fixture::joined(properties_only).await;
     let hub = common::hub().await;
 
     // A fact of this test alone (both kinds are cluster-scoped on the shared managed cluster),
@@ -72,6 +77,7 @@ async fn properties_are_reported_with_the_gate_and_not_without() {
     claims.create(&PostParams::default(), &claim).await.unwrap();
     reported(&hub, on.cluster(), &name, "value1").await;
     reported(&hub, off.cluster(), &name, "from-claim").await;
+    reported(&hub, no_claims.cluster(), &name, "value1").await;
 
     let update = json!({"spec": {"value": "value2"}});
     properties
@@ -84,6 +90,21 @@ async fn properties_are_reported_with_the_gate_and_not_without() {
         .await
         .unwrap();
     reported(&hub, on.cluster(), &name, "from-claim").await;
+    // ClusterClaim off: with the property gone, nothing of that name (the claim is not reported).
+    let gone = name.clone();
+    fixture::wait(
+        Api::<ManagedCluster>::all(hub.clone()),
+        no_claims.cluster(),
+        "the property gone and the claim not reported",
+        move |mc: Option<&ManagedCluster>| {
+            mc.and_then(|mc| mc.status.as_ref()).is_some_and(|s| {
+                !s.cluster_claims
+                    .iter()
+                    .any(|c| c.name.as_deref() == Some(gone.as_str()))
+            })
+        },
+    )
+    .await;
     // The gate off never reported the property.
     let off_status = Api::<ManagedCluster>::all(hub.clone())
         .get(off.cluster())
@@ -102,4 +123,5 @@ async fn properties_are_reported_with_the_gate_and_not_without() {
     let _ = claims.delete(&name, &DeleteParams::default()).await;
     on.remove().await;
     off.remove().await;
+    no_claims.remove().await;
 }

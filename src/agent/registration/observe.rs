@@ -11,12 +11,20 @@ use crate::agent::gates::Gates;
 use crate::api::about::ClusterProperty;
 use crate::api::cluster::ClusterClaim;
 
-/// Probes the managed cluster: health, version, nodes and claims (and, with `gates`'
-/// `ClusterProperty`, the About API's properties), concurrently.
+/// Probes the managed cluster: health, version, nodes and claims (unless `gates` switch
+/// `ClusterClaim` off; and, with `ClusterProperty`, the About API's properties), concurrently.
 pub async fn observe(managed: &kube::Client, gates: Gates) -> Observed {
     let nodes: Api<Node> = Api::all(managed.clone());
     let list = ListParams::default();
-    let claims: Api<ClusterClaim> = Api::all(managed.clone());
+    let claims = async {
+        if !gates.cluster_claim {
+            return Ok(Vec::new());
+        }
+        Api::<ClusterClaim>::all(managed.clone())
+            .list(&list)
+            .await
+            .map(|l| l.items)
+    };
     let properties = async {
         if !gates.cluster_property {
             return Ok(Vec::new());
@@ -30,13 +38,13 @@ pub async fn observe(managed: &kube::Client, gates: Gates) -> Observed {
         probe(managed),
         managed.apiserver_version(),
         nodes.list(&list),
-        claims.list(&list),
+        claims,
         properties
     );
     // Either list failing (the CRD not there yet) keeps what was reported: a partial list would
     // take the other's entries off the hub for a beat.
     let claims = match (claims, properties) {
-        (Ok(claims), Ok(properties)) => Some(claims_of(&claims.items, &properties)),
+        (Ok(claims), Ok(properties)) => Some(claims_of(&claims, &properties)),
         _ => None,
     };
     Observed {
