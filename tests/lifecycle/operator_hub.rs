@@ -125,6 +125,18 @@ fn cms(client: &Client) -> Api<ClusterManager> {
     Api::all(client.clone())
 }
 
+/// Merges `spec` into the ClusterManager's spec (a gate switched, say).
+async fn patch_spec(client: &Client, spec: serde_json::Value) {
+    cms(client)
+        .patch(
+            CLUSTER_MANAGER_NAME,
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({ "spec": spec })),
+        )
+        .await
+        .unwrap();
+}
+
 /// Waits until the ClusterManager reports Applied=True for its current generation.
 async fn wait_applied(client: &Client) -> ClusterManager {
     let applied = |cm: Option<&ClusterManager>| {

@@ -119,7 +119,6 @@ async fn write_profiles(
     });
     let _watch = AbortOnDrop(tokio::spawn(watch));
     // Until every cache is filled (the profiles' once the CRD is there), news only wakes.
-    let mut due = None;
     let mut filled = std::pin::pin!(ready(stores, &profiles));
     loop {
         tokio::select! {
@@ -130,6 +129,8 @@ async fn write_profiles(
         }
     }
     let now = tokio::time::Instant::now;
+    // The first pass at once; then one per burst of news, and one a minute without.
+    let mut due = Some(now());
     loop {
         tokio::select! {
             () = shutdown.cancelled() => return false,

@@ -5,9 +5,9 @@ use base64::Engine as _;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::Client;
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, PostParams};
 
-use super::{CLUSTER_MANAGER_NAME, HUB_SINGLETON, WAIT, cms, setup, teardown, wait_applied};
+use super::{HUB_SINGLETON, WAIT, patch_spec, setup, teardown, wait_applied};
 use crate::common;
 use clusteradm::api::cluster::ManagedCluster;
 use clusteradm::hub::registration::decide::AUTO_ACCEPTED_ANNOTATION;
@@ -62,18 +62,11 @@ async fn listed_users_clusters_are_accepted_without_accept() {
     wait_applied(&client).await;
     let id = common::unique("lc-auto");
     let listed = format!("{id}-listed");
-    let gate = serde_json::json!({"spec": {"registrationConfiguration": {
+    let gate = serde_json::json!({"registrationConfiguration": {
         "featureGates": [{"feature": "DefaultClusterSet", "mode": "Enable"},
                          {"feature": "ManagedClusterAutoApproval", "mode": "Enable"}],
-        "autoApproveUsers": [listed]}}});
-    cms(&client)
-        .patch(
-            CLUSTER_MANAGER_NAME,
-            &PatchParams::default(),
-            &Patch::Merge(gate),
-        )
-        .await
-        .unwrap();
+        "autoApproveUsers": [listed]}});
+    patch_spec(&client, gate).await;
     let other_user = bootstrap_user(&client, &format!("{id}-o"), &format!("{id}-other")).await;
     let listed_user = bootstrap_user(&client, &format!("{id}-l"), &listed).await;
     // The other user's cluster first: by the time the listed one is accepted, it was seen too.

@@ -12,7 +12,7 @@ use kube::{Client, ResourceExt};
 use serde_json::json;
 use std::time::Duration;
 
-use super::{CLUSTER_MANAGER_NAME, HUB_SINGLETON, WAIT, cms, setup, teardown, wait_applied};
+use super::{HUB_SINGLETON, WAIT, patch_spec, setup, teardown, wait_applied};
 use crate::common;
 
 async fn create<K>(api: &Api<K>, value: serde_json::Value) -> K
@@ -25,16 +25,9 @@ where
 
 async fn switch_gate(client: &Client, on: bool) {
     let mode = if on { "Enable" } else { "Disable" };
-    let gate = json!({"spec": {"registrationConfiguration": {
-        "featureGates": [{"feature": "ClusterProfile", "mode": mode}]}}});
-    cms(client)
-        .patch(
-            CLUSTER_MANAGER_NAME,
-            &PatchParams::default(),
-            &Patch::Merge(gate),
-        )
-        .await
-        .unwrap();
+    let gate = json!({"registrationConfiguration": {
+        "featureGates": [{"feature": "ClusterProfile", "mode": mode}]}});
+    patch_spec(client, gate).await;
     wait_applied(client).await;
 }
 

@@ -7,10 +7,10 @@ use clusteradm::api::conditions;
 use clusteradm::api::work::ManifestWork;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Client;
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::json;
 
-use super::{CLUSTER_MANAGER_NAME, HUB_SINGLETON, WAIT, cms, setup, teardown, wait_applied};
+use super::{HUB_SINGLETON, WAIT, patch_spec, setup, teardown, wait_applied};
 use crate::common;
 
 async fn namespace(client: &Client, name: &str) {
@@ -90,16 +90,9 @@ async fn completed_works_go_after_their_ttl_once_the_gate_is_on() {
     })
     .await;
     // On: deleted.
-    let gate = json!({"spec": {"workConfiguration": {
-        "featureGates": [{"feature": "CleanUpCompletedManifestWork", "mode": "Enable"}]}}});
-    cms(&client)
-        .patch(
-            CLUSTER_MANAGER_NAME,
-            &PatchParams::default(),
-            &Patch::Merge(gate),
-        )
-        .await
-        .unwrap();
+    let gate = json!({"workConfiguration": {
+        "featureGates": [{"feature": "CleanUpCompletedManifestWork", "mode": "Enable"}]}});
+    patch_spec(&client, gate).await;
     common::eventually("the completed work deleted", WAIT, || {
         let works = works.clone();
         async move {
