@@ -61,6 +61,10 @@ pub fn evaluate(
     gvk: (&str, &str, &str),
     object: &serde_json::Value,
 ) -> Vec<RuleCondition> {
+    // Most configs have feedback rules only: the object is not converted for nothing.
+    if rules.is_empty() {
+        return Vec::new();
+    }
     let Ok(object) = cel::to_value(object.clone()) else {
         return Vec::new();
     };
