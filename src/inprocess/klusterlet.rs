@@ -213,8 +213,12 @@ impl AgentHost for Host {
         if let Some((_, old)) = running.remove(name) {
             old.cancel();
         }
-        // Two Klusterlets naming one cluster and namespace: one set of agents serves both.
-        if running.values().any(|(s, _)| s == served) {
+        // Two Klusterlets naming one cluster and namespace: one set of agents serves both (two
+        // would fight over one credential), with the gates of the one that started them.
+        if running
+            .values()
+            .any(|(s, _)| (&s.cluster, &s.namespace) == (&served.cluster, &served.namespace))
+        {
             return;
         }
         let Served {

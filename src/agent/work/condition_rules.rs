@@ -81,9 +81,11 @@ pub fn evaluate(
                 };
                 (
                     vec![expression.to_string()],
+                    // The kind's own message expression unless the rule brings one, as upstream's
+                    // (a rule's plain `message` shows only when no expression gives one).
                     rule.message_expression
                         .clone()
-                        .or_else(|| rule.message.is_none().then(|| message.to_string())),
+                        .or_else(|| Some(message.to_string())),
                 )
             }
         };

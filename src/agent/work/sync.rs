@@ -88,13 +88,14 @@ pub(crate) async fn sync(work: &ManifestWork, ctx: &Context) -> Result<Duration,
             )))?;
     }
     tracing::debug!(work = %name, manifests = results.len(), failed, "work synced");
-    // Feedback is read from the objects as applying returns them, so a work that asks for some
-    // is applied again more often, to keep its values as fresh as upstream's.
+    // Feedback and rule conditions are read from the objects as applying returns them, so a
+    // work that asks for either is applied again more often, to keep them as fresh as upstream's
+    // (a Job's `Complete` starts a completed work's TTL).
     let wants_feedback = work
         .spec
         .manifest_configs
         .iter()
-        .any(|c| !c.feedback_rules.is_empty());
+        .any(|c| !c.feedback_rules.is_empty() || !c.condition_rules.is_empty());
     Ok(if failed || pending {
         ctx.resync.min(RETRY)
     } else if wants_feedback {

@@ -10,12 +10,15 @@
 //! managed cluster, binds it to ROLE and reports its token Secret back as status feedback. Making
 //! that work needs the right to create ManifestWorks in the cluster's namespace, which already
 //! lets one do on the cluster whatever its work agent may; the credential never reaches further,
-//! and only as far as ROLE (`view` unless asked). Deleting the work revokes it.
+//! and only as far as ROLE (`view` unless asked). Once read, the feedback rule is taken off, so
+//! the token stays in the work's status only while a call reads it. Deleting the work revokes it.
+//! Run as a plugin, the token goes only to a server the cluster's agent reported as its own.
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use base64::Engine as _;
+use kube::ResourceExt as _;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Value, json};
 
@@ -72,7 +75,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     check_role(&args.cluster_role)?;
     let kube = ctx.kube().await?;
     let clusters: Api<ManagedCluster> = Api::all(kube.client.clone());
-    if clusters
+    let Some(managed_cluster) = clusters
         .get_opt(&cluster)
         .await
         .map_err(|e| match e {
@@ -80,27 +83,40 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             other => crate::error::ocm_api_missing(other),
         })
         .context("reading the ManagedCluster")?
-        .is_none()
-    {
+    else {
         return Err(UserError::new(
             format!("managed cluster {cluster} not found on the hub"),
             "list the clusters with `clusteradm get clusters`",
         )
         .into());
+    };
+    if let Some(request) = &request {
+        check_server(request, &managed_cluster)?;
     }
     let works: Api<ManifestWork> = Api::namespaced(kube.client.clone(), &cluster);
-    let work = work(&cluster, &args.cluster_role);
+    let mut work = work(&cluster, &args.cluster_role);
     let name = work.metadata.name.clone().unwrap_or_default();
-    works
-        .patch(
-            &name,
-            &PatchParams::apply(crate::FIELD_MANAGER).force(),
-            &Patch::Apply(&work),
-        )
-        .await
-        .map_err(|e| denied_hint(e, &cluster))
-        .with_context(|| format!("applying ManifestWork {cluster}/{name}"))?;
+    let apply = |work: ManifestWork| {
+        let works = works.clone();
+        let (cluster, name) = (cluster.clone(), name.clone());
+        async move {
+            works
+                .patch(
+                    &name,
+                    &PatchParams::apply(crate::FIELD_MANAGER).force(),
+                    &Patch::Apply(&work),
+                )
+                .await
+                .map_err(|e| denied_hint(e, &cluster))
+                .with_context(|| format!("applying ManifestWork {cluster}/{name}"))
+        }
+    };
+    apply(work.clone()).await?;
     let token = wait_token(&works, &name, args.timeout).await?;
+    // The token is in the work's status only while it is being read: without the feedback rule
+    // the agent takes the value off again.
+    work.spec.manifest_configs.clear();
+    apply(work).await?;
     let api_version = request.map_or_else(|| V1.to_string(), |r| r.api_version);
     let credential = json!({
         "apiVersion": api_version,
@@ -119,6 +135,10 @@ const V1: &str = "client.authentication.k8s.io/v1";
 struct ExecRequest {
     api_version: String,
     cluster: Option<String>,
+    /// The server the caller will send the token to (`spec.cluster.server`).
+    server: Option<String>,
+    /// The CA it will trust there (`spec.cluster.certificate-authority-data`).
+    ca: Option<Vec<u8>>,
 }
 
 impl ExecRequest {
@@ -134,8 +154,45 @@ impl ExecRequest {
             cluster: value["spec"]["cluster"]["config"]["clusterName"]
                 .as_str()
                 .map(str::to_string),
+            server: value["spec"]["cluster"]["server"]
+                .as_str()
+                .map(str::to_string),
+            ca: value["spec"]["cluster"]["certificate-authority-data"]
+                .as_str()
+                .and_then(|b64| base64::engine::general_purpose::STANDARD.decode(b64).ok()),
         })
     }
+}
+
+/// A token goes only to the cluster's own API server: the server (and CA) the caller asks for
+/// must be one the cluster's agent reported. A ClusterProfile's status is not proof: whoever can
+/// write one could name a server of theirs beside a real cluster's name.
+fn check_server(request: &ExecRequest, cluster: &ManagedCluster) -> anyhow::Result<()> {
+    let Some(server) = &request.server else {
+        return Ok(());
+    };
+    let same = |url: &str| url.trim_end_matches('/') == server.trim_end_matches('/');
+    let configs = &cluster.spec.managed_cluster_client_configs;
+    let matches = configs.iter().any(|c| {
+        let ca_agrees = match (&request.ca, &c.ca_bundle) {
+            (Some(asked), Some(known)) => *asked == known.0,
+            _ => true,
+        };
+        same(&c.url) && ca_agrees
+    });
+    if matches {
+        return Ok(());
+    }
+    let known: Vec<&str> = configs.iter().map(|c| c.url.as_str()).collect();
+    Err(UserError::new(
+        format!(
+            "the caller would send the token to {server}, which is not managed cluster {}'s API server ({})",
+            cluster.name_any(),
+            if known.is_empty() { "none reported".to_string() } else { known.join(", ") }
+        ),
+        "use the kubeconfig of the cluster's ClusterProfile as the hub writes it (its `open-cluster-management` access provider)",
+    )
+    .into())
 }
 
 /// ROLE ends up in object names on the managed cluster: a DNS label keeps them valid.
@@ -281,10 +338,30 @@ mod tests {
             request,
             ExecRequest {
                 api_version: "client.authentication.k8s.io/v1beta1".into(),
-                cluster: Some("c1".into())
+                cluster: Some("c1".into()),
+                server: Some("https://x".into()),
+                ca: None,
             }
         );
         assert!(ExecRequest::parse("not json").is_err());
+    }
+
+    #[test]
+    fn a_token_goes_only_to_a_server_the_agent_reported() {
+        let cluster: ManagedCluster = crate::yaml::from_str(
+            "apiVersion: cluster.open-cluster-management.io/v1\nkind: ManagedCluster\nmetadata: {name: c1}\nspec: {managedClusterClientConfigs: [{url: 'https://c1:6443', caBundle: aGVsbG8=}]}\n",
+        )
+        .unwrap();
+        let asking = |server: &str, ca: Option<&[u8]>| ExecRequest {
+            api_version: V1.into(),
+            cluster: Some("c1".into()),
+            server: Some(server.into()),
+            ca: ca.map(<[u8]>::to_vec),
+        };
+        assert!(check_server(&asking("https://c1:6443/", Some(b"hello")), &cluster).is_ok());
+        assert!(check_server(&asking("https://c1:6443", None), &cluster).is_ok());
+        assert!(check_server(&asking("https://elsewhere:6443", None), &cluster).is_err());
+        assert!(check_server(&asking("https://c1:6443", Some(b"other")), &cluster).is_err());
     }
 
     #[test]

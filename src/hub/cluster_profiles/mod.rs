@@ -32,7 +32,8 @@ const GATHER: Duration = Duration::from_millis(50);
 /// How often everything is looked at again without a change (a write that failed, a namespace
 /// that was being deleted).
 const RESYNC: Duration = Duration::from_secs(60);
-/// Retry after a pass with a failed write.
+/// Retry after a pass with a failed write, doubling while passes keep failing, up to
+/// [`RESYNC`].
 const RETRY: Duration = Duration::from_secs(5);
 
 /// A wake-up from one of the shared watches.
@@ -131,6 +132,7 @@ async fn write_profiles(
     let now = tokio::time::Instant::now;
     // The first pass at once; then one per burst of news, and one a minute without.
     let mut due = Some(now());
+    let mut retry = crate::runtime::Backoff::new(RETRY, RESYNC);
     loop {
         tokio::select! {
             () = shutdown.cancelled() => return false,
@@ -144,7 +146,12 @@ async fn write_profiles(
             Some(()) = profile_events.recv() => { due.get_or_insert(now() + GATHER); }
             () = tokio::time::sleep_until(due.unwrap_or(now() + RESYNC)) => {
                 while let Some(Some(())) = wakes.next().now_or_never() {}
-                due = pass(hub, stores, &profiles).await.then(|| now() + RETRY);
+                due = if pass(hub, stores, &profiles).await {
+                    Some(now() + retry.next_delay())
+                } else {
+                    retry.reset();
+                    None
+                };
             }
         }
     }

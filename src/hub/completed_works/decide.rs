@@ -10,6 +10,9 @@ use crate::api::conditions;
 use crate::api::work::ManifestWork;
 use crate::api::work::REPLICA_SET_LABEL;
 
+/// The longest wait before a work is looked at again.
+const MAX_WAIT_SECONDS: u64 = 24 * 60 * 60;
+
 /// What to do with a work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -43,10 +46,18 @@ pub fn verdict(work: &ManifestWork, now: Timestamp) -> Verdict {
     else {
         return Verdict::Keep;
     };
-    let deadline = complete.last_transition_time.0.as_second() + ttl.max(0);
-    let left = deadline - now.as_second();
+    // Any int64 is a valid TTL: a huge one is "not for a very long time", never an overflow.
+    let deadline = complete
+        .last_transition_time
+        .0
+        .as_second()
+        .saturating_add(ttl.max(0));
+    let left = deadline.saturating_sub(now.as_second());
     if left > 0 {
-        Verdict::Wait(Duration::from_secs(left.unsigned_abs()))
+        // Looked at again at least daily (a timer that far out is all the same).
+        Verdict::Wait(Duration::from_secs(
+            left.unsigned_abs().min(MAX_WAIT_SECONDS),
+        ))
     } else {
         Verdict::Delete
     }
@@ -80,6 +91,14 @@ mod tests {
             "spec: {{workload: {{}}, deleteOption: {{ttlSecondsAfterFinished: 0}}}}\n{COMPLETED}"
         ));
         assert_eq!(verdict(&zero, at("2026-01-01T00:00:00Z")), Verdict::Delete);
+        let forever = work(&format!(
+            "spec: {{workload: {{}}, deleteOption: {{ttlSecondsAfterFinished: {}}}}}\n{COMPLETED}",
+            i64::MAX
+        ));
+        assert_eq!(
+            verdict(&forever, at("2030-01-01T00:00:00Z")),
+            Verdict::Wait(Duration::from_secs(MAX_WAIT_SECONDS))
+        );
         let no_ttl = work(&format!("spec: {{workload: {{}}}}\n{COMPLETED}"));
         assert_eq!(verdict(&no_ttl, at("2030-01-01T00:00:00Z")), Verdict::Keep);
         let running = work("spec: {workload: {}, deleteOption: {ttlSecondsAfterFinished: 1}}\n");

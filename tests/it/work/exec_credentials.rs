@@ -65,15 +65,35 @@ async fn powerless_kubeconfig(hub: &Client, namespace: &str) -> std::path::PathB
     )
 }
 
+/// Waits until the credentials' work reports no feedback value (the token) any more.
+async fn token_left_the_status(c: &TestCluster) {
+    common::eventually("the token gone from the work's status", super::WAIT, || {
+        let works = c.works();
+        async move {
+            let w = works.get("clusteradm-credentials-view").await.ok()?;
+            let fed_back = w.status?.resource_status?.manifests.iter().any(|m| {
+                m.status_feedback
+                    .as_ref()
+                    .is_some_and(|f| !f.values.is_empty())
+            });
+            (!fed_back).then_some(())
+        }
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn credentials_reach_the_managed_cluster_with_the_role_and_no_more() {
     let _hub = super::hub_lock().await;
     let c = TestCluster::new("it-creds").await;
     let _agent = c.agent(Duration::from_secs(60));
     let clusters: Api<ManagedCluster> = Api::all(c.hub.clone());
+    // As its agent reports it: the managed API server's URL and CA.
+    let (server, ca) = common::server_and_ca(&common::env().managed);
     let mc: ManagedCluster = serde_json::from_value(json!({
         "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
-        "metadata": {"name": c.name}, "spec": {"hubAcceptsClient": false}}))
+        "metadata": {"name": c.name}, "spec": {"hubAcceptsClient": false,
+            "managedClusterClientConfigs": [{"url": server, "caBundle": ca}]}}))
     .unwrap();
     clusters.create(&PostParams::default(), &mc).await.unwrap();
 
@@ -101,18 +121,35 @@ async fn credentials_reach_the_managed_cluster_with_the_role_and_no_more() {
         "{denied:?}"
     );
 
-    // As an exec plugin: the cluster from KUBERNETES_EXEC_INFO, the same token again.
-    let mut exec = hub_cli(&["get", "credentials"]);
-    exec.env(
-        "KUBERNETES_EXEC_INFO",
-        json!({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
-               "spec": {"interactive": false, "cluster": {"server": "https://x", "config": {"clusterName": c.name}}}})
-        .to_string(),
-    );
+    // Read, the token leaves the work: its feedback rule is taken off.
+    let work = c.works().get("clusteradm-credentials-view").await.unwrap();
+    assert!(work.spec.manifest_configs.is_empty());
+    token_left_the_status(&c).await;
+
+    // As an exec plugin: the cluster from KUBERNETES_EXEC_INFO, the same token again; never for
+    // a server the cluster's agent did not report.
+    let as_plugin = |server: &str| {
+        let mut exec = hub_cli(&["get", "credentials"]);
+        exec.env(
+            "KUBERNETES_EXEC_INFO",
+            json!({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+                   "spec": {"interactive": false, "cluster": {"server": server, "config": {"clusterName": c.name}}}})
+            .to_string(),
+        );
+        exec
+    };
     assert_eq!(
-        token_of(&run(exec).await),
+        token_of(&run(as_plugin(&server)).await),
         first,
         "the same credential, not a new one"
+    );
+    let elsewhere = run(as_plugin("https://attacker.example:6443")).await;
+    assert_eq!(elsewhere.status.code(), Some(1));
+    assert!(elsewhere.stdout.is_empty(), "no token for another server");
+    assert!(
+        String::from_utf8_lossy(&elsewhere.stderr).contains("not managed cluster"),
+        "{}",
+        String::from_utf8_lossy(&elsewhere.stderr)
     );
 
     // Refused: an unknown cluster; a caller who may not create ManifestWorks there.
