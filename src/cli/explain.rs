@@ -131,7 +131,9 @@ pub async fn explain(client: &Client, placement: &Placement) -> anyhow::Result<E
         .filter_map(|b| sets.items.iter().find(|s| s.name_any() == b.name_any()))
         .collect();
     let clusters: Vec<Arc<ManagedCluster>> = clusters.items.into_iter().map(Arc::new).collect();
-    let (current, others) = decided(placement, &decisions.items);
+    // What the controller's decision index says, from the decisions as they are.
+    let view =
+        crate::hub::placement::index::Index::of(&decisions.items).view(&ns, &placement.name_any());
     let scores: HashMap<(String, String), Arc<AddOnPlacementScore>> = scores
         .items
         .into_iter()
@@ -151,35 +153,12 @@ pub async fn explain(client: &Client, placement: &Placement) -> anyhow::Result<E
         placement,
         bound_sets,
         clusters: &clusters,
-        current: &current,
-        others: &others,
+        current: &view.current,
+        others: &view.others,
         scores: lookup,
         now: k8s_openapi::jiff::Timestamp::now(),
     });
     Ok(explanation(placement, &scheduled, trace))
-}
-
-/// The clusters `placement`'s decisions name, and how many other placements' decisions name
-/// each cluster (what `Steady` and `Balance` read).
-fn decided(
-    placement: &Placement,
-    decisions: &[PlacementDecision],
-) -> (BTreeSet<String>, HashMap<String, usize>) {
-    let ns = placement.namespace();
-    let mut current = BTreeSet::new();
-    let mut others: HashMap<String, usize> = HashMap::new();
-    for d in decisions {
-        let own =
-            d.namespace() == ns && d.labels().get(PLACEMENT_LABEL) == Some(&placement.name_any());
-        for c in d.status.iter().flat_map(|s| &s.decisions) {
-            if own {
-                current.insert(c.cluster_name.clone());
-            } else {
-                *others.entry(c.cluster_name.clone()).or_default() += 1;
-            }
-        }
-    }
-    (current, others)
 }
 
 /// Prints `e` as a table, or as YAML or JSON.

@@ -300,14 +300,7 @@ async fn bootstrap_credential_can_register_and_nothing_more() {
     let token = json["hub-token"].as_str().unwrap().to_string();
     let hub = common::hub().await;
     // The ManagedCluster CRD comes from the operator; install the hub CRDs directly here.
-    let crds = clusteradm::api::hub_crds()
-        .iter()
-        .map(clusteradm::apply::to_dynamic)
-        .collect();
-    clusteradm::apply::Applier::new(hub.clone(), Duration::from_secs(30))
-        .apply(crds)
-        .await
-        .unwrap();
+    common::install_crds(&hub, &clusteradm::api::hub_crds(), Duration::from_secs(30)).await;
 
     let agent = common::hub_client_with_token(&token).await;
     let allowed = |verb: &'static str,

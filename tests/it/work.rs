@@ -24,9 +24,8 @@ use std::time::Duration;
 use clusteradm::agent::work::{AppliedNames, WorkAgentOptions};
 use clusteradm::api::conditions::{self, APPLIED, AVAILABLE};
 use clusteradm::api::work::{AppliedManifestWork, ManifestWork};
-use clusteradm::apply::Applier;
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, DynamicObject, ObjectMeta, PostParams};
+use kube::api::{Api, ObjectMeta, PostParams};
 use kube::runtime::wait::await_condition;
 use kube::{Client, ResourceExt as _};
 
@@ -64,19 +63,8 @@ impl TestCluster {
             .with_test_writer()
             .try_init();
         let (hub, managed) = (common::hub().await, common::managed().await);
-        let objects = |crds: Vec<_>| -> Vec<DynamicObject> {
-            crds.into_iter()
-                .map(|c| serde_json::from_value(serde_json::to_value(c).unwrap()).unwrap())
-                .collect()
-        };
-        Applier::new(hub.clone(), WAIT)
-            .apply(objects(clusteradm::api::hub_crds()))
-            .await
-            .unwrap();
-        Applier::new(managed.clone(), WAIT)
-            .apply(objects(clusteradm::api::managed_crds()))
-            .await
-            .unwrap();
+        common::install_crds(&hub, &clusteradm::api::hub_crds(), WAIT).await;
+        common::install_crds(&managed, &clusteradm::api::managed_crds(), WAIT).await;
         let name = common::unique(prefix);
         create_namespace(&hub, &name).await;
         Self {

@@ -47,14 +47,7 @@ async fn clean_leaves_no_ocm_object_behind_and_is_idempotent() {
     // A registered cluster (with the namespace the hub controller made for it, labelled as the
     // cluster's) and a work whose controllers are gone: their finalizers would hold the CRDs
     // forever unless clean releases them.
-    let crds = clusteradm::api::hub_crds()
-        .iter()
-        .map(clusteradm::apply::to_dynamic)
-        .collect();
-    clusteradm::apply::Applier::new(hub.clone(), Duration::from_secs(30))
-        .apply(crds)
-        .await
-        .unwrap();
+    common::install_crds(&hub, &clusteradm::api::hub_crds(), Duration::from_secs(30)).await;
     let cluster = common::unique("it-clean");
     let leftovers = clusteradm::apply::parse_objects(
         &format!(

@@ -86,14 +86,12 @@ pub(crate) async fn hub(bootstrap_token: bool) -> Hub {
         }
         cmd.assert().success().get_output().stdout.clone()
     };
-    let crds = clusteradm::api::hub_crds()
-        .iter()
-        .map(clusteradm::apply::to_dynamic)
-        .collect();
-    clusteradm::apply::Applier::new(common::hub().await, Duration::from_secs(60))
-        .apply(crds)
-        .await
-        .unwrap();
+    common::install_crds(
+        &common::hub().await,
+        &clusteradm::api::hub_crds(),
+        Duration::from_secs(60),
+    )
+    .await;
     let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let field = |k: &str| json[k].as_str().unwrap().to_string();
     Hub {
@@ -591,15 +589,12 @@ async fn join_waits_for_the_hubs_ocm_api_within_the_timeout() {
         matches!(said, Ok(Ok(()))),
         "join never said it waits for the API"
     );
-    clusteradm::apply::Applier::new(hub_client, Duration::from_secs(60))
-        .apply(
-            clusteradm::api::hub_crds()
-                .iter()
-                .map(clusteradm::apply::to_dynamic)
-                .collect(),
-        )
-        .await
-        .unwrap();
+    common::install_crds(
+        &hub_client,
+        &clusteradm::api::hub_crds(),
+        Duration::from_secs(60),
+    )
+    .await;
     let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
         .await
         .unwrap();

@@ -82,11 +82,8 @@ pub fn plan(world: &World) -> Vec<Action> {
         if profile.metadata.deletion_timestamp.is_some() {
             continue;
         }
-        if !wanted.contains(&(namespace.clone(), name.clone())) {
+        let Some(cluster) = wanted.get(&(namespace.clone(), name.clone())) else {
             actions.push(Action::Delete { namespace, name });
-            continue;
-        }
-        let Some(cluster) = world.clusters.iter().find(|c| c.name_any() == name) else {
             continue;
         };
         if profile.spec.cluster_manager.name != OCM_CLUSTER_MANAGER {
@@ -112,19 +109,16 @@ pub fn plan(world: &World) -> Vec<Action> {
             });
         }
     }
-    for (namespace, name) in wanted.difference(&existing) {
-        let cluster = world.clusters.iter().find(|c| c.name_any() == *name);
-        actions.push(Action::Create(Box::new(new_profile(
-            namespace, name, cluster,
-        ))));
+    for ((namespace, _), cluster) in wanted.iter().filter(|(key, _)| !existing.contains(*key)) {
+        actions.push(Action::Create(Box::new(new_profile(namespace, cluster))));
     }
     actions
 }
 
-/// `(namespace, cluster)` of every profile that should exist: the clusters (not being deleted)
-/// of each set bound to a namespace.
-fn wanted(world: &World) -> BTreeSet<(String, String)> {
-    let mut wanted = BTreeSet::new();
+/// Every profile that should exist, by `(namespace, cluster name)`, with its cluster: the
+/// clusters (not being deleted) of each set bound to a namespace.
+fn wanted<'a>(world: &World<'a>) -> BTreeMap<(String, String), &'a ManagedCluster> {
+    let mut wanted = BTreeMap::new();
     for binding in world.bindings {
         let bound = binding
             .status
@@ -149,7 +143,7 @@ fn wanted(world: &World) -> BTreeSet<(String, String)> {
             if cluster.metadata.deletion_timestamp.is_none()
                 && membership.contains(cluster.labels())
             {
-                wanted.insert((namespace.clone(), cluster.name_any()));
+                wanted.insert((namespace.clone(), cluster.name_any()), &**cluster);
             }
         }
     }
@@ -173,33 +167,20 @@ fn labels(cluster: &ManagedCluster) -> BTreeMap<String, String> {
     ])
 }
 
-fn new_profile(
-    namespace: &str,
-    name: &str,
-    cluster: Option<&Arc<ManagedCluster>>,
-) -> ClusterProfile {
+/// A new profile of `cluster` in `namespace`: labels and spec (its status follows).
+fn new_profile(namespace: &str, cluster: &ManagedCluster) -> ClusterProfile {
+    let name = cluster.name_any();
     let mut profile = ClusterProfile::new(
-        name,
+        &name,
         ClusterProfileSpec {
-            display_name: name.to_string(),
+            display_name: name.clone(),
             cluster_manager: ClusterManager {
                 name: OCM_CLUSTER_MANAGER.to_string(),
             },
         },
     );
     profile.metadata.namespace = Some(namespace.to_string());
-    profile.metadata.labels = Some(cluster.map_or_else(
-        || {
-            BTreeMap::from([
-                (
-                    LABEL_CLUSTER_MANAGER.to_string(),
-                    OCM_CLUSTER_MANAGER.to_string(),
-                ),
-                (CLUSTER_NAME_LABEL.to_string(), name.to_string()),
-            ])
-        },
-        |c| labels(c),
-    ));
+    profile.metadata.labels = Some(labels(cluster));
     profile
 }
 
@@ -445,7 +426,7 @@ status:
             "{clusterSelector: {selectorType: ExclusiveClusterSetLabel}}",
         )];
         let bindings = [binding("kueue", "default", true)];
-        let mut profile = new_profile("kueue", "c1", Some(&clusters[0]));
+        let mut profile = new_profile("kueue", &clusters[0]);
         profile.status = Some(mirrored_status(
             &ClusterProfileStatus::default(),
             &clusters[0],

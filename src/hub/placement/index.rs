@@ -70,13 +70,13 @@ impl State {
 
 /// The index, and the one being rebuilt while the watch relists.
 #[derive(Default)]
-pub(super) struct Index {
+pub struct Index {
     state: Mutex<State>,
     relisting: Mutex<Option<State>>,
 }
 
 /// What one placement sees.
-pub(super) struct View {
+pub struct View {
     /// The names of its decisions.
     pub decisions: BTreeSet<String>,
     /// The clusters they name.
@@ -109,8 +109,22 @@ impl Index {
         }
     }
 
+    /// The index of `decisions` as they are (for a one-off reading, such as
+    /// `get placements --explain`).
+    #[must_use]
+    pub fn of(decisions: &[PlacementDecision]) -> Self {
+        let index = Self::default();
+        let mut state = Self::lock(&index.state);
+        for d in decisions {
+            state.insert(d);
+        }
+        drop(state);
+        index
+    }
+
     /// What placement `name` in `ns` sees.
-    pub(super) fn view(&self, ns: &str, name: &str) -> View {
+    #[must_use]
+    pub fn view(&self, ns: &str, name: &str) -> View {
         let state = Self::lock(&self.state);
         let decisions = state
             .by_placement

@@ -7,7 +7,7 @@ mod budget;
 mod cel;
 pub mod decide;
 pub mod groups;
-mod index;
+pub mod index;
 pub mod schedule;
 mod seen;
 mod spread;

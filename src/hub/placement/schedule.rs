@@ -464,8 +464,9 @@ impl Trace {
         clusters: &[std::sync::Arc<ManagedCluster>],
         available: &[&ManagedCluster],
     ) {
+        let available: BTreeSet<String> = available.iter().map(|a| a.name_any()).collect();
         for mc in clusters {
-            if available.iter().any(|a| a.name_any() == mc.name_any()) {
+            if available.contains(&mc.name_any()) {
                 continue;
             }
             let why = if mc.metadata.deletion_timestamp.is_some() {

@@ -223,10 +223,7 @@ async fn reconcile_apply(k: &Klusterlet, ctx: &Context) -> Result<Action, Error>
         let served = crate::inprocess::klusterlet::Served {
             cluster: v.cluster_name.clone(),
             namespace: v.agent_namespace.clone(),
-            // One list: the two components' gates have distinct names.
-            gates: crate::agent::gates::Gates::from_flags(
-                &[v.registration_gates.as_slice(), v.work_gates.as_slice()].concat(),
-            ),
+            gates: v.agent_gates(),
         };
         host.ensure(&v.name, &served);
     }

@@ -65,6 +65,20 @@ pub struct Validated {
     pub resources: serde_json::Value,
 }
 
+impl Validated {
+    /// The gates the agents act on, from both components' lists (their names are distinct).
+    #[must_use]
+    pub fn agent_gates(&self) -> crate::agent::gates::Gates {
+        crate::agent::gates::Gates::from_flags(
+            &[
+                self.registration_gates.as_slice(),
+                self.work_gates.as_slice(),
+            ]
+            .concat(),
+        )
+    }
+}
+
 fn default_image(component: &str) -> String {
     format!("{DEFAULT_REGISTRY}/{component}:v{DEFAULT_BUNDLE_VERSION}")
 }

@@ -147,6 +147,18 @@ where
     }
 }
 
+/// Applies `crds` to `client` (as the operators would), each waited on up to `timeout`.
+pub async fn install_crds(
+    client: &Client,
+    crds: &[k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition],
+    timeout: Duration,
+) {
+    clusteradm::apply::Applier::new(client.clone(), timeout)
+        .apply(crds.iter().map(clusteradm::apply::to_dynamic).collect())
+        .await
+        .unwrap();
+}
+
 /// The clusteradm binary, with a clean environment (no KUBECONFIG, no colour).
 pub fn clusteradm() -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("clusteradm").expect("binary built");

@@ -24,15 +24,12 @@ use crate::common::{
 
 /// Installs the managed cluster's CRDs, as the klusterlet operator would before its agents start.
 pub async fn install_managed_crds(managed: &Client) {
-    clusteradm::apply::Applier::new(managed.clone(), Duration::from_secs(60))
-        .apply(
-            clusteradm::api::managed_crds()
-                .iter()
-                .map(clusteradm::apply::to_dynamic)
-                .collect(),
-        )
-        .await
-        .unwrap();
+    common::install_crds(
+        managed,
+        &clusteradm::api::managed_crds(),
+        Duration::from_secs(60),
+    )
+    .await;
 }
 
 /// The label that puts an object under the admission policies (and not only the webhooks).

@@ -21,6 +21,16 @@ async fn namespace(client: &Client, name: &str) {
         .unwrap();
 }
 
+/// `Some` once the test's work is gone (`None` while it is there, or the read fails).
+async fn gone(works: Api<ManifestWork>) -> Option<&'static str> {
+    works
+        .get_opt("job-like")
+        .await
+        .ok()?
+        .is_none()
+        .then_some("gone")
+}
+
 #[tokio::test]
 async fn completed_works_go_after_their_ttl_once_the_gate_is_on() {
     let _one_at_a_time = crate::serial().await;
@@ -28,15 +38,7 @@ async fn completed_works_go_after_their_ttl_once_the_gate_is_on() {
     let (client, op) = setup().await;
     wait_applied(&client).await;
     let managed = common::managed().await;
-    clusteradm::apply::Applier::new(managed.clone(), WAIT)
-        .apply(
-            clusteradm::api::managed_crds()
-                .iter()
-                .map(clusteradm::apply::to_dynamic)
-                .collect(),
-        )
-        .await
-        .unwrap();
+    common::install_crds(&managed, &clusteradm::api::managed_crds(), WAIT).await;
     let cluster = common::unique("lc-done");
     let target = format!("{cluster}-m");
     namespace(&client, &cluster).await;
@@ -78,33 +80,14 @@ async fn completed_works_go_after_their_ttl_once_the_gate_is_on() {
 
     // Off: kept past its deadline.
     common::never("deleted with the gate off", Duration::from_secs(4), || {
-        let works = works.clone();
-        async move {
-            works
-                .get_opt("job-like")
-                .await
-                .ok()?
-                .is_none()
-                .then_some("gone")
-        }
+        gone(works.clone())
     })
     .await;
     // On: deleted.
     let gate = json!({"workConfiguration": {
         "featureGates": [{"feature": "CleanUpCompletedManifestWork", "mode": "Enable"}]}});
     patch_spec(&client, gate).await;
-    common::eventually("the completed work deleted", WAIT, || {
-        let works = works.clone();
-        async move {
-            works
-                .get_opt("job-like")
-                .await
-                .ok()?
-                .is_none()
-                .then_some(())
-        }
-    })
-    .await;
+    common::eventually("the completed work deleted", WAIT, || gone(works.clone())).await;
 
     stop.cancel();
     let _ = agent.await;

@@ -8,7 +8,7 @@ use crate::operator::klusterlet::validate::Validated;
 /// The managed-cluster CRDs.
 pub(super) fn managed(v: &Validated) -> Vec<CustomResourceDefinition> {
     let mut crds = crate::api::managed_crds();
-    if crate::agent::gates::Gates::from_flags(&v.registration_gates).cluster_property {
+    if v.agent_gates().cluster_property {
         crds.push(crate::api::cluster_property_crd());
     }
     crds
