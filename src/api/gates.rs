@@ -194,8 +194,8 @@ pub const GATES: &[Gate] = &[
         "MultipleHubs",
         SpokeRegistration,
         false,
-        NotImplemented,
-        "the agent bootstraps against one hub; `bootstrapKubeConfigs` is not implemented yet (issue #31)",
+        Works,
+        "on: the Klusterlet's `bootstrapKubeConfigs` (`LocalSecrets`, at least two secrets) lists the hubs; the agent stays with its credential's hub while that is valid, else joins the first valid one (its bootstrap identity may register there and its ManagedCluster, if any, accepts the cluster), and selects again when its hub stops accepting the cluster or no heartbeat has reached it for `hubConnectionTimeoutSeconds`; off: the one `bootstrap-hub-kubeconfig` (tests/lifecycle/multiple_hubs.rs)",
     ),
     gate(
         "ExecutorValidatingCaches",
@@ -295,7 +295,7 @@ mod tests {
         assert!(refusal(HubRegistration, "ClusterProfile", true).is_none());
         assert!(refusal(HubRegistration, "ResourceCleanup", false).is_some());
         assert!(refusal(HubRegistration, "ManagedClusterAutoApproval", true).is_none());
-        assert!(refusal(SpokeRegistration, "MultipleHubs", true).is_some());
+        assert!(refusal(SpokeRegistration, "MultipleHubs", true).is_none());
         // Unknown gates are the operator's to report (ValidFeatureGates), not refused here.
         assert!(refusal(HubWork, "NoSuchGate", true).is_none());
     }

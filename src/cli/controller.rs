@@ -79,8 +79,31 @@ pub struct AgentArgs {
     /// them); those the agents do not act on are passed over
     #[arg(long, value_delimiter = ',', value_name = "GATES")]
     pub feature_gates: Vec<String>,
+    /// MultipleHubs: the bootstrap kubeconfig secrets of the hubs to choose from, in order (at
+    /// least two; the operator passes the Klusterlet's `bootstrapKubeConfigs`)
+    #[arg(long, value_delimiter = ',', value_name = "SECRETS", num_args = 1..)]
+    pub bootstrap_kubeconfig_secrets: Vec<String>,
+    /// MultipleHubs: seconds without a heartbeat reaching the hub before another is selected
+    #[arg(long, default_value_t = crate::agent::registration::hubs::DEFAULT_TIMEOUT_SECONDS, value_name = "SECONDS")]
+    pub hub_connection_timeout_seconds: u32,
     #[command(flatten)]
     serve: Serve,
+}
+
+impl AgentArgs {
+    /// The hubs to choose from, when given.
+    fn hubs(&self) -> anyhow::Result<Option<crate::agent::registration::hubs::HubList>> {
+        match self.bootstrap_kubeconfig_secrets.len() {
+            0 => Ok(None),
+            1 => anyhow::bail!(
+                "--bootstrap-kubeconfig-secrets names one secret: MultipleHubs needs at least two"
+            ),
+            _ => Ok(Some(crate::agent::registration::hubs::HubList {
+                secrets: self.bootstrap_kubeconfig_secrets.clone(),
+                timeout: std::time::Duration::from_secs(self.hub_connection_timeout_seconds.into()),
+            })),
+        }
+    }
 }
 
 /// The namespace of the pod this runs in, when it runs in one.
@@ -154,6 +177,10 @@ fn stop_when_changed(
 
 /// Runs `controller`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let hubs = match &args.which {
+        Which::Agent(a) => a.hubs()?,
+        Which::Hub(_) => None,
+    };
     let kube = ctx.kube().await?;
     let shutdown = crate::runtime::shutdown::on_signal();
     let (serve, what) = match &args.which {
@@ -220,6 +247,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 // The add-ons' own Deployments run their agents.
                 example_agents: false,
                 gates: crate::agent::gates::Gates::from_flags(&a.feature_gates),
+                hubs,
             };
             lease::lead(lock, shutdown, waiting, move |token| {
                 crate::inprocess::klusterlet::agents(agents, token)

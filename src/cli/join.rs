@@ -329,6 +329,28 @@ fn check(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `MultipleHubs` needs the Klusterlet's list of hubs, which `join` does not write: refused, with
+/// how to set it instead.
+fn refuse_multiple_hubs(
+    flags: &[(String, bool)],
+    values: Option<&super::values_file::Values>,
+) -> anyhow::Result<()> {
+    let on = flags
+        .iter()
+        .chain(values.iter().flat_map(|v| v.feature_gates.iter()))
+        .rev()
+        .find(|(name, _)| name == "MultipleHubs")
+        .is_some_and(|(_, on)| *on);
+    if on {
+        return Err(UserError::new(
+            "MultipleHubs=true needs the Klusterlet's spec.registrationConfiguration.bootstrapKubeConfigs (at least two hubs' bootstrap secrets), which join does not write",
+            "join without the gate, then create the hubs' bootstrap secrets and set the gate and the list on the Klusterlet (README: \"Moving between hubs\")",
+        )
+        .into());
+    }
+    Ok(())
+}
+
 /// Runs `join`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     check(&args)?;
@@ -359,6 +381,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         args.in_process || args.image.is_some(),
         &feature_gates,
     )?;
+    refuse_multiple_hubs(&feature_gates, values.as_ref())?;
     let kube = ctx.kube().await?;
 
     let pin = pin(&args, ctx).await?;

@@ -9,6 +9,7 @@ use kube::Client;
 
 use crate::agent;
 use crate::agent::gates::Gates;
+use crate::agent::registration::hubs::HubList;
 use crate::api::operator::KLUSTERLET_NAME;
 use crate::operator::klusterlet::{self as operator, AgentHost, InProcess, Options};
 use crate::runtime::Shutdown;
@@ -51,6 +52,7 @@ pub async fn run(
             cluster: config.cluster_name.clone(),
             namespace: config.agent_namespace.clone(),
             gates: config.gates,
+            hubs: None,
         },
         own.clone(),
     );
@@ -100,6 +102,8 @@ pub struct Agents {
     pub example_agents: bool,
     /// The Klusterlet's feature gates they act on.
     pub gates: Gates,
+    /// `MultipleHubs`: the hubs to choose from.
+    pub hubs: Option<HubList>,
 }
 
 impl Agents {
@@ -114,6 +118,7 @@ impl Agents {
             namespace,
             example_agents: true,
             gates: Gates::default(),
+            hubs: None,
         }
     }
 }
@@ -128,6 +133,7 @@ pub async fn agents(agents: Agents, token: Shutdown) -> anyhow::Result<()> {
         namespace,
         example_agents,
         gates,
+        hubs,
     } = agents;
     // A Klusterlet without a cluster name: the name the agent stored, or a new one.
     let cluster = if cluster.is_empty() {
@@ -145,6 +151,7 @@ pub async fn agents(agents: Agents, token: Shutdown) -> anyhow::Result<()> {
     registration.management = management.clone();
     registration.namespace.clone_from(&namespace);
     registration.gates = gates;
+    registration.hubs = hubs;
     let supervised = agent::work::supervisor::Supervised {
         managed,
         management,
@@ -176,6 +183,8 @@ pub struct Served {
     pub namespace: String,
     /// The feature gates they act on.
     pub gates: Gates,
+    /// `MultipleHubs`: the hubs they choose from.
+    pub hubs: Option<HubList>,
 }
 
 /// The Klusterlets whose agents run in this process.
@@ -225,6 +234,7 @@ impl AgentHost for Host {
             cluster,
             namespace,
             gates,
+            hubs,
         } = served;
         let token = self.parent.child_token();
         tracing::info!(
@@ -236,6 +246,7 @@ impl AgentHost for Host {
         let run = Box::pin(agents(
             Agents {
                 gates: *gates,
+                hubs: hubs.clone(),
                 ..Agents::in_process(self.managed.clone(), cluster.clone(), namespace.clone())
             },
             token.clone(),

@@ -150,6 +150,49 @@ fn version_needs_no_cluster_and_says_why_it_has_no_server_version() {
 }
 
 #[test]
+fn one_hub_is_not_a_list_of_hubs() {
+    common::clusteradm()
+        .args([
+            "controller",
+            "agent",
+            "--cluster-name",
+            "c1",
+            "--bootstrap-kubeconfig-secrets",
+            "only-one",
+            "--kubeconfig",
+        ])
+        .arg(&common::env().managed)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "--bootstrap-kubeconfig-secrets names one secret: MultipleHubs needs at least two",
+        ));
+}
+
+#[test]
+fn join_refuses_multiple_hubs_it_cannot_list() {
+    common::clusteradm()
+        .args([
+            "join",
+            "--hub-token",
+            "abcdef.0123456789abcdef",
+            "--hub-apiserver",
+            "https://127.0.0.1:1",
+            "--cluster-name",
+            "c1",
+            "--feature-gates",
+            "MultipleHubs=true",
+            "--kubeconfig",
+        ])
+        .arg(&common::env().managed)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "MultipleHubs=true needs the Klusterlet's spec.registrationConfiguration.bootstrapKubeConfigs",
+        ));
+}
+
+#[test]
 fn usage_error_exits_2() {
     common::clusteradm()
         .args(["version", "--no-such-flag"])

@@ -9,16 +9,8 @@ use kube::api::Api;
 use clusteradm::api::cluster::CLUSTER_LEASE_NAME;
 
 use crate::common;
+use crate::control_plane;
 use crate::registration_fixture::{self as fixture, wait_condition};
-
-fn control_plane(verb: &str) {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/control-plane");
-    let status = std::process::Command::new(script)
-        .arg(verb)
-        .status()
-        .unwrap();
-    assert!(status.success(), "scripts/control-plane {verb} failed");
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agent_rides_out_a_hub_apiserver_restart() {

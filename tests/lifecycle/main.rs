@@ -16,6 +16,7 @@ mod clean;
 mod hub_restart;
 mod info;
 mod join;
+mod multiple_hubs;
 mod operator_hub;
 mod signals;
 mod token;
@@ -43,6 +44,17 @@ async fn remove_gone_in_process_webhooks() {
     )
     .await
     .unwrap();
+}
+
+/// Runs `scripts/control-plane <verb>` (the local control plane's outage and second-hub verbs).
+pub fn control_plane(verb: &str) {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/control-plane");
+    let status = std::process::Command::new(script)
+        .arg(verb)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "scripts/control-plane {verb} failed");
 }
 
 /// [`serial`] for a test without a runtime.

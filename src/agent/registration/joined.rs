@@ -1,11 +1,13 @@
 //! The joined phase: heartbeats every lease duration (lease, then status), certificate rotation
 //! and the managed namespaces in the background, and a watch on the bootstrap secret so a
 //! kubeconfig naming another hub sends the agent back to bootstrap. Rotation never blocks heartbeats, and each has its own
-//! backoff: a failing heartbeat does not hurry a denied renewal, nor the other way round.
+//! backoff: a failing heartbeat does not hurry a denied renewal, nor the other way round. With a
+//! list of hubs (`MultipleHubs`), the agent also leaves a hub that stops accepting the cluster (a
+//! watch on its ManagedCluster) or that no heartbeat has reached for the connection timeout.
 use std::pin::{Pin, pin};
 use std::time::Duration;
 
-use futures::{Future, StreamExt as _};
+use futures::{Future, Stream, StreamExt as _};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 use kube::runtime::{WatchStreamExt as _, watcher};
@@ -13,7 +15,7 @@ use tokio::time::{Instant, sleep_until};
 
 use super::bootstrap::{Bootstrap, KUBECONFIG_KEY};
 use super::secret::{self, HubCredential};
-use super::{AgentOptions, Error, csr, lease, namespaces, observe, rotate, writer};
+use super::{AgentOptions, Error, csr, hubs, lease, namespaces, observe, rotate, writer};
 use crate::api::cluster::ManagedCluster;
 use crate::api::names::DEFAULT_LEASE_SECONDS;
 use crate::runtime::{Backoff, Shutdown};
@@ -25,6 +27,8 @@ pub enum Exit {
     Shutdown,
     /// Bootstrap again, for the given reason.
     Rebootstrap(String),
+    /// Select a hub again (`MultipleHubs`), for the given reason.
+    LeaveHub(String),
 }
 
 /// Longest wait between two attempts to renew a refused or failed certificate rotation.
@@ -38,6 +42,7 @@ const FIRST_BEAT_MAX_BACKOFF: Duration = Duration::from_secs(8);
 
 type Rotation = Pin<Box<dyn Future<Output = Result<HubCredential, Error>> + Send>>;
 type Background = Pin<Box<dyn Future<Output = ()> + Send>>;
+type Clusters = Pin<Box<dyn Stream<Item = ManagedCluster> + Send>>;
 
 /// Stays joined with `credential` until shutdown, a 401, or a reason to bootstrap again.
 pub async fn run(
@@ -63,6 +68,12 @@ pub async fn run(
     // Started by the first heartbeat that succeeds: until then the hub may not have granted the
     // cluster's RBAC, and its watch would only be refused.
     let mut namespaces: Background = Box::pin(std::future::pending());
+    let joined_at = Instant::now();
+    let mut leave_at = opts
+        .hubs
+        .as_ref()
+        .map(|h| joined_at + h.timeout.max(hubs::GRACE));
+    let mut own_cluster = watch_own_cluster(opts, &hub);
     tracing::info!(cluster = %opts.cluster_name, "joined the hub as {}", crate::identity::common_name(&opts.cluster_name, &credential.agent));
     loop {
         tokio::select! {
@@ -76,6 +87,9 @@ pub async fn run(
                             namespaces = keep_namespaces(opts, &hub, &credential);
                         }
                         backoff.reset();
+                        if let Some(hubs) = &opts.hubs {
+                            leave_at = Some((Instant::now() + hubs.timeout).max(joined_at + hubs::GRACE));
+                        }
                         Instant::now() + period
                     }
                     Err(Error::Unauthorized) => return Err(Error::Unauthorized),
@@ -97,6 +111,7 @@ pub async fn run(
                     Ok(new) => {
                         writer::store_credential(opts, &new).await?;
                         hub = new.client().await?;
+                        own_cluster = watch_own_cluster(opts, &hub);
                         credential = new;
                         if !first_beat {
                             namespaces = keep_namespaces(opts, &hub, &credential);
@@ -117,8 +132,33 @@ pub async fn run(
                     return Ok(Exit::Rebootstrap(reason));
                 }
             }
+            () = sleep_until(leave_at.unwrap_or_else(Instant::now)), if leave_at.is_some() => {
+                let timeout = opts.hubs.as_ref().map_or(0, |h| h.timeout.as_secs());
+                return Ok(Exit::LeaveHub(format!("no heartbeat has reached hub {} for {timeout} s", credential.server)));
+            }
+            Some(mc) = own_cluster.next() => {
+                if !mc.spec.hub_accepts_client {
+                    return Ok(Exit::LeaveHub(format!("hub {} no longer accepts the cluster", credential.server)));
+                }
+            }
         }
     }
+}
+
+/// With a list of hubs, the cluster's ManagedCluster as `hub` changes it: a hub that stops
+/// accepting the cluster is left at once, as upstream's agent does. Without, nothing.
+fn watch_own_cluster(opts: &AgentOptions, hub: &kube::Client) -> Clusters {
+    if opts.hubs.is_none() {
+        return Box::pin(futures::stream::pending());
+    }
+    let api: Api<ManagedCluster> = Api::all(hub.clone());
+    let config = watcher::Config::default().fields(&format!("metadata.name={}", opts.cluster_name));
+    Box::pin(
+        watcher(api, config)
+            .default_backoff()
+            .applied_objects()
+            .filter_map(|event| std::future::ready(event.ok())),
+    )
 }
 
 /// The managed namespaces, kept with `hub` (so restarted with each new certificate) for as long

@@ -11,11 +11,14 @@
 //! cluster is in [`writer`]; the rest decides, without I/O where it can. The hub rejecting the certificate (401), the
 //! bootstrap kubeconfig naming another hub, or the ManagedCluster vanishing send the loop back to
 //! bootstrap; any other failure (hub down, 403 after a deny) is retried with a capped backoff.
-//! Nothing on the managed cluster is ever deleted.
+//! With `MultipleHubs` ([`hubs`]) each pass first selects the hub, and the joined phase also ends
+//! when that hub refuses the cluster or stays out of reach. Nothing on the managed cluster is ever
+//! deleted.
 pub mod bootstrap;
 pub mod capacity;
 pub mod cluster_name;
 pub mod csr;
+pub mod hubs;
 mod joined;
 pub mod lease;
 pub mod namespaces;
@@ -62,6 +65,9 @@ pub struct AgentOptions {
     pub max_backoff: Duration,
     /// The Klusterlet's feature gates the agent acts on.
     pub gates: crate::agent::gates::Gates,
+    /// `MultipleHubs`: the hubs to choose from (their bootstrap secrets); `bootstrap_secret` is
+    /// then the one selected.
+    pub hubs: Option<hubs::HubList>,
 }
 
 impl AgentOptions {
@@ -81,6 +87,7 @@ impl AgentOptions {
             client_config: None,
             max_backoff: Duration::from_secs(30),
             gates: crate::agent::gates::Gates::default(),
+            hubs: None,
         }
     }
 }
@@ -171,6 +178,12 @@ pub async fn run(opts: AgentOptions, shutdown: Shutdown) -> anyhow::Result<()> {
                 backoff.reset();
                 Duration::ZERO
             }
+            Ok(joined::Exit::LeaveHub(why)) => {
+                // The stored credential is reused if the same hub is selected again.
+                tracing::warn!(cluster = %opts.cluster_name, "selecting a hub again: {why}");
+                backoff.reset();
+                Duration::ZERO
+            }
             Err(Error::Unauthorized) => {
                 tracing::warn!(cluster = %opts.cluster_name, "the hub rejected the credential; bootstrapping again");
                 force_bootstrap = true;
@@ -190,13 +203,25 @@ pub async fn run(opts: AgentOptions, shutdown: Shutdown) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One pass: get a credential (stored or bootstrapped), then stay joined with it.
+/// One pass: get a credential (stored or bootstrapped), then stay joined with it. With a list
+/// of hubs, the hub is selected first and its secret is the bootstrap secret of the pass.
 async fn session(
     opts: &AgentOptions,
     force_bootstrap: &mut bool,
     shutdown: &Shutdown,
 ) -> Result<joined::Exit, Error> {
-    let boot = bootstrap::read(opts).await?;
+    let selected;
+    let (opts, boot) = match &opts.hubs {
+        None => (opts, bootstrap::read(opts).await?),
+        Some(list) => {
+            let hub = hubs::select(opts, list).await?;
+            selected = AgentOptions {
+                bootstrap_secret: hub.secret,
+                ..opts.clone()
+            };
+            (&selected, Some(hub.boot))
+        }
+    };
     let stored = if *force_bootstrap {
         None
     } else {

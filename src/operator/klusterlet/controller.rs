@@ -224,6 +224,7 @@ async fn reconcile_apply(k: &Klusterlet, ctx: &Context) -> Result<Action, Error>
             cluster: v.cluster_name.clone(),
             namespace: v.agent_namespace.clone(),
             gates: v.agent_gates(),
+            hubs: v.hubs.clone(),
         };
         host.ensure(&v.name, &served);
     }

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use kube::ResourceExt as _;
 
+use crate::agent::registration::hubs::{self, HubList};
 use crate::api::names::{AGENT_NAMESPACE, DEFAULT_BUNDLE_VERSION, DEFAULT_REGISTRY};
 use crate::api::operator::{
     Klusterlet, MODE_DEFAULT, MODE_HOSTED, MODE_SINGLETON, MODE_SINGLETON_HOSTED,
@@ -23,6 +24,11 @@ pub enum Error {
     /// `spec.resourceRequirement` says ResourceRequirement and gives none.
     #[error(transparent)]
     MissingResourceRequirements(#[from] crate::operator::resources::Missing),
+    /// `MultipleHubs` is on without a list of at least two hubs to choose from.
+    #[error(
+        "the MultipleHubs feature gate needs spec.registrationConfiguration.bootstrapKubeConfigs of type LocalSecrets naming at least two secrets (it names {0})"
+    )]
+    TooFewHubs(usize),
 }
 
 /// A Klusterlet's settings, validated and defaulted.
@@ -63,6 +69,8 @@ pub struct Validated {
     pub client_cert_expiration_seconds: Option<i32>,
     /// The agent containers' `resources` (`spec.resourceRequirement`), as JSON.
     pub resources: serde_json::Value,
+    /// `MultipleHubs` on: the bootstrap secrets of the hubs to choose from, and the timeout.
+    pub hubs: Option<HubList>,
 }
 
 impl Validated {
@@ -97,7 +105,46 @@ pub fn validate(k: &Klusterlet) -> Result<Validated, Error> {
         crate::api::names::validate_cluster_name(&v.cluster_name)
             .map_err(Error::InvalidClusterName)?;
     }
+    if let Some(list) = &v.hubs
+        && list.secrets.len() < 2
+    {
+        return Err(Error::TooFewHubs(list.secrets.len()));
+    }
     Ok(v)
+}
+
+/// The hubs to choose from when `MultipleHubs` is on, as upstream's operator reads them: the
+/// `LocalSecrets` list (none when another type is given) and its timeout.
+fn hub_list(reg: &crate::api::operator::KlusterletRegistrationConfiguration) -> Option<HubList> {
+    let on = reg
+        .feature_gates
+        .iter()
+        .rev()
+        .find(|g| g.feature == "MultipleHubs")
+        .is_some_and(crate::api::operator::FeatureGate::enabled);
+    if !on {
+        return None;
+    }
+    let local = reg
+        .bootstrap_kube_configs
+        .as_ref()
+        .filter(|b| b.type_ == crate::api::operator::BootstrapKubeConfigType::LocalSecrets)
+        .and_then(|b| b.local_secrets_config.as_ref());
+    let seconds = local
+        .and_then(|l| l.hub_connection_timeout_seconds)
+        .and_then(|s| u32::try_from(s).ok())
+        .unwrap_or(hubs::DEFAULT_TIMEOUT_SECONDS);
+    Some(HubList {
+        secrets: local
+            .map(|l| {
+                l.kube_config_secrets
+                    .iter()
+                    .map(|s| s.name.clone())
+                    .collect()
+            })
+            .unwrap_or_default(),
+        timeout: std::time::Duration::from_secs(seconds.into()),
+    })
 }
 
 /// Like [`validate`] but accepts a missing or invalid cluster name: enough to find every object
@@ -133,6 +180,7 @@ pub fn lenient(k: &Klusterlet) -> Result<Validated, Error> {
     let registration_image = image(&spec.registration_image_pull_spec, "registration");
     let work_image = image(&spec.work_image_pull_spec, "work");
     let ours = registration_image == work_image;
+    let hubs = hub_list(&reg);
     Ok(Validated {
         agent_namespace: crate::api::names::agent_namespace(
             &name,
@@ -163,6 +211,7 @@ pub fn lenient(k: &Klusterlet) -> Result<Validated, Error> {
             .collect(),
         client_cert_expiration_seconds: reg.client_cert_expiration_seconds,
         resources: crate::operator::resources::json(spec.resource_requirement.as_ref())?,
+        hubs,
     })
 }
 
@@ -237,5 +286,42 @@ mod tests {
         .unwrap();
         assert_eq!(v.registration_gates, ["A=true", "B=false"]);
         assert!(v.work_gates.is_empty());
+    }
+
+    #[test]
+    fn multiple_hubs_reads_the_local_secrets_only_with_its_gate() {
+        let spec = |gate: &str, list: &str| {
+            format!(
+                "{{clusterName: c1, registrationConfiguration: {{featureGates: [{{feature: MultipleHubs, mode: {gate}}}], bootstrapKubeConfigs: {list}}}}}"
+            )
+        };
+        let two = "{type: LocalSecrets, localSecretsConfig: {kubeConfigSecrets: [{name: a}, {name: b}], hubConnectionTimeoutSeconds: 300}}";
+        let v = validate(&klusterlet(&spec("Enable", two))).unwrap();
+        assert_eq!(
+            v.hubs,
+            Some(HubList {
+                secrets: vec!["a".into(), "b".into()],
+                timeout: std::time::Duration::from_secs(300)
+            })
+        );
+        // Off: the list is ignored, as upstream's operator ignores it.
+        assert_eq!(
+            validate(&klusterlet(&spec("Disable", two))).unwrap().hubs,
+            None
+        );
+        // On with fewer than two hubs, or another type: refused with the reason.
+        let one = "{type: LocalSecrets, localSecretsConfig: {kubeConfigSecrets: [{name: a}]}}";
+        assert_eq!(
+            validate(&klusterlet(&spec("Enable", one))),
+            Err(Error::TooFewHubs(1))
+        );
+        assert_eq!(
+            validate(&klusterlet(&spec("Enable", "{type: None}"))),
+            Err(Error::TooFewHubs(0))
+        );
+        let untimed =
+            "{type: LocalSecrets, localSecretsConfig: {kubeConfigSecrets: [{name: a}, {name: b}]}}";
+        let v = validate(&klusterlet(&spec("Enable", untimed))).unwrap();
+        assert_eq!(v.hubs.unwrap().timeout.as_secs(), 600);
     }
 }

@@ -252,7 +252,12 @@ pub static HUB_SINGLETON: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new
 
 /// A kubeconfig (text) for the hub that authenticates with `token`.
 pub fn hub_kubeconfig_with_token(token: &str) -> String {
-    let (server, ca) = server_and_ca(&env().hub);
+    kubeconfig_with_token(&env().hub, token)
+}
+
+/// A kubeconfig for the server and CA of `admin`'s first cluster, authenticating with `token`.
+pub fn kubeconfig_with_token(admin: &PathBuf, token: &str) -> String {
+    let (server, ca) = server_and_ca(admin);
     format!(
         "apiVersion: v1\nkind: Config\nclusters: [{{name: hub, cluster: {{server: '{server}', certificate-authority-data: {ca}}}}}]\n\
          users: [{{name: u, user: {{token: '{token}'}}}}]\ncontexts: [{{name: hub, context: {{cluster: hub, user: u}}}}]\ncurrent-context: hub\n"

@@ -217,6 +217,12 @@ pub struct Agent {
 
 /// Creates the agent namespace and the bootstrap secret (kubeconfig `bootstrap`), then starts the agent.
 pub async fn start(opts: AgentOptions, bootstrap: &str) -> Agent {
+    let name = opts.bootstrap_secret.clone();
+    start_with_secrets(opts, &[(&name, bootstrap)]).await
+}
+
+/// Creates the agent namespace and bootstrap secrets (name, kubeconfig), then starts the agent.
+pub async fn start_with_secrets(opts: AgentOptions, bootstraps: &[(&str, &str)]) -> Agent {
     let ns: Api<Namespace> = Api::all(opts.managed.clone());
     let namespace = Namespace {
         metadata: ObjectMeta {
@@ -227,21 +233,23 @@ pub async fn start(opts: AgentOptions, bootstrap: &str) -> Agent {
     };
     ns.create(&PostParams::default(), &namespace).await.unwrap();
     let secrets: Api<Secret> = Api::namespaced(opts.managed.clone(), &opts.namespace);
-    let secret = Secret {
-        metadata: ObjectMeta {
-            name: Some(opts.bootstrap_secret.clone()),
+    for (name, kubeconfig) in bootstraps {
+        let secret = Secret {
+            metadata: ObjectMeta {
+                name: Some((*name).to_string()),
+                ..Default::default()
+            },
+            string_data: Some(BTreeMap::from([(
+                "kubeconfig".to_string(),
+                (*kubeconfig).to_string(),
+            )])),
             ..Default::default()
-        },
-        string_data: Some(BTreeMap::from([(
-            "kubeconfig".to_string(),
-            bootstrap.to_string(),
-        )])),
-        ..Default::default()
-    };
-    secrets
-        .create(&PostParams::default(), &secret)
-        .await
-        .unwrap();
+        };
+        secrets
+            .create(&PostParams::default(), &secret)
+            .await
+            .unwrap();
+    }
     let mut agent = Agent {
         opts,
         stop: None,

@@ -39,6 +39,16 @@ fn our_args(v: &Validated) -> Vec<String> {
     if !gates.is_empty() {
         args.push(format!("--feature-gates={}", gates.join(",")));
     }
+    if let Some(hubs) = &v.hubs {
+        args.push(format!(
+            "--bootstrap-kubeconfig-secrets={}",
+            hubs.secrets.join(",")
+        ));
+        args.push(format!(
+            "--hub-connection-timeout-seconds={}",
+            hubs.timeout.as_secs()
+        ));
+    }
     args
 }
 
@@ -54,7 +64,16 @@ pub(super) fn args(v: &Validated, w: Workload) -> Vec<String> {
     };
     args.push(format!("--spoke-cluster-name={}", v.cluster_name));
     let registers = w != Workload::Work;
-    if registers {
+    if let (true, Some(hubs)) = (registers, &v.hubs) {
+        // Upstream's layout: each hub's secret mounted at /spoke/<name>.
+        for name in &hubs.secrets {
+            args.push(format!("--bootstrap-kubeconfigs=/spoke/{name}/kubeconfig"));
+        }
+        args.push(format!(
+            "--hub-connection-timeout-seconds={}",
+            hubs.timeout.as_secs()
+        ));
+    } else if registers {
         args.push(format!("--bootstrap-kubeconfig={BOOTSTRAP_DIR}/kubeconfig"));
     } else {
         args.push(format!("--hub-kubeconfig={HUB_DIR}/kubeconfig"));
@@ -120,12 +139,26 @@ fn agent(v: &Validated, w: Workload) -> Deployment {
             .push(json!({"name": "hub-kubeconfig-secret", "mountPath": HUB_DIR, "readOnly": true}));
         volumes.push(json!({"name": "hub-kubeconfig-secret", "secret": {"secretName": HUB_KUBECONFIG_SECRET}}));
     } else {
-        mounts.push(
-            json!({"name": "bootstrap-secret", "mountPath": BOOTSTRAP_DIR, "readOnly": true}),
-        );
+        match &v.hubs {
+            // Our agent reads the hubs' secrets through the API: none is mounted (a missing
+            // one would keep the pod from starting).
+            Some(_) if v.ours => {}
+            Some(hubs) => {
+                for name in &hubs.secrets {
+                    mounts.push(json!({"name": name, "mountPath": format!("/spoke/{name}"), "readOnly": true}));
+                    volumes.push(json!({"name": name, "secret": {"secretName": name}}));
+                }
+            }
+            None => {
+                mounts.push(
+                    json!({"name": "bootstrap-secret", "mountPath": BOOTSTRAP_DIR, "readOnly": true}),
+                );
+                volumes.push(
+                    json!({"name": "bootstrap-secret", "secret": {"secretName": BOOTSTRAP_SECRET}}),
+                );
+            }
+        }
         mounts.push(json!({"name": "hub-kubeconfig", "mountPath": HUB_DIR}));
-        volumes
-            .push(json!({"name": "bootstrap-secret", "secret": {"secretName": BOOTSTRAP_SECRET}}));
         volumes.push(json!({"name": "hub-kubeconfig", "emptyDir": {"medium": "Memory"}}));
     }
     // Upstream's agents write their serving certificates under /tmp (the root is read-only).

@@ -229,6 +229,58 @@ mod tests {
     }
 
     #[test]
+    fn multiple_hubs_reach_the_agents_as_each_image_takes_them() {
+        let hubs = "registrationConfiguration: {featureGates: [{feature: MultipleHubs, mode: Enable}], bootstrapKubeConfigs: {type: LocalSecrets, localSecretsConfig: {kubeConfigSecrets: [{name: h1}, {name: h2}], hubConnectionTimeoutSeconds: 200}}}";
+        // Upstream's agent: each secret mounted at /spoke/<name>, one flag per file.
+        let d = built(
+            &format!("{{clusterName: c1, {hubs}}}"),
+            InProcess::default(),
+        );
+        let registration = &d.management.deployments[0];
+        let a = args(registration);
+        assert!(
+            a.contains(&"--bootstrap-kubeconfigs=/spoke/h1/kubeconfig".to_string()),
+            "{a:?}"
+        );
+        assert!(
+            a.contains(&"--bootstrap-kubeconfigs=/spoke/h2/kubeconfig".to_string()),
+            "{a:?}"
+        );
+        assert!(
+            a.contains(&"--hub-connection-timeout-seconds=200".to_string()),
+            "{a:?}"
+        );
+        assert!(
+            !a.iter().any(|x| x.starts_with("--bootstrap-kubeconfig=")),
+            "{a:?}"
+        );
+        let volumes = serde_json::to_value(&pod(registration).volumes).unwrap();
+        assert_eq!(volumes[0]["secret"]["secretName"], "h1");
+        assert_eq!(volumes[1]["secret"]["secretName"], "h2");
+        // Ours: the secrets by name (read through the API), none mounted.
+        let ours = "registrationImagePullSpec: 'r.example/clusteradm:v1', workImagePullSpec: 'r.example/clusteradm:v1', imagePullSpec: 'r.example/clusteradm:v1'";
+        let d = built(
+            &format!("{{clusterName: c1, {ours}, {hubs}}}"),
+            InProcess::default(),
+        );
+        let agent = &d.management.deployments[0];
+        let a = args(agent);
+        assert!(
+            a.contains(&"--bootstrap-kubeconfig-secrets=h1,h2".to_string()),
+            "{a:?}"
+        );
+        assert!(
+            a.contains(&"--hub-connection-timeout-seconds=200".to_string()),
+            "{a:?}"
+        );
+        let volumes = serde_json::to_string(&pod(agent).volumes).unwrap();
+        assert!(
+            !volumes.contains("bootstrap") && !volumes.contains("\"h1\""),
+            "{volumes}"
+        );
+    }
+
+    #[test]
     fn default_mode_deploys_both_agents_with_upstream_names() {
         let d = built(
             "{clusterName: c1, externalServerURLs: [{url: 'https://m:6443'}]}",
