@@ -110,8 +110,8 @@ pub const GATES: &[Gate] = &[
         "ResourceCleanup",
         HubRegistration,
         true,
-        AlwaysOn,
-        "a deleted cluster's namespace (its works and add-ons) and RBAC are always removed",
+        Works,
+        "on: a deleted cluster's add-ons, then its ManifestWorks, are deleted with it, then its RBAC and namespace (upstream v1.3.1 leaves the namespace); off: only its RBAC is removed, its works, add-ons and namespace stay, and the ManagedCluster stays deleting until its works are deleted by someone, as upstream's (tests/lifecycle/operator_hub/resource_cleanup.rs)",
     ),
     gate(
         "ClusterProfile",
@@ -293,7 +293,7 @@ mod tests {
         assert!(refusal(HubRegistration, "ClusterImporter", true).is_some());
         assert!(refusal(HubRegistration, "ClusterImporter", false).is_none());
         assert!(refusal(HubRegistration, "ClusterProfile", true).is_none());
-        assert!(refusal(HubRegistration, "ResourceCleanup", false).is_some());
+        assert!(refusal(HubRegistration, "ResourceCleanup", false).is_none());
         assert!(refusal(HubRegistration, "ManagedClusterAutoApproval", true).is_none());
         assert!(refusal(SpokeRegistration, "MultipleHubs", true).is_none());
         // Unknown gates are the operator's to report (ValidFeatureGates), not refused here.

@@ -616,5 +616,6 @@ async fn admission_is(client: Client, webhooks: bool) -> Option<()> {
 mod auto_approval;
 mod cluster_profile;
 mod completed_works;
+mod resource_cleanup;
 mod sync_labels;
 mod upgrade;

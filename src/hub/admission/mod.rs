@@ -155,6 +155,7 @@ mod test_support {
         auto_approve: None,
         cluster_profile: false,
         clean_up_completed_works: false,
+        resource_cleanup: true,
     };
 
     /// Allows `verb/resource[/subresource]` for anyone; namespaces terminate when told.

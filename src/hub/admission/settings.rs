@@ -33,6 +33,9 @@ pub struct Settings {
     /// Upstream's `CleanUpCompletedManifestWork` gate (work; off unless switched on): completed
     /// works with a TTL are deleted ([`crate::hub::completed_works`]).
     pub clean_up_completed_works: bool,
+    /// Upstream's `ResourceCleanup` gate (registration; on unless switched off): a deleted
+    /// cluster's works and add-ons are deleted with it ([`crate::hub::registration`]).
+    pub resource_cleanup: bool,
 }
 
 impl Settings {
@@ -47,6 +50,7 @@ impl Settings {
                 auto_approve: None,
                 cluster_profile: false,
                 clean_up_completed_works: false,
+                resource_cleanup: true,
             };
         };
         // An annotation naming no mode is the operator's to report: webhooks meanwhile.
@@ -73,6 +77,7 @@ impl Settings {
                 .then(|| auto_approved_users(cm)),
             cluster_profile: gate(registration, "ClusterProfile").unwrap_or(false),
             clean_up_completed_works: gate(work, "CleanUpCompletedManifestWork").unwrap_or(false),
+            resource_cleanup: gate(registration, "ResourceCleanup").unwrap_or(true),
         }
     }
 }
@@ -245,6 +250,7 @@ mod tests {
                 auto_approve: None,
                 cluster_profile: false,
                 clean_up_completed_works: false,
+                resource_cleanup: true,
             }
         );
         let gated = Settings::of(Some(&cm(

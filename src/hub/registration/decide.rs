@@ -29,6 +29,9 @@ pub enum Action {
     Deny(String),
     /// The cluster is being deleted: remove namespace and RBAC, then the finalizer.
     Cleanup(String),
+    /// The cluster is being deleted with `ResourceCleanup` off: remove its RBAC, then, once its
+    /// ManifestWorks are gone, the finalizer; its works, add-ons and namespace stay.
+    Unregister(String),
     /// Approve a renewal CSR `(csr, cluster)`.
     Approve(String, String),
     /// Approve a bootstrap CSR `(csr, cluster)` whose requester the ClusterManager approves
@@ -54,6 +57,7 @@ impl Action {
             Self::Accept(c)
             | Self::Deny(c)
             | Self::Cleanup(c)
+            | Self::Unregister(c)
             | Self::CreateLease(c)
             | Self::MarkLeaseStale(c)
             | Self::FillDefaults(c)
@@ -77,6 +81,9 @@ pub struct Observed<'a> {
     pub granted: bool,
     /// With `ManagedClusterAutoApproval` on: the users approved without `accept`.
     pub auto_approve: Option<&'a [String]>,
+    /// `ResourceCleanup` (on unless switched off): a deleted cluster's works and add-ons are
+    /// deleted with it.
+    pub resource_cleanup: bool,
 }
 
 /// The decision: actions in order, and when to look again (the lease deadline).
@@ -110,8 +117,10 @@ pub fn decide(observed: &Observed<'_>, now: Timestamp) -> Decision {
     let accepted_true = accepted_condition.is_some_and(|c| c.status == conditions::TRUE);
 
     if mc.metadata.deletion_timestamp.is_some() {
-        let actions = if has_finalizer {
+        let actions = if has_finalizer && observed.resource_cleanup {
             vec![Action::Cleanup(name)]
+        } else if has_finalizer {
+            vec![Action::Unregister(name)]
         } else {
             vec![]
         };
@@ -370,6 +379,7 @@ mod tests {
             lease,
             granted,
             auto_approve: None,
+            resource_cleanup: true,
         };
         decide(&observed, now)
     }
@@ -420,6 +430,7 @@ mod tests {
                 lease: None,
                 granted: false,
                 auto_approve: Some(&users),
+                resource_cleanup: true,
             };
             actions(decide(&observed, at(T0)))
         };
@@ -472,6 +483,18 @@ mod tests {
         assert_eq!(
             actions(run(&deleting, &[], None, true, at(T0))),
             [Action::Cleanup("c1".into())]
+        );
+        let without_cleanup = Observed {
+            cluster: &deleting,
+            pending_csrs: vec![],
+            lease: None,
+            granted: true,
+            auto_approve: None,
+            resource_cleanup: false,
+        };
+        assert_eq!(
+            actions(decide(&without_cleanup, at(T0))),
+            [Action::Unregister("c1".into())]
         );
         let gone = mc(
             json!({"metadata": {"name": "c1", "deletionTimestamp": "2026-01-01T00:00:00Z",
@@ -583,6 +606,7 @@ mod tests {
                 lease: None,
                 granted: false,
                 auto_approve: None,
+                resource_cleanup: true,
             }
         }
         let now = Timestamp::UNIX_EPOCH;

@@ -127,13 +127,16 @@ async fn reconcile(mc: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Requeue
         .filter(|f| f.pending)
         .collect();
     let granted = lock(&ctx.granted).contains(&name);
-    let auto_approve = ctx.settings.peek().and_then(|s| s.auto_approve);
+    let settings = ctx.settings.peek();
+    let resource_cleanup = settings.as_ref().is_none_or(|s| s.resource_cleanup);
+    let auto_approve = settings.and_then(|s| s.auto_approve);
     let observed = Observed {
         cluster: &mc,
         pending_csrs,
         lease: lease.as_deref(),
         granted,
         auto_approve: auto_approve.as_deref(),
+        resource_cleanup,
     };
     let decision = decide::decide(&observed, k8s_openapi::jiff::Timestamp::now());
     for action in &decision.actions {
@@ -142,7 +145,7 @@ async fn reconcile(mc: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Requeue
             Action::Accept(c) => {
                 lock(&ctx.granted).insert(c.clone());
             }
-            Action::Deny(c) | Action::Cleanup(c) => {
+            Action::Deny(c) | Action::Cleanup(c) | Action::Unregister(c) => {
                 lock(&ctx.granted).remove(c);
             }
             _ => {}

@@ -59,6 +59,7 @@ impl Writer {
             Action::Accept(c) => self.accept(c).await,
             Action::Deny(c) => self.deny(c).await,
             Action::Cleanup(c) => self.cleanup(c, Works::Wait).await,
+            Action::Unregister(c) => self.cleanup(c, Works::Leave).await,
             Action::Approve(csr, c) => {
                 tracing::info!(cluster = %c, csr = %csr, "approving the agent's certificate renewal");
                 crate::apply::approve::approve_csr(
@@ -217,7 +218,37 @@ impl Writer {
                 Err(e) => return Err(e.into()),
             }
         }
+        if works == Works::Leave {
+            // The works may stay for good: the cluster's own access goes now, as upstream's.
+            self.remove_cluster_role(cluster).await?;
+        }
         self.remove_role_bindings(cluster, works).await?;
+        self.remove_cluster_role(cluster).await?;
+        let dp = DeleteParams::default();
+        if works == Works::Leave {
+            // Upstream's hub without `ResourceCleanup`: what the cluster's namespace holds is
+            // the user's to delete.
+            self.set_finalizer(cluster, false).await?;
+            tracing::info!(
+                cluster,
+                "deleted: RBAC removed; its namespace and add-ons are left (ResourceCleanup is off)"
+            );
+            return Ok(());
+        }
+        if self.namespace_is_for(cluster).await?.is_ok() {
+            ignore_404(
+                Api::<Namespace>::all(self.client.clone())
+                    .delete(cluster, &dp)
+                    .await,
+            )?;
+        }
+        self.set_finalizer(cluster, false).await?;
+        tracing::info!(cluster, "deleted: namespace and RBAC removed");
+        Ok(())
+    }
+
+    /// Deletes the cluster's ClusterRole and its binding.
+    async fn remove_cluster_role(&self, cluster: &str) -> Result<(), Error> {
         let dp = DeleteParams::default();
         let name = rbac::cluster_role_name(cluster);
         ignore_404(
@@ -229,17 +260,7 @@ impl Writer {
             Api::<ClusterRole>::all(self.client.clone())
                 .delete(&name, &dp)
                 .await,
-        )?;
-        if self.namespace_is_for(cluster).await?.is_ok() {
-            ignore_404(
-                Api::<Namespace>::all(self.client.clone())
-                    .delete(cluster, &dp)
-                    .await,
-            )?;
-        }
-        self.set_finalizer(cluster, false).await?;
-        tracing::info!(cluster, "deleted: namespace and RBAC removed");
-        Ok(())
+        )
     }
 
     /// Whether namespace `cluster` is (or may become) the cluster's own: not a system namespace,
@@ -272,7 +293,8 @@ impl Writer {
 
     /// Deletes the agents' RoleBindings. The work binding is upstream's way of keeping the work
     /// agent's access while the cluster's ManifestWorks remain: per `works`, it is kept (deny),
-    /// left deleting until they are gone (cleanup), or removed regardless (`clean`).
+    /// left deleting until they are gone (cleanup, with or without `ResourceCleanup`), or
+    /// removed regardless (`clean`).
     async fn remove_role_bindings(&self, cluster: &str, works: Works) -> Result<(), Error> {
         let bindings: Api<RoleBinding> = Api::namespaced(self.client.clone(), cluster);
         let dp = DeleteParams::default();
@@ -284,9 +306,13 @@ impl Writer {
         let work = rbac::work_name(cluster);
         // `clean` removes the binding whatever is left, so it need not look.
         if works != Works::Ignore && self.has_works(cluster).await? {
-            if works == Works::Wait {
+            if matches!(works, Works::Wait | Works::Leave) {
                 ignore_404(bindings.delete(&work, &dp).await)?;
-                return Err(Error::WorksRemain(cluster.to_string()));
+                return Err(if works == Works::Wait {
+                    Error::WorksRemain(cluster.to_string())
+                } else {
+                    Error::WorksLeft(cluster.to_string())
+                });
             }
             return Ok(()); // Keep
         }
@@ -507,6 +533,8 @@ enum Works {
     Keep,
     /// Deleted: delete the works, and wait until the agent has removed them.
     Wait,
+    /// Deleted with `ResourceCleanup` off: leave the works, and wait until someone deletes them.
+    Leave,
     /// `clean` without controllers: remove it anyway (the works are released, not cleaned up).
     Ignore,
 }
@@ -571,6 +599,12 @@ pub enum Error {
     /// The cluster's ManifestWorks are still being removed by its work agent: try again later.
     #[error("ManifestWorks remain in namespace {0}: waiting for the work agent to remove them")]
     WorksRemain(String),
+    /// `ResourceCleanup` is off and the deleted cluster's ManifestWorks remain: the user's to
+    /// delete, as upstream's hub leaves them.
+    #[error(
+        "ManifestWorks remain in namespace {0} and ResourceCleanup is off: delete them to finish deleting the cluster"
+    )]
+    WorksLeft(String),
     /// The cluster's add-ons are still running their pre-delete hooks: try again later.
     #[error(
         "add-ons {addons} of cluster {cluster} are running their pre-delete hooks; to skip them, \
