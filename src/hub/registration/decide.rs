@@ -95,6 +95,20 @@ pub struct Decision {
     pub recheck_in: Option<Duration>,
 }
 
+/// A deleted cluster: cleaned up (or with `ResourceCleanup` off unregistered) while it holds
+/// the hub's finalizer, else nothing.
+fn deleting(name: String, has_finalizer: bool, resource_cleanup: bool) -> Decision {
+    let actions = match (has_finalizer, resource_cleanup) {
+        (true, true) => vec![Action::Cleanup(name)],
+        (true, false) => vec![Action::Unregister(name)],
+        (false, _) => vec![],
+    };
+    Decision {
+        actions,
+        recheck_in: None,
+    }
+}
+
 /// Decides what `observed` needs at `now`.
 #[must_use]
 pub fn decide(observed: &Observed<'_>, now: Timestamp) -> Decision {
@@ -117,17 +131,7 @@ pub fn decide(observed: &Observed<'_>, now: Timestamp) -> Decision {
     let accepted_true = accepted_condition.is_some_and(|c| c.status == conditions::TRUE);
 
     if mc.metadata.deletion_timestamp.is_some() {
-        let actions = if has_finalizer && observed.resource_cleanup {
-            vec![Action::Cleanup(name)]
-        } else if has_finalizer {
-            vec![Action::Unregister(name)]
-        } else {
-            vec![]
-        };
-        return Decision {
-            actions,
-            recheck_in: None,
-        };
+        return deleting(name, has_finalizer, observed.resource_cleanup);
     }
     let mut actions = vec![];
     if super::defaults::needed(mc) {

@@ -144,7 +144,18 @@ async fn a_deleted_clusters_works_and_addons_go_only_with_resource_cleanup() {
     )
     .await;
     wait_applied(&client).await;
-    let cleaned = cluster_with_work_and_addon(&client, "lc-rc-on").await;
+    deleted_with_everything(&client).await;
+
+    let _ = Api::<Namespace>::all(client.clone())
+        .delete(&kept, &DeleteParams::default())
+        .await;
+    teardown(&client, op).await;
+}
+
+/// With `ResourceCleanup` on: a deleted cluster's work and add-on go with it, then its namespace.
+async fn deleted_with_everything(client: &Client) {
+    let clusters = Api::<ManagedCluster>::all(client.clone());
+    let cleaned = cluster_with_work_and_addon(client, "lc-rc-on").await;
     clusters
         .delete(&cleaned, &DeleteParams::default())
         .await
@@ -172,9 +183,4 @@ async fn a_deleted_clusters_works_and_addons_go_only_with_resource_cleanup() {
         }
     })
     .await;
-
-    let _ = Api::<Namespace>::all(client.clone())
-        .delete(&kept, &DeleteParams::default())
-        .await;
-    teardown(&client, op).await;
 }
