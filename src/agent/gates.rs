@@ -15,6 +15,12 @@ pub struct Gates {
     /// `RawFeedbackJsonString` (work; off unless switched on): status feedback reports any value,
     /// as JSON text when it is not an integer, a string or a boolean.
     pub raw_feedback_json_string: bool,
+    /// `AddonManagement` (registration; on unless switched off): the cluster's add-ons are
+    /// registered (their leases and certificates, [`crate::agent::addon`]).
+    pub addon_management: bool,
+    /// `ExecutorValidatingCaches` (work; off unless switched on): executor access reviews are
+    /// cached and forgotten on RBAC changes, else asked for every apply.
+    pub executor_validating_caches: bool,
 }
 
 impl Default for Gates {
@@ -24,6 +30,8 @@ impl Default for Gates {
             cluster_claim: true,
             cluster_property: false,
             raw_feedback_json_string: false,
+            addon_management: true,
+            executor_validating_caches: false,
         }
     }
 }
@@ -43,6 +51,8 @@ impl Gates {
                 "ClusterClaim" => gates.cluster_claim = on,
                 "ClusterProperty" => gates.cluster_property = on,
                 "RawFeedbackJsonString" => gates.raw_feedback_json_string = on,
+                "AddonManagement" => gates.addon_management = on,
+                "ExecutorValidatingCaches" => gates.executor_validating_caches = on,
                 _ => {}
             }
         }
@@ -56,6 +66,11 @@ impl Gates {
             format!("ClusterClaim={}", self.cluster_claim),
             format!("ClusterProperty={}", self.cluster_property),
             format!("RawFeedbackJsonString={}", self.raw_feedback_json_string),
+            format!("AddonManagement={}", self.addon_management),
+            format!(
+                "ExecutorValidatingCaches={}",
+                self.executor_validating_caches
+            ),
         ]
     }
 }

@@ -37,10 +37,6 @@ impl Component {
 pub enum Here {
     /// On and off both do what upstream's do.
     Works,
-    /// On does what upstream's does; off is not honoured (the feature always runs here).
-    AlwaysOn,
-    /// On does what upstream's does; off does part of what upstream's does.
-    OffPartly,
     /// Nothing to do on any Kubernetes this runs on (as upstream's, there).
     Inert,
     /// Not implemented: switching it on is refused.
@@ -81,7 +77,7 @@ const fn gate(
 use std::fmt::Write as _;
 
 use Component::{HubAddOnManager, HubRegistration, HubWork, SpokeRegistration, SpokeWork};
-use Here::{AlwaysOn, Inert, NotImplemented, OffPartly, Works};
+use Here::{Inert, NotImplemented, Works};
 
 /// Every gate upstream v1.3.1 defines for the hub and the klusterlet.
 pub const GATES: &[Gate] = &[
@@ -89,8 +85,8 @@ pub const GATES: &[Gate] = &[
         "DefaultClusterSet",
         HubRegistration,
         true,
-        OffPartly,
-        "new clusters go into the `default` set (the mutator; the hub for clusters created without it); off stops the mutator's label only: the hub still keeps the `default` and `global` sets",
+        Works,
+        "on: a cluster in no set goes into `default` (the mutating webhook, or the hub for a cluster written without it) and the hub keeps the `default` and `global` sets (made when missing, their selectors restored); off: neither (tests/lifecycle/operator_hub/default_cluster_set.rs)",
     ),
     gate(
         "V1beta1CSRAPICompatibility",
@@ -138,8 +134,8 @@ pub const GATES: &[Gate] = &[
         "ManifestWorkReplicaSet",
         HubWork,
         false,
-        AlwaysOn,
-        "ManifestWorkReplicaSets are reconciled (tests/it/replicaset.rs); the controller runs with the gate off too",
+        Works,
+        "on: ManifestWorkReplicaSets are reconciled (tests/it/replicaset.rs); off (upstream's default, as upstream's `clusteradm init`): a set is left alone, only its deletion is let go (tests/lifecycle/operator_hub/replica_set_gate.rs)",
     ),
     gate(
         "CloudEventsDrivers",
@@ -159,8 +155,8 @@ pub const GATES: &[Gate] = &[
         "AddonManagement",
         HubAddOnManager,
         true,
-        AlwaysOn,
-        "the add-on manager always runs (tests/it/addon.rs)",
+        Works,
+        "on: the add-on manager's controllers run (tests/it/addon.rs); off: they leave add-ons alone (ownership, template deployment, install strategies, rollout, annotations, add-on CSR approval), deletions excepted; the add-on health and cluster labels (upstream's registration controller's) go on (tests/lifecycle/operator_hub/addon_gate.rs)",
     ),
     gate(
         "ClusterClaim",
@@ -180,8 +176,8 @@ pub const GATES: &[Gate] = &[
         "AddonManagement",
         SpokeRegistration,
         true,
-        AlwaysOn,
-        "the agent always registers add-ons",
+        Works,
+        "on: the agent registers the cluster's add-ons (their leases and certificates); off: none (tests/it/addon.rs)",
     ),
     gate(
         "V1beta1CSRAPICompatibility",
@@ -201,8 +197,8 @@ pub const GATES: &[Gate] = &[
         "ExecutorValidatingCaches",
         SpokeWork,
         false,
-        AlwaysOn,
-        "executor access reviews are always cached and forgotten on RBAC changes (src/agent/work/executor_cache.rs)",
+        Works,
+        "on: executor access reviews are cached and forgotten on RBAC changes (src/agent/work/executor_cache.rs); off: every apply asks again, as upstream's (tests/it/work/executor.rs)",
     ),
     gate(
         "RawFeedbackJsonString",
@@ -221,8 +217,7 @@ pub fn refusal(component: Component, name: &str, on: bool) -> Option<String> {
         .find(|g| g.component == component && g.name == name)?;
     let refused = match gate.here {
         NotImplemented => on,
-        AlwaysOn => !on,
-        Works | Inert | OffPartly => false,
+        Works | Inert => false,
     };
     refused.then(|| {
         format!(
@@ -267,8 +262,6 @@ pub fn table() -> String {
     for g in GATES {
         let status = match g.here {
             Works => "✅ on and off",
-            OffPartly => "⚠️ on; off in part",
-            AlwaysOn => "⚠️ always on: `=false` refused",
             Inert => "✅ accepted, nothing to do",
             NotImplemented => "❌ `=true` refused",
         };

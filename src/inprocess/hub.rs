@@ -1,6 +1,7 @@
 //! The hub in this process: the ClusterManager operator and the hub controllers, under the
 //! operator's Lease so a second process waits rather than reconciles beside this one. Either
 //! loop failing stops the other: a hub half running is worse than one that says it stopped.
+use futures::future::BoxFuture;
 use kube::Client;
 
 use crate::hub::webhook::{self, Webhook};
@@ -78,98 +79,84 @@ pub async fn controllers(
             crate::hub::admission::settings::from_informers(&informers, shutdown.clone())
         }
     };
-    let registration = stopping_all(
-        "hub registration controller",
-        Box::pin(registration::run_with(
-            client.clone(),
-            &informers,
-            settings.clone(),
-            shutdown.clone(),
-        )),
-        shutdown.clone(),
-    );
-    let placement = stopping_all(
-        "placement controller",
-        Box::pin(placement::run_with(
-            client.clone(),
-            &informers,
-            shutdown.clone(),
-        )),
-        shutdown.clone(),
-    );
-    let sets = stopping_all(
-        "hub cluster-set controllers",
-        Box::pin(clustersets::run_with(
-            client.clone(),
-            &informers,
-            shutdown.clone(),
-        )),
-        shutdown.clone(),
-    );
-    let replicasets = stopping_all(
-        "ManifestWorkReplicaSet controller",
-        Box::pin(replicaset::run_with(
-            client.clone(),
-            &informers,
-            shutdown.clone(),
-        )),
-        shutdown.clone(),
-    );
-    let addons = stopping_all(
-        "add-on controllers",
-        Box::pin(addon::run_with(
-            client.clone(),
-            &informers,
-            shutdown.clone(),
-        )),
-        shutdown.clone(),
-    );
-    let profiles = stopping_all(
-        "ClusterProfile controller",
-        Box::pin(cluster_profiles::run_with(
-            client.clone(),
-            &informers,
-            settings.clone(),
-            shutdown.clone(),
-        )),
-        shutdown.clone(),
-    );
-    let completed = stopping_all(
-        "completed-work controller",
-        Box::pin(completed_works::run_with(
-            client.clone(),
-            &informers,
-            settings.clone(),
-            shutdown.clone(),
-        )),
-        shutdown.clone(),
-    );
-    let webhooks = stopping_all(
-        "hub webhooks",
-        Box::pin(webhook::run(client, webhook, settings, shutdown.clone())),
-        shutdown.clone(),
+    let (c, i) = (&client, &informers);
+    let controllers: Vec<(&'static str, BoxFuture<'static, anyhow::Result<()>>)> = vec![
+        (
+            "hub registration controller",
+            Box::pin(registration::run_with(
+                c.clone(),
+                i,
+                settings.clone(),
+                shutdown.clone(),
+            )),
+        ),
+        (
+            "placement controller",
+            Box::pin(placement::run_with(c.clone(), i, shutdown.clone())),
+        ),
+        (
+            "hub cluster-set controllers",
+            Box::pin(clustersets::run_with(
+                c.clone(),
+                i,
+                settings.clone(),
+                shutdown.clone(),
+            )),
+        ),
+        (
+            "ManifestWorkReplicaSet controller",
+            Box::pin(replicaset::run_with(
+                c.clone(),
+                i,
+                &settings,
+                shutdown.clone(),
+            )),
+        ),
+        (
+            "add-on controllers",
+            Box::pin(addon::run_with(c.clone(), i, &settings, shutdown.clone())),
+        ),
+        (
+            "ClusterProfile controller",
+            Box::pin(cluster_profiles::run_with(
+                c.clone(),
+                i,
+                settings.clone(),
+                shutdown.clone(),
+            )),
+        ),
+        (
+            "completed-work controller",
+            Box::pin(completed_works::run_with(
+                c.clone(),
+                i,
+                settings.clone(),
+                shutdown.clone(),
+            )),
+        ),
+        (
+            "hub webhooks",
+            Box::pin(webhook::run(
+                client.clone(),
+                webhook,
+                settings,
+                shutdown.clone(),
+            )),
+        ),
+    ];
+    let running = futures::future::join_all(
+        controllers
+            .into_iter()
+            .map(|(name, controller)| stopping_all(name, controller, shutdown.clone())),
     );
     // Every controller has taken what it reads: the watches start now.
     let watches = informers.run(shutdown.clone());
-    let (registration, placement, sets, replicasets, addons, profiles, completed, webhooks, ()) = tokio::join!(
-        registration,
-        placement,
-        sets,
-        replicasets,
-        addons,
-        profiles,
-        completed,
-        webhooks,
-        watches
-    );
-    registration?;
-    placement?;
-    sets?;
-    replicasets?;
-    addons?;
-    profiles?;
-    completed?;
-    webhooks
+    let (results, ()) = tokio::join!(running, watches);
+    // The first failure, in the order above.
+    results
+        .into_iter()
+        .collect::<anyhow::Result<Vec<()>>>()
+        .map(drop)
 }
 
 /// Runs `controller` (boxed: the hub joins them all, and each is large), then stops the others: a hub half running is worse than one stopped.

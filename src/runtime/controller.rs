@@ -67,6 +67,15 @@ impl<E: Failure> Failure for kube::runtime::finalizer::Error<E> {
 /// A clean-up for an object that is gone (woken by its deletion, not found in the store).
 type Gone<K> = Box<dyn Fn(ObjectRef<K>) -> BoxFuture<'static, ()> + Send + Sync>;
 
+/// A switch a controller follows (a feature gate): while off it reconciles nothing; each time it
+/// may have flipped, everything is reconciled again.
+pub struct Gate {
+    /// Whether the controller may act now.
+    pub on: Arc<dyn Fn() -> bool + Send + Sync>,
+    /// Ticks whenever `on` may have changed.
+    pub flips: futures::stream::BoxStream<'static, ()>,
+}
+
 /// A kube-runtime [`Controller`] and how to run it; see the module docs.
 pub struct Runner<K: Resource<DynamicType = ()> + Clone + std::fmt::Debug + Send + Sync + 'static> {
     name: &'static str,
@@ -78,6 +87,7 @@ pub struct Runner<K: Resource<DynamicType = ()> + Clone + std::fmt::Debug + Send
     cap: Duration,
     grace: Duration,
     gone: Option<Gone<K>>,
+    gate: Option<Arc<dyn Fn() -> bool + Send + Sync>>,
 }
 
 impl<K> Runner<K>
@@ -103,7 +113,17 @@ where
             cap: CAP,
             grace: GRACE,
             gone: None,
+            gate: None,
         }
+    }
+
+    /// Reconciles nothing but deletions while `gate` is off, and everything again each time it
+    /// flips.
+    #[must_use]
+    pub fn gated(mut self, gate: Gate) -> Self {
+        self.controller = self.controller.reconcile_all_on(gate.flips);
+        self.gate = Some(gate.on);
+        self
     }
 
     /// Which changes of its own kind wake it, for its queue depth.
@@ -187,11 +207,20 @@ where
         let failures = Arc::new(Failures::new(self.floor, self.cap));
         let reconcile = {
             let failures = failures.clone();
+            let gate = self.gate;
             move |object: Arc<K>, ctx: Arc<Ctx>| {
                 let key = ObjectRef::from_obj(&*object);
-                let reconciled = reconcile(object, ctx);
+                // Switched off, a controller still lets go of what it is deleting (its
+                // finalizers): else nothing would, and the deletion would hang.
+                let deleting = object.meta().deletion_timestamp.is_some();
+                let off = !deleting && gate.as_ref().is_some_and(|on| !on());
+                let reconciled = (!off).then(|| reconcile(object, ctx));
                 let failures = failures.clone();
                 async move {
+                    // Switched off: left as it is until the gate flips.
+                    let Some(reconciled) = reconciled else {
+                        return Ok(Action::await_change());
+                    };
                     let result = reconciled.await;
                     if result.is_ok() {
                         failures.forget(&key);

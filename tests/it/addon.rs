@@ -613,6 +613,86 @@ async fn an_addon_agent_gets_its_own_hub_identity_and_nothing_more() {
     agent.remove().await;
 }
 
+/// With the Klusterlet's `AddonManagement` gate off, the agent registers no add-on: an enabled
+/// and granted add-on gets no hub credential.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_addon_management_the_agent_registers_no_addon() {
+    let agent = fixture::joined(fixture::options(common::managed().await, "it-addon-off")).await;
+    let c = agent.cluster().to_string();
+    let (hub, managed) = (common::hub().await, common::managed().await);
+    let addon = common::unique("it-hello-off");
+    let install = common::unique("it-addon-off-ns");
+    known_addon(&addon).await;
+    succeeds(&[
+        "addon",
+        "enable",
+        "--names",
+        &addon,
+        "--clusters",
+        &c,
+        "-n",
+        &install,
+    ])
+    .await;
+    register_and_grant(&hub, &c, &addon, &install).await;
+    let shutdown = Shutdown::new();
+    let supervised = Supervised {
+        managed: managed.clone(),
+        management: managed.clone(),
+        namespace: agent.opts.namespace.clone(),
+        cluster: c.clone(),
+        applied_names: AppliedNames::PerHub,
+        addons: true,
+        example_agents: false,
+        gates: clusteradm::agent::gates::Gates::from_flags(&["AddonManagement=false"]),
+        addon_renewal: Renewal {
+            expiration_seconds: Some(600),
+            threshold: 0.99,
+        },
+    };
+    tokio::spawn(supervisor::run(supervised, shutdown.clone()));
+    let secrets: Api<Secret> = Api::namespaced(managed.clone(), &install);
+    let name = format!("{addon}-hub-kubeconfig");
+    common::never(
+        "the add-on's hub kubeconfig",
+        Duration::from_secs(6),
+        || {
+            let (secrets, name) = (secrets.clone(), name.clone());
+            async move {
+                secrets
+                    .get_opt(&name)
+                    .await
+                    .ok()
+                    .flatten()
+                    .map(|_| "written")
+            }
+        },
+    )
+    .await;
+    let csrs: Api<CertificateSigningRequest> = Api::all(hub.clone());
+    let selector = format!(
+        "open-cluster-management.io/cluster-name={c},open-cluster-management.io/addon-name={addon}"
+    );
+    let sent = csrs
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .unwrap();
+    assert!(
+        sent.items.is_empty(),
+        "the agent sent add-on CSRs with the gate off"
+    );
+
+    shutdown.cancel();
+    succeeds(&["addon", "disable", "--names", &addon, "--clusters", &c]).await;
+    let _ = Api::<Namespace>::all(managed)
+        .delete(&install, &DeleteParams::default())
+        .await;
+    let _ = Api::<ClusterManagementAddOn>::all(hub)
+        .delete(&addon, &DeleteParams::default())
+        .await;
+    agent.remove().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn enable_with_a_config_file_applies_and_names_the_configs() {
     let (hub, c, addon) = two_clusters_and_an_addon("it-addon-cfg").await;

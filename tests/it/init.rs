@@ -102,6 +102,7 @@ fn init(extra: &[&str]) -> assert_cmd::assert::Assert {
         .arg("init")
         .arg("--kubeconfig")
         .arg(common::env().hub)
+        .args(common::SHARED_HUB_GATES)
         .args(extra)
         .assert()
 }
@@ -189,6 +190,7 @@ async fn json_output_and_join_command_file() {
         .arg(&file)
         .arg("--kubeconfig")
         .arg(common::env().hub)
+        .args(common::SHARED_HUB_GATES)
         .assert()
         .success();
     let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();

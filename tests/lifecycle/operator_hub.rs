@@ -613,9 +613,12 @@ async fn admission_is(client: Client, webhooks: bool) -> Option<()> {
     Some(())
 }
 
+mod addon_gate;
 mod auto_approval;
 mod cluster_profile;
 mod completed_works;
+mod default_cluster_set;
+mod replica_set_gate;
 mod resource_cleanup;
 mod sync_labels;
 mod upgrade;

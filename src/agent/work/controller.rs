@@ -55,6 +55,9 @@ pub struct WorkAgentOptions {
     pub applied_names: AppliedNames,
     /// How status feedback is read (the Klusterlet's `RawFeedbackJsonString` gate).
     pub feedback: super::feedback::Reader,
+    /// Cache executors' access reviews until RBAC changes (the Klusterlet's
+    /// `ExecutorValidatingCaches` gate, off by default as upstream's): off, every apply asks.
+    pub executor_caches: bool,
 }
 
 /// How AppliedManifestWorks are named. They are cluster-scoped on the managed cluster, so agents
@@ -89,6 +92,7 @@ impl WorkAgentOptions {
             concurrency: 10,
             applied_names: AppliedNames::PerHub,
             feedback: super::feedback::Reader::default(),
+            executor_caches: false,
         }
     }
 }
@@ -154,10 +158,13 @@ pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<(
             PredicateConfig::default(),
         );
     let sweeper = tokio::spawn(sweep::run(ctx.clone(), store.clone()));
-    let rbac = tokio::spawn(executor_cache::watch(
-        ctx.managed.clone(),
-        ctx.executor_cache.clone(),
-    ));
+    // The cache stores nothing until this watch has synced: without it every apply asks.
+    let rbac = opts.executor_caches.then(|| {
+        tokio::spawn(executor_cache::watch(
+            ctx.managed.clone(),
+            ctx.executor_cache.clone(),
+        ))
+    });
     Runner::new(CONTROLLER, Controller::for_stream(works, store))
         .wakes(Wakes::OnSpec)
         .concurrency(opts.concurrency)
@@ -165,7 +172,9 @@ pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<(
         .run(reconcile, ctx, shutdown)
         .await;
     sweeper.abort();
-    rbac.abort();
+    if let Some(rbac) = rbac {
+        rbac.abort();
+    }
     tracing::info!("work agent stopped");
     Ok(())
 }

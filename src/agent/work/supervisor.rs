@@ -118,7 +118,8 @@ async fn start(agent: &Supervised, credential: &Credential, token: Shutdown) -> 
         Timeouts::LOOP,
     )
     .await?;
-    if agent.addons {
+    // Upstream's agent registers add-ons only with its `AddonManagement` gate on (the default).
+    if agent.addons && agent.gates.addon_management {
         let (server, ca_data) =
             crate::agent::registration::bootstrap::hub_endpoint(&credential.kubeconfig)
                 .map_err(|e| anyhow::anyhow!("the hub kubeconfig secret: {e}"))?;
@@ -143,6 +144,7 @@ async fn start(agent: &Supervised, credential: &Credential, token: Shutdown) -> 
     );
     opts.applied_names = agent.applied_names;
     opts.feedback.raw_json = agent.gates.raw_feedback_json_string;
+    opts.executor_caches = agent.gates.executor_validating_caches;
     tracing::info!(%cluster, "work agent started with the hub credential");
     let cluster = cluster.clone();
     tokio::spawn(async move {

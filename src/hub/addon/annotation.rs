@@ -147,6 +147,7 @@ struct Context {
 pub fn run_with(
     hub: Client,
     informers: &Informers,
+    gate: crate::runtime::controller::Gate,
     shutdown: Shutdown,
 ) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
     let clusters = informers.store::<ManagedCluster>();
@@ -185,6 +186,7 @@ pub fn run_with(
         .watches_shared_stream(created, |a| a.namespace().map(|ns| ObjectRef::new(&ns)));
     // Decide only from complete stores.
     let run = Runner::new(CONTROLLER, controller)
+        .gated(gate)
         .after(&clusters)
         .after(&addons)
         .after(&cmas)

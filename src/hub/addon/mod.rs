@@ -31,20 +31,27 @@ pub mod template;
 
 use kube::Client;
 
+use crate::hub::admission::settings::Watched;
 use crate::runtime::Shutdown;
 use crate::runtime::informers::Informers;
 
 /// The add-on controllers over `informers`, running until `shutdown` is cancelled (each returns
 /// then) or one of them fails.
+///
+/// The add-on manager's controllers act only while the ClusterManager's `AddonManagement` gate
+/// is on (upstream's operator then runs no add-on manager); [`discovery`] and [`healthcheck`],
+/// upstream's registration controller's, always do.
 pub fn run_with(
     hub: Client,
     informers: &Informers,
+    settings: &Watched,
     shutdown: Shutdown,
 ) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
-    let registration = registration::run_with(hub.clone(), informers, shutdown.clone());
-    let manager = manager::run_with(hub.clone(), informers, shutdown.clone());
-    let install = install::run_with(hub.clone(), informers, shutdown.clone());
-    let annotations = annotation::run_with(hub.clone(), informers, shutdown.clone());
+    let gate = || settings.gate(|s| s.addon_management);
+    let registration = registration::run_with(hub.clone(), informers, gate(), shutdown.clone());
+    let manager = manager::run_with(hub.clone(), informers, gate(), shutdown.clone());
+    let install = install::run_with(hub.clone(), informers, gate(), shutdown.clone());
+    let annotations = annotation::run_with(hub.clone(), informers, gate(), shutdown.clone());
     let discovery = discovery::run_with(hub.clone(), informers, shutdown.clone());
     let healthcheck = healthcheck::run_with(hub, informers, shutdown);
     async move {

@@ -50,6 +50,7 @@ const REPORTED_MAX: usize = 10_000;
 pub fn run_with(
     hub: Client,
     informers: &Informers,
+    gate: crate::runtime::controller::Gate,
     shutdown: Shutdown,
 ) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
     let clusters = informers.store::<ManagedCluster>();
@@ -74,6 +75,7 @@ pub fn run_with(
             Some(ObjectRef::new(addon).within(cluster))
         });
     let run = Runner::new(CONTROLLER, controller)
+        .gated(gate)
         .after(&clusters)
         .after(&addons)
         .after(&csrs)

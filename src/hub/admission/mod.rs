@@ -156,6 +156,8 @@ mod test_support {
         cluster_profile: false,
         clean_up_completed_works: false,
         resource_cleanup: true,
+        manifest_work_replica_set: false,
+        addon_management: true,
     };
 
     /// Allows `verb/resource[/subresource]` for anyone; namespaces terminate when told.

@@ -36,6 +36,12 @@ pub struct Settings {
     /// Upstream's `ResourceCleanup` gate (registration; on unless switched off): a deleted
     /// cluster's works and add-ons are deleted with it ([`crate::hub::registration`]).
     pub resource_cleanup: bool,
+    /// Upstream's `ManifestWorkReplicaSet` gate (work; off unless switched on): replica sets are
+    /// reconciled ([`crate::hub::replicaset`]).
+    pub manifest_work_replica_set: bool,
+    /// Upstream's `AddonManagement` gate (add-on manager; on unless switched off): the add-on
+    /// manager's controllers act ([`crate::hub::addon`]).
+    pub addon_management: bool,
 }
 
 impl Settings {
@@ -51,6 +57,8 @@ impl Settings {
                 cluster_profile: false,
                 clean_up_completed_works: false,
                 resource_cleanup: true,
+                manifest_work_replica_set: false,
+                addon_management: true,
             };
         };
         // An annotation naming no mode is the operator's to report: webhooks meanwhile.
@@ -59,6 +67,12 @@ impl Settings {
         let registration = cm
             .spec
             .registration_configuration
+            .as_ref()
+            .map(|c| c.feature_gates.as_slice())
+            .unwrap_or_default();
+        let addon = cm
+            .spec
+            .add_on_manager_configuration
             .as_ref()
             .map(|c| c.feature_gates.as_slice())
             .unwrap_or_default();
@@ -78,6 +92,8 @@ impl Settings {
             cluster_profile: gate(registration, "ClusterProfile").unwrap_or(false),
             clean_up_completed_works: gate(work, "CleanUpCompletedManifestWork").unwrap_or(false),
             resource_cleanup: gate(registration, "ResourceCleanup").unwrap_or(true),
+            manifest_work_replica_set: gate(work, "ManifestWorkReplicaSet").unwrap_or(false),
+            addon_management: gate(addon, "AddonManagement").unwrap_or(true),
         }
     }
 }
@@ -138,6 +154,40 @@ impl Watched {
     #[must_use]
     pub fn peek(&self) -> Option<Settings> {
         self.0.borrow().clone()
+    }
+
+    /// Each time what `gate` reads of the settings changes (the first read included): what a
+    /// controller following a setting reconciles everything on.
+    pub fn flips<T: PartialEq + Send + 'static>(
+        &self,
+        gate: fn(&Settings) -> T,
+    ) -> impl futures::Stream<Item = ()> + Send + 'static {
+        let rx = self.0.clone();
+        futures::stream::unfold((rx, None::<T>), move |(mut rx, last)| async move {
+            loop {
+                rx.changed().await.ok()?;
+                let now = rx.borrow_and_update().as_ref().map(gate);
+                if now.is_some() && now != last {
+                    return Some(((), (rx, now)));
+                }
+            }
+        })
+    }
+
+    /// Whether the settings, once read, have `gate` on (off until the first read).
+    #[must_use]
+    pub fn on(&self, gate: fn(&Settings) -> bool) -> bool {
+        self.peek().as_ref().is_some_and(gate)
+    }
+
+    /// `gate` of these settings, for a controller to follow ([`crate::runtime::controller::Runner::gated`]).
+    #[must_use]
+    pub fn gate(&self, gate: fn(&Settings) -> bool) -> crate::runtime::controller::Gate {
+        let settings = self.clone();
+        crate::runtime::controller::Gate {
+            on: std::sync::Arc::new(move || settings.on(gate)),
+            flips: Box::pin(self.flips(gate)),
+        }
     }
 
     /// Settings that never change, for tests.
@@ -251,6 +301,8 @@ mod tests {
                 cluster_profile: false,
                 clean_up_completed_works: false,
                 resource_cleanup: true,
+                manifest_work_replica_set: false,
+                addon_management: true,
             }
         );
         let gated = Settings::of(Some(&cm(

@@ -12,12 +12,14 @@ pub mod writer;
 
 use std::sync::Arc;
 
+use futures::StreamExt as _;
 use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt};
 
 use crate::api::cluster::{ManagedCluster, ManagedClusterSet, ManagedClusterSetBinding};
+use crate::hub::admission::settings::{Settings, Watched};
 use crate::hub::managed_namespaces;
 use crate::runtime::Shutdown;
 use crate::runtime::controller::Runner;
@@ -32,6 +34,13 @@ const BINDING_CONTROLLER: &str = "cluster-set binding controller";
 struct SetContext {
     client: Client,
     clusters: Store<ManagedCluster>,
+    /// The ClusterManager's settings: the built-in sets are kept with `DefaultClusterSet` on.
+    settings: Watched,
+}
+
+/// Upstream's `DefaultClusterSet` gate, which runs its default and global set controllers.
+fn builtins_kept(settings: &Settings) -> bool {
+    settings.default_cluster_set
 }
 
 struct BindingContext {
@@ -44,6 +53,7 @@ struct BindingContext {
 pub fn run_with(
     hub: Client,
     informers: &Informers,
+    settings: Watched,
     shutdown: Shutdown,
 ) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
     let (clusters, cluster_events) = informers.feed::<ManagedCluster>();
@@ -64,10 +74,18 @@ pub fn run_with(
                 .collect::<Vec<_>>()
         }
     };
-    // The built-in sets are looked at when they go, and once at start (a set that was never
-    // made is "gone" too): see `recreate`.
-    let builtins = futures::stream::iter(
-        decide::builtin_sets().map(|set| ObjectRef::<ManagedClusterSet>::new(&set.name_any())),
+    // The built-in sets are looked at when they go, once at start and whenever the gate flips (a
+    // set that was never made is "gone" too): see `recreate`.
+    let builtin_refs = || {
+        futures::stream::iter(
+            decide::builtin_sets().map(|set| ObjectRef::<ManagedClusterSet>::new(&set.name_any())),
+        )
+    };
+    let builtins = futures::stream::select(
+        builtin_refs(),
+        settings
+            .flips(builtins_kept)
+            .flat_map(move |()| builtin_refs()),
     );
     let set_controller = Controller::for_shared_stream(set_events, sets.clone())
         .watches_shared_stream(cluster_events, all_sets)
@@ -79,14 +97,15 @@ pub fn run_with(
         .after(&clusters)
         .after(&sets)
         .on_gone({
-            let client = hub.clone();
-            move |set| recreate(client.clone(), set)
+            let (client, settings) = (hub.clone(), settings.clone());
+            move |set| recreate(client.clone(), settings.on(builtins_kept), set)
         })
         .run(
             reconcile_set,
             Arc::new(SetContext {
                 client: hub.clone(),
                 clusters: clusters.clone(),
+                settings,
             }),
             shutdown.clone(),
         );
@@ -126,6 +145,7 @@ async fn reconcile_set(set: Arc<ManagedClusterSet>, ctx: Arc<SetContext>) -> Res
         .into_iter()
         .find(|b| b.name_any() == set.name_any())
         && decide::builtin(&want, Some(&set)) == Builtin::Restore
+        && ctx.settings.on(builtins_kept)
     {
         writer::restore_selector(&api, &want).await?;
         return Ok(Action::await_change());
@@ -142,8 +162,12 @@ async fn reconcile_set(set: Arc<ManagedClusterSet>, ctx: Arc<SetContext>) -> Res
     Ok(Action::await_change())
 }
 
-/// Creates a built-in set that is not there (deleted, or never made); other sets may go.
-async fn recreate(hub: Client, set: ObjectRef<ManagedClusterSet>) {
+/// Creates a built-in set that is not there (deleted, or never made) while `kept`; other sets
+/// may go.
+async fn recreate(hub: Client, kept: bool, set: ObjectRef<ManagedClusterSet>) {
+    if !kept {
+        return;
+    }
     let Some(want) = decide::builtin_sets()
         .into_iter()
         .find(|b| b.name_any() == set.name)

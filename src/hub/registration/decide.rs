@@ -46,7 +46,7 @@ pub enum Action {
     /// `ManagedClusterConditionAvailable=Unknown`: the lease is stale.
     MarkLeaseStale(String),
     /// Fill in what upstream's mutating webhook would have ([`super::defaults`]).
-    FillDefaults(String),
+    FillDefaults(String, bool),
 }
 
 impl Action {
@@ -60,7 +60,7 @@ impl Action {
             | Self::Unregister(c)
             | Self::CreateLease(c)
             | Self::MarkLeaseStale(c)
-            | Self::FillDefaults(c)
+            | Self::FillDefaults(c, _)
             | Self::AutoAccept(c)
             | Self::AutoApprove(_, c)
             | Self::Approve(_, c) => c,
@@ -84,6 +84,8 @@ pub struct Observed<'a> {
     /// `ResourceCleanup` (on unless switched off): a deleted cluster's works and add-ons are
     /// deleted with it.
     pub resource_cleanup: bool,
+    /// `DefaultClusterSet` (on unless switched off): a cluster in no set goes into `default`.
+    pub default_cluster_set: bool,
 }
 
 /// The decision: actions in order, and when to look again (the lease deadline).
@@ -134,8 +136,11 @@ pub fn decide(observed: &Observed<'_>, now: Timestamp) -> Decision {
         return deleting(name, has_finalizer, observed.resource_cleanup);
     }
     let mut actions = vec![];
-    if super::defaults::needed(mc) {
-        actions.push(Action::FillDefaults(name.clone()));
+    if super::defaults::needed(mc, observed.default_cluster_set) {
+        actions.push(Action::FillDefaults(
+            name.clone(),
+            observed.default_cluster_set,
+        ));
     }
     if let Some(users) = observed.auto_approve {
         auto_approval(mc, &name, users, &observed.pending_csrs, &mut actions);
@@ -274,7 +279,7 @@ mod tests {
     /// `defaults.rs`): these fixtures report no availability, so every one would want a hub taint.
     fn decide(observed: &Observed<'_>, now: Timestamp) -> Decision {
         let mut d = super::decide(observed, now);
-        d.actions.retain(|a| !matches!(a, Action::FillDefaults(_)));
+        d.actions.retain(|a| !matches!(a, Action::FillDefaults(..)));
         d
     }
     use crate::api::cluster::{CLUSTER_SET_LABEL, ManagedCluster};
@@ -384,6 +389,7 @@ mod tests {
             granted,
             auto_approve: None,
             resource_cleanup: true,
+            default_cluster_set: true,
         };
         decide(&observed, now)
     }
@@ -435,6 +441,7 @@ mod tests {
                 granted: false,
                 auto_approve: Some(&users),
                 resource_cleanup: true,
+                default_cluster_set: true,
             };
             actions(decide(&observed, at(T0)))
         };
@@ -495,6 +502,7 @@ mod tests {
             granted: true,
             auto_approve: None,
             resource_cleanup: false,
+            default_cluster_set: true,
         };
         assert_eq!(
             actions(decide(&without_cleanup, at(T0))),
@@ -611,6 +619,7 @@ mod tests {
                 granted: false,
                 auto_approve: None,
                 resource_cleanup: true,
+                default_cluster_set: true,
             }
         }
         let now = Timestamp::UNIX_EPOCH;
@@ -618,14 +627,14 @@ mod tests {
         cluster.metadata.labels = None;
         assert_eq!(
             super::decide(&observe(&cluster), now).actions,
-            vec![Action::FillDefaults("c1".into())]
+            vec![Action::FillDefaults("c1".into(), true)]
         );
         let mut taken = accepted("c1");
         taken.spec.taints =
             serde_json::from_value(json!([{"key": "k", "effect": "NoSelect"}])).unwrap();
         assert_eq!(
             super::decide(&observe(&taken), now).actions.first(),
-            Some(&Action::FillDefaults("c1".into()))
+            Some(&Action::FillDefaults("c1".into(), true))
         );
         cluster.metadata.deletion_timestamp =
             Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now));

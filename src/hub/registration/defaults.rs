@@ -1,6 +1,7 @@
 //! What upstream's mutating ManagedCluster webhook fills in, done by the hub controller right
 //! after the write instead (so no mutating webhook is needed): the `default` cluster-set label
-//! when a cluster has none (upstream's `DefaultClusterSet` feature, on by default), and the time
+//! when a cluster has none and `default_set` says so (upstream's `DefaultClusterSet` gate, on by
+//! default), and the time
 //! each taint was added. The admission policy refuses users who set a taint's time themselves
 //! (`crate::operator::cluster_manager::desired::admission`). Also upstream's taint controller:
 //! [`UNREACHABLE_TAINT`] while the cluster's availability is Unknown (or not reported),
@@ -62,22 +63,22 @@ fn taints(mc: &ManagedCluster, now: Timestamp) -> Option<Vec<Taint>> {
     (taints != mc.spec.taints).then_some(taints)
 }
 
-/// Whether `mc` lacks something the hub fills in.
+/// Whether `mc` lacks something the hub fills in (the default set only with `default_set`).
 #[must_use]
-pub fn needed(mc: &ManagedCluster) -> bool {
+pub fn needed(mc: &ManagedCluster, default_set: bool) -> bool {
     mc.metadata.deletion_timestamp.is_none()
-        && (lacks_set(mc) || taints(mc, Timestamp::UNIX_EPOCH).is_some())
+        && ((default_set && lacks_set(mc)) || taints(mc, Timestamp::UNIX_EPOCH).is_some())
 }
 
 /// The merge patch that fills in what `mc` lacks at `now`, guarded by its resourceVersion (a
 /// concurrent write fails it, and the controller looks again), or `None`.
 #[must_use]
-pub fn patch(mc: &ManagedCluster, now: Timestamp) -> Option<Value> {
-    if !needed(mc) {
+pub fn patch(mc: &ManagedCluster, now: Timestamp, default_set: bool) -> Option<Value> {
+    if !needed(mc, default_set) {
         return None;
     }
     let mut patch = json!({"metadata": {"resourceVersion": mc.metadata.resource_version}});
-    if lacks_set(mc) {
+    if default_set && lacks_set(mc) {
         patch["metadata"]["labels"] = json!({CLUSTER_SET_LABEL: DEFAULT_CLUSTER_SET});
     }
     if let Some(taints) = taints(mc, now) {
@@ -107,12 +108,14 @@ mod tests {
     #[test]
     fn a_cluster_without_a_set_goes_to_default() {
         let now = Timestamp::UNIX_EPOCH;
-        let p = patch(&cluster(json!({}), json!([])), now).unwrap();
+        let p = patch(&cluster(json!({}), json!([])), now, true).unwrap();
         assert_eq!(p["metadata"]["labels"][CLUSTER_SET_LABEL], "default");
         assert_eq!(p["metadata"]["resourceVersion"], "7");
         assert!(p.get("spec").is_none());
         let empty = json!({CLUSTER_SET_LABEL: ""});
-        assert!(patch(&cluster(empty, json!([])), now).is_some());
+        assert!(patch(&cluster(empty, json!([])), now, true).is_some());
+        // `DefaultClusterSet` off: left in no set.
+        assert!(patch(&cluster(json!({}), json!([])), now, false).is_none());
     }
 
     #[test]
@@ -123,7 +126,7 @@ mod tests {
             {"key": "a", "effect": "NoSelect", "timeAdded": "2020-01-01T00:00:00Z"},
             {"key": "b", "effect": "NoSelect", "timeAdded": null}
         ]);
-        let p = patch(&cluster(labels, taints), now).unwrap();
+        let p = patch(&cluster(labels, taints), now, true).unwrap();
         assert!(p["metadata"].get("labels").is_none());
         let taints: Vec<Taint> = serde_json::from_value(p["spec"]["taints"].clone()).unwrap();
         assert_eq!(
@@ -138,15 +141,15 @@ mod tests {
         let now = Timestamp::UNIX_EPOCH;
         let labels = json!({CLUSTER_SET_LABEL: "s"});
         let mut mc = cluster(labels, json!([]));
-        assert!(!needed(&mc));
+        assert!(!needed(&mc, true));
         mc.status.as_mut().unwrap().conditions[0].status = "Unknown".into();
-        let p = patch(&mc, now).unwrap();
+        let p = patch(&mc, now, true).unwrap();
         assert_eq!(p["spec"]["taints"][0]["key"], UNREACHABLE_TAINT);
         assert_eq!(p["spec"]["taints"][0]["effect"], "NoSelect");
         mc.spec.taints = serde_json::from_value(p["spec"]["taints"].clone()).unwrap();
-        assert!(!needed(&mc));
+        assert!(!needed(&mc, true));
         mc.status.as_mut().unwrap().conditions[0].status = "False".into();
-        let p = patch(&mc, now).unwrap();
+        let p = patch(&mc, now, true).unwrap();
         let keys: Vec<&str> = p["spec"]["taints"]
             .as_array()
             .unwrap()
@@ -156,7 +159,7 @@ mod tests {
         assert_eq!(keys, [UNAVAILABLE_TAINT]);
         mc.spec.taints = serde_json::from_value(p["spec"]["taints"].clone()).unwrap();
         mc.status = None;
-        let p = patch(&mc, now).unwrap();
+        let p = patch(&mc, now, true).unwrap();
         assert_eq!(p["spec"]["taints"][0]["key"], UNREACHABLE_TAINT);
     }
 
@@ -166,7 +169,7 @@ mod tests {
         let taints =
             json!([{"key": "a", "effect": "NoSelect", "timeAdded": "2020-01-01T00:00:00Z"}]);
         let mc = cluster(labels, taints);
-        assert!(!needed(&mc));
-        assert!(patch(&mc, Timestamp::UNIX_EPOCH).is_none());
+        assert!(!needed(&mc, true));
+        assert!(patch(&mc, Timestamp::UNIX_EPOCH, true).is_none());
     }
 }

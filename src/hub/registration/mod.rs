@@ -87,7 +87,16 @@ pub fn run_with(
                 .get(CLUSTER_NAME_LABEL)
                 .filter(|_| own_csr(&csr))?;
             Some(ObjectRef::new(cluster))
-        });
+        })
+        // Every cluster again when a setting its decision reads changes (a gate switched, the
+        // auto-approved users edited).
+        .reconcile_all_on(settings.flips(|s| {
+            (
+                s.auto_approve.clone(),
+                s.default_cluster_set,
+                s.resource_cleanup,
+            )
+        }));
     let ctx = Arc::new(Context {
         writer: Writer::new(hub),
         csrs: csrs.clone(),
@@ -129,6 +138,7 @@ async fn reconcile(mc: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Requeue
     let granted = lock(&ctx.granted).contains(&name);
     let settings = ctx.settings.peek();
     let resource_cleanup = settings.as_ref().is_none_or(|s| s.resource_cleanup);
+    let default_cluster_set = settings.as_ref().is_none_or(|s| s.default_cluster_set);
     let auto_approve = settings.and_then(|s| s.auto_approve);
     let observed = Observed {
         cluster: &mc,
@@ -137,6 +147,7 @@ async fn reconcile(mc: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Requeue
         granted,
         auto_approve: auto_approve.as_deref(),
         resource_cleanup,
+        default_cluster_set,
     };
     let decision = decide::decide(&observed, k8s_openapi::jiff::Timestamp::now());
     for action in &decision.actions {

@@ -84,7 +84,10 @@ impl Writer {
             }
             Action::AutoAccept(c) => self.auto_accept(c).await.map_err(Error::from),
             Action::CreateLease(c) => self.create_lease(c).await,
-            Action::FillDefaults(c) => self.fill_defaults(c).await.map_err(Error::from),
+            Action::FillDefaults(c, default_set) => self
+                .fill_defaults(c, *default_set)
+                .await
+                .map_err(Error::from),
             Action::MarkLeaseStale(c) => {
                 tracing::info!(cluster = %c, "lease not renewed in time: availability unknown");
                 self.set_conditions(
@@ -464,12 +467,13 @@ impl Writer {
 
     /// Re-reads the cluster (the patch is guarded by the resourceVersion it was decided on
     /// being current) and fills in the defaults.
-    async fn fill_defaults(&self, cluster: &str) -> Result<(), kube::Error> {
+    async fn fill_defaults(&self, cluster: &str, default_set: bool) -> Result<(), kube::Error> {
         let api: Api<ManagedCluster> = Api::all(self.client.clone());
         let Some(mc) = api.get_opt(cluster).await? else {
             return Ok(());
         };
-        let Some(patch) = super::defaults::patch(&mc, k8s_openapi::jiff::Timestamp::now()) else {
+        let now = k8s_openapi::jiff::Timestamp::now();
+        let Some(patch) = super::defaults::patch(&mc, now, default_set) else {
             return Ok(());
         };
         tracing::info!(

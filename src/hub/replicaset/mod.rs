@@ -11,6 +11,7 @@ pub mod writer;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::hub::admission::settings::Watched;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt};
@@ -71,6 +72,7 @@ fn owner(w: &ManifestWork) -> Option<ObjectRef<ManifestWorkReplicaSet>> {
 pub fn run_with(
     hub: Client,
     informers: &Informers,
+    settings: &Watched,
     shutdown: Shutdown,
 ) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
     let (sets, set_events) = informers.feed::<ManifestWorkReplicaSet>();
@@ -96,7 +98,9 @@ pub fn run_with(
             naming(&for_decisions, d.namespace().as_deref(), &placement)
         });
     // Decide only from complete stores: a work not yet listed must not look missing.
+    // Upstream runs its work hub controller only with the gate on.
     let run = Runner::new(CONTROLLER, controller)
+        .gated(settings.gate(|s| s.manifest_work_replica_set))
         .concurrency(CONCURRENCY)
         .after(&sets)
         .after(&works)

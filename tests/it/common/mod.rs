@@ -248,6 +248,12 @@ pub fn token_id() -> String {
 
 /// Serialises tests that change hub-wide singletons (the ClusterManager, the operator namespace,
 /// the bootstrap credential): they share one hub by design.
+/// The flags every real `init` of the shared hub passes, so that none switches off what the
+/// others rely on: upstream's `ManifestWorkReplicaSet` gate (off by default) for the replica-set
+/// tests.
+#[allow(dead_code)] // each test binary uses a different part of this module
+pub const SHARED_HUB_GATES: [&str; 2] = ["--feature-gates", "ManifestWorkReplicaSet=true"];
+
 pub static HUB_SINGLETON: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// A kubeconfig (text) for the hub that authenticates with `token`.

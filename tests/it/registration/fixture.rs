@@ -42,7 +42,8 @@ pub async fn hub() -> String {
         let _hub = common::HUB_SINGLETON.lock().await;
         let mut init = common::clusteradm();
         init.args(["init", "-o", "json", "--kubeconfig"])
-            .arg(common::env().hub);
+            .arg(common::env().hub)
+            .args(common::SHARED_HUB_GATES);
         run(init).await
     };
     assert!(

@@ -161,19 +161,43 @@ async fn counting_client(seen: tokio::sync::watch::Sender<Seen>, applied_path: S
         .build()
 }
 
-/// Resyncs of an unchanged work with an executor send no new SubjectAccessReviews: the answers
-/// are cached until RBAC changes (other tests' RBAC changes may clear it now and then, so only
-/// some pass after the first must have sent none; without the cache every pass sends five).
+/// With `ExecutorValidatingCaches` on, resyncs of an unchanged work with an executor send no new
+/// SubjectAccessReviews: the answers are cached until RBAC changes (other tests' RBAC changes may
+/// clear it now and then, so only some pass after the first must have sent none; without the
+/// cache every pass sends five).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resync_is_answered_from_the_review_cache() {
+    let per_pass = reviews_per_pass("it-work-sarcache", true).await;
+    assert!(
+        per_pass.contains(&0),
+        "every resync sent SubjectAccessReviews again: {per_pass:?} per pass"
+    );
+}
+
+/// With the gate off (upstream's default), every apply asks again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_cache_gate_every_resync_asks_again() {
+    let per_pass = reviews_per_pass("it-work-nocache", false).await;
+    assert!(
+        per_pass.iter().all(|n| *n > 0),
+        "a resync was answered without SubjectAccessReviews: {per_pass:?} per pass"
+    );
+}
+
+/// How many SubjectAccessReviews the agent sent between successive applies of one work with an
+/// executor, resynced every second, with the review cache on or off.
+async fn reviews_per_pass(prefix: &str, caches: bool) -> Vec<usize> {
     const PASSES: usize = 6;
     let _hub = super::hub_lock().await;
-    let c = TestCluster::new("it-work-sarcache").await;
+    let c = TestCluster::new(prefix).await;
     let ns = c.managed_namespace().await;
     runner(&c.managed, &ns, "", "configmaps").await;
     let (seen, mut watch) = tokio::sync::watch::channel(Seen::default());
     let managed = counting_client(seen, format!("/api/v1/namespaces/{ns}/configmaps/cached")).await;
-    let _agent = Agent::start(c.hub.clone(), managed, &c.name, Duration::from_secs(1));
+    let _agent = Agent::start_with(c.hub.clone(), managed, &c.name, |opts| {
+        opts.resync = Duration::from_secs(1);
+        opts.executor_caches = caches;
+    });
 
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
                     "metadata": {"name": "cached", "namespace": ns}});
@@ -189,15 +213,12 @@ async fn a_resync_is_answered_from_the_review_cache() {
         .unwrap_or_else(|_| panic!("the work was not applied {PASSES} times within {WAIT:?}"))
         .unwrap()
         .clone();
-    let per_pass: Vec<usize> = seen
-        .reviews_at_apply
-        .windows(2)
-        .map(|w| w[1] - w[0])
-        .collect();
-    println!("reviews before each apply: {:?}", seen.reviews_at_apply);
-    assert!(
-        per_pass.contains(&0),
-        "every resync sent SubjectAccessReviews again: {:?} before each apply",
+    println!(
+        "reviews before each apply (cache {caches}): {:?}",
         seen.reviews_at_apply
     );
+    seen.reviews_at_apply
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .collect()
 }

@@ -50,6 +50,7 @@ struct Context {
 pub fn run_with(
     hub: Client,
     informers: &Informers,
+    gate: crate::runtime::controller::Gate,
     shutdown: Shutdown,
 ) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
     let clusters = informers.store::<ManagedCluster>();
@@ -90,6 +91,7 @@ pub fn run_with(
         .watches_shared_stream(template_events, move |_| rolled_out(&for_templates))
         .watches_shared_stream(config_events, move |_| rolled_out(&for_configs));
     let run = Runner::new(CONTROLLER, controller)
+        .gated(gate)
         .after(&clusters)
         .after(&addons)
         .after(&cmas)

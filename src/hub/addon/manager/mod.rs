@@ -100,6 +100,7 @@ fn using_config(
 pub fn run_with(
     hub: Client,
     informers: &Informers,
+    gate: crate::runtime::controller::Gate,
     shutdown: Shutdown,
 ) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
     let clusters = informers.store::<ManagedCluster>();
@@ -142,6 +143,7 @@ pub fn run_with(
             Some(ObjectRef::new(addon).within(&cluster))
         });
     let run = Runner::new(CONTROLLER, controller)
+        .gated(gate)
         .after(&clusters)
         .after(&addons)
         .after(&cmas)
