@@ -121,6 +121,7 @@ async fn a_replica_set_follows_its_placement_and_cleans_up() {
         err.contains(&format!("manifestworkreplicaset {ns}/web created")),
         "{out}{err}"
     );
+    assert!(!err.contains("gate is off"), "{err}");
     let found = works(hub, ns, "web", "works on both prod clusters", |f| {
         f.len() == 2
     })

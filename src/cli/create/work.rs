@@ -183,7 +183,28 @@ async fn replicaset(
             "{what} created: the hub keeps a work on each cluster {placement} decides"
         ));
     }
+    if !replica_sets_on(client).await {
+        ctx.printer.warn(
+            "the ClusterManager's ManifestWorkReplicaSet gate is off (upstream's default): no work is made until it is on \
+             (`clusteradm init --feature-gates ManifestWorkReplicaSet=true`, or its workConfiguration.featureGates)",
+        );
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether the hub's ClusterManager switches `ManifestWorkReplicaSet` on (no ClusterManager
+/// readable: assumed on, nothing to say).
+async fn replica_sets_on(client: &kube::Client) -> bool {
+    use crate::api::operator::{CLUSTER_MANAGER_NAME, ClusterManager};
+    match kube::Api::<ClusterManager>::all(client.clone())
+        .get_opt(CLUSTER_MANAGER_NAME)
+        .await
+    {
+        Ok(Some(cm)) => {
+            crate::hub::admission::settings::Settings::of(Some(&cm)).manifest_work_replica_set
+        }
+        _ => true,
+    }
 }
 
 /// `NAMESPACE/NAME` of `--placement`.

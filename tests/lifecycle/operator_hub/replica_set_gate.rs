@@ -34,18 +34,6 @@ async fn works_of(client: &Client, cluster: &str, ns: &str, set: &str) -> Vec<Ma
         .unwrap_or_default()
 }
 
-async fn replica_set(client: &Client, ns: &str, name: &str) {
-    create(
-        client,
-        json!({"apiVersion": "work.open-cluster-management.io/v1alpha1", "kind": "ManifestWorkReplicaSet",
-            "metadata": {"name": name, "namespace": ns},
-            "spec": {"placementRefs": [{"name": "chosen"}],
-                     "manifestWorkTemplate": {"workload": {"manifests": [{"apiVersion": "v1", "kind": "ConfigMap",
-                        "metadata": {"name": name, "namespace": "default"}}]}}}}),
-    )
-    .await;
-}
-
 #[tokio::test]
 async fn replica_sets_are_reconciled_only_with_their_gate_on() {
     let _one_at_a_time = crate::serial().await;
@@ -89,8 +77,22 @@ async fn replica_sets_are_reconciled_only_with_their_gate_on() {
     )
     .await;
 
-    // Off: the set is left alone.
-    replica_set(&client, &ns, "before").await;
+    // Off: the set is left alone, and `create work --replicaset` says why.
+    let manifest = common::temp_file(
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: before, namespace: default}\n",
+    );
+    let mut cmd = common::clusteradm();
+    cmd.args(["create", "work", "before", "--replicaset", "-f"])
+        .arg(&manifest)
+        .args(["--placement", &format!("{ns}/chosen"), "--kubeconfig"])
+        .arg(common::env().hub);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("ManifestWorkReplicaSet gate is off"), "{err}");
     common::never(
         "a work of the set with the gate off",
         Duration::from_secs(4),
