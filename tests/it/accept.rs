@@ -67,6 +67,15 @@ async fn remove(cluster: &str) {
             .unwrap_or_default();
         fixture::wait_deleted(api, cluster, &uid).await;
     }
+    // The hub deletes the cluster's namespace too; a cluster made again under the name is refused
+    // while it terminates (as upstream's webhook does), so wait until it is gone.
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(common::hub().await);
+    if let Ok(Some(ns)) = namespaces.get_opt(cluster).await
+        && ns.metadata.deletion_timestamp.is_some()
+    {
+        let uid = ns.metadata.uid.unwrap_or_default();
+        fixture::wait_deleted(namespaces, cluster, &uid).await;
+    }
 }
 
 /// The cluster is still not accepted; then it is removed.

@@ -14,6 +14,7 @@ use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, P
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::json;
 
+use clusteradm::agent::gates::Gates;
 use clusteradm::agent::registration::rotate::Renewal;
 use clusteradm::agent::work::AppliedNames;
 use clusteradm::agent::work::supervisor::{self, Supervised};
@@ -502,6 +503,27 @@ async fn client_of(secret: &Secret) -> kube::Client {
     kube::Client::try_from(config).unwrap()
 }
 
+/// The work agent and add-on registration of `agent`'s cluster, as `join --in-process` runs them:
+/// beside the work agent, with the credential the cluster's registration agent keeps in its hub
+/// kubeconfig secret, with `gates`.
+fn supervised(agent: &fixture::Agent, managed: &kube::Client, gates: Gates) -> Supervised {
+    Supervised {
+        managed: managed.clone(),
+        management: managed.clone(),
+        namespace: agent.opts.namespace.clone(),
+        cluster: agent.cluster().to_string(),
+        applied_names: AppliedNames::PerHub,
+        addons: true,
+        example_agents: true,
+        gates,
+        // 600 s is the API's minimum lifetime: renew when less than 99 % of it remains instead.
+        addon_renewal: Renewal {
+            expiration_seconds: Some(600),
+            threshold: 0.99,
+        },
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_addon_agent_gets_its_own_hub_identity_and_nothing_more() {
     let agent = fixture::joined(fixture::options(common::managed().await, "it-addon-reg")).await;
@@ -529,24 +551,8 @@ async fn an_addon_agent_gets_its_own_hub_identity_and_nothing_more() {
 
     renew_lease(&managed, &install, &addon).await;
 
-    // As `join --in-process` runs it: beside the work agent, with the credential the cluster's
-    // registration agent keeps in its hub kubeconfig secret.
     let shutdown = Shutdown::new();
-    let supervised = Supervised {
-        managed: managed.clone(),
-        management: managed.clone(),
-        namespace: agent.opts.namespace.clone(),
-        cluster: c.clone(),
-        applied_names: AppliedNames::PerHub,
-        addons: true,
-        example_agents: true,
-        // 600 s is the API's minimum lifetime: renew when less than 99 % of it remains instead.
-        gates: clusteradm::agent::gates::Gates::default(),
-        addon_renewal: Renewal {
-            expiration_seconds: Some(600),
-            threshold: 0.99,
-        },
-    };
+    let supervised = supervised(&agent, &managed, Gates::default());
     tokio::spawn(supervisor::run(supervised, shutdown.clone()));
     let secrets: Api<Secret> = Api::namespaced(managed.clone(), &install);
     let name = format!("{addon}-hub-kubeconfig");
@@ -636,20 +642,11 @@ async fn without_addon_management_the_agent_registers_no_addon() {
     .await;
     register_and_grant(&hub, &c, &addon, &install).await;
     let shutdown = Shutdown::new();
-    let supervised = Supervised {
-        managed: managed.clone(),
-        management: managed.clone(),
-        namespace: agent.opts.namespace.clone(),
-        cluster: c.clone(),
-        applied_names: AppliedNames::PerHub,
-        addons: true,
-        example_agents: false,
-        gates: clusteradm::agent::gates::Gates::from_flags(&["AddonManagement=false"]),
-        addon_renewal: Renewal {
-            expiration_seconds: Some(600),
-            threshold: 0.99,
-        },
-    };
+    let supervised = supervised(
+        &agent,
+        &managed,
+        Gates::from_flags(&["AddonManagement=false"]),
+    );
     tokio::spawn(supervisor::run(supervised, shutdown.clone()));
     let secrets: Api<Secret> = Api::namespaced(managed.clone(), &install);
     let name = format!("{addon}-hub-kubeconfig");

@@ -635,24 +635,9 @@ async fn gates_our_components_would_not_honour_are_refused_before_anything_is_ap
                 "--image",
                 "r.example/clusteradm:v9",
                 "--feature-gates",
-                "ResourceCleanup=false",
+                "CloudEventsDrivers=true",
             ],
-            "ResourceCleanup=false",
-        ),
-        (
-            vec![
-                "join",
-                "--in-process",
-                "--hub-token",
-                "x",
-                "--hub-apiserver",
-                "https://127.0.0.1:1",
-                "--cluster-name",
-                "c1",
-                "--feature-gates",
-                "MultipleHubs=true",
-            ],
-            "MultipleHubs=true",
+            "CloudEventsDrivers=true",
         ),
     ] {
         let (code, _, err) = fixture::on_hub(&args).await;
