@@ -183,6 +183,11 @@ async fn the_agent_moves_to_the_next_hub_when_refused_or_cut_off() {
 
     agent.remove().await;
     hub2.stop().await;
+    // The shared hub leads the admission configurations: the operator tests' hubs must be the
+    // only ones doing so while they run.
+    tokio::task::spawn_blocking(fixture::stop_hub_controller)
+        .await
+        .unwrap();
 }
 
 /// `clusteradm accept` on the hub of `kubeconfig`.

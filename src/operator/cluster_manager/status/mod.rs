@@ -126,12 +126,16 @@ pub fn compute(
     };
     if let Some(v) = validated {
         if v.invalid_gates.is_empty() {
-            set(
-                VALID_FEATURE_GATES,
-                true,
-                "FeatureGatesAllValid",
-                "Feature gates are all valid".into(),
-            );
+            // Known to upstream, so valid; but said when our components run them and would not
+            // honour one (upstream's e2e suite switches ClusterImporter on and needs this True).
+            let ours = in_process.registration || in_process.hub_deployment;
+            let unhonoured = if ours { v.unhonoured_gates() } else { vec![] };
+            let message = if unhonoured.is_empty() {
+                "Feature gates are all valid".to_string()
+            } else {
+                format!("Feature gates are all valid; {}", unhonoured.join("; "))
+            };
+            set(VALID_FEATURE_GATES, true, "FeatureGatesAllValid", message);
         } else {
             set(
                 VALID_FEATURE_GATES,
@@ -395,6 +399,28 @@ mod tests {
         assert_eq!(
             (c.status.as_str(), c.message.as_str()),
             (FALSE, "Unknown feature gates: placement: Banana")
+        );
+
+        // Valid, but said when our components would not honour it.
+        let cm = cluster_manager(
+            "spec: {registrationConfiguration: {featureGates: [{feature: ClusterImporter, mode: Enable}]}}",
+        );
+        let v = validate(&cm).unwrap();
+        let outcome = Outcome::Applied(&v, &applied(1), vec![]);
+        let ours = compute(&cm, &outcome, InProcess::HUB_CONTROLLERS, t(1));
+        let c = find(&ours, VALID_FEATURE_GATES);
+        assert_eq!(c.status, TRUE);
+        assert!(
+            c.message.contains(
+                "ClusterImporter=true is not honoured by this project's hub registration"
+            ),
+            "{}",
+            c.message
+        );
+        let upstream = compute(&cm, &outcome, InProcess::NOTHING, t(1));
+        assert_eq!(
+            find(&upstream, VALID_FEATURE_GATES).message,
+            "Feature gates are all valid"
         );
 
         let cm = cluster_manager("spec: {deployOption: {mode: Hosted}}");

@@ -142,6 +142,25 @@ impl Validated {
             .then_some(self.registration_image.as_str())
     }
 
+    /// The gates switched in the spec that this project's hub components would not honour
+    /// (`Name=true`, with why), as `init` would refuse them ([`crate::api::gates`]).
+    #[must_use]
+    pub fn unhonoured_gates(&self) -> Vec<String> {
+        use crate::api::gates::{Component, refusal};
+        let flags = [
+            (Component::HubRegistration, &self.registration_gates),
+            (Component::HubWork, &self.work_gates),
+        ];
+        flags
+            .into_iter()
+            .flat_map(|(component, list)| list.iter().map(move |flag| (component, flag)))
+            .filter_map(|(component, flag)| {
+                let (name, value) = flag.strip_prefix("--feature-gates=")?.split_once('=')?;
+                refusal(component, name, value == "true")
+            })
+            .collect()
+    }
+
     /// Whether the `ClusterProfile` gate is on (registration; off unless switched on).
     #[must_use]
     pub fn cluster_profile(&self) -> bool {
