@@ -86,7 +86,7 @@ pub const GATES: &[Gate] = &[
         HubRegistration,
         true,
         Works,
-        "on: a cluster in no set goes into `default` (the mutating webhook, or the hub for a cluster written without it) and the hub keeps the `default` and `global` sets (made when missing, their selectors restored); off: neither (tests/lifecycle/operator_hub/default_cluster_set.rs)",
+        "on: a cluster in no set goes into `default` (the mutating webhook, or the hub for a cluster written without it) and the hub keeps the `default` and `global` sets (made when missing, their selectors restored); off: neither (tests/lifecycle/operator_hub/default_cluster_set.rs). With admission by policies, removing a set label is still checked as a move into `default`",
     ),
     gate(
         "V1beta1CSRAPICompatibility",

@@ -84,7 +84,8 @@ pub struct AgentArgs {
     #[arg(long, value_delimiter = ',', value_name = "SECRETS", num_args = 1..)]
     pub bootstrap_kubeconfig_secrets: Vec<String>,
     /// MultipleHubs: seconds without a heartbeat reaching the hub before another is selected
-    #[arg(long, default_value_t = crate::agent::registration::hubs::DEFAULT_TIMEOUT_SECONDS, value_name = "SECONDS")]
+    /// (at least 180, the Klusterlet's minimum: less could leave a healthy hub between beats)
+    #[arg(long, default_value_t = crate::agent::registration::hubs::DEFAULT_TIMEOUT_SECONDS, value_name = "SECONDS", value_parser = clap::value_parser!(u32).range(180..))]
     pub hub_connection_timeout_seconds: u32,
     #[command(flatten)]
     serve: Serve,

@@ -177,8 +177,15 @@ async fn the_agent_moves_to_the_next_hub_when_refused_or_cut_off() {
         "the agent left hub 2 {moved_after:?} after it stopped, before its {TIMEOUT:?} timeout"
     );
     fixture::accept(&c).await;
+    // Hub 1's Available=True may be left from step 1: wait for the agent's new credential first.
+    let hub1_server = server(&common::env().hub);
+    common::eventually("the agent's credential for hub 1", WAIT, || {
+        let hub1_server = hub1_server.clone();
+        let agent = &agent;
+        async move { (hub_of(agent).await == hub1_server).then_some(()) }
+    })
+    .await;
     available(&hub1, &c).await;
-    assert_eq!(hub_of(&agent).await, server(&common::env().hub));
     eprintln!("moved back to hub 1 {moved_after:?} after hub 2 stopped (CSR {new_csr})");
 
     agent.remove().await;

@@ -46,6 +46,8 @@ pub struct Selected {
 pub async fn select(opts: &AgentOptions, hubs: &HubList) -> Result<Selected, Error> {
     let candidates = read_all(opts, hubs).await?;
     let stored = secret::load(opts).await.ok().flatten();
+    let mut refusals = Vec::new();
+    let mut refused_current = None;
     if let Some(current) = stored.as_ref().and_then(|c| {
         candidates
             .iter()
@@ -56,11 +58,19 @@ pub async fn select(opts: &AgentOptions, hubs: &HubList) -> Result<Selected, Err
             Ok(()) => return Ok(current),
             Err(why) => {
                 tracing::info!(cluster = %opts.cluster_name, hub = %current.boot.server, "leaving the current hub: {why}");
+                refusals.push(format!(
+                    "{} ({}): {why}",
+                    current.secret, current.boot.server
+                ));
+                refused_current = Some(current.secret);
             }
         }
     }
-    let mut refusals = Vec::new();
-    for candidate in candidates {
+    // The current hub, just refused, is not asked twice.
+    for candidate in candidates
+        .into_iter()
+        .filter(|c| Some(&c.secret) != refused_current.as_ref())
+    {
         match check(opts, &candidate).await {
             Ok(()) => {
                 tracing::info!(cluster = %opts.cluster_name, secret = %candidate.secret, hub = %candidate.boot.server, "selected the hub");

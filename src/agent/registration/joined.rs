@@ -74,13 +74,17 @@ pub async fn run(
         .as_ref()
         .map(|h| joined_at + h.timeout.max(hubs::GRACE));
     let mut own_cluster = watch_own_cluster(opts, &hub);
+    let mut accepted = false;
     tracing::info!(cluster = %opts.cluster_name, "joined the hub as {}", crate::identity::common_name(&opts.cluster_name, &credential.agent));
     loop {
         tokio::select! {
             () = cancel.cancelled() => return Ok(Exit::Shutdown),
             () = &mut namespaces => {}
             () = sleep_until(next_beat) => {
-                next_beat = match heartbeat(opts, &hub).await {
+                let Some(beat) = beat_until(opts, &hub, leave_at).await else {
+                    return Ok(unreachable(opts, &credential));
+                };
+                next_beat = match beat {
                     Ok(period) => {
                         if std::mem::take(&mut first_beat) {
                             backoff = Backoff::capped(opts.max_backoff);
@@ -133,16 +137,41 @@ pub async fn run(
                 }
             }
             () = sleep_until(leave_at.unwrap_or_else(Instant::now)), if leave_at.is_some() => {
-                let timeout = opts.hubs.as_ref().map_or(0, |h| h.timeout.as_secs());
-                return Ok(Exit::LeaveHub(format!("no heartbeat has reached hub {} for {timeout} s", credential.server)));
+                return Ok(unreachable(opts, &credential));
             }
             Some(mc) = own_cluster.next() => {
-                if !mc.spec.hub_accepts_client {
+                // Only a refusal after an acceptance: `accept` approves the CSR before it sets
+                // `hubAcceptsClient`, so a just-joined agent may see it false for a moment.
+                if mc.spec.hub_accepts_client {
+                    accepted = true;
+                } else if accepted || !first_beat {
                     return Ok(Exit::LeaveHub(format!("hub {} no longer accepts the cluster", credential.server)));
                 }
             }
         }
     }
+}
+
+/// A heartbeat, given up at `leave_at` when there is one (`None` then): a hub that stops
+/// answering must not hold the agent past its connection timeout.
+async fn beat_until(
+    opts: &AgentOptions,
+    hub: &kube::Client,
+    leave_at: Option<Instant>,
+) -> Option<Result<Duration, Error>> {
+    match leave_at {
+        Some(at) => tokio::time::timeout_at(at, heartbeat(opts, hub)).await.ok(),
+        None => Some(heartbeat(opts, hub).await),
+    }
+}
+
+/// Leaving a hub no heartbeat has reached for the connection timeout.
+fn unreachable(opts: &AgentOptions, credential: &HubCredential) -> Exit {
+    let timeout = opts.hubs.as_ref().map_or(0, |h| h.timeout.as_secs());
+    Exit::LeaveHub(format!(
+        "no heartbeat has reached hub {} for {timeout} s",
+        credential.server
+    ))
 }
 
 /// With a list of hubs, the cluster's ManagedCluster as `hub` changes it: a hub that stops

@@ -156,19 +156,17 @@ impl Watched {
         self.0.borrow().clone()
     }
 
-    /// Each time what `gate` reads of the settings changes (the first read included): what a
-    /// controller following a setting reconciles everything on.
-    pub fn flips<T: PartialEq + Send + 'static>(
-        &self,
-        gate: fn(&Settings) -> T,
-    ) -> impl futures::Stream<Item = ()> + Send + 'static {
+    /// Each time the settings change (the first read included): what a controller following a
+    /// setting reconciles everything on. Every change, not only its setting's: the watch folds
+    /// quick changes into one, so an off-and-on again could otherwise pass unseen, and settings
+    /// change rarely.
+    pub fn changes(&self) -> impl futures::Stream<Item = ()> + Send + 'static {
         let rx = self.0.clone();
-        futures::stream::unfold((rx, None::<T>), move |(mut rx, last)| async move {
+        futures::stream::unfold(rx, |mut rx| async move {
             loop {
                 rx.changed().await.ok()?;
-                let now = rx.borrow_and_update().as_ref().map(gate);
-                if now.is_some() && now != last {
-                    return Some(((), (rx, now)));
+                if rx.borrow_and_update().is_some() {
+                    return Some(((), rx));
                 }
             }
         })
@@ -186,7 +184,7 @@ impl Watched {
         let settings = self.clone();
         crate::runtime::controller::Gate {
             on: std::sync::Arc::new(move || settings.on(gate)),
-            flips: Box::pin(self.flips(gate)),
+            flips: Box::pin(self.changes()),
         }
     }
 

@@ -83,9 +83,7 @@ pub fn run_with(
     };
     let builtins = futures::stream::select(
         builtin_refs(),
-        settings
-            .flips(builtins_kept)
-            .flat_map(move |()| builtin_refs()),
+        settings.changes().flat_map(move |()| builtin_refs()),
     );
     let set_controller = Controller::for_shared_stream(set_events, sets.clone())
         .watches_shared_stream(cluster_events, all_sets)

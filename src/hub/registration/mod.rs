@@ -90,13 +90,7 @@ pub fn run_with(
         })
         // Every cluster again when a setting its decision reads changes (a gate switched, the
         // auto-approved users edited).
-        .reconcile_all_on(settings.flips(|s| {
-            (
-                s.auto_approve.clone(),
-                s.default_cluster_set,
-                s.resource_cleanup,
-            )
-        }));
+        .reconcile_all_on(settings.changes());
     let ctx = Arc::new(Context {
         writer: Writer::new(hub),
         csrs: csrs.clone(),
@@ -123,6 +117,11 @@ fn own_csr(csr: &CertificateSigningRequest) -> bool {
 }
 
 async fn reconcile(mc: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Requeue, writer::Error> {
+    // Nothing is decided before the ClusterManager has been read (its first read wakes every
+    // cluster): a default taken meanwhile could clean up what `ResourceCleanup=false` keeps.
+    let Some(settings) = ctx.settings.peek() else {
+        return Ok(Requeue::await_change());
+    };
     let name = mc.name_any();
     let lease = ctx
         .leases
@@ -136,10 +135,9 @@ async fn reconcile(mc: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Requeue
         .filter(|f| f.pending)
         .collect();
     let granted = lock(&ctx.granted).contains(&name);
-    let settings = ctx.settings.peek();
-    let resource_cleanup = settings.as_ref().is_none_or(|s| s.resource_cleanup);
-    let default_cluster_set = settings.as_ref().is_none_or(|s| s.default_cluster_set);
-    let auto_approve = settings.and_then(|s| s.auto_approve);
+    let (resource_cleanup, default_cluster_set) =
+        (settings.resource_cleanup, settings.default_cluster_set);
+    let auto_approve = settings.auto_approve;
     let observed = Observed {
         cluster: &mc,
         pending_csrs,
