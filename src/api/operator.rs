@@ -85,6 +85,16 @@ impl FeatureGate {
     pub fn enabled(&self) -> bool {
         self.mode.unwrap_or_default() == FeatureGateMode::Enable
     }
+
+    /// Whether `gates` switch `name` on or off, if they name it (the last mention wins).
+    #[must_use]
+    pub fn setting(gates: &[Self], name: &str) -> Option<bool> {
+        gates
+            .iter()
+            .rev()
+            .find(|g| g.feature == name)
+            .map(Self::enabled)
+    }
 }
 
 /// State of a feature gate.

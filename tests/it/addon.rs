@@ -333,6 +333,32 @@ fn is_forbidden<T>(result: &Result<T, kube::Error>) -> bool {
     matches!(result, Err(kube::Error::Api(s)) if s.code == 403)
 }
 
+/// A new add-on (names from the prefixes) enabled on `cluster` in a new install namespace, and
+/// its hub side done ([`register_and_grant`]): (add-on, install namespace).
+async fn enabled_and_granted(
+    hub: &kube::Client,
+    cluster: &str,
+    addon_prefix: &str,
+    install_prefix: &str,
+) -> (String, String) {
+    let addon = common::unique(addon_prefix);
+    let install = common::unique(install_prefix);
+    known_addon(&addon).await;
+    succeeds(&[
+        "addon",
+        "enable",
+        "--names",
+        &addon,
+        "--clusters",
+        cluster,
+        "-n",
+        &install,
+    ])
+    .await;
+    register_and_grant(hub, cluster, &addon, &install).await;
+    (addon, install)
+}
+
 /// What the add-on's hub side does: registers an identity on the hub's signer, and grants it
 /// ConfigMaps in the cluster namespace.
 async fn register_and_grant(hub: &kube::Client, cluster: &str, addon: &str, install: &str) {
@@ -530,22 +556,7 @@ async fn an_addon_agent_gets_its_own_hub_identity_and_nothing_more() {
     let c = agent.cluster().to_string();
     let (hub, managed) = (common::hub().await, common::managed().await);
     let me = fixture::cert_client(&agent.hub_secret().await).await;
-    let addon = common::unique("it-hello");
-    let install = common::unique("it-addon-ns");
-    known_addon(&addon).await;
-    succeeds(&[
-        "addon",
-        "enable",
-        "--names",
-        &addon,
-        "--clusters",
-        &c,
-        "-n",
-        &install,
-    ])
-    .await;
-
-    register_and_grant(&hub, &c, &addon, &install).await;
+    let (addon, install) = enabled_and_granted(&hub, &c, "it-hello", "it-addon-ns").await;
 
     let forged = forge_csrs(&me, &c, &addon).await;
 
@@ -626,21 +637,7 @@ async fn without_addon_management_the_agent_registers_no_addon() {
     let agent = fixture::joined(fixture::options(common::managed().await, "it-addon-off")).await;
     let c = agent.cluster().to_string();
     let (hub, managed) = (common::hub().await, common::managed().await);
-    let addon = common::unique("it-hello-off");
-    let install = common::unique("it-addon-off-ns");
-    known_addon(&addon).await;
-    succeeds(&[
-        "addon",
-        "enable",
-        "--names",
-        &addon,
-        "--clusters",
-        &c,
-        "-n",
-        &install,
-    ])
-    .await;
-    register_and_grant(&hub, &c, &addon, &install).await;
+    let (addon, install) = enabled_and_granted(&hub, &c, "it-hello-off", "it-addon-off-ns").await;
     let shutdown = Shutdown::new();
     let supervised = supervised(
         &agent,

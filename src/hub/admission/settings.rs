@@ -82,6 +82,7 @@ impl Settings {
             .as_ref()
             .map(|c| c.feature_gates.as_slice())
             .unwrap_or_default();
+        let gate = FeatureGate::setting;
         Self {
             webhooks: !policies,
             default_cluster_set: gate(registration, "DefaultClusterSet").unwrap_or(true),
@@ -115,15 +116,6 @@ fn auto_approved_users(cm: &ClusterManager) -> Vec<String> {
     } else {
         driver
     }
-}
-
-/// Whether `gates` switch `name` on or off, if they name it.
-fn gate(gates: &[FeatureGate], name: &str) -> Option<bool> {
-    gates
-        .iter()
-        .rev()
-        .find(|g| g.feature == name)
-        .map(FeatureGate::enabled)
 }
 
 /// The settings as last watched: `None` until the ClusterManager has been read once.

@@ -116,13 +116,8 @@ pub fn validate(k: &Klusterlet) -> Result<Validated, Error> {
 /// The hubs to choose from when `MultipleHubs` is on, as upstream's operator reads them: the
 /// `LocalSecrets` list (none when another type is given) and its timeout.
 fn hub_list(reg: &crate::api::operator::KlusterletRegistrationConfiguration) -> Option<HubList> {
-    let on = reg
-        .feature_gates
-        .iter()
-        .rev()
-        .find(|g| g.feature == "MultipleHubs")
-        .is_some_and(crate::api::operator::FeatureGate::enabled);
-    if !on {
+    if crate::api::operator::FeatureGate::setting(&reg.feature_gates, "MultipleHubs") != Some(true)
+    {
         return None;
     }
     let local = reg
