@@ -219,6 +219,10 @@ async fn set(args: SetArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// How often a write of `spec.managedNamespaces` is redone after another writer (the hub's
+/// cluster-set controller updates status right after a set is made) changed the set first.
+const CONFLICT_ATTEMPTS: usize = 5;
+
 /// Adds `namespaces` to the set's `spec.managedNamespaces` (those it has stay), in upstream's lines.
 async fn add_managed_namespaces(
     client: &Client,
@@ -227,35 +231,41 @@ async fn add_managed_namespaces(
     ctx: &Ctx,
 ) -> anyhow::Result<()> {
     let name = set.name_any();
+    let api = Api::<ManagedClusterSet>::all(client.clone());
     println(format!(
         "Processing managed namespaces: [{}]",
         namespaces.join(" ")
     ))?;
-    let mut added = Vec::new();
-    for ns in namespaces {
-        if set.spec.managed_namespaces.iter().any(|m| &m.name == ns) {
-            println(format!(
-                "Managed namespace {ns} already exists in Clusterset {name}"
-            ))?;
-            continue;
+    let mut attempt = 1;
+    let added = loop {
+        let added = merge_managed_namespaces(&mut set, namespaces);
+        if added.is_empty() || ctx.global.dry_run {
+            break added;
         }
-        set.spec
-            .managed_namespaces
-            .push(ManagedNamespace { name: ns.clone() });
-        added.push(ns.as_str());
+        // Replaced on the version read: a concurrent change is a conflict, not lost; it is read
+        // again and merged again.
+        match api.replace(&name, &PostParams::default(), &set).await {
+            Ok(_) => break added,
+            Err(kube::Error::Api(s)) if s.is_conflict() && attempt < CONFLICT_ATTEMPTS => {
+                attempt += 1;
+                set = existing_set(client, &name).await?;
+            }
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("adding managed namespaces to cluster set {name}"));
+            }
+        }
+    };
+    for ns in namespaces.iter().filter(|ns| !added.contains(ns)) {
+        println(format!(
+            "Managed namespace {ns} already exists in Clusterset {name}"
+        ))?;
     }
     if added.is_empty() {
         println(format!(
             "\nAll specified namespaces already exist in Clusterset {name}"
         ))?;
         return Ok(());
-    }
-    if !ctx.global.dry_run {
-        // Replaced on the version read: a concurrent change is a conflict, not lost.
-        Api::<ManagedClusterSet>::all(client.clone())
-            .replace(&name, &PostParams::default(), &set)
-            .await
-            .with_context(|| format!("adding managed namespaces to cluster set {name}"))?;
     }
     println(format!("\nSuccessfully updated Clusterset {name}"))?;
     println(format!(
@@ -268,6 +278,21 @@ async fn add_managed_namespaces(
         set.spec.managed_namespaces.len()
     ))?;
     Ok(())
+}
+
+/// Appends to the set each of `namespaces` it does not manage yet; returns those appended.
+fn merge_managed_namespaces(set: &mut ManagedClusterSet, namespaces: &[String]) -> Vec<String> {
+    let mut added = Vec::new();
+    for ns in namespaces {
+        if set.spec.managed_namespaces.iter().any(|m| &m.name == ns) {
+            continue;
+        }
+        set.spec
+            .managed_namespaces
+            .push(ManagedNamespace { name: ns.clone() });
+        added.push(ns.clone());
+    }
+    added
 }
 
 /// Moves `--clusters` into the set (its label on each).

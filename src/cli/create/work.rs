@@ -114,7 +114,7 @@ async fn replicaset(
     client: &kube::Client,
     ctx: &Ctx,
 ) -> anyhow::Result<ExitCode> {
-    use kube::api::{Api, PostParams};
+    use kube::api::{Api, Patch, PatchParams, PostParams};
 
     use crate::api::work::{
         LocalPlacementReference, ManifestWorkReplicaSet, ManifestWorkReplicaSetSpec,
@@ -171,7 +171,13 @@ async fn replicaset(
         return Ok(ExitCode::SUCCESS);
     }
     if existing.is_some() {
-        api.replace(&args.name, &PostParams::default(), &set)
+        // Only the spec fields this command owns, with no resourceVersion: the hub's status
+        // writes in between are no conflict.
+        let spec = serde_json::json!({ "spec": {
+            "manifestWorkTemplate": { "workload": { "manifests": set.spec.manifest_work_template.workload.manifests } },
+            "placementRefs": set.spec.placement_refs,
+        } });
+        api.patch(&args.name, &PatchParams::default(), &Patch::Merge(&spec))
             .await
             .with_context(|| format!("updating {what}"))?;
         ctx.printer.done(format!("{what} updated"));
