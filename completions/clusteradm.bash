@@ -4405,12 +4405,16 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__operator__subcmd__klusterlet)
-            opts="-v -q -h -V --probe-address --enable-sync-labels --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-v -q -h -V --in-process --probe-address --enable-sync-labels --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --in-process)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 --probe-address)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

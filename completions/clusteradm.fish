@@ -70,7 +70,7 @@ policies\t'ValidatingAdmissionPolicies the API server enforces itself; no webhoo
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l registration-drivers -d 'How clusters register, comma-separated: `csr` (the one driver here; upstream\'s `awsirsa` and `grpc` are refused)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l auto-approved-csr-identities -d 'Bootstrap identities (users) whose clusters the hub accepts and whose certificates it approves without `accept`, comma-separated; with --feature-gates ManagedClusterAutoApproval=true' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l cluster-manager-values-file -d 'Upstream\'s cluster-manager Helm chart values (YAML): they override the flags. Taken: images.registry/tag/imageCredentials, enableSyncLabels, the ClusterManager\'s featureGates and autoApproveUsers; any other key is refused' -r -F
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l output-file -d 'Also write the objects applied to FILE, as a YAML stream (mode 0600: it may hold a credential); with --dry-run, instead of applying them' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l output-file -d 'Also write the objects applied to FILE, as a YAML stream (mode 0600: it may hold a credential, e.g. join\'s bootstrap token, which --dry-run\'s stdout redacts); with --dry-run, instead of applying them' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l resource-qos-class -d 'QoS class of the operator\'s and its components\' containers: Default (small requests), BestEffort (none) or ResourceRequirement (--resource-limits/--resource-requests)' -r -f -a "Default\t'Small requests (2m CPU, 16Mi memory), no limits'
 BestEffort\t'No requests or limits'
 ResourceRequirement\t'The requests and limits given'"
@@ -141,7 +141,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l registrat
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l image-pull-credential-file -d 'A docker config JSON with credentials for the image registry: it goes into Secret open-cluster-management-image-pull-credentials, which the operator copies to the agents' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l klusterlet-values-file -d 'Upstream\'s klusterlet Helm chart values (YAML): they override the flags. Taken: images.registry/tag/imageCredentials, enableSyncLabels, klusterlet.mode (Default or Singleton) and the Klusterlet\'s featureGates; any other key is refused' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -s o -l output -d 'Format of what --dry-run prints: the objects as YAML (the one format; kubectl\'s spelling)' -r -f -a "yaml\t'The objects, as YAML documents'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l output-file -d 'Also write the objects applied to FILE, as a YAML stream (mode 0600: it may hold a credential); with --dry-run, instead of applying them' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l output-file -d 'Also write the objects applied to FILE, as a YAML stream (mode 0600: it may hold a credential, e.g. join\'s bootstrap token, which --dry-run\'s stdout redacts); with --dry-run, instead of applying them' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l resource-qos-class -d 'QoS class of the operator\'s and its components\' containers: Default (small requests), BestEffort (none) or ResourceRequirement (--resource-limits/--resource-requests)' -r -f -a "Default\t'Small requests (2m CPU, 16Mi memory), no limits'
 BestEffort\t'No requests or limits'
 ResourceRequirement\t'The requests and limits given'"
@@ -803,6 +803,8 @@ false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from hub" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -l in-process -d 'Run every Klusterlet\'s registration and work agents in this process instead of deploying them (as `join --in-process` does for its own Klusterlet)' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -l probe-address -d 'Serve /healthz, /readyz and /metrics over plain HTTP on this address (e.g. 0.0.0.0:8000)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from klusterlet" -l enable-sync-labels -d 'Copy the CR\'s labels (but `app` and `open-cluster-management.io*`) to every object the operator makes and to its pods, as upstream\'s operators do with this flag' -r -f -a "true\t''
 false\t''"

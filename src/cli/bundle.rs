@@ -14,7 +14,8 @@ use crate::error::UserError;
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct BundleArgs {
     /// Also write the objects applied to FILE, as a YAML stream (mode 0600: it may hold a
-    /// credential); with --dry-run, instead of applying them
+    /// credential, e.g. join's bootstrap token, which --dry-run's stdout redacts); with --dry-run,
+    /// instead of applying them
     #[arg(long, value_name = "FILE")]
     pub output_file: Option<PathBuf>,
     /// Create the namespaces the install needs; with =false they must exist already

@@ -4,7 +4,7 @@
 //! Order: check the flags (no request) → find and verify the hub CA ([`klusterlet::discovery`])
 //! → preflight against the hub with the bootstrap token ([`crate::join::hub::preflight`]) → only
 //! then touch the managed cluster: apply the plan ([`klusterlet::plan`]) → `--in-process` /
-//! `--wait` → the `accept` hint. `--dry-run` prints the plan (token redacted) and changes nothing.
+//! `--wait` → the `accept` hint. `--dry-run` prints the plan (token redacted; `--output-file` holds it) and changes nothing.
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -409,7 +409,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         registry: args.image_registry.clone(),
         tag,
         single_image: args.image.clone(),
-        bootstrap_kubeconfig: bootstrap.redacted().kubeconfig(),
+        bootstrap_kubeconfig: bootstrap_kubeconfig(&bootstrap, &args, ctx),
         external_managed_kubeconfig: external.map(String::into_bytes),
         external_server_urls,
         feature_gates,
@@ -426,7 +426,6 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         args.bundle.dry_run(&klusterlet::plan(&opts)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    opts.bootstrap_kubeconfig = bootstrap.kubeconfig();
     let objects = args
         .bundle
         .namespaces(&kube.client, klusterlet::plan(&opts)?)
@@ -520,6 +519,16 @@ async fn finish(
     }
     hint();
     running.await
+}
+
+/// The bootstrap kubeconfig the plan holds. The token is in what is applied and in a `--dry-run
+/// --output-file` (mode 0600: the user asked for the objects to apply later), never on stdout.
+fn bootstrap_kubeconfig(bootstrap: &Bootstrap, args: &Args, ctx: &Ctx) -> String {
+    if ctx.global.dry_run && args.bundle.output_file.is_none() {
+        bootstrap.redacted().kubeconfig()
+    } else {
+        bootstrap.kubeconfig()
+    }
 }
 
 async fn wait(

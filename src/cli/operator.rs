@@ -26,7 +26,12 @@ pub enum Which {
     /// Run the ClusterManager operator: install and keep the hub components as the ClusterManager asks
     Hub,
     /// Run the Klusterlet operator: install and keep the agents as the Klusterlet asks
-    Klusterlet,
+    Klusterlet {
+        /// Run every Klusterlet's registration and work agents in this process instead of
+        /// deploying them (as `join --in-process` does for its own Klusterlet)
+        #[arg(long)]
+        in_process: bool,
+    },
 }
 
 /// Runs `operator`.
@@ -36,7 +41,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     super::controller::start(&args.serve, &kube, &shutdown).await?;
     let which = match args.which {
         Which::Hub => "ClusterManager",
-        Which::Klusterlet => "Klusterlet",
+        Which::Klusterlet { .. } => "Klusterlet",
     };
     ctx.printer.info(format!(
         "running the {which} operator against {} (context {}); Ctrl-C to stop",
@@ -58,14 +63,19 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             )
             .await?;
         }
-        Which::Klusterlet => {
+        Which::Klusterlet { in_process } => {
             let opts = crate::operator::klusterlet::Options {
                 cleanup_timeout: ctx.global.timeout,
                 sync_labels: args.enable_sync_labels,
                 ..Default::default()
             };
-            inprocess::klusterlet::run_operator(kube.client.clone(), opts, shutdown, waiting)
-                .await?;
+            let client = kube.client.clone();
+            if in_process {
+                inprocess::klusterlet::run_operator_hosting(client, opts, shutdown, waiting)
+                    .await?;
+            } else {
+                inprocess::klusterlet::run_operator(client, opts, shutdown, waiting).await?;
+            }
         }
     }
     ctx.printer.done(format!("{which} operator stopped"));

@@ -67,15 +67,14 @@ pub async fn run(
         },
         own,
     );
-    let opts = Options {
-        in_process: InProcess {
-            registration: true,
-            work: true,
+    let opts = hosting(
+        Options {
+            cleanup_timeout: config.cleanup_timeout,
+            sync_labels: config.sync_labels,
+            ..Options::default()
         },
-        cleanup_timeout: config.cleanup_timeout,
-        agents: Some(host),
-        sync_labels: config.sync_labels,
-    };
+        host,
+    );
     let operator = async {
         let result = run_operator(config.managed, opts, token.clone(), waiting).await;
         token.cancel();
@@ -269,6 +268,32 @@ impl AgentHost for Host {
             token.cancel();
         }
     }
+}
+
+/// The operator's options when `host` runs every Klusterlet's agents: it deploys none.
+fn hosting(mut opts: Options, host: Arc<Host>) -> Options {
+    opts.in_process = InProcess {
+        registration: true,
+        work: true,
+    };
+    opts.agents = Some(host);
+    opts
+}
+
+/// `clusteradm operator klusterlet --in-process`: the operator with every Klusterlet's agents in
+/// this process (none of its own, unlike `join --in-process`), until `shutdown` is cancelled.
+pub async fn run_operator_hosting(
+    client: Client,
+    opts: Options,
+    shutdown: Shutdown,
+    waiting: impl FnOnce(&str),
+) -> anyhow::Result<()> {
+    let token = shutdown.child_token();
+    let host = Arc::new(Host::new(client.clone(), token.clone()));
+    let result = run_operator(client, hosting(opts, host), token.clone(), waiting).await;
+    // The agents stop with the operator.
+    token.cancel();
+    result
 }
 
 /// `clusteradm operator klusterlet`: the operator alone, until `shutdown` is cancelled.

@@ -1,6 +1,7 @@
 //! Our Helm charts (`templates/charts/`, generated from the install plans) against the commands:
 //! `helm template` with some values gives exactly the objects `init --dry-run` / `join --dry-run`
 //! give with the matching flags. Needs `helm` (`HELM`, which `scripts/control-plane env` sets).
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
@@ -165,10 +166,12 @@ async fn the_klusterlet_chart_renders_what_join_applies() {
         let bootstrap = base64::engine::general_purpose::STANDARD
             .decode(bootstrap)
             .unwrap();
-        let bootstrap = common::temp_file(
-            "bootstrap.kubeconfig",
-            std::str::from_utf8(&bootstrap).unwrap(),
+        let bootstrap = std::str::from_utf8(&bootstrap).unwrap();
+        assert!(
+            !bootstrap.contains(&token) && bootstrap.contains("<redacted>"),
+            "--dry-run prints no token: {bootstrap}"
         );
+        let bootstrap = common::temp_file("bootstrap.kubeconfig", bootstrap);
         let external = of("Klusterlet")["spec"]["externalServerURLs"][0]["url"].clone();
         let set = format!(
             "clusterName={cluster},externalServerURL={}{values}",
@@ -179,4 +182,31 @@ async fn the_klusterlet_chart_renders_what_join_applies() {
         assert_eq!(command.len(), 10, "{flags:?}");
         pretty_assertions::assert_eq!(chart, command);
     }
+
+    // Asked for the objects to apply later, the user gets the token, in a private file only.
+    let file = common::temp_file("unused", "").with_file_name("join.yaml");
+    let mut args = join.to_vec();
+    args.extend(["--output-file", file.to_str().unwrap()]);
+    let printed = dry_run(&args, &env.managed).await;
+    assert!(
+        printed.is_empty(),
+        "the objects go to the file: {printed:?}"
+    );
+    let written = objects(&std::fs::read_to_string(&file).unwrap(), "--output-file");
+    let bootstrap = written
+        .iter()
+        .find(|o| o["metadata"]["name"] == "bootstrap-hub-kubeconfig")
+        .unwrap()["data"]["kubeconfig"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let bootstrap = base64::engine::general_purpose::STANDARD
+        .decode(bootstrap)
+        .unwrap();
+    assert!(
+        String::from_utf8(bootstrap).unwrap().contains(&token),
+        "the file holds the bootstrap token"
+    );
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
 }
