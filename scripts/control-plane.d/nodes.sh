@@ -125,6 +125,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   # Lowering oom_score_adj needs CAP_SYS_RESOURCE, which these machines do not grant.
   restrict_oom_score_adj = true
   enable_selinux = false
+  # Registry mirrors: <registry>/hosts.toml files, read at each pull (`registry-mirror`).
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "$d/registries"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$d/cni"
@@ -143,6 +146,15 @@ TOML
     ((SECONDS < deadline)) || die "containerd ($c) not answering after 30 s"
     sleep 0.2 # polling a starting process: there is no event to wait on
   done
+}
+
+# Points the node's pulls from <registry> (e.g. quay.io) at a mirror on this machine (an
+# http://127.0.0.1:PORT scripts/registry): the node reaches no registry outside.
+node_mirror() { # cluster registry url
+  local dir
+  dir=$(node_dir "$1")/registries/$2
+  mkdir -p "$dir"
+  printf 'server = "https://%s"\n\n[host."%s"]\n  capabilities = ["pull", "resolve"]\n' "$2" "$3" >"$dir/hosts.toml"
 }
 
 # Loads an OCI archive into a node's containerd, for the kubelet (namespace k8s.io).

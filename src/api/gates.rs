@@ -14,6 +14,8 @@ pub enum Component {
     HubWork,
     /// The ClusterManager's `addOnManagerConfiguration`.
     HubAddOnManager,
+    /// The ClusterManager's `placementConfiguration`.
+    HubPlacement,
     /// The Klusterlet's `registrationConfiguration`.
     SpokeRegistration,
     /// The Klusterlet's `workConfiguration`.
@@ -26,6 +28,7 @@ impl Component {
             Self::HubRegistration => "hub registration",
             Self::HubWork => "hub work",
             Self::HubAddOnManager => "hub add-on manager",
+            Self::HubPlacement => "hub placement",
             Self::SpokeRegistration => "klusterlet registration",
             Self::SpokeWork => "klusterlet work",
         }
@@ -76,7 +79,9 @@ const fn gate(
 
 use std::fmt::Write as _;
 
-use Component::{HubAddOnManager, HubRegistration, HubWork, SpokeRegistration, SpokeWork};
+use Component::{
+    HubAddOnManager, HubPlacement, HubRegistration, HubWork, SpokeRegistration, SpokeWork,
+};
 use Here::{Inert, NotImplemented, Works};
 
 /// Every gate upstream v1.3.1 defines for the hub and the klusterlet.
@@ -201,6 +206,13 @@ pub const GATES: &[Gate] = &[
         "on: executor access reviews are cached and forgotten on RBAC changes (src/agent/work/executor_cache.rs); off: every apply asks again, as upstream's (tests/it/work/executor.rs)",
     ),
     gate(
+        "PlacementDebugServer",
+        HubPlacement,
+        false,
+        NotImplemented,
+        "upstream's placement debug endpoint (`/debug/placements/`, a sidecar of its placement pod behind Service `cluster-manager-placement`) is not served: `clusteradm get placements NAME --explain` answers the same question from the command line, with the hub's own scheduler (tests/it/placement.rs). Written into a ClusterManager (upstream's Helm chart does), it is named in `ValidFeatureGates`' message, with upstream's images too (this operator does not add upstream's sidecar)",
+    ),
+    gate(
         "RawFeedbackJsonString",
         SpokeWork,
         false,
@@ -232,17 +244,33 @@ pub fn refusal(component: Component, name: &str, on: bool) -> Option<String> {
 /// routes them.
 #[must_use]
 pub fn hub_refusal(gates: &[(String, bool)]) -> Option<String> {
-    use crate::operator::cluster_manager::validate::{ADDON_GATES, WORK_GATES};
-    gates.iter().find_map(|(name, on)| {
-        let component = if WORK_GATES.contains(&name.as_str()) {
-            HubWork
-        } else if ADDON_GATES.contains(&name.as_str()) {
-            HubAddOnManager
-        } else {
-            HubRegistration
-        };
-        refusal(component, name, *on)
-    })
+    gates
+        .iter()
+        .find_map(|(name, on)| refusal(hub_component(name), name, *on))
+}
+
+/// The ClusterManager component a hub gate named `name` is set on: the one that knows it, else
+/// registration (where the operator reports an unknown gate rather than dropping it).
+#[must_use]
+pub fn hub_component(name: &str) -> Component {
+    use crate::operator::cluster_manager::validate::{ADDON_GATES, PLACEMENT_GATES, WORK_GATES};
+    if WORK_GATES.contains(&name) {
+        HubWork
+    } else if ADDON_GATES.contains(&name) {
+        HubAddOnManager
+    } else if PLACEMENT_GATES.contains(&name) {
+        HubPlacement
+    } else {
+        HubRegistration
+    }
+}
+
+/// Whether gate `name` needs something upstream's operator deploys and this one does not, so it
+/// is not honoured with upstream's images either: the placement debug server, a sidecar of
+/// upstream's placement pod.
+#[must_use]
+pub fn not_deployed_by_this_operator(name: &str) -> bool {
+    hub_component(name) == HubPlacement
 }
 
 /// The first of `gates` our klusterlet would not honour (`join` sets each on both agents).
@@ -285,6 +313,8 @@ mod tests {
     fn what_is_not_honoured_is_refused_and_the_rest_passes() {
         assert!(refusal(HubRegistration, "ClusterImporter", true).is_some());
         assert!(refusal(HubRegistration, "ClusterImporter", false).is_none());
+        assert!(refusal(HubPlacement, "PlacementDebugServer", true).is_some());
+        assert!(hub_refusal(&[("PlacementDebugServer".into(), true)]).is_some());
         assert!(refusal(HubRegistration, "ClusterProfile", true).is_none());
         assert!(refusal(HubRegistration, "ResourceCleanup", false).is_none());
         assert!(refusal(HubRegistration, "ManagedClusterAutoApproval", true).is_none());
@@ -314,12 +344,13 @@ mod tests {
     #[test]
     fn every_gate_the_operator_knows_is_in_the_table() {
         use crate::operator::cluster_manager::validate::{
-            ADDON_GATES, REGISTRATION_GATES, WORK_GATES,
+            ADDON_GATES, PLACEMENT_GATES, REGISTRATION_GATES, WORK_GATES,
         };
         for (component, known) in [
             (HubRegistration, REGISTRATION_GATES),
             (HubWork, WORK_GATES),
             (HubAddOnManager, ADDON_GATES),
+            (HubPlacement, PLACEMENT_GATES),
         ] {
             for name in known {
                 assert!(

@@ -129,28 +129,29 @@ pub fn read_checked(
 }
 
 /// Refuses the gate settings (from the flags and a values file) our components would not honour,
-/// when they are what runs (`ours`: `--in-process` or `--image`); `refusal` is the hub's or the
-/// klusterlet's ([`crate::api::gates`]).
+/// when they are what runs (`ours`: `--in-process` or `--image`), and those this operator would
+/// not deploy with upstream's images either; `refusal` is the hub's or the klusterlet's
+/// ([`crate::api::gates`]).
 fn check_gates(
     ours: bool,
     flags: &[(String, bool)],
     file: Option<&Values>,
     refusal: fn(&[(String, bool)]) -> Option<String>,
 ) -> anyhow::Result<()> {
-    if !ours {
-        return Ok(());
-    }
+    // With upstream's images only what this operator does not deploy is refused.
     let gates: Vec<(String, bool)> = flags
         .iter()
         .chain(file.iter().flat_map(|v| v.feature_gates.iter()))
+        .filter(|(name, _)| ours || crate::api::gates::not_deployed_by_this_operator(name))
         .cloned()
         .collect();
     match refusal(&gates) {
-        Some(why) => Err(UserError::new(
+        Some(why) if ours => Err(UserError::new(
             why,
             "drop the gate, or run upstream's images (no --in-process or --image), which implement it",
         )
         .into()),
+        Some(why) => Err(UserError::new(why, "drop the gate").into()),
         None => Ok(()),
     }
 }

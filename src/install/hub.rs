@@ -191,26 +191,25 @@ pub fn plan(opts: &InitOptions) -> Result<Vec<DynamicObject>, render::Error> {
 /// `DefaultClusterSet` on (as upstream) plus `--feature-gates`.
 #[must_use]
 pub fn cluster_manager(opts: &InitOptions) -> ClusterManager {
-    use crate::operator::cluster_manager::validate::{ADDON_GATES, WORK_GATES};
+    use crate::api::gates::{Component, hub_component};
     // Each gate goes to the component that knows it; an unknown one goes to registration, where
     // the operator reports it (ValidFeatureGates=False) rather than dropping it silently.
     let mut registration = vec![FeatureGate {
         feature: "DefaultClusterSet".into(),
         mode: Some(FeatureGateMode::Enable),
     }];
-    let (mut work, mut addon) = (Vec::new(), Vec::new());
+    let (mut work, mut addon, mut placement) = (Vec::new(), Vec::new(), Vec::new());
     for (name, on) in &opts.feature_gates {
         let mode = if *on {
             FeatureGateMode::Enable
         } else {
             FeatureGateMode::Disable
         };
-        let gates = if WORK_GATES.contains(&name.as_str()) {
-            &mut work
-        } else if ADDON_GATES.contains(&name.as_str()) {
-            &mut addon
-        } else {
-            &mut registration
+        let gates = match hub_component(name) {
+            Component::HubWork => &mut work,
+            Component::HubAddOnManager => &mut addon,
+            Component::HubPlacement => &mut placement,
+            _ => &mut registration,
         };
         gates.retain(|g: &FeatureGate| &g.feature != name);
         gates.push(FeatureGate {
@@ -251,6 +250,9 @@ pub fn cluster_manager(opts: &InitOptions) -> ClusterManager {
                     feature_gates: addon,
                 },
             ),
+            placement_configuration: (!placement.is_empty()).then_some(FeatureGatesConfiguration {
+                feature_gates: placement,
+            }),
             resource_requirement: opts.resource_requirement.clone(),
             ..Default::default()
         },
@@ -417,6 +419,7 @@ mod tests {
             ("ManifestWorkReplicaSet".into(), true),
             ("AddonManagement".into(), false),
             ("ManagedClusterAutoApproval".into(), true),
+            ("PlacementDebugServer".into(), false),
         ];
         let spec = cluster_manager(&o).spec;
         let names = |g: &[FeatureGate]| g.iter().map(|g| g.feature.clone()).collect::<Vec<_>>();
@@ -427,6 +430,10 @@ mod tests {
         assert_eq!(
             names(&spec.add_on_manager_configuration.unwrap().feature_gates),
             ["AddonManagement"]
+        );
+        assert_eq!(
+            names(&spec.placement_configuration.unwrap().feature_gates),
+            ["PlacementDebugServer"]
         );
         assert_eq!(
             names(&spec.registration_configuration.unwrap().feature_gates),

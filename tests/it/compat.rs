@@ -639,6 +639,17 @@ async fn gates_our_components_would_not_honour_are_refused_before_anything_is_ap
             ],
             "CloudEventsDrivers=true",
         ),
+        // Upstream's operator adds the placement debug server's sidecar; this one does not, so
+        // it is refused with upstream's images too.
+        (
+            vec![
+                "init",
+                "--dry-run",
+                "--feature-gates",
+                "PlacementDebugServer=true",
+            ],
+            "PlacementDebugServer=true",
+        ),
     ] {
         let (code, _, err) = fixture::on_hub(&args).await;
         assert_eq!(code, 1, "{args:?}: {err}");

@@ -505,6 +505,7 @@ async fn unjoin_without_a_terminal_proceeds_as_upstreams_and_says_so() {
     assert_nothing_joined(&managed).await;
 }
 
+mod in_process_operator;
 mod operator_loop;
 mod upgrade;
 

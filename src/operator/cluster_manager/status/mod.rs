@@ -129,7 +129,7 @@ pub fn compute(
             // Known to upstream, so valid; but said when our components run them and would not
             // honour one (upstream's e2e suite switches ClusterImporter on and needs this True).
             let ours = in_process.registration || in_process.hub_deployment;
-            let unhonoured = if ours { v.unhonoured_gates() } else { vec![] };
+            let unhonoured = v.unhonoured_gates(ours);
             let message = if unhonoured.is_empty() {
                 "Feature gates are all valid".to_string()
             } else {
@@ -422,6 +422,28 @@ mod tests {
             find(&upstream, VALID_FEATURE_GATES).message,
             "Feature gates are all valid"
         );
+
+        // Upstream's chart switches the placement debug server on: named with either images,
+        // since this operator deploys upstream's sidecar neither.
+        let cm = cluster_manager(
+            "spec: {placementConfiguration: {featureGates: [{feature: PlacementDebugServer, mode: Enable}]}}",
+        );
+        let v = validate(&cm).unwrap();
+        let outcome = Outcome::Applied(&v, &applied(1), vec![]);
+        for in_process in [InProcess::HUB_CONTROLLERS, InProcess::NOTHING] {
+            let c = find(
+                &compute(&cm, &outcome, in_process, t(1)),
+                VALID_FEATURE_GATES,
+            )
+            .clone();
+            assert_eq!(c.status, TRUE);
+            assert!(
+                c.message
+                    .contains("PlacementDebugServer=true is not honoured"),
+                "{}",
+                c.message
+            );
+        }
 
         let cm = cluster_manager("spec: {deployOption: {mode: Hosted}}");
         let e = validate(&cm).unwrap_err();

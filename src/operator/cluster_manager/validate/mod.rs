@@ -36,7 +36,7 @@ pub const WORK_GATES: &[&str] = &[
 /// Gates the add-on manager knows (upstream `DefaultHubAddonManagerFeatureGates`).
 pub const ADDON_GATES: &[&str] = &["AddonManagement"];
 /// Upstream defines no placement gates.
-pub const PLACEMENT_GATES: &[&str] = &[];
+pub const PLACEMENT_GATES: &[&str] = &["PlacementDebugServer"];
 
 /// Why a spec cannot be acted on.
 #[derive(Debug, thiserror::Error)]
@@ -142,17 +142,22 @@ impl Validated {
             .then_some(self.registration_image.as_str())
     }
 
-    /// The gates switched in the spec that this project's hub components would not honour
-    /// (`Name=true`, with why), as `init` would refuse them ([`crate::api::gates`]).
+    /// The gates switched in the spec that would not be honoured (`Name=true`, with why), as
+    /// `init` would refuse them ([`crate::api::gates`]): with `ours`, by this project's hub
+    /// components; else by this operator deploying upstream's.
     #[must_use]
-    pub fn unhonoured_gates(&self) -> Vec<String> {
+    pub fn unhonoured_gates(&self, ours: bool) -> Vec<String> {
         use crate::api::gates::{Component, refusal};
         let flags = [
             (Component::HubRegistration, &self.registration_gates),
             (Component::HubWork, &self.work_gates),
+            (Component::HubPlacement, &self.placement_gates),
         ];
         flags
             .into_iter()
+            // Upstream's components honour their gates, but the placement debug server is a
+            // sidecar its operator adds, which this one does not.
+            .filter(|(component, _)| ours || *component == Component::HubPlacement)
             .flat_map(|(component, list)| list.iter().map(move |flag| (component, flag)))
             .filter_map(|(component, flag)| {
                 let (name, value) = flag.strip_prefix("--feature-gates=")?.split_once('=')?;
