@@ -58,6 +58,20 @@ async fn helm_template(name: &str, values: &[&str]) -> Vec<Value> {
     objects(&String::from_utf8_lossy(&out.stdout), "helm template")
 }
 
+/// The kubeconfig in join's bootstrap secret among `objects`.
+fn bootstrap_kubeconfig(objects: &[Value]) -> String {
+    let encoded = objects
+        .iter()
+        .find(|o| o["metadata"]["name"] == "bootstrap-hub-kubeconfig")
+        .unwrap()["data"]["kubeconfig"]
+        .as_str()
+        .unwrap();
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .unwrap();
+    String::from_utf8(decoded).unwrap()
+}
+
 /// `clusteradm <args> --dry-run`'s objects.
 async fn dry_run(args: &[&str], kubeconfig: &Path) -> Vec<Value> {
     let mut cmd = common::clusteradm();
@@ -156,17 +170,7 @@ async fn the_klusterlet_chart_renders_what_join_applies() {
         // What join derives from the clusters (its bootstrap kubeconfig, the managed cluster's
         // server) goes to the chart as values.
         let of = |kind: &str| command.iter().find(|o| o["kind"] == kind).unwrap().clone();
-        let bootstrap = command
-            .iter()
-            .find(|o| o["metadata"]["name"] == "bootstrap-hub-kubeconfig")
-            .unwrap()["data"]["kubeconfig"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        let bootstrap = base64::engine::general_purpose::STANDARD
-            .decode(bootstrap)
-            .unwrap();
-        let bootstrap = std::str::from_utf8(&bootstrap).unwrap();
+        let bootstrap = &bootstrap_kubeconfig(&command);
         assert!(
             !bootstrap.contains(&token) && bootstrap.contains("<redacted>"),
             "--dry-run prints no token: {bootstrap}"
@@ -193,18 +197,8 @@ async fn the_klusterlet_chart_renders_what_join_applies() {
         "the objects go to the file: {printed:?}"
     );
     let written = objects(&std::fs::read_to_string(&file).unwrap(), "--output-file");
-    let bootstrap = written
-        .iter()
-        .find(|o| o["metadata"]["name"] == "bootstrap-hub-kubeconfig")
-        .unwrap()["data"]["kubeconfig"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let bootstrap = base64::engine::general_purpose::STANDARD
-        .decode(bootstrap)
-        .unwrap();
     assert!(
-        String::from_utf8(bootstrap).unwrap().contains(&token),
+        bootstrap_kubeconfig(&written).contains(&token),
         "the file holds the bootstrap token"
     );
     let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
