@@ -651,3 +651,42 @@ async fn a_klusterlet_without_a_cluster_name_keeps_the_name_its_agent_stored() {
         .await
         .unwrap();
 }
+
+/// The agent waits for a missing bootstrap secret by watching it: written while the agent's
+/// backoff is long (here after 12 s, when the next retry is seconds away), registration starts at
+/// once. (Upstream's e2e "Update klusterlet CR namespace" copies the secret after the agent
+/// starts and approves the CSR it expects a few seconds later.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bootstrap_secret_written_late_is_used_at_once() {
+    let token = fixture::hub().await;
+    let mut opts = fixture::options(common::managed().await, "it-late");
+    opts.max_backoff = Duration::from_secs(60);
+    let agent = fixture::start_with_secrets(opts, &[]).await;
+    // The scenario, not a synchronisation: the secret arrives while the agent backs off
+    // (jittered retries near 0, 1.5, 4.5, 10 and 19 s).
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    let bootstrap = common::hub_kubeconfig_with_token(&token);
+    let secret: Secret = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": agent.opts.bootstrap_secret},
+        "stringData": {"kubeconfig": bootstrap},
+    }))
+    .unwrap();
+    Api::<Secret>::namespaced(agent.opts.managed.clone(), &agent.opts.namespace)
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+    let written = Instant::now();
+    let clusters: Api<ManagedCluster> = Api::all(common::hub().await);
+    common::eventually(
+        "the cluster to register",
+        Duration::from_secs(30),
+        || async { clusters.get_opt(agent.cluster()).await.unwrap() },
+    )
+    .await;
+    let took = written.elapsed();
+    assert!(
+        took < Duration::from_secs(3),
+        "registered {took:?} after the secret was written: the agent waited out its backoff"
+    );
+    agent.remove().await;
+}

@@ -192,6 +192,16 @@ pub async fn run(opts: AgentOptions, shutdown: Shutdown) -> anyhow::Result<()> {
             Err(e) => {
                 let delay = backoff.next_delay();
                 tracing::warn!(cluster = %opts.cluster_name, "registration: {}; retrying in {delay:?}", crate::runtime::report::chain(&e));
+                if let Error::BootstrapMissing { namespace, name } = &e {
+                    // Whoever writes the secret (join, the operator, a copy) is not kept waiting
+                    // for the backoff: its arrival starts the next pass.
+                    tokio::select! {
+                        () = shutdown.cancelled() => break,
+                        () = bootstrap_written(&opts.management, namespace, name) => {}
+                        () = tokio::time::sleep(delay) => {}
+                    }
+                    continue;
+                }
                 delay
             }
         };
@@ -201,6 +211,23 @@ pub async fn run(opts: AgentOptions, shutdown: Shutdown) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Returns once secret `namespace/name` holds a kubeconfig (a watch on it); never, if the watch
+/// fails (the caller's backoff bounds the wait).
+async fn bootstrap_written(client: &kube::Client, namespace: &str, name: &str) {
+    let secrets: kube::Api<k8s_openapi::api::core::v1::Secret> =
+        kube::Api::namespaced(client.clone(), namespace);
+    let written = |s: Option<&k8s_openapi::api::core::v1::Secret>| {
+        s.and_then(|s| secret::field(s, bootstrap::KUBECONFIG_KEY))
+            .is_some()
+    };
+    if kube::runtime::wait::await_condition(secrets, name, written)
+        .await
+        .is_err()
+    {
+        std::future::pending::<()>().await;
+    }
 }
 
 /// One pass: get a credential (stored or bootstrapped), then stay joined with it. With a list
