@@ -39,12 +39,16 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
 
     // init: the operator pod, then the hub pod, Ready.
     let t = Instant::now();
+    // NilExecutorValidating, as upstream's e2e suite runs: the add-on manager's works below
+    // must pass the work webhook's executor check.
     let init = clusteradm(&[
         "init",
         "--image",
         &env.image,
         "--kubeconfig",
         hub_kc,
+        "--feature-gates",
+        "NilExecutorValidating=true",
         "--wait",
     ]);
     ready_pod(

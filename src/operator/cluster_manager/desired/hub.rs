@@ -65,6 +65,11 @@ fn extra_rules() -> Vec<PolicyRule> {
             &["addondeploymentconfigs", "addontemplates"],
             &["get", "list", "watch"],
         ),
+        // The works the add-on manager and the replica-set controller write pass the work
+        // webhook's executor check (`execute-as`, asked for the default executor too under
+        // NilExecutorValidating): upstream grants it to its work controller, and to its add-on
+        // manager for the default executor (`…-work-executor-admin:webhook`).
+        rule(&[WORK], &["manifestworks"], &["execute-as"]),
         rule(&[WORK], &["manifestworkreplicasets"], MANAGE),
         rule(
             &[WORK],
