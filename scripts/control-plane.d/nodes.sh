@@ -125,7 +125,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   # Lowering oom_score_adj needs CAP_SYS_RESOURCE, which these machines do not grant.
   restrict_oom_score_adj = true
   enable_selinux = false
-  # Registry mirrors: <registry>/hosts.toml files, read at each pull (`registry-mirror`).
+  # Registry mirrors: REGISTRY/hosts.toml files, read at each pull (see registry-mirror).
   [plugins."io.containerd.grpc.v1.cri".registry]
     config_path = "$d/registries"
   [plugins."io.containerd.grpc.v1.cri".cni]

@@ -180,6 +180,48 @@ async fn assert_agent_roles(roles: &Api<ClusterRole>) {
     }
 }
 
+/// A ClusterRole labelled `open-cluster-management.io/aggregate-to-work=true` grants the work
+/// agent its rules (kube-controller-manager aggregates it into `…-work:aggregate`), as upstream's
+/// e2e "With CRD/CR" grants it a new kind.
+async fn assert_work_role_aggregates(managed: &Client) {
+    use k8s_openapi::api::authorization::v1::SubjectAccessReview;
+    let name = common::unique("it-aggregate-to-work");
+    let role: ClusterRole = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": name, "labels": {"open-cluster-management.io/aggregate-to-work": "true"}},
+        "rules": [{"apiGroups": ["it.example"], "resources": ["guestbooks"], "verbs": ["create"]}],
+    }))
+    .unwrap();
+    let roles: Api<ClusterRole> = Api::all(managed.clone());
+    roles
+        .create(&kube::api::PostParams::default(), &role)
+        .await
+        .unwrap();
+    let review: SubjectAccessReview = serde_json::from_value(serde_json::json!({
+        "spec": {
+            "user": format!("system:serviceaccount:{AGENT_NS}:klusterlet-work-sa"),
+            "resourceAttributes": {"group": "it.example", "resource": "guestbooks", "verb": "create", "namespace": "default"},
+        },
+    }))
+    .unwrap();
+    let reviews: Api<SubjectAccessReview> = Api::all(managed.clone());
+    common::eventually(
+        "the work agent to be granted the aggregated role",
+        Duration::from_secs(30),
+        || async {
+            let answer = reviews
+                .create(&kube::api::PostParams::default(), &review)
+                .await
+                .unwrap();
+            answer.status.is_some_and(|s| s.allowed).then_some(())
+        },
+    )
+    .await;
+    roles
+        .delete(&name, &kube::api::DeleteParams::default())
+        .await
+        .unwrap();
+}
+
 /// The CRDs the klusterlet installs on the managed cluster.
 const MANAGED_CRDS: [&str; 2] = [
     "appliedmanifestworks.work.open-cluster-management.io",
@@ -241,6 +283,7 @@ async fn the_loop_installs_the_agents_and_unjoin_removes_everything() {
     }
     let roles: Api<ClusterRole> = Api::all(managed.clone());
     assert_agent_roles(&roles).await;
+    assert_work_role_aggregates(&managed).await;
     let crds: Api<CustomResourceDefinition> = Api::all(managed.clone());
     for crd in MANAGED_CRDS {
         assert!(exists(&crds, crd).await, "{crd} missing");

@@ -310,6 +310,7 @@ mod tests {
                 "/open-cluster-management:klusterlet-registration:agent",
                 "/open-cluster-management:klusterlet-work:agent",
                 "/open-cluster-management:klusterlet-work:execution",
+                "/open-cluster-management:klusterlet-work:aggregate",
             ]
         );
         assert!(
@@ -387,8 +388,40 @@ mod tests {
         assert!(d.management.deployments.is_empty() && d.management.service_accounts.is_empty());
         assert_eq!(
             d.managed.cluster_roles.len(),
-            3,
+            4,
             "RBAC stays: it costs nothing and allows switching back"
+        );
+    }
+
+    #[test]
+    fn the_work_agent_gets_upstreams_aggregated_role() {
+        let d = built("clusterName: c1", InProcess::default());
+        // Upstream's aggregation: the execution role and any labelled one, bound to the agent.
+        let aggregate = &d.managed.cluster_roles[3];
+        assert!(
+            aggregate.rules.is_none(),
+            "left to the aggregation controller"
+        );
+        assert_eq!(
+            aggregate
+                .aggregation_rule
+                .as_ref()
+                .unwrap()
+                .cluster_role_selectors
+                .as_ref()
+                .unwrap()[0]
+                .match_labels
+                .as_ref()
+                .unwrap()[rbac::AGGREGATE_TO_WORK],
+            "true"
+        );
+        assert_eq!(
+            d.managed.cluster_roles[2].metadata.labels.as_ref().unwrap()[rbac::AGGREGATE_TO_WORK],
+            "true"
+        );
+        assert!(
+            names(&d.managed.cluster_role_bindings)
+                .contains(&"/open-cluster-management:klusterlet-work:aggregate".to_string())
         );
     }
 

@@ -1,17 +1,23 @@
 //! The agents' RBAC, least privilege, with upstream's names (`<k>` is the Klusterlet's name):
 //! on the managed cluster ClusterRoles `open-cluster-management:<k>-registration:agent`,
 //! `open-cluster-management:<k>-work:agent` and `open-cluster-management:<k>-work:execution`
-//! (plus `…-work:execution-admin` binding the built-in `admin`); where the agents run, Roles
+//! (plus `…-work:execution-admin` binding the built-in `admin`, and `…-work:aggregate`, which
+//! aggregates every ClusterRole labelled [`AGGREGATE_TO_WORK`]); where the agents run, Roles
 //! `open-cluster-management:management:<k>-{registration,work}:agent` in the agent namespace, and
 //! the ClusterRole `open-cluster-management:management:<k>-registration:addon-management` (add-on
 //! secrets and leases in any namespace).
 use k8s_openapi::api::rbac::v1::{
-    ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
+    AggregationRule, ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef,
+    Subject,
 };
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::meta;
 use super::service_account::{Workload, name as sa_name};
 use crate::operator::klusterlet::validate::Validated;
+
+/// The label that aggregates a ClusterRole into the work agent's (upstream's).
+pub const AGGREGATE_TO_WORK: &str = "open-cluster-management.io/aggregate-to-work";
 
 fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> PolicyRule {
     let owned = |s: &[&str]| Some(s.iter().map(ToString::to_string).collect());
@@ -202,12 +208,39 @@ pub(super) fn managed(
             role_ref: role_ref("ClusterRole", &name),
             subjects: Some(vec![subject(v, agent, namespace)]),
         });
+        let mut metadata = meta(v, &name, None);
+        if name.ends_with("-work:execution") {
+            metadata
+                .labels
+                .get_or_insert_default()
+                .insert(AGGREGATE_TO_WORK.into(), "true".into());
+        }
         cluster_roles.push(ClusterRole {
-            metadata: meta(v, &name, None),
+            metadata,
             rules: Some(rules),
             ..Default::default()
         });
     }
+    // What the work agent may apply beyond that, as upstream: every ClusterRole labelled
+    // `open-cluster-management.io/aggregate-to-work=true` (the execution role above, and any a
+    // cluster admin adds), aggregated into one role by kube-controller-manager. Its `rules` are
+    // left out so that applying it never takes them from the aggregation controller.
+    let aggregate = format!("open-cluster-management:{k}-work:aggregate");
+    cluster_roles.push(ClusterRole {
+        metadata: meta(v, &aggregate, None),
+        aggregation_rule: Some(AggregationRule {
+            cluster_role_selectors: Some(vec![LabelSelector {
+                match_labels: Some([(AGGREGATE_TO_WORK.to_string(), "true".to_string())].into()),
+                ..Default::default()
+            }]),
+        }),
+        rules: None,
+    });
+    bindings.push(ClusterRoleBinding {
+        metadata: meta(v, &aggregate, None),
+        role_ref: role_ref("ClusterRole", &aggregate),
+        subjects: Some(vec![subject(v, Workload::Work, namespace)]),
+    });
     // Namespaced workloads of any ManifestWork, in any namespace (upstream binds `admin`).
     bindings.push(ClusterRoleBinding {
         metadata: meta(
