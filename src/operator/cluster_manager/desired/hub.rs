@@ -70,6 +70,23 @@ fn extra_rules() -> Vec<PolicyRule> {
         // NilExecutorValidating): upstream grants it to its work controller, and to its add-on
         // manager for the default executor (`…-work-executor-admin:webhook`).
         rule(&[WORK], &["manifestworks"], &["execute-as"]),
+        // Template add-ons' hubPermissions bind roles in cluster namespaces, and RBAC lets the
+        // add-on manager grant only what it holds: upstream's add-on manager holds every verb on
+        // configmaps (upstream's e2e template grants `patch` on them).
+        rule(
+            &[""],
+            &["configmaps"],
+            &[
+                "get",
+                "list",
+                "watch",
+                "create",
+                "update",
+                "delete",
+                "deletecollection",
+                "patch",
+            ],
+        ),
         rule(&[WORK], &["manifestworkreplicasets"], MANAGE),
         rule(
             &[WORK],
