@@ -240,7 +240,24 @@ fn work_spec(
 ) -> ManifestWorkSpec {
     let mut spec: ManifestWorkSpec = template.spec.agent_spec.clone();
     spec.workload.manifests = manifests.to_vec();
-    spec.manifest_configs.extend(configs);
+    // One entry per resource, as upstream's: the feedback rules join the template's own entry
+    // for that resource (its update strategy kept) rather than standing beside it.
+    for config in configs {
+        match spec
+            .manifest_configs
+            .iter_mut()
+            .find(|c| c.resource_identifier == config.resource_identifier)
+        {
+            Some(existing) => {
+                for rule in config.feedback_rules {
+                    if !existing.feedback_rules.contains(&rule) {
+                        existing.feedback_rules.push(rule);
+                    }
+                }
+            }
+            None => spec.manifest_configs.push(config),
+        }
+    }
     if let Some(fields) = fields {
         fields.ask(&mut spec.manifest_configs);
     }
@@ -741,4 +758,45 @@ fn progressing(
         &mut status.conditions,
         conditions::new(PROGRESSING, s, reason, message, now),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feedback_joins_the_templates_own_entry_for_a_resource() {
+        let template: AddOnTemplate = serde_json::from_value(json!({
+            "apiVersion": "addon.open-cluster-management.io/v1alpha1",
+            "kind": "AddOnTemplate",
+            "metadata": {"name": "t"},
+            "spec": {"addonName": "a", "agentSpec": {
+                "workload": {"manifests": []},
+                "manifestConfigs": [{
+                    "resourceIdentifier": {"group": "apps", "resource": "deployments", "name": "agent", "namespace": "ns"},
+                    "updateStrategy": {"type": "ServerSideApply"},
+                }],
+            }},
+        }))
+        .unwrap();
+        let deployment = json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "agent", "namespace": "ns"},
+        });
+        let manifests = vec![deployment.clone()];
+        let configs = vec![template::feedback(&deployment)];
+        let spec = work_spec(&template, &manifests, configs, None);
+        assert_eq!(
+            spec.manifest_configs.len(),
+            1,
+            "{:?}",
+            spec.manifest_configs
+        );
+        let entry = &spec.manifest_configs[0];
+        assert!(
+            entry.update_strategy.is_some(),
+            "the template's strategy kept"
+        );
+        assert_eq!(entry.feedback_rules.len(), 1, "the well-known status asked");
+    }
 }

@@ -350,7 +350,7 @@ fn push_all(list: &mut Value, items: &[Value]) {
 }
 
 /// Upstream's well-known status feedback for a workload: replicas and readiness.
-fn feedback(object: &Value) -> ManifestConfigOption {
+pub(super) fn feedback(object: &Value) -> ManifestConfigOption {
     let resource = match object["kind"].as_str() {
         Some("DaemonSet") => "daemonsets",
         _ => "deployments",
