@@ -27,6 +27,10 @@ pub const CLUSTER_SET_LABEL: &str = "cluster.open-cluster-management.io/clusters
 /// Finalizer the hub puts on an accepted ManagedCluster to clean up its RBAC and namespace.
 pub const CLUSTER_CLEANUP_FINALIZER: &str =
     "cluster.open-cluster-management.io/api-resource-cleanup";
+/// Annotation on a ManagedCluster with the image mirrors for its add-ons' agents, as JSON
+/// `{"registries": [{"source": …, "mirror": …}]}` (upstream's `ClusterImageRegistriesAnnotationKey`);
+/// an AddOnDeploymentConfig's own registries take precedence.
+pub const IMAGE_REGISTRIES_ANNOTATION: &str = "open-cluster-management.io/image-registries";
 /// Lease the registration agent renews in the cluster namespace on the hub.
 pub const CLUSTER_LEASE_NAME: &str = "managed-cluster-lease";
 /// Cluster set every cluster lands in when the `DefaultClusterSet` gate is on.

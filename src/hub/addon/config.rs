@@ -3,15 +3,20 @@
 //! (`{{INSTALL_NAMESPACE}}`, the namespace of every namespaced manifest and of binding subjects),
 //! node placement on the pods of Deployments and DaemonSets, registry mirrors on their images,
 //! proxy settings as their environment (with the proxy's CA in a ConfigMap they mount) and
-//! resource requirements on the containers their IDs match.
+//! resource requirements on the containers their IDs match. A cluster's `image-registries`
+//! annotation gives the mirrors when the config names none.
+use std::borrow::Cow;
+
 use base64::Engine as _;
+use kube::ResourceExt as _;
 use regex::Regex;
 use serde_json::{Value, json};
 
 use crate::api::addon::{
-    ADDON_DEPLOYMENT_CONFIGS, AddOnDeploymentConfigSpec, ClusterManagementAddOn,
+    ADDON_DEPLOYMENT_CONFIGS, AddOnDeploymentConfigSpec, ClusterManagementAddOn, ImageMirror,
     ManagedClusterAddOn,
 };
+use crate::api::cluster::{IMAGE_REGISTRIES_ANNOTATION, ManagedCluster};
 
 /// The AddOnDeploymentConfig `mca` uses, as (namespace, name): its own config, else the add-on's
 /// default.
@@ -218,24 +223,75 @@ pub fn decorate_pods(object: &mut Value, config: &AddOnDeploymentConfigSpec, add
     }
 }
 
-/// `image` pulled from the first mirror whose source it starts with.
+/// The config an add-on's manifests are rendered with: its own, or, when that names no image
+/// mirrors, with those of the cluster's `image-registries` annotation (upstream's template agent
+/// ranks the annotation below the config). A malformed annotation is passed over with a warning.
+#[must_use]
+pub fn with_cluster_mirrors<'a>(
+    config: Option<&'a AddOnDeploymentConfigSpec>,
+    cluster: Option<&ManagedCluster>,
+) -> Option<Cow<'a, AddOnDeploymentConfigSpec>> {
+    if config.is_some_and(|c| !c.registries.is_empty()) {
+        return config.map(Cow::Borrowed);
+    }
+    let Some(registries) = cluster.and_then(cluster_mirrors).filter(|r| !r.is_empty()) else {
+        return config.map(Cow::Borrowed);
+    };
+    Some(Cow::Owned(AddOnDeploymentConfigSpec {
+        registries,
+        ..config.cloned().unwrap_or_default()
+    }))
+}
+
+/// The mirrors of a cluster's `image-registries` annotation.
+fn cluster_mirrors(cluster: &ManagedCluster) -> Option<Vec<ImageMirror>> {
+    #[derive(serde::Deserialize)]
+    struct Annotation {
+        #[serde(default)]
+        registries: Vec<ImageMirror>,
+    }
+    let text = cluster.annotations().get(IMAGE_REGISTRIES_ANNOTATION)?;
+    match serde_json::from_str::<Annotation>(text) {
+        Ok(a) => Some(a.registries),
+        Err(e) => {
+            tracing::warn!(cluster = %cluster.name_any(), error = %e, "ignoring a malformed {IMAGE_REGISTRIES_ANNOTATION} annotation");
+            None
+        }
+    }
+}
+
+/// `image` as upstream's `OverrideImage` rewrites it: each mirror whose source prefixes the image
+/// replaces that prefix, and one without a source takes the image's last path segment; the last
+/// mirror that changes the image wins.
 fn mirrored(image: &str, config: &AddOnDeploymentConfigSpec) -> String {
     config
         .registries
         .iter()
-        .find_map(|r| {
-            let source = r.source.as_deref().filter(|s| !s.is_empty())?;
-            image
-                .strip_prefix(source)
-                .map(|rest| format!("{}{rest}", r.mirror))
+        .rev()
+        .filter_map(|r| {
+            let mirror = r.mirror.trim_end_matches('/');
+            match r.source.as_deref().map(|s| s.trim_end_matches('/')) {
+                None | Some("") => {
+                    let last = image.rsplit('/').next().unwrap_or(image);
+                    Some(if mirror.is_empty() {
+                        last.to_string()
+                    } else {
+                        format!("{mirror}/{last}")
+                    })
+                }
+                Some(source) => image
+                    .strip_prefix(source)
+                    .map(|rest| format!("{mirror}{rest}")),
+            }
         })
+        .find(|name| name != image)
         .unwrap_or_else(|| image.to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::addon::{ImageMirror, NodePlacement};
+    use crate::api::addon::NodePlacement;
 
     #[test]
     fn namespace_placement_and_mirrors_are_applied() {
@@ -270,6 +326,38 @@ mod tests {
         let mut cluster_role = json!({"kind": "ClusterRole", "metadata": {"name": "r"}});
         decorate(&mut cluster_role, &config);
         assert!(cluster_role["metadata"].get("namespace").is_none());
+    }
+
+    #[test]
+    fn mirrors_rewrite_images_as_upstreams_override_does() {
+        let mirror = |source: Option<&str>, mirror: &str| ImageMirror {
+            mirror: mirror.into(),
+            source: source.map(str::to_string),
+        };
+        let config = |registries| AddOnDeploymentConfigSpec {
+            registries,
+            ..AddOnDeploymentConfigSpec::default()
+        };
+        let prefixed = config(vec![mirror(Some("quay.io/a/"), "local/b/")]);
+        assert_eq!(mirrored("quay.io/a/img:1", &prefixed), "local/b/img:1");
+        assert_eq!(
+            mirrored("docker.io/a/img:1", &prefixed),
+            "docker.io/a/img:1"
+        );
+        // Without a source: the mirror takes the image's last segment (or is the segment alone).
+        let any = config(vec![mirror(None, "local/x")]);
+        assert_eq!(mirrored("quay.io/a/img:1", &any), "local/x/img:1");
+        assert_eq!(
+            mirrored("quay.io/a/img:1", &config(vec![mirror(Some(""), "")])),
+            "img:1"
+        );
+        // The last mirror that changes the image wins.
+        let both = config(vec![
+            mirror(Some("quay.io/a"), "first/a"),
+            mirror(Some("quay.io"), "second"),
+            mirror(Some("nothing.here"), "third"),
+        ]);
+        assert_eq!(mirrored("quay.io/a/img:1", &both), "second/a/img:1");
     }
 
     #[test]

@@ -133,7 +133,8 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
     status.registrations = template::registrations(template, &cluster, &addon);
     let bindings = bindings(template, mca);
     registration_applied(&mut status, now);
-    let (manifests, configs) = template::render(template, &cluster, &addon, config)?;
+    let rendering = super::config::with_cluster_mirrors(config, inputs.cluster);
+    let (manifests, configs) = template::render(template, &cluster, &addon, rendering.as_deref())?;
     let (manifests, hooks) = super::hook::split(manifests);
     let hook = super::hook::work(mca, &hooks);
     // What is deployed stays, and so do the hooks, until the template is mended.

@@ -772,6 +772,100 @@ async fn a_deployment_config_fills_and_moves_the_template() {
     super::cleanup(&addon, &c).await;
 }
 
+/// A cluster's `image-registries` annotation mirrors its add-on's images, and is followed when it
+/// changes or goes; an AddOnDeploymentConfig naming mirrors of its own takes precedence, as
+/// upstream's template agent ranks them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clusters_image_mirrors_reach_its_addon_below_a_config() {
+    fixture::hub().await;
+    let hub = common::hub().await;
+    let c = clusters("it-mirror").await;
+    let addon = common::unique("it-mirror-addon");
+    let file = common::temp_file(
+        "agent.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: agent\n  namespace: default\n\
+         spec:\n  selector: {matchLabels: {app: agent}}\n  template:\n    metadata: {labels: {app: agent}}\n    \
+         spec:\n      containers: [{name: main, image: quay.io/example/agent:1}]\n",
+    );
+    succeeds(&["addon", "create", &addon, "-f", file.to_str().unwrap()]).await;
+    succeeds(&["addon", "enable", "--names", &addon, "--clusters", &c[0]]).await;
+    let config: AddOnDeploymentConfig = serde_json::from_value(json!({
+        "apiVersion": "addon.open-cluster-management.io/v1alpha1", "kind": "AddOnDeploymentConfig",
+        "metadata": {"name": "mirrors", "namespace": c[1]},
+        "spec": {"registries": [{"source": "quay.io/example", "mirror": "config.local/example"}]},
+    }))
+    .unwrap();
+    Api::<AddOnDeploymentConfig>::namespaced(hub.clone(), &c[1])
+        .create(&PostParams::default(), &config)
+        .await
+        .unwrap();
+    let cluster_mirrors =
+        json!({"registries": [{"source": "quay.io/example", "mirror": "mirror.local/example"}]});
+    let group = "addon.open-cluster-management.io";
+    let template = json!({"group": group, "resource": "addontemplates", "defaultConfig": {"name": format!("{addon}-0.0.1")}});
+    let with_config = json!([template, {"group": group, "resource": "addondeploymentconfigs",
+        "defaultConfig": {"namespace": c[1], "name": "mirrors"}}]);
+    // (what changes, the cluster's annotation or the add-on's supported configs; the image then)
+    let steps = [
+        (None, "quay.io/example/agent:1"),
+        (
+            Some(("clusters", json!(cluster_mirrors.to_string()))),
+            "mirror.local/example/agent:1",
+        ),
+        // A config with mirrors of its own wins over the cluster's.
+        (
+            Some(("configs", with_config)),
+            "config.local/example/agent:1",
+        ),
+        (
+            Some(("configs", json!([template]))),
+            "mirror.local/example/agent:1",
+        ),
+        // The annotation removed: the template's own image comes back.
+        (
+            Some(("clusters", serde_json::Value::Null)),
+            "quay.io/example/agent:1",
+        ),
+    ];
+    let works = Api::<ManifestWork>::namespaced(hub.clone(), &c[0]);
+    for (change, image) in steps {
+        match change {
+            Some(("clusters", value)) => {
+                let patch = json!({"metadata": {"annotations": {"open-cluster-management.io/image-registries": value}}});
+                Api::<clusteradm::api::cluster::ManagedCluster>::all(hub.clone())
+                    .patch(&c[0], &PatchParams::default(), &Patch::Merge(patch))
+                    .await
+                    .unwrap();
+            }
+            Some((_, supported)) => {
+                let patch = json!({"spec": {"supportedConfigs": supported}});
+                Api::<ClusterManagementAddOn>::all(hub.clone())
+                    .patch(&addon, &PatchParams::default(), &Patch::Merge(patch))
+                    .await
+                    .unwrap();
+            }
+            None => {}
+        }
+        fixture::wait(
+            works.clone(),
+            &format!("addon-{addon}-deploy-0"),
+            &format!("the deploy work with image {image}"),
+            |w: Option<&ManifestWork>| {
+                w.and_then(|w| w.spec.workload.manifests.first())
+                    .is_some_and(|m| {
+                        m["spec"]["template"]["spec"]["containers"][0]["image"] == image
+                    })
+            },
+        )
+        .await;
+    }
+
+    let _ = Api::<AddOnTemplate>::all(hub.clone())
+        .delete(&format!("{addon}-0.0.1"), &DeleteParams::default())
+        .await;
+    super::cleanup(&addon, &c).await;
+}
+
 /// The example agent refuses a hub kubeconfig it cannot read, and an add-on it does not carry.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn addon_agent_refuses_what_it_cannot_run() {

@@ -1,6 +1,7 @@
 //! The hub's add-on manager for template add-ons, as upstream's addon-manager runs them: a
-//! `Controller` over ManagedClusterAddOns, woken by their ClusterManagementAddOns, AddOnTemplates
-//! and deploy ManifestWorks. For each add-on on each cluster it owns the ManagedClusterAddOn by
+//! `Controller` over ManagedClusterAddOns, woken by their ClusterManagementAddOns, AddOnTemplates,
+//! deploy ManifestWorks and the changes of their cluster that upstream's deploy controller
+//! watches (its image mirrors annotation, its `Available` condition). For each add-on on each cluster it owns the ManagedClusterAddOn by
 //! its ClusterManagementAddOn (so deleting the add-on deletes it everywhere), and for a template
 //! add-on it keeps the deploy work, the hub RoleBindings and the status [`deploy::decide`]s.
 //!
@@ -27,7 +28,9 @@ use crate::api::addon::{
     HOOK_MANIFEST_COMPLETED, HOSTING_MANIFEST_FINALIZER, ManagedClusterAddOn,
     PRE_DELETE_HOOK_FINALIZER,
 };
-use crate::api::cluster::ManagedCluster;
+use crate::api::cluster::{
+    IMAGE_REGISTRIES_ANNOTATION, MANAGED_CLUSTER_CONDITION_AVAILABLE, ManagedCluster,
+};
 use crate::api::conditions::{self, TRUE};
 use crate::api::work::ManifestWork;
 use crate::runtime::Shutdown;
@@ -75,6 +78,40 @@ fn of_addon(
         .collect()
 }
 
+/// The clusters whose add-ons' manifests or health may now differ: a change of the image mirrors
+/// annotation or of the `Available` condition since the cluster was last seen (upstream's
+/// `AgentDeployTriggerClusterFilter` for template add-ons). A cluster first seen has not changed.
+fn cluster_changes(
+    informers: &Informers,
+) -> impl futures::Stream<Item = Arc<ManagedCluster>> + use<> {
+    use futures::StreamExt as _;
+    let key = |c: &ManagedCluster| {
+        let available = c
+            .status
+            .as_ref()
+            .and_then(|s| conditions::find(&s.conditions, MANAGED_CLUSTER_CONDITION_AVAILABLE))
+            .map(|c| c.status.clone());
+        (
+            c.annotations().get(IMAGE_REGISTRIES_ANNOTATION).cloned(),
+            available,
+        )
+    };
+    let mut seen = std::collections::HashMap::new();
+    let present = informers.changes::<ManagedCluster>().map(|c| (c, true));
+    let gone = informers.deletions::<ManagedCluster>().map(|c| (c, false));
+    futures::stream::select(present, gone).filter_map(move |(cluster, present)| {
+        let changed = if present {
+            let now = key(&cluster);
+            seen.insert(cluster.name_any(), now.clone())
+                .is_some_and(|before| before != now)
+        } else {
+            seen.remove(&cluster.name_any());
+            false
+        };
+        std::future::ready(changed.then_some(cluster))
+    })
+}
+
 /// The ManagedClusterAddOns that use the AddOnDeploymentConfig `namespace/name`.
 fn using_config(
     addons: &Store<ManagedClusterAddOn>,
@@ -119,6 +156,7 @@ pub fn run_with(
     });
     let (by_cma, by_template) = (addons.clone(), addons.clone());
     let (by_config, cmas_by_config) = (addons.clone(), cmas.clone());
+    let by_cluster = addons.clone();
     let controller = Controller::for_shared_stream(addon_events, addons.clone())
         .watches_shared_stream(cma_events, move |cma| of_addon(&by_cma, &cma.name_any()))
         .watches_shared_stream(template_events, move |t| {
@@ -131,6 +169,15 @@ pub fn run_with(
                 &c.namespace().unwrap_or_default(),
                 &c.name_any(),
             )
+        })
+        .watches_shared_stream(cluster_changes(informers), move |c| {
+            let cluster = c.name_any();
+            by_cluster
+                .state()
+                .iter()
+                .filter(|a| a.namespace().as_deref() == Some(cluster.as_str()))
+                .map(|a| ObjectRef::from_obj(&**a))
+                .collect::<Vec<_>>()
         })
         .watches_shared_stream(work_events, |w| {
             let addon = w.labels().get(ADDON_NAME_LABEL)?;
@@ -248,7 +295,7 @@ async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<A
         .retain(|c| c.type_ != HOOK_MANIFEST_COMPLETED);
     ctx.writer.status(&mca, &plan.status).await?;
     if hosting.is_some_and(|h| h.cluster.is_none()) {
-        // Cluster changes do not wake add-ons: look again for the hosting cluster to join.
+        // A cluster first seen wakes no add-on: look again for the hosting cluster to join.
         return Ok(Action::requeue(HOSTING_RETRY));
     }
     Ok(Action::await_change())

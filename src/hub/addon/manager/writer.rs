@@ -317,7 +317,9 @@ fn same_work(current: &ManifestWork, wanted: &ManifestWork) -> bool {
             .map(|c| (c.resource_identifier.clone(), c.feedback_rules.clone()))
             .collect::<Vec<_>>()
     };
+    // The manifests too: the cluster's image mirrors change them with no config changing.
     deploy::same_configs(current, wanted)
+        && current.spec.workload.manifests == wanted.spec.workload.manifests
         && feedback(current) == feedback(wanted)
         && current.labels().get(ADDON_NAME_LABEL) == wanted.labels().get(ADDON_NAME_LABEL)
         && current.labels().get(ADDON_NAMESPACE_LABEL) == wanted.labels().get(ADDON_NAMESPACE_LABEL)
