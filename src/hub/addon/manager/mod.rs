@@ -1,9 +1,10 @@
 //! The hub's add-on manager for template add-ons, as upstream's addon-manager runs them: a
 //! `Controller` over ManagedClusterAddOns, woken by their ClusterManagementAddOns, AddOnTemplates,
 //! deploy ManifestWorks and the changes of their cluster that upstream's deploy controller
-//! watches (its image mirrors annotation, its `Available` condition). For each add-on on each cluster it owns the ManagedClusterAddOn by
-//! its ClusterManagementAddOn (so deleting the add-on deletes it everywhere), and for a template
-//! add-on it keeps the deploy work, the hub RoleBindings and the status [`deploy::decide`]s.
+//! watches (its image mirrors annotation, its `Available` condition). For each add-on on each
+//! cluster it owns the ManagedClusterAddOn by its ClusterManagementAddOn (so deleting the add-on
+//! deletes it everywhere), and for a template add-on it keeps the deploy work, the hub
+//! RoleBindings and the status [`deploy::decide`]s.
 //!
 //! Cleanup is the API server's garbage collector's (kube-controller-manager), as upstream's:
 //! ClusterManagementAddOn → ManagedClusterAddOn → deploy work and cluster-namespace RoleBindings
