@@ -143,6 +143,39 @@ struct Kind {
     watch: Box<dyn FnOnce(Client, Option<String>) -> BoxFuture<'static, ()> + Send>,
 }
 
+/// What each `K` showed of one aspect (`key`) when last seen: a change of it is what wakes a
+/// controller that cares for that aspect only, as upstream's update handlers compare the old
+/// object with the new. An object first seen has not changed.
+pub struct Seen<K: Informed, T> {
+    key: fn(&K) -> T,
+    last: HashMap<ObjectRef<K>, T>,
+}
+
+impl<K: Informed, T: PartialEq> Seen<K, T> {
+    /// Nothing seen yet.
+    #[must_use]
+    pub fn new(key: fn(&K) -> T) -> Self {
+        Self {
+            key,
+            last: HashMap::new(),
+        }
+    }
+
+    /// Records `object`; whether its aspect changed since it was last seen.
+    pub fn changed(&mut self, object: &K) -> bool {
+        let now = (self.key)(object);
+        let at = ObjectRef::from_obj(object);
+        let changed = self.last.get(&at).is_some_and(|before| *before != now);
+        self.last.insert(at, now);
+        changed
+    }
+
+    /// Forgets a deleted object: seen again, it is first seen.
+    pub fn forget(&mut self, object: &K) {
+        self.last.remove(&ObjectRef::from_obj(object));
+    }
+}
+
 /// One kind's store, the writer its watch fills it with, and who hears of its changes.
 struct Informer<K: Informed> {
     store: Store<K>,
@@ -196,6 +229,26 @@ impl Informers {
     #[must_use]
     pub fn feed<K: Informed>(&self) -> Feed<K> {
         (self.store::<K>(), self.changes::<K>())
+    }
+
+    /// Every `K` whose `key` differs from what it showed when last seen ([`Seen`]): the
+    /// changes of one aspect only, from the shared subscriptions. A deleted `K` is forgotten.
+    pub fn changes_of<K: Informed, T: PartialEq + Send + 'static>(
+        &self,
+        key: fn(&K) -> T,
+    ) -> impl futures::Stream<Item = Arc<K>> + Send + use<K, T> {
+        let mut seen = Seen::new(key);
+        let present = self.changes::<K>().map(|o| (o, true));
+        let gone = self.deletions::<K>().map(|o| (o, false));
+        futures::stream::select(present, gone).filter_map(move |(object, present)| {
+            let changed = if present {
+                seen.changed(&object)
+            } else {
+                seen.forget(&object);
+                false
+            };
+            std::future::ready(changed.then_some(object))
+        })
     }
 
     /// Shows every raw watch event of `K` to `observe`, before the store applies it.

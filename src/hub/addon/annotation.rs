@@ -8,7 +8,7 @@
 //! As upstream, only a change of the cluster's add-on annotations wakes it: not a cluster first
 //! seen (the install controller copies them when it creates an add-on,
 //! [`cluster_annotations`]), not an add-on changing.
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -115,27 +115,6 @@ pub fn decide(
         .collect()
 }
 
-/// The add-on annotations each cluster had when last seen: a change of them is what wakes the
-/// controller, as upstream's update handler compares the old object with the new.
-#[derive(Debug, Default)]
-pub struct Seen(HashMap<String, BTreeMap<String, String>>);
-
-impl Seen {
-    /// Records `cluster`; whether its add-on annotations changed since it was last seen (a
-    /// cluster first seen has not changed).
-    pub fn changed(&mut self, cluster: &ManagedCluster) -> bool {
-        let now = cluster_annotations(cluster);
-        self.0
-            .insert(cluster.name_any(), now.clone())
-            .is_some_and(|before| before != now)
-    }
-
-    /// Forgets a deleted cluster.
-    pub fn forget(&mut self, cluster: &ManagedCluster) {
-        self.0.remove(&cluster.name_any());
-    }
-}
-
 struct Context {
     client: Client,
     addons: Store<ManagedClusterAddOn>,
@@ -151,23 +130,11 @@ pub fn run_with(
     shutdown: Shutdown,
 ) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
     let clusters = informers.store::<ManagedCluster>();
-    let (changes, deletions) = (
-        informers.changes::<ManagedCluster>(),
-        informers.deletions::<ManagedCluster>(),
-    );
+    // Woken by a change of a cluster's add-on annotations, as upstream's update handler compares
+    // the old cluster with the new.
+    let events = informers.changes_of(cluster_annotations);
     let (addons, addon_events) = informers.feed::<ManagedClusterAddOn>();
     let cmas = informers.store::<ClusterManagementAddOn>();
-    let mut seen = Seen::default();
-    let events = futures::stream::select(changes.map(|c| (c, true)), deletions.map(|c| (c, false)))
-        .filter_map(move |(cluster, present)| {
-            let wake = if present {
-                seen.changed(&cluster)
-            } else {
-                seen.forget(&cluster);
-                false
-            };
-            std::future::ready(wake.then_some(cluster))
-        });
     let ctx = Arc::new(Context {
         client: hub,
         addons: addons.clone(),
@@ -321,7 +288,7 @@ mod tests {
 
     #[test]
     fn only_a_change_of_add_on_annotations_wakes() {
-        let mut seen = Seen::default();
+        let mut seen = crate::runtime::informers::Seen::new(cluster_annotations);
         assert!(!seen.changed(&cluster(&[(HOSTING, "a")])), "first seen");
         assert!(!seen.changed(&cluster(&[(HOSTING, "a"), ("other", "1")])));
         assert!(seen.changed(&cluster(&[(HOSTING, "b")])));

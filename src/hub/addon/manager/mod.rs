@@ -79,38 +79,22 @@ fn of_addon(
         .collect()
 }
 
-/// The clusters whose add-ons' manifests or health may now differ: a change of the image mirrors
-/// annotation or of the `Available` condition since the cluster was last seen (upstream's
-/// `AgentDeployTriggerClusterFilter` for template add-ons). A cluster first seen has not changed.
-fn cluster_changes(
-    informers: &Informers,
-) -> impl futures::Stream<Item = Arc<ManagedCluster>> + use<> {
-    use futures::StreamExt as _;
-    let key = |c: &ManagedCluster| {
-        let available = c
-            .status
-            .as_ref()
-            .and_then(|s| conditions::find(&s.conditions, MANAGED_CLUSTER_CONDITION_AVAILABLE))
-            .map(|c| c.status.clone());
-        (
-            c.annotations().get(IMAGE_REGISTRIES_ANNOTATION).cloned(),
-            available,
-        )
-    };
-    let mut seen = std::collections::HashMap::new();
-    let present = informers.changes::<ManagedCluster>().map(|c| (c, true));
-    let gone = informers.deletions::<ManagedCluster>().map(|c| (c, false));
-    futures::stream::select(present, gone).filter_map(move |(cluster, present)| {
-        let changed = if present {
-            let now = key(&cluster);
-            seen.insert(cluster.name_any(), now.clone())
-                .is_some_and(|before| before != now)
-        } else {
-            seen.remove(&cluster.name_any());
-            false
-        };
-        std::future::ready(changed.then_some(cluster))
-    })
+/// What of a cluster its add-ons' manifests and health depend on: its image mirrors annotation
+/// and its `Available` condition (upstream's `AgentDeployTriggerClusterFilter` for template
+/// add-ons). A change of either wakes the cluster's add-ons.
+fn deploy_inputs(cluster: &ManagedCluster) -> (Option<String>, Option<String>) {
+    let available = cluster
+        .status
+        .as_ref()
+        .and_then(|s| conditions::find(&s.conditions, MANAGED_CLUSTER_CONDITION_AVAILABLE))
+        .map(|c| c.status.clone());
+    (
+        cluster
+            .annotations()
+            .get(IMAGE_REGISTRIES_ANNOTATION)
+            .cloned(),
+        available,
+    )
 }
 
 /// The ManagedClusterAddOns that use the AddOnDeploymentConfig `namespace/name`.
@@ -171,7 +155,7 @@ pub fn run_with(
                 &c.name_any(),
             )
         })
-        .watches_shared_stream(cluster_changes(informers), move |c| {
+        .watches_shared_stream(informers.changes_of(deploy_inputs), move |c| {
             let cluster = c.name_any();
             by_cluster
                 .state()
