@@ -6,14 +6,21 @@ use clusteradm::cli::Cli;
 use clusteradm::error;
 
 fn main() -> ExitCode {
-    // Upstream's spellings (`--a_b`, `-v 4`) first; then the derived parser, with switches that
-    // also take `=true|false` as upstream's (cobra) do.
+    // Upstream's spellings (`--a_b`, `-v 4`) first; then the derived parser as cobra's (switches
+    // with `=true|false`, repeated flags, stray arguments).
     let argv = clusteradm::cli::argv::normalize(std::env::args_os());
-    let matches = clusteradm::cli::bool_flags::command().get_matches_from(argv.args);
+    let matches = clusteradm::cli::cobra::command().get_matches_from(argv.args);
+    let stray = clusteradm::cli::cobra::stray_arguments(&matches);
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let printer = cli.global.printer();
     for warning in argv.warnings {
         printer.warn(warning);
+    }
+    if let Some((command, args)) = stray {
+        printer.warn(format!(
+            "`{command}` takes no arguments: {} ignored, as upstream's clusteradm ignores them",
+            args.join(" ")
+        ));
     }
     clusteradm::ui::logging::init(cli.global.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()

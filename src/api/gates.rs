@@ -281,6 +281,49 @@ pub fn klusterlet_refusal(gates: &[(String, bool)]) -> Option<String> {
     })
 }
 
+/// Which CR's gate lists a name belongs to: the ClusterManager's or the Klusterlet's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// `init`'s `--feature-gates`, the ClusterManager's lists.
+    Hub,
+    /// `join`'s `--feature-gates`, the Klusterlet's lists.
+    Klusterlet,
+}
+
+impl Side {
+    fn has(self, component: Component) -> bool {
+        let hub = matches!(
+            component,
+            HubRegistration | HubWork | HubAddOnManager | HubPlacement
+        );
+        hub == (self == Self::Hub)
+    }
+}
+
+/// The first of `gates` upstream v1.3.1 does not define for `side`, as upstream's CLI refuses it
+/// ("unrecognized feature gate"), with the names it does define.
+#[must_use]
+pub fn unrecognized(side: Side, gates: &[(String, bool)]) -> Option<String> {
+    let known = || {
+        GATES
+            .iter()
+            .filter(|g| side.has(g.component))
+            .map(|g| g.name)
+    };
+    let (name, _) = gates.iter().find(|(name, _)| !known().any(|k| k == name))?;
+    let mut names: Vec<&str> = known().collect();
+    names.sort_unstable();
+    names.dedup();
+    Some(format!(
+        "unrecognized feature gate: {name} (upstream v1.3.1's {} gates: {})",
+        match side {
+            Side::Hub => "hub",
+            Side::Klusterlet => "klusterlet",
+        },
+        names.join(", ")
+    ))
+}
+
 /// The README's gate table.
 #[must_use]
 pub fn table() -> String {
@@ -321,6 +364,22 @@ mod tests {
         assert!(refusal(SpokeRegistration, "MultipleHubs", true).is_none());
         // Unknown gates are the operator's to report (ValidFeatureGates), not refused here.
         assert!(refusal(HubWork, "NoSuchGate", true).is_none());
+    }
+
+    #[test]
+    fn a_name_upstream_does_not_define_is_unrecognized_on_its_side() {
+        let g = |n: &str| vec![(n.to_owned(), true)];
+        assert!(unrecognized(Side::Hub, &g("ManifestWorkReplicaSet")).is_none());
+        assert!(unrecognized(Side::Klusterlet, &g("MultipleHubs")).is_none());
+        let why = unrecognized(Side::Hub, &g("NoSuchGate")).unwrap();
+        assert!(
+            why.starts_with("unrecognized feature gate: NoSuchGate"),
+            "{why}"
+        );
+        assert!(why.contains("ResourceCleanup"), "{why}");
+        // Each side knows only its own gates.
+        assert!(unrecognized(Side::Hub, &g("MultipleHubs")).is_some());
+        assert!(unrecognized(Side::Klusterlet, &g("ManifestWorkReplicaSet")).is_some());
     }
 
     #[test]

@@ -26,6 +26,12 @@ pub const IMAGE_PULL_SECRET: &str = "open-cluster-management-image-pull-credenti
 /// Prefix of ManagedCluster annotations set through the Klusterlet.
 pub const ANNOTATION_PREFIX: &str = "agent.open-cluster-management.io/";
 
+/// The audience that makes a service-account token `init` or `get token` prints carry the pin of
+/// the hub's CA: `<prefix>sha256:<hex>`. The API server accepts the token for its own audience
+/// beside it; `join` reads the pin from the token (no secret needed), so a join line reduced to
+/// `--hub-token` and `--hub-apiserver`, as upstream's scripts build it, still verifies the hub.
+pub const CA_PIN_AUDIENCE_PREFIX: &str = "urn:clusteradm:ca-cert-hash:";
+
 /// The signer every registration CSR names.
 pub const CLIENT_SIGNER: &str = "kubernetes.io/kube-apiserver-client";
 /// Service account whose tokens are the default bootstrap credential.

@@ -3,6 +3,7 @@
 //! `--skip-approve-check`) asking for exactly that cluster's identity; anything else is refused
 //! with a warning. Idempotent: an accepted cluster with nothing pending is reported and left
 //! alone (upstream loops forever there, clusteradm#395). `--wait` watches for the CSR.
+use kube::CustomResourceExt as _;
 use std::collections::BTreeMap;
 use std::pin::pin;
 use std::process::ExitCode;
@@ -46,7 +47,7 @@ pub struct Args {
 
 /// Runs `accept`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
-    let kube = ctx.kube().await?;
+    let kube = ctx.hub(&[ManagedCluster::crd_name()]).await?;
     let clusters_api: Api<ManagedCluster> = Api::all(kube.client.clone());
     let names = if args.clusters.is_empty() {
         match choose(&clusters_api, ctx).await? {

@@ -2,6 +2,7 @@
 //! hub (a ClusterManagementAddOn) is enabled on a cluster by a ManagedClusterAddOn of the same name
 //! in the cluster's namespace (`v1alpha1`, as upstream's `clusteradm` writes it). Every check runs
 //! before the first write, so a refused command changes nothing; both are idempotent and say so.
+use kube::CustomResourceExt as _;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -206,25 +207,14 @@ async fn enable(args: EnableArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         }
         None => Vec::new(),
     };
-    let kube = ctx.kube().await?;
+    let addon_crds = [
+        ClusterManagementAddOn::crd_name(),
+        ManagedClusterAddOn::crd_name(),
+    ];
+    let kube = ctx.hub(&addon_crds).await?;
     clusters::existing(&kube.client, &clusters, "no add-on was enabled").await?;
     check_namespaces(&kube.client, &clusters).await?;
-    let known: Api<ClusterManagementAddOn> = Api::all(kube.client.clone());
-    for addon in &addons {
-        if known
-            .get_opt(addon)
-            .await
-            .map_err(crate::error::ocm_api_missing)
-            .with_context(|| format!("reading ClusterManagementAddOn {addon}"))?
-            .is_none()
-        {
-            return Err(UserError::new(
-                format!("enabling the unknown addon {addon} is not supported: the hub has no ClusterManagementAddOn {addon}, so no add-on was enabled"),
-                "`clusteradm get addon` lists the add-ons the hub knows",
-            )
-            .into());
-        }
-    }
+    require_known(&kube.client, &addons).await?;
     let configs = apply_configs(&kube.client, config_objects, ctx).await?;
     let wanted: Vec<ManagedClusterAddOn> = addons
         .iter()
@@ -284,6 +274,27 @@ async fn enable(args: EnableArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Refuses an add-on the hub has no ClusterManagementAddOn for, before anything is enabled.
+async fn require_known(client: &kube::Client, addons: &[String]) -> anyhow::Result<()> {
+    let known: Api<ClusterManagementAddOn> = Api::all(client.clone());
+    for addon in addons {
+        if known
+            .get_opt(addon)
+            .await
+            .map_err(crate::error::ocm_api_missing)
+            .with_context(|| format!("reading ClusterManagementAddOn {addon}"))?
+            .is_none()
+        {
+            return Err(UserError::new(
+                format!("enabling the unknown addon {addon} is not supported: the hub has no ClusterManagementAddOn {addon}, so no add-on was enabled"),
+                "`clusteradm get addon` lists the add-ons the hub knows",
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
 /// Applies the config file's objects to the hub (not with `--dry-run`), as upstream's
 /// `--config-file`, and names each as an add-on config: its group, resource (plural, from
 /// discovery), namespace and name.
@@ -330,7 +341,7 @@ async fn apply_configs(
 
 async fn disable(args: DisableArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let addons = names(&args.names);
-    let kube = ctx.kube().await?;
+    let kube = ctx.hub(&[ManagedClusterAddOn::crd_name()]).await?;
     let clusters = if args.all_clusters {
         let mut all: Vec<String> = Api::<ManagedCluster>::all(kube.client.clone())
             .list(&ListParams::default())

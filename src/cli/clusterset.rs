@@ -2,6 +2,7 @@
 //! `delete clusterset NAME`, `clusterset set NAME --clusters a,b`,
 //! `clusterset bind|unbind NAME --namespace NS`. Every check runs before the first write, so a
 //! refused command changes nothing; each is idempotent and says so.
+use kube::CustomResourceExt as _;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -117,7 +118,7 @@ async fn existing_set(client: &Client, name: &str) -> anyhow::Result<ManagedClus
 /// Runs `create clusterset`.
 pub async fn create(args: NameArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     check_name(&args.name)?;
-    let kube = ctx.kube().await?;
+    let kube = ctx.hub(&[ManagedClusterSet::crd_name()]).await?;
     let api: Api<ManagedClusterSet> = Api::all(kube.client.clone());
     let name = args.name.as_str();
     if api
@@ -151,7 +152,7 @@ pub async fn delete(args: NameArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    let kube = ctx.kube().await?;
+    let kube = ctx.hub(&[ManagedClusterSet::crd_name()]).await?;
     let api: Api<ManagedClusterSet> = Api::all(kube.client.clone());
     let Some(set) = api
         .get_opt(name)
@@ -208,7 +209,7 @@ async fn set(args: SetArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    let kube = ctx.kube().await?;
+    let kube = ctx.hub(&[ManagedClusterSet::crd_name()]).await?;
     let set = existing_set(&kube.client, name).await?;
     if !args.clusters.is_empty() {
         move_clusters(&args, &kube.client, ctx).await?;
@@ -331,7 +332,7 @@ async fn move_clusters(args: &SetArgs, client: &Client, ctx: &Ctx) -> anyhow::Re
 
 async fn bind(args: BindArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let (name, ns) = (args.name.as_str(), args.namespace.as_str());
-    let kube = ctx.kube().await?;
+    let kube = ctx.hub(&[ManagedClusterSetBinding::crd_name()]).await?;
     existing_set(&kube.client, name).await?;
     let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(kube.client.clone());
     if namespaces.get_opt(ns).await?.is_none() {
@@ -365,7 +366,7 @@ async fn bind(args: BindArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 
 async fn unbind(args: BindArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let (name, ns) = (args.name.as_str(), args.namespace.as_str());
-    let kube = ctx.kube().await?;
+    let kube = ctx.hub(&[ManagedClusterSetBinding::crd_name()]).await?;
     let api: Api<ManagedClusterSetBinding> = Api::namespaced(kube.client.clone(), ns);
     if api.get_opt(name).await?.is_none() {
         println(format!("Clusterset {name} is not bound to namespace {ns}"))?;

@@ -690,7 +690,7 @@ mod tests {
 
     #[test]
     fn every_upstream_command_and_flag_is_taken_or_explained() {
-        let root = super::super::bool_flags::command();
+        let root = super::super::cobra::command();
         let mut unexplained = Vec::new();
         for (command, flags) in UPSTREAM {
             for (flag, s) in support(&root, command, flags) {
@@ -707,7 +707,7 @@ mod tests {
 
     #[test]
     fn every_difference_names_an_upstream_flag_and_not_yet_means_not_taken() {
-        let root = super::super::bool_flags::command();
+        let root = super::super::cobra::command();
         for (command, flag, why) in DIFFERENCES {
             let (_, flags) = UPSTREAM
                 .iter()
@@ -746,7 +746,7 @@ mod tests {
             ]
             .map(std::ffi::OsString::from),
         );
-        let matches = super::super::bool_flags::command()
+        let matches = super::super::cobra::command()
             .try_get_matches_from(argv.args)
             .unwrap();
         let cli = super::super::Cli::from_arg_matches(&matches).unwrap();

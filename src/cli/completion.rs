@@ -18,7 +18,7 @@ pub fn script(shell: Shell) -> String {
     let mut buf = Vec::new();
     clap_complete::generate(
         shell,
-        &mut super::bool_flags::command(),
+        &mut super::cobra::completion_command(),
         "clusteradm",
         &mut buf,
     );

@@ -185,17 +185,19 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 
     apply_hub(&kube, ctx, &args.bundle, &opts).await?;
 
+    let ca_cert_hash = crate::pki::ca_cert_hash(ca_pem.as_bytes()).context("reading the hub CA")?;
     let token = if args.use_bootstrap_token {
         credential::read_bootstrap_token(&kube.client)
             .await?
             .context("the bootstrap token just applied is missing")?
     } else {
-        credential::issue_service_account_token(&kube.client, args.token_expiration).await?
+        credential::issue_service_account_token(&kube.client, args.token_expiration, &ca_cert_hash)
+            .await?
     };
     let join = JoinCommand {
         hub_token: token.value,
         hub_apiserver: advertised,
-        ca_cert_hash: crate::pki::ca_cert_hash(ca_pem.as_bytes()).context("reading the hub CA")?,
+        ca_cert_hash,
         expires: token.expires,
     };
     print_join(&join, &args, ctx)?;

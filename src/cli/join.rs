@@ -244,17 +244,39 @@ async fn verify_hub(
     })?
 }
 
-/// The pin the hub's CA is verified by: `--ca-cert-hash`. A join command without one (upstream's
-/// `init` prints none) whose hub nothing else can vouch for (no `--ca-file`, not a bootstrap
-/// token, whose signature on cluster-info would) gets the CA the hub presents, shown to the user
-/// to compare with `clusteradm get token` on the hub and trusted only if they say so; without a
-/// terminal, the error names the flag to add.
-async fn pin(args: &Args, ctx: &Ctx) -> anyhow::Result<Option<String>> {
-    let vouched = args.ca_cert_hash.is_some()
+/// The pin the hub's CA is verified by: `--ca-cert-hash`, else the pin the token carries (a
+/// service-account token `init` or `get token` printed, [`crate::join::trust::carried_pin`]).
+/// Nothing more is needed when `--ca-file` or a bootstrap token (whose signature on cluster-info
+/// vouches for the CA) is given. A token that carries nothing (minted by someone else) gets the
+/// CA the hub presents: checked against the one this cluster trusted when it last joined that
+/// server, if any; else shown and, on a terminal, trusted only if the user says so; without a
+/// terminal trusted on first use with a loud warning, as upstream's join trusts it (see the
+/// README's security section).
+async fn pin(args: &Args, ctx: &Ctx, managed: &kube::Client) -> anyhow::Result<Option<String>> {
+    let carried = crate::join::trust::carried_pin(&args.hub_token);
+    if let Some(carried) = &carried {
+        klusterlet::validate_pin(carried).map_err(|e| {
+            UserError::new(
+                format!("the token's CA pin: {e}"),
+                "use the token `clusteradm init` or `clusteradm get token` printed, unchanged",
+            )
+        })?;
+    }
+    if let (Some(flag), Some(carried)) = (&args.ca_cert_hash, &carried)
+        && !flag.eq_ignore_ascii_case(carried)
+    {
+        return Err(UserError::new(
+            format!("--ca-cert-hash {flag} differs from the pin the token carries ({carried})"),
+            "drop --ca-cert-hash (the token names its hub's CA), or pass the token `clusteradm get token` prints with it",
+        )
+        .into());
+    }
+    let pin = args.ca_cert_hash.clone().or(carried);
+    let vouched = pin.is_some()
         || args.ca_file.is_some()
         || crate::join::jws::split_bootstrap_token(&args.hub_token).is_some();
     if vouched {
-        return Ok(args.ca_cert_hash.clone());
+        return Ok(pin);
     }
     let server = &args.hub_apiserver;
     // The read is bounded by --timeout; the question below waits for the person.
@@ -268,26 +290,43 @@ async fn pin(args: &Args, ctx: &Ctx) -> anyhow::Result<Option<String>> {
                     "check --hub-apiserver, or raise --timeout",
                 )
             })??;
-    if !ctx.printer.interactive() {
+    let recorded = if args.mode == Mode::Hosted {
+        None // a Hosted join makes a new Klusterlet: nothing was trusted before
+    } else {
+        crate::join::trust::recorded_ca(managed, server).await?
+    };
+    if let Some(ca) = recorded {
+        if crate::pki::certificates_matching_pin(ca.as_bytes(), &pin).is_ok_and(|m| !m.is_empty()) {
+            ctx.printer.info(format!(
+                "the hub {server} presents the CA this cluster trusted when it joined it before ({pin})"
+            ));
+            return Ok(Some(pin));
+        }
         return Err(UserError::new(
-            format!("cannot verify the hub's identity: the join command has no --ca-cert-hash, and its token is not a bootstrap token whose signature could vouch for {server}"),
-            format!("add --ca-cert-hash {pin} if `clusteradm get token` on the hub prints that value (it is the CA {server} presents now: compare before trusting it), or pass --ca-file with the hub's CA"),
+            format!("the hub {server} presents a CA ({subject:?}, {pin}) other than the one this cluster trusted when it joined it before: a man in the middle, or the hub's CA changed"),
+            "if the hub's CA changed, pass --ca-cert-hash with the value `clusteradm get token` prints on the hub",
         )
         .into());
     }
-    ctx.printer.warn(format!(
-        "the join command has no --ca-cert-hash: nothing vouches for the hub {server}.\n  It presents the CA {subject:?} with --ca-cert-hash {pin}\n  Compare it with what `clusteradm get token` prints on the hub."
-    ));
-    let question = "Trust this CA and join?";
-    if crate::ui::prompt::ask(question)? {
-        Ok(Some(pin))
-    } else {
-        Err(UserError::new(
-            "the hub's CA was not trusted: nothing done",
-            "re-run with --ca-cert-hash (from `clusteradm get token` on the hub)",
-        )
-        .into())
+    if ctx.printer.interactive() {
+        ctx.printer.warn(format!(
+            "the join command has no --ca-cert-hash and its token carries no pin: nothing vouches for the hub {server}.\n  It presents the CA {subject:?} with --ca-cert-hash {pin}\n  Compare it with what `clusteradm get token` prints on the hub."
+        ));
+        return if crate::ui::prompt::ask("Trust this CA and join?")? {
+            Ok(Some(pin))
+        } else {
+            Err(UserError::new(
+                "the hub's CA was not trusted: nothing done",
+                "re-run with --ca-cert-hash (from `clusteradm get token` on the hub)",
+            )
+            .into())
+        };
     }
+    ctx.printer.warn(format!(
+        "TRUSTING THE HUB ON FIRST USE: the join command has no --ca-cert-hash and its token carries no pin, so nothing vouches for the hub {server}.\n  Its CA {subject:?} ({pin}) is trusted as upstream's clusteradm trusts it, and recorded in this cluster's {BOOTSTRAP}: a later join to {server} must find the same CA.\n  Compare it with what `clusteradm get token` prints on the hub; pass --ca-cert-hash to verify instead.",
+        BOOTSTRAP = names::BOOTSTRAP_SECRET,
+    ));
+    Ok(Some(pin))
 }
 
 /// Checks every flag before any request is sent.
@@ -384,7 +423,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     refuse_multiple_hubs(&feature_gates, values.as_ref())?;
     let kube = ctx.kube().await?;
 
-    let pin = pin(&args, ctx).await?;
+    let pin = pin(&args, ctx, &kube.client).await?;
     let bootstrap = verify_hub(
         &args,
         ctx,

@@ -2,6 +2,7 @@
 //! `create placement NAME [-n NS] [--clustersets a,b] [--label-selectors k=v,k2] [--count N]
 //! [--prioritizers BuiltIn:Steady:3,...] [--overwrite]` and `get placements [-n NS | -A]`, which
 //! lists every selected cluster (from all of a placement's decisions, not only the last).
+use kube::CustomResourceExt as _;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -222,7 +223,7 @@ pub fn spec(args: &CreateArgs) -> Result<PlacementSpec, UserError> {
 pub async fn create(args: CreateArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let spec = spec(&args)?;
     let (name, ns) = (args.name.as_str(), args.namespace.as_str());
-    let kube = ctx.kube().await?;
+    let kube = ctx.hub(&[Placement::crd_name()]).await?;
     let bindings: Api<ManagedClusterSetBinding> = Api::namespaced(kube.client.clone(), ns);
     for set in &args.clustersets {
         if bindings
@@ -290,7 +291,7 @@ pub async fn create(args: CreateArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 
 /// Runs `get placements`.
 pub async fn get(args: GetArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
-    let kube = ctx.kube().await?;
+    let kube = ctx.hub(&[Placement::crd_name()]).await?;
     let (placements, decisions): (Api<Placement>, Api<PlacementDecision>) = match &args.namespace {
         None => (Api::all(kube.client.clone()), Api::all(kube.client.clone())),
         Some(ns) => (

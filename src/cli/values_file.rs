@@ -110,6 +110,9 @@ impl Chart {
     }
 }
 
+/// Which gate settings a side's components would not honour ([`crate::api::gates`]).
+type Refusal = fn(&[(String, bool)]) -> Option<String>;
+
 /// [`read`], when a file is given; then, when our components run the chart's part (`ours`), the
 /// gates of the flags (`flag_gates`) and the file refused where they would not honour them
 /// ([`crate::api::gates`]).
@@ -119,11 +122,21 @@ pub fn read_checked(
     ours: bool,
     flag_gates: &[(String, bool)],
 ) -> anyhow::Result<Option<Values>> {
+    use crate::api::gates::{self, Side};
     let values = path.map(|p| read(p, chart)).transpose()?;
-    let refusal = match chart {
-        Chart::ClusterManager => crate::api::gates::hub_refusal,
-        Chart::Klusterlet => crate::api::gates::klusterlet_refusal,
+    let (side, refusal): (_, Refusal) = match chart {
+        Chart::ClusterManager => (Side::Hub, gates::hub_refusal),
+        Chart::Klusterlet => (Side::Klusterlet, gates::klusterlet_refusal),
     };
+    // A name upstream does not define is refused whichever images run, as upstream's CLI does.
+    let every: Vec<(String, bool)> = flag_gates
+        .iter()
+        .chain(values.iter().flat_map(|v| v.feature_gates.iter()))
+        .cloned()
+        .collect();
+    if let Some(why) = gates::unrecognized(side, &every) {
+        return Err(UserError::new(why, "check the gate's spelling, or drop it").into());
+    }
     check_gates(ours, flag_gates, values.as_ref(), refusal)?;
     Ok(values)
 }
@@ -136,7 +149,7 @@ fn check_gates(
     ours: bool,
     flags: &[(String, bool)],
     file: Option<&Values>,
-    refusal: fn(&[(String, bool)]) -> Option<String>,
+    refusal: Refusal,
 ) -> anyhow::Result<()> {
     // With upstream's images only what this operator does not deploy is refused.
     let gates: Vec<(String, bool)> = flags

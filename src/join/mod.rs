@@ -7,3 +7,4 @@ pub mod discovery;
 pub mod hub;
 pub mod jws;
 pub mod peer;
+pub mod trust;

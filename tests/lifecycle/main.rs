@@ -20,6 +20,7 @@ mod multiple_hubs;
 mod operator_hub;
 mod signals;
 mod token;
+mod upstream_scripts;
 
 /// Holds the whole binary's one-test-at-a-time lock until dropped (a tokio mutex: each test has
 /// its own runtime, and the guard is held across awaits). The first caller also removes the

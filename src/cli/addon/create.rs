@@ -1,6 +1,8 @@
 //! `addon create NAME -f FILE...`: the flags of upstream's command, checked, and what
 //! [`crate::hub::addon::define`] plans and applies (the add-on, its template and the hub roles
 //! beside it), printed.
+use crate::api::addon::ClusterManagementAddOn;
+use kube::CustomResourceExt as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -110,7 +112,7 @@ pub async fn create(args: CreateArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let kube = ctx.kube().await?;
+    let kube = ctx.hub(&[ClusterManagementAddOn::crd_name()]).await?;
     for line in define::apply(&kube.client, &plan, args.overwrite, ctx.global.timeout).await? {
         println(line)?;
     }

@@ -5,6 +5,8 @@
 //! Order: read and validate every manifest (no request yet) → size check → resolve the target
 //! clusters → observe them → plan ([`publish::plan`], refusing unknown clusters and existing
 //! works without `--overwrite` before any write) → `--dry-run` prints the works, else execute.
+use crate::api::work::ManifestWork;
+use kube::CustomResourceExt as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -53,8 +55,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     publish::validate_name(&args.name)
         .map_err(|e| UserError::new(e, "a work name is a DNS subdomain, e.g. my-first-work"))?;
     let manifests = read_manifests(&args)?;
-    let kube = ctx.kube().await?;
-    kube.server_version().await?;
+    let kube = ctx.hub(&[ManifestWork::crd_name()]).await?;
     if args.replicaset {
         return replicaset(&args, manifests, &kube.client, ctx).await;
     }

@@ -2,6 +2,7 @@
 //! (bounded by `--timeout`) until it is gone — that is, until the cluster's work agent has
 //! removed what it applied and dropped its finalizer. `--force` strips the finalizer instead,
 //! which leaves the applied resources to whatever cleans up after the agent.
+use kube::CustomResourceExt as _;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -48,7 +49,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         .filter(|c| !c.is_empty())
         .collect();
     clusters.dedup();
-    let kube = ctx.kube().await?;
+    let kube = ctx.hub(&[ManifestWork::crd_name()]).await?;
     let name = args.name.as_str();
     let found = crate::runtime::fan_out::try_all(clusters.iter().map(|c| {
         let api: Api<ManifestWork> = Api::namespaced(kube.client.clone(), c);

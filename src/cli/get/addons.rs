@@ -2,6 +2,7 @@
 //! per cluster, with its install namespace, its `Available`, `Degraded` and `Progressing`
 //! conditions and the hub identity its agent registers as; add-ons the hub knows but that are
 //! enabled nowhere are listed too, so a user sees what `addon enable` can enable.
+use kube::CustomResourceExt as _;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -33,7 +34,12 @@ pub struct Args {
 /// Runs `get addon`.
 pub async fn run(mut args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     args.clusters.extend(args.cluster.take());
-    let kube = ctx.kube().await?;
+    let kube = ctx
+        .hub(&[
+            ClusterManagementAddOn::crd_name(),
+            ManagedClusterAddOn::crd_name(),
+        ])
+        .await?;
     let lp = ListParams::default();
     let known = Api::<ClusterManagementAddOn>::all(kube.client.clone())
         .list(&lp)

@@ -1,6 +1,7 @@
 //! `clusteradm get clusters [NAME...] [--clusterset SET] [-o table|yaml|json]`: the
 //! ManagedClusters on the hub (of one cluster set, by its label, as upstream's `--clusterset`),
 //! with whether each is accepted, joined and available, and its Kubernetes version.
+use kube::CustomResourceExt as _;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -33,7 +34,7 @@ pub struct Args {
 
 /// Runs `get clusters`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
-    let kube = ctx.kube().await?;
+    let kube = ctx.hub(&[ManagedCluster::crd_name()]).await?;
     let mut list = ListParams::default();
     if let Some(set) = &args.clusterset {
         let sets: Api<ManagedClusterSet> = Api::all(kube.client.clone());

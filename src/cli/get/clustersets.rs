@@ -1,6 +1,7 @@
 //! `clusteradm get clustersets [-o table|yaml|json]`: each cluster set, the namespaces it is
 //! bound to, its status, and how many clusters it selects (counted here with the hub's own
 //! membership rule, so the count is right even before the hub has written its status).
+use kube::CustomResourceExt as _;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -26,7 +27,7 @@ pub struct Args {
 
 /// Runs `get clustersets`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
-    let kube = ctx.kube().await?;
+    let kube = ctx.hub(&[ManagedClusterSet::crd_name()]).await?;
     let lp = ListParams::default();
     let mut sets = Api::<ManagedClusterSet>::all(kube.client.clone())
         .list(&lp)

@@ -39,6 +39,8 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     crate::cli::ignored_output_file(ctx, args.output_file.as_deref());
     let kube = ctx.kube().await?;
     kube.server_version().await?;
+    let ca_pem = cluster_info::hub_ca_pem(&kube.client, &kube.loaded.config).await?;
+    let ca_cert_hash = crate::pki::ca_cert_hash(ca_pem.as_bytes()).context("reading the hub CA")?;
     let token = if args.use_bootstrap_token {
         credential::read_bootstrap_token(&kube.client).await?.ok_or_else(|| {
             UserError::new(
@@ -47,9 +49,9 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             )
         })?
     } else {
-        credential::issue_service_account_token(&kube.client, args.token_expiration).await?
+        credential::issue_service_account_token(&kube.client, args.token_expiration, &ca_cert_hash)
+            .await?
     };
-    let ca_pem = cluster_info::hub_ca_pem(&kube.client, &kube.loaded.config).await?;
     let hub_apiserver = match args.hub_apiserver {
         Some(url) => url,
         None => cluster_info::server(&kube.client)
@@ -59,7 +61,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let join = JoinCommand {
         hub_token: token.value,
         hub_apiserver,
-        ca_cert_hash: crate::pki::ca_cert_hash(ca_pem.as_bytes()).context("reading the hub CA")?,
+        ca_cert_hash,
         expires: token.expires,
     };
     match args.output {

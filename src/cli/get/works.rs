@@ -1,6 +1,7 @@
 //! `clusteradm get works [NAME] [--clusters a,b] [-o table|yaml|json]`: the ManifestWorks on the
 //! hub and what their agents report. With a NAME the table also lists each work's resources
 //! and why any of them failed.
+use kube::CustomResourceExt as _;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -35,7 +36,7 @@ pub struct Args {
 
 /// Runs `get works`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
-    let kube = ctx.kube().await?;
+    let kube = ctx.hub(&[ManifestWork::crd_name()]).await?;
     let mut params = ListParams::default();
     if let Some(name) = &args.name {
         params = params.fields(&format!("metadata.name={name}"));
