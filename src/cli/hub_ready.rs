@@ -16,7 +16,7 @@ impl Ctx {
     /// A client for the hub, once the hub serves every CRD of `crds` (`plural.group` names, e.g.
     /// `ManagedCluster::crd_name()`): at once where they are Established, else after waiting for
     /// them within `--timeout`. A cluster that has neither them nor the ClusterManager CRD is not
-    /// an OCM hub: said at once. `--dry-run` checks the hub answers, and does not wait.
+    /// an OCM hub: said at once. `--dry-run`, or a user who may not read CRDs, does not wait.
     pub async fn hub(&self, crds: &[&str]) -> anyhow::Result<Kube> {
         let kube = self.kube().await?;
         kube.server_version().await?;
@@ -26,7 +26,12 @@ impl Ctx {
         let api: Api<CustomResourceDefinition> = Api::all(kube.client.clone());
         let mut waiting = Vec::new();
         for name in crds {
-            let established = api.get_opt(name).await?;
+            let established = match api.get_opt(name).await {
+                // A user who may not read CRDs (a read-only hub user) gets no wait: the
+                // command's own requests say what is wrong, as before.
+                Err(kube::Error::Api(s)) if s.code == 403 => return Ok(kube),
+                other => other?,
+            };
             if !established
                 .as_ref()
                 .is_some_and(|crd| is_crd_established().matches_object(Some(crd)))

@@ -272,25 +272,69 @@ fn home_dir() -> PathBuf {
     std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from)
 }
 
-/// Writes a file only its owner can read (kubeconfigs, keys, tokens): created with mode 0600.
+/// Writes a file only its owner can read (kubeconfigs, keys, tokens): a new file of mode 0600
+/// beside `path`, renamed over it. A symlink planted at `path` is replaced, never followed (its
+/// target is not written), and a reader never sees a half-written file.
 pub fn write_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    use std::os::unix::fs::PermissionsExt;
-    let mut file = std::fs::OpenOptions::new()
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other(format!("{} names no file", path.display())))?;
+    let mut temp_name = std::ffi::OsString::from(".");
+    temp_name.push(name);
+    temp_name.push(format!(
+        ".{}-{}.tmp",
+        std::process::id(),
+        crate::pki::random_token_chars(8)
+    ));
+    let temp = path.with_file_name(temp_name);
+    // create_new: fails on anything already there, a symlink included.
+    let written = std::fs::OpenOptions::new()
         .write(true)
-        .create(true)
-        .truncate(true)
+        .create_new(true)
         .mode(0o600)
-        .open(path)?;
-    // An existing file keeps its old mode on open: tighten it.
-    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    file.write_all(contents)
+        .open(&temp)
+        .and_then(|mut file| {
+            file.write_all(contents)?;
+            file.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&temp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_private_file_replaces_a_planted_symlink_and_is_owner_only() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = std::env::temp_dir().join(format!(
+            "clusteradm-private-{}-{}",
+            std::process::id(),
+            crate::pki::random_token_chars(6)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let victim = dir.join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        let path = dir.join("out.yaml");
+        std::os::unix::fs::symlink(&victim, &path).unwrap();
+        write_private(&path, b"secret").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        assert!(meta.file_type().is_file(), "{meta:?}");
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "secret");
+        // Written again: replaced, still 0600, and no temporary file left beside it.
+        write_private(&path, b"again").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "again");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn an_oversized_kubeconfig_is_refused_and_relative_paths_are_made_absolute() {
