@@ -9,9 +9,6 @@ use kube::runtime::wait::{Condition as _, await_condition, conditions::is_crd_es
 use super::{Ctx, Kube};
 use crate::error::UserError;
 
-/// The ClusterManager CRD: on a cluster without it, nobody is about to install the OCM APIs.
-const CLUSTER_MANAGER_CRD: &str = "clustermanagers.operator.open-cluster-management.io";
-
 impl Ctx {
     /// A client for the hub, once the hub serves every CRD of `crds` (`plural.group` names, e.g.
     /// `ManagedCluster::crd_name()`): at once where they are Established, else after waiting for
@@ -42,16 +39,8 @@ impl Ctx {
         if waiting.is_empty() {
             return Ok(kube);
         }
-        if api.get_opt(CLUSTER_MANAGER_CRD).await?.is_none() {
-            return Err(UserError::new(
-                format!(
-                    "{} is not an OCM hub: it has no ClusterManager CRD",
-                    kube.url()
-                ),
-                "point --kubeconfig or --context at the hub `clusteradm init` set up",
-            )
-            .into());
-        }
+        // Nobody is about to install the OCM APIs on a cluster without the ClusterManager CRD.
+        super::require_cluster_manager_crd(&kube).await?;
         let what = waiting.join(", ");
         let spinner = self
             .printer

@@ -142,14 +142,17 @@ impl Kube {
 /// CRD `init` installs), as upstream's hub commands check.
 pub async fn require_hub(kube: &Kube) -> anyhow::Result<()> {
     kube.server_version().await?;
+    require_cluster_manager_crd(kube).await
+}
+
+/// Fails with a clear error unless `kube` has the ClusterManager CRD `init` installs.
+async fn require_cluster_manager_crd(kube: &Kube) -> anyhow::Result<()> {
+    use kube::CustomResourceExt as _;
     let crds: kube::Api<
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
     > = kube::Api::all(kube.client.clone());
-    if crds
-        .get_opt("clustermanagers.operator.open-cluster-management.io")
-        .await?
-        .is_none()
-    {
+    let name = crate::api::operator::ClusterManager::crd_name();
+    if crds.get_opt(name).await?.is_none() {
         return Err(crate::error::UserError::new(
             format!(
                 "{} is not an OCM hub: it has no ClusterManager CRD",

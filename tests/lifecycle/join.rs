@@ -330,24 +330,29 @@ async fn a_bad_token_or_a_wrong_pin_fails_and_creates_nothing() {
         .stderr(predicate::str::contains("token invalid or expired"))
         .stderr(predicate::str::contains("clusteradm get token"));
     let wrong = format!("sha256:{}", "0".repeat(64));
+    // init's token carries the hub's pin: a contradicting --ca-cert-hash is refused at once.
     join(&hub, "it-bad", &["--ca-cert-hash", &wrong])
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("does not match --ca-cert-hash"));
-    // A service-account token cannot sign cluster-info: without a pin (upstream's join command)
-    // and without a terminal, the error names the flag to add, with the value the hub presents.
-    join(&hub, "it-bad", &[])
+        .stderr(predicate::str::contains(
+            "differs from the pin the token carries",
+        ));
+    // A token that carries none is checked against the pin given.
+    let minted = Hub {
+        token: crate::upstream_scripts::user_minted_token().await,
+        server: hub.server.clone(),
+        hash: hub.hash.clone(),
+    };
+    join(&minted, "it-bad", &["--ca-cert-hash", &wrong])
         .assert()
         .code(1)
-        .stderr(predicate::str::contains(format!(
-            "add --ca-cert-hash {}",
-            hub.hash
-        )));
+        .stderr(predicate::str::contains("does not match --ca-cert-hash"));
     assert_nothing_joined(&managed).await;
 }
 
-/// On a terminal, a join command without a pin shows the CA the hub presents and asks: no is
-/// "nothing done", yes joins with that CA pinned.
+/// On a terminal, a join command whose token carries no pin (one the user minted) and that
+/// names none shows the CA the hub presents and asks: no is "nothing done", yes joins with that
+/// CA pinned.
 #[tokio::test]
 async fn a_join_command_without_a_pin_asks_on_a_terminal() {
     let _one_at_a_time = crate::serial().await;
@@ -355,6 +360,10 @@ async fn a_join_command_without_a_pin_asks_on_a_terminal() {
     let managed = common::managed().await;
     reset(&managed).await;
     let hub = hub(false).await;
+    let hub = Hub {
+        token: crate::upstream_scripts::user_minted_token().await,
+        ..hub
+    };
     // `script` runs the command on a pseudo-terminal and types what stdin says.
     let on_a_terminal = |answer: &str| {
         let bin = assert_cmd::cargo::cargo_bin("clusteradm");

@@ -30,7 +30,7 @@ fn token_only_join(token: &str, server: &str, extra: &[&str]) -> assert_cmd::Com
 
 /// A token of the bootstrap service account minted as a user would (`kubectl create token`):
 /// nothing in it names the hub's CA.
-async fn user_minted_token() -> String {
+pub(crate) async fn user_minted_token() -> String {
     let accounts: Api<ServiceAccount> =
         Api::namespaced(common::hub().await, "open-cluster-management");
     let request = TokenRequest {
