@@ -89,7 +89,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             feature_gates: vec![],
             admission: crate::operator::cluster_manager::Admission::Webhooks,
             resource_requirement: None,
-            auto_approved_csr_identities: vec![],
+            drivers: crate::install::drivers::Drivers::default(),
         };
         objects.extend(hub::plan(&opts)?);
     }

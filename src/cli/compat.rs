@@ -422,38 +422,8 @@ pub const DIFFERENCES: &[(&str, &str, &str)] = &[
     ),
     (
         "init",
-        "--auto-approved-arn-patterns",
-        "AWS IRSA registration needs an EKS hub and AWS; not supported (the CSR driver is)",
-    ),
-    (
-        "init",
-        "--aws-resource-tags",
-        "AWS IRSA registration needs an EKS hub and AWS; not supported (the CSR driver is)",
-    ),
-    (
-        "init",
-        "--hub-cluster-arn",
-        "AWS IRSA registration needs an EKS hub and AWS; not supported (the CSR driver is)",
-    ),
-    (
-        "init",
-        "--auto-approved-grpc-identities",
-        "the gRPC registration driver is not implemented (the CSR driver is)",
-    ),
-    (
-        "init",
-        "--grpc-endpoint-type",
-        "the gRPC registration driver is not implemented (the CSR driver is)",
-    ),
-    (
-        "init",
-        "--grpc-server",
-        "the gRPC registration driver is not implemented (the CSR driver is)",
-    ),
-    (
-        "init",
         "--registration-drivers",
-        "`csr` only: awsirsa needs AWS, grpc is not implemented; either is refused with that reason",
+        "`awsirsa` and `grpc` (with `--hub-cluster-arn`, `--aws-resource-tags`, `--auto-approved-arn-patterns`, `--auto-approved-grpc-identities`, `--grpc-server`, `--grpc-endpoint-type`) are written into the ClusterManager as upstream's for upstream's images, and refused with `--in-process` or `--image`: our components implement `csr`",
     ),
     ("init", "--values|-f", HELM_VALUES),
     ("init", "--set", HELM_VALUES),

@@ -68,8 +68,9 @@ pub struct Args {
     /// they refuse the same requests with 422 Invalid and their own messages)
     #[arg(long, value_enum, value_name = "MODE", default_value_t = Admission::Webhooks)]
     pub admission: Admission,
-    /// How clusters register, comma-separated: `csr` (the one driver here; upstream's `awsirsa`
-    /// and `grpc` are refused)
+    /// How clusters register, comma-separated: `csr`, `awsirsa`, `grpc`. Our components
+    /// implement `csr`: the others are refused with --in-process or --image, and written into
+    /// the ClusterManager as upstream's init writes them for upstream's images
     #[arg(
         long,
         value_delimiter = ',',
@@ -82,6 +83,24 @@ pub struct Args {
     /// ManagedClusterAutoApproval=true
     #[arg(long, value_delimiter = ',', value_name = "USERS")]
     pub auto_approved_csr_identities: Vec<String>,
+    /// awsirsa: the hub's EKS cluster ARN [default: the kubeconfig context's cluster name]
+    #[arg(long, value_name = "ARN")]
+    pub hub_cluster_arn: Option<String>,
+    /// awsirsa: tags for the AWS resources the hub creates, comma-separated
+    #[arg(long, value_delimiter = ',', value_name = "TAGS")]
+    pub aws_resource_tags: Vec<String>,
+    /// awsirsa: managed-cluster ARN patterns approved without `accept`, comma-separated
+    #[arg(long, value_delimiter = ',', value_name = "PATTERNS")]
+    pub auto_approved_arn_patterns: Vec<String>,
+    /// grpc: identities approved without `accept`, comma-separated
+    #[arg(long, value_delimiter = ',', value_name = "IDENTITIES")]
+    pub auto_approved_grpc_identities: Vec<String>,
+    /// grpc: the gRPC server's address agents reach
+    #[arg(long, value_name = "ADDRESS")]
+    pub grpc_server: Option<String>,
+    /// grpc: how the server is exposed, `hostname` or `loadBalancer`
+    #[arg(long, default_value = "hostname", value_name = "TYPE")]
+    pub grpc_endpoint_type: String,
     /// Copy the ClusterManager's labels to every hub object its operator makes (upstream's
     /// operator flag of the same name; `app` and `open-cluster-management.io*` keys are not copied)
     #[arg(long)]
@@ -117,43 +136,18 @@ pub(super) fn read_credential(path: &std::path::Path) -> anyhow::Result<Vec<u8>>
 
 /// Runs `init`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
-    super::args::check_registration_drivers(&args.registration_drivers, "--registration-drivers")?;
-    let tag = args.bundle.image_tag(&args.bundle_version)?;
-    let feature_gates = hub::parse_feature_gates(&args.feature_gates)
-        .map_err(|e| UserError::new(e, "e.g. --feature-gates ManifestWorkReplicaSet=true"))?;
+    let ours = args.in_process || args.image.is_some();
+    if ours {
+        super::args::check_registration_drivers(
+            &args.registration_drivers,
+            "--registration-drivers",
+        )?;
+    }
     if let Some(url) = &args.hub_apiserver {
         validate_url(url)?;
     }
-    let image_pull_credential = args
-        .image_pull_credential_file
-        .as_deref()
-        .map(read_credential)
-        .transpose()?;
-    let admission = args.admission;
-    let values = super::values_file::read_checked(
-        args.cluster_manager_values_file.as_deref(),
-        super::values_file::Chart::ClusterManager,
-        args.in_process || args.image.is_some(),
-        &feature_gates,
-    )?;
     let kube = ctx.kube().await?;
-    let resource_requirement = args.bundle.resource_requirement()?;
-    let mut opts = InitOptions {
-        resource_requirement,
-        auto_approved_csr_identities: args.auto_approved_csr_identities.clone(),
-        admission,
-        registry: args.image_registry.clone(),
-        tag,
-        single_image: args.image.clone(),
-        credential: Credential::ServiceAccount,
-        deploy_operator: !args.in_process,
-        image_pull_credential,
-        sync_labels: args.enable_sync_labels,
-        feature_gates,
-    };
-    if let Some(values) = values {
-        values.onto_init(&mut opts);
-    }
+    let mut opts = options(&args, ours, &kube)?;
 
     if ctx.global.dry_run {
         if args.use_bootstrap_token {
@@ -221,6 +215,71 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         wait_hub_ready(&kube, ctx).await?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The hub plan's options from the flags and `--cluster-manager-values-file` (which overrides
+/// them), each checked before any request is sent.
+fn options(args: &Args, ours: bool, kube: &Kube) -> anyhow::Result<InitOptions> {
+    let tag = args.bundle.image_tag(&args.bundle_version)?;
+    let feature_gates = hub::parse_feature_gates(&args.feature_gates)
+        .map_err(|e| UserError::new(e, "e.g. --feature-gates ManifestWorkReplicaSet=true"))?;
+    let image_pull_credential = args
+        .image_pull_credential_file
+        .as_deref()
+        .map(read_credential)
+        .transpose()?;
+    let values = super::values_file::read_checked(
+        args.cluster_manager_values_file.as_deref(),
+        super::values_file::Chart::ClusterManager,
+        ours,
+        &feature_gates,
+    )?;
+    let drivers = driver_flags(args, kube).resolve().map_err(|e| {
+        UserError::new(
+            format!("--registration-drivers: {e}"),
+            "see `clusteradm init --help` for each driver's flags",
+        )
+    })?;
+    let mut opts = InitOptions {
+        resource_requirement: args.bundle.resource_requirement()?,
+        drivers,
+        admission: args.admission,
+        registry: args.image_registry.clone(),
+        tag,
+        single_image: args.image.clone(),
+        credential: Credential::ServiceAccount,
+        deploy_operator: !args.in_process,
+        image_pull_credential,
+        sync_labels: args.enable_sync_labels,
+        feature_gates,
+    };
+    if let Some(values) = values {
+        values.onto_init(&mut opts);
+    }
+    Ok(opts)
+}
+
+/// The registration-driver flags, with upstream's default for the hub's ARN: the kubeconfig
+/// context's cluster name (an EKS kubeconfig names its cluster by ARN).
+fn driver_flags(args: &Args, kube: &Kube) -> crate::install::drivers::DriverFlags {
+    let context_cluster = kube
+        .loaded
+        .kubeconfig
+        .contexts
+        .iter()
+        .find(|c| c.name == kube.loaded.context)
+        .and_then(|c| c.context.as_ref())
+        .map(|c| c.cluster.clone());
+    crate::install::drivers::DriverFlags {
+        names: args.registration_drivers.clone(),
+        csr_identities: args.auto_approved_csr_identities.clone(),
+        hub_cluster_arn: args.hub_cluster_arn.clone().or(context_cluster),
+        aws_resource_tags: args.aws_resource_tags.clone(),
+        arn_patterns: args.auto_approved_arn_patterns.clone(),
+        grpc_identities: args.auto_approved_grpc_identities.clone(),
+        grpc_server: args.grpc_server.clone(),
+        grpc_endpoint_type: args.grpc_endpoint_type.clone(),
+    }
 }
 
 /// Applies the hub plan (saying whether anything changed) and copies it to `--output-file`.

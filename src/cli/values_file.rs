@@ -61,7 +61,7 @@ impl Values {
             &mut opts.sync_labels,
         );
         if let Some(users) = self.auto_approve_users {
-            opts.auto_approved_csr_identities = users;
+            opts.drivers.approve_csr(&users);
         }
         opts.feature_gates.extend(self.feature_gates);
     }

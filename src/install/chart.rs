@@ -108,7 +108,7 @@ pub fn cluster_manager() -> anyhow::Result<Chart> {
             feature_gates: vec![],
             admission: Admission::Webhooks,
             resource_requirement: None,
-            auto_approved_csr_identities: vec![],
+            drivers: crate::install::drivers::Drivers::default(),
         })?;
         plant(
             &mut objects,

@@ -14,7 +14,7 @@ use crate::api::names::{
 use crate::api::operator::{
     CLUSTER_MANAGER_NAME, ClusterManager, ClusterManagerDeployOption, ClusterManagerSpec,
     FeatureGate, FeatureGateMode, FeatureGatesConfiguration, HubInstallMode, HubWorkConfiguration,
-    RegistrationAuthType, RegistrationDriverHub, RegistrationHubConfiguration,
+    RegistrationHubConfiguration,
 };
 use crate::apply::to_dynamic;
 use crate::render;
@@ -55,9 +55,10 @@ pub struct InitOptions {
     /// `spec.resourceRequirement` (`--resource-*`), also the operator container's; `None`: the
     /// Default class, unset on the CR.
     pub resource_requirement: Option<crate::api::operator::ResourceRequirement>,
-    /// Bootstrap identities whose clusters the hub approves without `accept`, with the
-    /// `ManagedClusterAutoApproval` gate (the CSR driver's `autoApprovedIdentities`).
-    pub auto_approved_csr_identities: Vec<String>,
+    /// The registration drivers and the gRPC server's exposure ([`super::drivers`]); the CSR
+    /// driver's `autoApprovedIdentities` are the bootstrap identities whose clusters the hub
+    /// approves without `accept`, with the `ManagedClusterAutoApproval` gate.
+    pub drivers: super::drivers::Drivers,
 }
 
 /// Resolves `--bundle-version`: `default`, `latest`, or `x.y.z` (with or without `v`).
@@ -230,17 +231,10 @@ pub fn cluster_manager(opts: &InitOptions) -> ClusterManager {
             }),
             registration_configuration: Some(RegistrationHubConfiguration {
                 feature_gates: registration,
-                registration_drivers: vec![RegistrationDriverHub {
-                    auth_type: RegistrationAuthType::Csr,
-                    csr: (!opts.auto_approved_csr_identities.is_empty()).then(|| {
-                        crate::api::operator::AutoApproval {
-                            auto_approved_identities: opts.auto_approved_csr_identities.clone(),
-                        }
-                    }),
-                    ..Default::default()
-                }],
+                registration_drivers: opts.drivers.drivers.clone(),
                 ..Default::default()
             }),
+            server_configuration: opts.drivers.server.clone(),
             work_configuration: (!work.is_empty()).then(|| HubWorkConfiguration {
                 feature_gates: work,
                 ..Default::default()
@@ -306,7 +300,7 @@ mod tests {
     fn opts(credential: Credential, deploy_operator: bool) -> InitOptions {
         InitOptions {
             resource_requirement: None,
-            auto_approved_csr_identities: vec![],
+            drivers: crate::install::drivers::Drivers::default(),
             registry: DEFAULT_REGISTRY.into(),
             tag: "v1.3.1".into(),
             single_image: None,

@@ -5,6 +5,7 @@
 pub mod chart;
 pub mod cluster_info;
 pub mod credential;
+pub mod drivers;
 pub mod hub;
 pub mod join_command;
 pub mod klusterlet;

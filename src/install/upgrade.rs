@@ -55,7 +55,7 @@ pub fn hub_operator(
         feature_gates: vec![],
         admission: crate::operator::cluster_manager::Admission::Webhooks,
         resource_requirement: resources.cloned(),
-        auto_approved_csr_identities: vec![],
+        drivers: crate::install::drivers::Drivers::default(),
     };
     let mut objects = plan(&opts)?;
     objects.retain(|o| {

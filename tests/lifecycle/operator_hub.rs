@@ -74,7 +74,7 @@ async fn install(client: &Client) {
         feature_gates: vec![],
         admission: operator::Admission::Policies,
         resource_requirement: None,
-        auto_approved_csr_identities: vec![],
+        drivers: clusteradm::install::drivers::Drivers::default(),
     };
     let objects = clusteradm::install::hub::plan(&opts)
         .unwrap()

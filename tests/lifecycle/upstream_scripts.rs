@@ -362,3 +362,115 @@ async fn hub_commands_run_right_after_init_wait_for_the_hub_apis() {
         }
     }
 }
+
+/// An operator trying settings runs `init` again and again with other flags: each run writes the
+/// ClusterManager as upstream's does (the cloud drivers for upstream's images), and a plain run
+/// brings the defaults back. With our components the cloud drivers are refused.
+#[tokio::test]
+async fn init_run_again_with_other_flags_rewrites_the_cluster_manager() {
+    use clusteradm::api::operator::{ClusterManager, RegistrationAuthType};
+    let _one_at_a_time = crate::serial().await;
+    let _hub = common::HUB_SINGLETON.lock().await;
+    let hub = common::env().hub;
+    let arn = "arn:aws:eks:us-west-2:123456789012:cluster/hub";
+    let cloud = [
+        "--registration-drivers",
+        "csr,awsirsa,grpc",
+        "--hub-cluster-arn",
+        arn,
+        "--aws-resource-tags",
+        "team=a",
+        "--auto-approved-arn-patterns",
+        "arn:aws:eks:us-west-2:123456789012:cluster/.*",
+        "--grpc-server",
+        "grpc.hub.example:8090",
+        "--auto-approved-grpc-identities",
+        "system:serviceaccount:ocm:grpc",
+    ];
+    let init = |extra: &[&str]| {
+        let mut cmd = common::clusteradm();
+        cmd.args(["init", "--kubeconfig"]).arg(&hub).args(extra);
+        cmd
+    };
+    // Our components: refused, naming the driver.
+    init(&[&cloud[..], &["--image", "registry.invalid/clusteradm:dev"]].concat())
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "driver \"awsirsa\" is not supported",
+        ));
+    // Upstream's: written as upstream's init writes them; --dry-run shows it.
+    init(&[&cloud[..], &["--dry-run"]].concat())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("authType: awsirsa"))
+        .stdout(predicate::str::contains(format!("hubClusterArn: {arn}")))
+        .stdout(predicate::str::contains("authType: grpc"))
+        .stdout(predicate::str::contains("host: grpc.hub.example:8090"));
+    // upstream's own refusal: grpc by host name needs the host.
+    init(&["--registration-drivers", "grpc", "--dry-run"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("--grpc-server"));
+
+    let managers: Api<ClusterManager> = Api::all(common::hub().await);
+    let drivers = || async {
+        let cm = managers.get("cluster-manager").await.unwrap();
+        let registration = cm.spec.registration_configuration.unwrap_or_default();
+        (
+            registration.registration_drivers,
+            registration.feature_gates,
+            cm.spec.server_configuration,
+        )
+    };
+    init(&[]).assert().success();
+    init(&[
+        "--feature-gates",
+        "ManagedClusterAutoApproval=true",
+        "--auto-approved-csr-identities",
+        "alice",
+    ])
+    .assert()
+    .success();
+    let (d, gates, _) = drivers().await;
+    assert_eq!(d.len(), 1);
+    assert_eq!(
+        d[0].csr.as_ref().unwrap().auto_approved_identities,
+        ["alice"]
+    );
+    assert!(
+        gates
+            .iter()
+            .any(|g| g.feature == "ManagedClusterAutoApproval" && g.enabled()),
+        "{gates:?}"
+    );
+    init(&cloud).assert().success();
+    let (d, _, server) = drivers().await;
+    let kinds: Vec<_> = d.iter().map(|d| d.auth_type).collect();
+    assert_eq!(
+        kinds,
+        [
+            RegistrationAuthType::Csr,
+            RegistrationAuthType::Awsirsa,
+            RegistrationAuthType::Grpc
+        ]
+    );
+    assert_eq!(
+        d[1].awsirsa.as_ref().unwrap().hub_cluster_arn.as_deref(),
+        Some(arn)
+    );
+    assert!(server.is_some());
+    // A plain run: the defaults again.
+    init(&[]).assert().success();
+    let (d, gates, server) = drivers().await;
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].auth_type, RegistrationAuthType::Csr);
+    assert!(d[0].csr.is_none(), "{d:?}");
+    assert!(
+        !gates
+            .iter()
+            .any(|g| g.feature == "ManagedClusterAutoApproval"),
+        "{gates:?}"
+    );
+    assert!(server.is_none());
+}

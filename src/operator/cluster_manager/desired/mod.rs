@@ -682,7 +682,7 @@ mod tests {
             feature_gates: vec![],
             admission: crate::operator::cluster_manager::Admission::Webhooks,
             resource_requirement: None,
-            auto_approved_csr_identities: vec![],
+            drivers: crate::install::drivers::Drivers::default(),
         };
         let role = plan(&opts)
             .unwrap()
