@@ -542,6 +542,7 @@ fn start_agents(managed: &Client, names: &[String], token: &Shutdown) {
             addons: false,
             example_agents: false,
             gates: clusteradm::agent::gates::Gates::default(),
+            work: clusteradm::agent::work::Settings::default(),
             addon_renewal: clusteradm::agent::registration::rotate::Renewal::default(),
         };
         tokio::spawn(clusteradm::agent::work::supervisor::run(

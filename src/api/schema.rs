@@ -136,6 +136,36 @@ pub const EKS_ARN: &str = r"^arn:aws:eks:([a-zA-Z0-9-]+):(\d{12}):cluster/([a-zA
 pub const QUALIFIED_NAME: &str = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$";
 /// A Go-style duration in hours, minutes and seconds (`1h30m`).
 pub const DURATION: &str = r"^([0-9]+(s|m|h))+$";
+
+/// A duration of the [`DURATION`] form (`90s`, `5m`, `1h30m`, Go's `1h0m0s`); `None` for any
+/// other text, or one too long to count.
+#[must_use]
+pub fn go_duration(text: &str) -> Option<std::time::Duration> {
+    let mut total: u64 = 0;
+    let mut rest = text;
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let n: u64 = rest[..digits].parse().ok()?;
+        rest = &rest[digits..];
+        let unit = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let scale = match &rest[..unit] {
+            "h" => 3600,
+            "m" => 60,
+            "s" => 1,
+            _ => return None,
+        };
+        total = total.checked_add(n.checked_mul(scale)?)?;
+        rest = &rest[unit..];
+    }
+    Some(std::time::Duration::from_secs(total))
+}
 /// A resource quantity (`500m`, `2Gi`).
 pub const QUANTITY: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
 /// A count or a percentage up to 100% (rollout budgets).

@@ -79,6 +79,11 @@ pub struct AgentArgs {
     /// them); those the agents do not act on are passed over
     #[arg(long, value_delimiter = ',', value_name = "GATES")]
     pub feature_gates: Vec<String>,
+    /// How long an AppliedManifestWork no work on the hub manages any more is kept before what
+    /// it applied is removed (upstream's flag; the operator passes the Klusterlet's
+    /// `workConfiguration.appliedManifestWorkEvictionGracePeriod`); 876000h or more: never
+    #[arg(long = "appliedmanifestwork-eviction-grace-period", value_name = "DURATION", default_value = "60m", value_parser = go_duration)]
+    pub eviction_grace_period: std::time::Duration,
     /// MultipleHubs: the bootstrap kubeconfig secrets of the hubs to choose from, in order (at
     /// least two; the operator passes the Klusterlet's `bootstrapKubeConfigs`)
     #[arg(long, value_delimiter = ',', value_name = "SECRETS", num_args = 1..)]
@@ -145,6 +150,11 @@ async fn managed_client(path: &std::path::Path) -> anyhow::Result<kube::Client> 
         .await
         .with_context(|| format!("the managed cluster of {}", path.display()))?;
     Ok(client)
+}
+
+/// A Go duration flag (`90s`, `60m`, `1h0m0s`).
+fn go_duration(text: &str) -> Result<std::time::Duration, String> {
+    crate::api::go_duration(text).ok_or_else(|| format!("{text:?} is not a duration such as 60m"))
 }
 
 /// How often a mounted managed kubeconfig is compared with what the agents started with.
@@ -249,6 +259,9 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 example_agents: false,
                 gates: crate::agent::gates::Gates::from_flags(&a.feature_gates),
                 hubs,
+                work: crate::agent::work::Settings {
+                    eviction_grace: a.eviction_grace_period,
+                },
             };
             lease::lead(lock, shutdown, waiting, move |token| {
                 crate::inprocess::klusterlet::agents(agents, token)

@@ -53,6 +53,7 @@ pub async fn run(
             namespace: config.agent_namespace.clone(),
             gates: config.gates,
             hubs: None,
+            work: agent::work::Settings::default(),
         },
         own.clone(),
     );
@@ -103,6 +104,8 @@ pub struct Agents {
     pub gates: Gates,
     /// `MultipleHubs`: the hubs to choose from.
     pub hubs: Option<HubList>,
+    /// The Klusterlet's work settings.
+    pub work: agent::work::Settings,
 }
 
 impl Agents {
@@ -118,6 +121,7 @@ impl Agents {
             example_agents: true,
             gates: Gates::default(),
             hubs: None,
+            work: agent::work::Settings::default(),
         }
     }
 }
@@ -133,6 +137,7 @@ pub async fn agents(agents: Agents, token: Shutdown) -> anyhow::Result<()> {
         example_agents,
         gates,
         hubs,
+        work,
     } = agents;
     // A Klusterlet without a cluster name: the name the agent stored, or a new one.
     let cluster = if cluster.is_empty() {
@@ -161,6 +166,7 @@ pub async fn agents(agents: Agents, token: Shutdown) -> anyhow::Result<()> {
         example_agents,
         // The add-ons' certificates are kept as the cluster's own.
         gates,
+        work,
         addon_renewal: agent::registration::rotate::Renewal {
             expiration_seconds: registration.cert_expiration_seconds,
             threshold: registration.rotation_threshold,
@@ -184,6 +190,8 @@ pub struct Served {
     pub gates: Gates,
     /// `MultipleHubs`: the hubs they choose from.
     pub hubs: Option<HubList>,
+    /// The Klusterlet's work settings.
+    pub work: agent::work::Settings,
 }
 
 /// The Klusterlets whose agents run in this process.
@@ -234,6 +242,7 @@ impl AgentHost for Host {
             namespace,
             gates,
             hubs,
+            work,
         } = served;
         let token = self.parent.child_token();
         tracing::info!(
@@ -246,6 +255,7 @@ impl AgentHost for Host {
             Agents {
                 gates: *gates,
                 hubs: hubs.clone(),
+                work: *work,
                 ..Agents::in_process(self.managed.clone(), cluster.clone(), namespace.clone())
             },
             token.clone(),

@@ -156,7 +156,7 @@ where
     {
         let store = store.clone();
         self.ready.push(Box::pin(async move {
-            let _ = store.wait_until_ready().await;
+            let _ = crate::runtime::ready::until_ready(&store).await;
         }));
         self
     }

@@ -542,6 +542,7 @@ fn supervised(agent: &fixture::Agent, managed: &kube::Client, gates: Gates) -> S
         addons: true,
         example_agents: true,
         gates,
+        work: clusteradm::agent::work::Settings::default(),
         // 600 s is the API's minimum lifetime: renew when less than 99 % of it remains instead.
         addon_renewal: Renewal {
             expiration_seconds: Some(600),

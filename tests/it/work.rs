@@ -12,6 +12,7 @@
 //! on one managed API server, as `scripts/scale` runs them).
 mod credential;
 mod docs_example;
+mod eviction;
 mod exec_credentials;
 mod executor;
 mod failures;

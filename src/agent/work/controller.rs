@@ -1,6 +1,6 @@
 //! The work agent's controller: one watch of the ManifestWorks in the cluster's namespace on the
 //! hub, a reconcile per work ([`super::sync`]), a periodic resync that repairs drift on the
-//! managed cluster, and a sweep of records whose work vanished without cleanup.
+//! managed cluster, and a sweep that evicts records no work manages any more, after a grace period.
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,6 +12,7 @@ use kube::runtime::finalizer::{self, finalizer};
 use kube::runtime::reflector;
 use kube::runtime::{Predicate as _, predicates};
 use kube::runtime::{WatchStreamExt as _, watcher};
+use tokio_util::task::AbortOnDropHandle;
 
 use super::discovery::Discovery;
 use super::executor_cache::{self, SarCache};
@@ -58,6 +59,9 @@ pub struct WorkAgentOptions {
     /// Cache executors' access reviews until RBAC changes (the Klusterlet's
     /// `ExecutorValidatingCaches` gate, off by default as upstream's): off, every apply asks.
     pub executor_caches: bool,
+    /// How long an AppliedManifestWork whose work is gone from this hub (or that another hub
+    /// wrote) is kept before what it applied is removed ([`super::eviction`]).
+    pub eviction_grace: Duration,
 }
 
 /// How AppliedManifestWorks are named. They are cluster-scoped on the managed cluster, so agents
@@ -93,6 +97,7 @@ impl WorkAgentOptions {
             applied_names: AppliedNames::PerHub,
             feedback: super::feedback::Reader::default(),
             executor_caches: false,
+            eviction_grace: super::eviction::DEFAULT_GRACE,
         }
     }
 }
@@ -106,6 +111,8 @@ pub(crate) struct Context {
     pub applied_names: AppliedNames,
     pub agent_id: String,
     pub resync: Duration,
+    /// How long a record stays unmanaged before it is evicted ([`super::eviction`]).
+    pub eviction_grace: Duration,
     pub discovery: Discovery,
     /// Executors' review answers, kept in step with RBAC by [`super::executor_cache::watch`].
     pub executor_cache: Arc<SarCache>,
@@ -141,6 +148,7 @@ pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<(
         cluster: opts.cluster_name,
         agent_id: opts.agent_id,
         resync: opts.resync,
+        eviction_grace: opts.eviction_grace,
         executor_cache: Arc::new(SarCache::new()),
         feedback: opts.feedback,
     });
@@ -157,13 +165,15 @@ pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<(
             predicates::generation.combine(predicates::finalizers),
             PredicateConfig::default(),
         );
-    let sweeper = tokio::spawn(sweep::run(ctx.clone(), store.clone()));
+    // Aborted when this future ends or is dropped (an aborted agent task too): a sweeper left
+    // running would judge records against a store nobody updates any more.
+    let _sweeper = AbortOnDropHandle::new(tokio::spawn(sweep::run(ctx.clone(), store.clone())));
     // The cache stores nothing until this watch has synced: without it every apply asks.
-    let rbac = opts.executor_caches.then(|| {
-        tokio::spawn(executor_cache::watch(
+    let _rbac = opts.executor_caches.then(|| {
+        AbortOnDropHandle::new(tokio::spawn(executor_cache::watch(
             ctx.managed.clone(),
             ctx.executor_cache.clone(),
-        ))
+        )))
     });
     Runner::new(CONTROLLER, Controller::for_stream(works, store))
         .wakes(Wakes::OnSpec)
@@ -171,10 +181,6 @@ pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<(
         .backoff(Duration::from_secs(1), Duration::from_secs(30))
         .run(reconcile, ctx, shutdown)
         .await;
-    sweeper.abort();
-    if let Some(rbac) = rbac {
-        rbac.abort();
-    }
     tracing::info!("work agent stopped");
     Ok(())
 }

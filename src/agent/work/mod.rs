@@ -25,11 +25,29 @@ pub mod condition_rules;
 pub mod controller;
 pub mod delete;
 pub mod discovery;
+pub mod eviction;
 pub mod executor;
 pub mod executor_cache;
 pub mod feedback;
 pub mod status;
 pub mod supervisor;
+
+/// What a Klusterlet's `workConfiguration` tells our work agent (upstream's work agent takes
+/// each as a flag of the same meaning).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// `appliedManifestWorkEvictionGracePeriod` ([`eviction`]).
+    pub eviction_grace: std::time::Duration,
+}
+
+impl Default for Settings {
+    /// Upstream's defaults.
+    fn default() -> Self {
+        Self {
+            eviction_grace: eviction::DEFAULT_GRACE,
+        }
+    }
+}
 mod sweep;
 mod sync;
 

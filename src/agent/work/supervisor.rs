@@ -47,6 +47,8 @@ pub struct Supervised {
     pub addon_renewal: Renewal,
     /// The Klusterlet's feature gates the work agent acts on.
     pub gates: crate::agent::gates::Gates,
+    /// The Klusterlet's work settings.
+    pub work: super::Settings,
 }
 
 /// Supervises the work agent of `agent.cluster` until `shutdown` is cancelled.
@@ -145,6 +147,7 @@ async fn start(agent: &Supervised, credential: &Credential, token: Shutdown) -> 
     opts.applied_names = agent.applied_names;
     opts.feedback.raw_json = agent.gates.raw_feedback_json_string;
     opts.executor_caches = agent.gates.executor_validating_caches;
+    opts.eviction_grace = agent.work.eviction_grace;
     tracing::info!(%cluster, "work agent started with the hub credential");
     let cluster = cluster.clone();
     tokio::spawn(async move {

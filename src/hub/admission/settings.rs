@@ -205,7 +205,7 @@ pub fn from_informers(
         let current = || Settings::of(store.get(&ObjectRef::new(CLUSTER_MANAGER_NAME)).as_deref());
         tokio::select! {
             () = shutdown.cancelled() => return,
-            ready = store.wait_until_ready() => if ready.is_err() { return },
+            ready = crate::runtime::ready::until_ready(&store) => if ready.is_err() { return },
         }
         publish(&tx, current());
         loop {

@@ -170,10 +170,10 @@ async fn gate_off(settings: &mut Watched) -> bool {
 
 /// Completes once every cache has been filled.
 async fn ready(stores: &Stores, profiles: &Store<ClusterProfile>) {
-    let _ = stores.clusters.wait_until_ready().await;
-    let _ = stores.sets.wait_until_ready().await;
-    let _ = stores.bindings.wait_until_ready().await;
-    let _ = profiles.wait_until_ready().await;
+    let _ = crate::runtime::ready::until_ready(&stores.clusters).await;
+    let _ = crate::runtime::ready::until_ready(&stores.sets).await;
+    let _ = crate::runtime::ready::until_ready(&stores.bindings).await;
+    let _ = crate::runtime::ready::until_ready(profiles).await;
 }
 
 /// One pass: every write the caches call for. Returns whether one failed (to be retried).

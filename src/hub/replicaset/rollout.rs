@@ -99,29 +99,9 @@ impl Config {
     }
 }
 
-/// A Go duration such as `90s`, `5m` or `1h30m`.
+/// A Go duration such as `90s`, `5m` or `1h30m` ([`crate::api::go_duration`]).
 fn go_duration(text: &str) -> Option<SignedDuration> {
-    let mut total = SignedDuration::ZERO;
-    let mut rest = text;
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let n: i64 = rest[..digits].parse().ok()?;
-        rest = &rest[digits..];
-        let unit = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let secs = match &rest[..unit] {
-            "h" => n.checked_mul(3600)?,
-            "m" => n.checked_mul(60)?,
-            "s" => n,
-            _ => return None,
-        };
-        total = total.checked_add(SignedDuration::from_secs(secs))?;
-        rest = &rest[unit..];
-    }
-    Some(total)
+    SignedDuration::try_from(crate::api::go_duration(text)?).ok()
 }
 
 /// Upstream's `calculateRolloutSize`: a count, or a percentage of `total` rounded up; anything

@@ -225,6 +225,7 @@ async fn reconcile_apply(k: &Klusterlet, ctx: &Context) -> Result<Action, Error>
             namespace: v.agent_namespace.clone(),
             gates: v.agent_gates(),
             hubs: v.hubs.clone(),
+            work: v.work_settings(),
         };
         host.ensure(&v.name, &served);
     }

@@ -29,6 +29,11 @@ pub enum Error {
         "the MultipleHubs feature gate needs spec.registrationConfiguration.bootstrapKubeConfigs of type LocalSecrets naming at least two secrets (it names {0})"
     )]
     TooFewHubs(usize),
+    /// `spec.workConfiguration.appliedManifestWorkEvictionGracePeriod` is no duration.
+    #[error(
+        "spec.workConfiguration.appliedManifestWorkEvictionGracePeriod {0:?} is not a duration such as 60m"
+    )]
+    InvalidEvictionGracePeriod(String),
 }
 
 /// A Klusterlet's settings, validated and defaulted.
@@ -71,9 +76,26 @@ pub struct Validated {
     pub resources: serde_json::Value,
     /// `MultipleHubs` on: the bootstrap secrets of the hubs to choose from, and the timeout.
     pub hubs: Option<HubList>,
+    /// `workConfiguration.appliedManifestWorkEvictionGracePeriod` as written (a Go duration),
+    /// passed to the work agent as its flag; unset: the agent's default (60 minutes).
+    pub eviction_grace_period: Option<String>,
 }
 
 impl Validated {
+    /// What the Klusterlet's `workConfiguration` tells our work agent.
+    #[must_use]
+    pub fn work_settings(&self) -> crate::agent::work::Settings {
+        let mut settings = crate::agent::work::Settings::default();
+        if let Some(grace) = self
+            .eviction_grace_period
+            .as_deref()
+            .and_then(crate::api::go_duration)
+        {
+            settings.eviction_grace = grace;
+        }
+        settings
+    }
+
     /// The gates the agents act on, from both components' lists (their names are distinct).
     #[must_use]
     pub fn agent_gates(&self) -> crate::agent::gates::Gates {
@@ -207,6 +229,12 @@ pub fn lenient(k: &Klusterlet) -> Result<Validated, Error> {
         client_cert_expiration_seconds: reg.client_cert_expiration_seconds,
         resources: crate::operator::resources::json(spec.resource_requirement.as_ref())?,
         hubs,
+        eviction_grace_period: match work.applied_manifest_work_eviction_grace_period {
+            Some(text) if crate::api::go_duration(&text).is_none() => {
+                return Err(Error::InvalidEvictionGracePeriod(text));
+            }
+            other => other,
+        },
     })
 }
 
@@ -231,6 +259,29 @@ pub(crate) mod test_support {
 mod tests {
     use super::test_support::klusterlet;
     use super::*;
+
+    #[test]
+    fn the_eviction_grace_period_is_read_or_refused() {
+        let v = validate(&klusterlet(
+            "{clusterName: c1, workConfiguration: {appliedManifestWorkEvictionGracePeriod: 1h30m}}",
+        ))
+        .unwrap();
+        assert_eq!(
+            v.work_settings().eviction_grace,
+            std::time::Duration::from_secs(5400)
+        );
+        let unset = validate(&klusterlet("clusterName: c1")).unwrap();
+        assert_eq!(
+            unset.work_settings().eviction_grace,
+            crate::agent::work::eviction::DEFAULT_GRACE
+        );
+        assert!(matches!(
+            validate(&klusterlet(
+                "{clusterName: c1, workConfiguration: {appliedManifestWorkEvictionGracePeriod: soon}}"
+            )),
+            Err(Error::InvalidEvictionGracePeriod(_))
+        ));
+    }
 
     #[test]
     fn defaults_are_upstreams() {

@@ -54,6 +54,7 @@ pub(super) async fn supervised_agent(prefix: &str) -> (fixture::Agent, Shutdown)
         addons: true,
         example_agents: true,
         gates: clusteradm::agent::gates::Gates::default(),
+        work: clusteradm::agent::work::Settings::default(),
         addon_renewal: Renewal::default(),
     };
     tokio::spawn(supervisor::run(supervised, shutdown.clone()));

@@ -117,7 +117,10 @@ pub fn run(
 }
 
 async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Action, Error> {
-    if ctx.labelled.wait_until_ready().await.is_err() {
+    if crate::runtime::ready::until_ready(&ctx.labelled)
+        .await
+        .is_err()
+    {
         return Ok(Action::await_change());
     }
     let labelled: BTreeSet<String> = ctx

@@ -39,6 +39,7 @@ fn our_args(v: &Validated) -> Vec<String> {
     if !gates.is_empty() {
         args.push(format!("--feature-gates={}", gates.join(",")));
     }
+    args.extend(work_flags(v));
     if let Some(hubs) = &v.hubs {
         args.push(format!(
             "--bootstrap-kubeconfig-secrets={}",
@@ -50,6 +51,15 @@ fn our_args(v: &Validated) -> Vec<String> {
         ));
     }
     args
+}
+
+/// The work agent's flags from the Klusterlet's `workConfiguration`, upstream's names and values
+/// (our agent takes the same).
+fn work_flags(v: &Validated) -> Vec<String> {
+    v.eviction_grace_period
+        .iter()
+        .map(|d| format!("--appliedmanifestwork-eviction-grace-period={d}"))
+        .collect()
 }
 
 /// The command-line arguments of a workload.
@@ -85,6 +95,9 @@ pub(super) fn args(v: &Validated, w: Workload) -> Vec<String> {
     };
     if !gates.is_empty() {
         args.push(format!("--feature-gates={}", gates.join(",")));
+    }
+    if w != Workload::Registration {
+        args.extend(work_flags(v));
     }
     if registers {
         if !v.external_server_urls.is_empty() {

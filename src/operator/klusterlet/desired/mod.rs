@@ -229,6 +229,47 @@ mod tests {
     }
 
     #[test]
+    fn the_eviction_grace_period_reaches_the_work_agent_of_either_image() {
+        let work = "workConfiguration: {appliedManifestWorkEvictionGracePeriod: 90m}";
+        let flag = "--appliedmanifestwork-eviction-grace-period=90m".to_string();
+        // Upstream's: the work agent takes it, the registration agent does not.
+        let d = built(
+            &format!("{{clusterName: c1, {work}}}"),
+            InProcess::default(),
+        );
+        let by_name = |name: &str| {
+            d.management
+                .deployments
+                .iter()
+                .find(|dep| {
+                    dep.metadata
+                        .name
+                        .as_deref()
+                        .is_some_and(|n| n.ends_with(name))
+                })
+                .map(args)
+                .unwrap()
+        };
+        assert!(by_name("-work-agent").contains(&flag));
+        assert!(!by_name("-registration-agent").contains(&flag));
+        // Ours: the one agent.
+        let ours = "registrationImagePullSpec: 'r.example/clusteradm:v1', workImagePullSpec: 'r.example/clusteradm:v1', imagePullSpec: 'r.example/clusteradm:v1'";
+        let d = built(
+            &format!("{{clusterName: c1, {ours}, {work}}}"),
+            InProcess::default(),
+        );
+        assert!(args(&d.management.deployments[0]).contains(&flag));
+        // Unset: no flag, the agent's default.
+        let d = built("{clusterName: c1}", InProcess::default());
+        assert!(
+            d.management
+                .deployments
+                .iter()
+                .all(|dep| !args(dep).iter().any(|a| a.contains("eviction")))
+        );
+    }
+
+    #[test]
     fn multiple_hubs_reach_the_agents_as_each_image_takes_them() {
         let hubs = "registrationConfiguration: {featureGates: [{feature: MultipleHubs, mode: Enable}], bootstrapKubeConfigs: {type: LocalSecrets, localSecretsConfig: {kubeConfigSecrets: [{name: h1}, {name: h2}], hubConnectionTimeoutSeconds: 200}}}";
         // Upstream's agent: each secret mounted at /spoke/<name>, one flag per file.
