@@ -28,7 +28,7 @@ pub mod work;
 #[cfg(test)]
 mod compat;
 mod schema;
-pub use schema::go_duration;
+pub use schema::{EKS_ARN, go_duration};
 
 /// Every CRD this tool generates, in install order: operator CRDs, then hub, then managed-cluster.
 #[must_use]

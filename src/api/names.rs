@@ -32,6 +32,11 @@ pub const ANNOTATION_PREFIX: &str = "agent.open-cluster-management.io/";
 /// `--hub-token` and `--hub-apiserver`, as upstream's scripts build it, still verifies the hub.
 pub const CA_PIN_AUDIENCE_PREFIX: &str = "urn:clusteradm:ca-cert-hash:";
 
+/// Upstream's add-on manager's ServiceAccount, in the hub namespace. Our hub reads a template
+/// add-on's signing CA as this identity (impersonated), so a user grants it the CA Secret as
+/// upstream documents, and the hub pod itself may read no Secret.
+pub const ADDON_MANAGER_SA: &str = "addon-manager-controller-sa";
+
 /// The signer every registration CSR names.
 pub const CLIENT_SIGNER: &str = "kubernetes.io/kube-apiserver-client";
 /// Service account whose tokens are the default bootstrap credential.

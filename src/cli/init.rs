@@ -146,8 +146,16 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     if let Some(url) = &args.hub_apiserver {
         validate_url(url)?;
     }
+    let mut opts = options(&args, ours)?;
     let kube = ctx.kube().await?;
-    let mut opts = options(&args, ours, &kube)?;
+    opts.drivers
+        .complete_arn(context_cluster(&kube).as_deref())
+        .map_err(|e| {
+            UserError::new(
+                format!("--registration-drivers: {e}"),
+                "e.g. --hub-cluster-arn arn:aws:eks:us-west-2:123456789012:cluster/hub",
+            )
+        })?;
 
     if ctx.global.dry_run {
         if args.use_bootstrap_token {
@@ -219,7 +227,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 
 /// The hub plan's options from the flags and `--cluster-manager-values-file` (which overrides
 /// them), each checked before any request is sent.
-fn options(args: &Args, ours: bool, kube: &Kube) -> anyhow::Result<InitOptions> {
+fn options(args: &Args, ours: bool) -> anyhow::Result<InitOptions> {
     let tag = args.bundle.image_tag(&args.bundle_version)?;
     let feature_gates = hub::parse_feature_gates(&args.feature_gates)
         .map_err(|e| UserError::new(e, "e.g. --feature-gates ManifestWorkReplicaSet=true"))?;
@@ -234,7 +242,7 @@ fn options(args: &Args, ours: bool, kube: &Kube) -> anyhow::Result<InitOptions> 
         ours,
         &feature_gates,
     )?;
-    let drivers = driver_flags(args, kube).resolve().map_err(|e| {
+    let drivers = driver_flags(args).resolve().map_err(|e| {
         UserError::new(
             format!("--registration-drivers: {e}"),
             "see `clusteradm init --help` for each driver's flags",
@@ -259,21 +267,24 @@ fn options(args: &Args, ours: bool, kube: &Kube) -> anyhow::Result<InitOptions> 
     Ok(opts)
 }
 
-/// The registration-driver flags, with upstream's default for the hub's ARN: the kubeconfig
-/// context's cluster name (an EKS kubeconfig names its cluster by ARN).
-fn driver_flags(args: &Args, kube: &Kube) -> crate::install::drivers::DriverFlags {
-    let context_cluster = kube
-        .loaded
+/// The kubeconfig context's cluster name: upstream's default for the hub's EKS ARN (an EKS
+/// kubeconfig names its cluster by ARN).
+fn context_cluster(kube: &Kube) -> Option<String> {
+    kube.loaded
         .kubeconfig
         .contexts
         .iter()
         .find(|c| c.name == kube.loaded.context)
         .and_then(|c| c.context.as_ref())
-        .map(|c| c.cluster.clone());
+        .map(|c| c.cluster.clone())
+}
+
+/// The registration-driver flags.
+fn driver_flags(args: &Args) -> crate::install::drivers::DriverFlags {
     crate::install::drivers::DriverFlags {
         names: args.registration_drivers.clone(),
         csr_identities: args.auto_approved_csr_identities.clone(),
-        hub_cluster_arn: args.hub_cluster_arn.clone().or(context_cluster),
+        hub_cluster_arn: args.hub_cluster_arn.clone(),
         aws_resource_tags: args.aws_resource_tags.clone(),
         arn_patterns: args.auto_approved_arn_patterns.clone(),
         grpc_identities: args.auto_approved_grpc_identities.clone(),

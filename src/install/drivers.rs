@@ -17,7 +17,7 @@ pub struct DriverFlags {
     pub names: Vec<String>,
     /// `--auto-approved-csr-identities`.
     pub csr_identities: Vec<String>,
-    /// `--hub-cluster-arn`, else the kubeconfig context's cluster name (upstream's default).
+    /// `--hub-cluster-arn` (unset: [`Drivers::complete_arn`] fills in upstream's default).
     pub hub_cluster_arn: Option<String>,
     /// `--aws-resource-tags`.
     pub aws_resource_tags: Vec<String>,
@@ -66,6 +66,26 @@ impl Drivers {
     }
 }
 
+impl Drivers {
+    /// Gives an `awsirsa` driver without `--hub-cluster-arn` upstream's default, `context_cluster`
+    /// (the kubeconfig context's cluster name: an EKS kubeconfig names its cluster by ARN), and
+    /// checks the ARN is an EKS cluster's, as the ClusterManager's schema does.
+    pub fn complete_arn(&mut self, context_cluster: Option<&str>) -> Result<(), String> {
+        let pattern = regex::Regex::new(crate::api::EKS_ARN).expect("a valid pattern");
+        for irsa in self.drivers.iter_mut().filter_map(|d| d.awsirsa.as_mut()) {
+            let arn = irsa
+                .hub_cluster_arn
+                .get_or_insert_with(|| context_cluster.unwrap_or_default().to_owned());
+            if !pattern.is_match(arn) {
+                return Err(format!(
+                    "awsirsa: {arn:?} is not an EKS cluster ARN (arn:aws:eks:<region>:<account>:cluster/<name>): pass --hub-cluster-arn"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 impl DriverFlags {
     /// Whether a driver other than `csr` is named (our components implement `csr` alone).
     #[must_use]
@@ -97,9 +117,8 @@ impl DriverFlags {
                 "awsirsa" => RegistrationDriverHub {
                     auth_type: RegistrationAuthType::Awsirsa,
                     awsirsa: Some(AwsIrsaHubConfig {
-                        hub_cluster_arn: Some(self.hub_cluster_arn.clone().filter(|a| !a.is_empty()).ok_or(
-                            "awsirsa: the hub's EKS cluster ARN is unknown: pass --hub-cluster-arn",
-                        )?),
+                        // Unset: the kubeconfig's, filled in by `Drivers::complete_arn`.
+                        hub_cluster_arn: self.hub_cluster_arn.clone().filter(|a| !a.is_empty()),
                         auto_approved_identities: self.arn_patterns.clone(),
                         tags: self.aws_resource_tags.clone(),
                     }),
@@ -232,11 +251,20 @@ mod tests {
 
     #[test]
     fn upstreams_refusals() {
-        assert!(
-            flags(&["awsirsa"])
-                .resolve()
-                .unwrap_err()
-                .contains("--hub-cluster-arn")
+        let mut irsa = flags(&["awsirsa"]).resolve().unwrap();
+        let refused = irsa.complete_arn(Some("kind-hub")).unwrap_err();
+        assert!(refused.contains("--hub-cluster-arn"), "{refused}");
+        let arn = "arn:aws:eks:eu-west-1:123456789012:cluster/hub";
+        let mut irsa = flags(&["awsirsa"]).resolve().unwrap();
+        irsa.complete_arn(Some(arn)).unwrap();
+        assert_eq!(
+            irsa.drivers[0]
+                .awsirsa
+                .as_ref()
+                .unwrap()
+                .hub_cluster_arn
+                .as_deref(),
+            Some(arn)
         );
         assert!(
             flags(&["grpc"])

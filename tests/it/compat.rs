@@ -253,10 +253,27 @@ async fn init_takes_upstreams_resource_and_version_bundle_flags() {
 
 #[tokio::test]
 async fn drivers_other_than_csr_and_other_cluster_managers_are_refused_with_the_reason() {
-    let (code, _, err) = fixture::on_hub(&["init", "--registration-drivers", "csr,awsirsa"]).await;
+    // Our components: refused with the reason.
+    let (code, _, err) = fixture::on_hub(&[
+        "init",
+        "--registration-drivers",
+        "csr,awsirsa",
+        "--image",
+        "registry.invalid/clusteradm:dev",
+    ])
+    .await;
     assert_eq!(code, 1, "{err}");
     assert!(
         err.contains("\"awsirsa\" is not supported") && err.contains("EKS"),
+        "{err}"
+    );
+    // Upstream's: written as upstream's init writes them (tests/lifecycle/upstream_scripts.rs),
+    // but only for an EKS hub: this one's kubeconfig names no EKS cluster ARN, and nothing is
+    // applied.
+    let (code, _, err) = fixture::on_hub(&["init", "--registration-drivers", "csr,awsirsa"]).await;
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("is not an EKS cluster ARN") && err.contains("--hub-cluster-arn"),
         "{err}"
     );
     let (code, _, err) = fixture::on_hub(&[

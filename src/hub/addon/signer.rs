@@ -4,6 +4,11 @@
 //! names another), valid for a day, client usage only. kube-controller-manager signs only the
 //! `kubernetes.io/` signers, so nothing else would.
 //!
+//! The CA is read as upstream's add-on manager reads it, as ServiceAccount
+//! `open-cluster-management-hub/addon-manager-controller-sa` (impersonated): that identity holds
+//! no Secret unless the user grants it the CA's, as upstream's e2e suite does with a Role and
+//! RoleBinding, so the hub's own identity needs no right on Secrets at all.
+//!
 //! Whoever approved the CSR (this hub, or anyone allowed to approve CSRs), it is signed only while
 //! it still asks for exactly an identity the add-on registered ([`may_sign`]): the CA's
 //! certificate is what the add-on's backends trust, and an approval is not a subject check.
@@ -16,7 +21,7 @@ use rcgen::{ExtendedKeyUsagePurpose, KeyUsagePurpose};
 use crate::api::addon::{
     AddOnTemplate, CustomSignerRegistration, RegistrationConfig, RegistrationType,
 };
-use crate::api::names::HUB_NAMESPACE;
+use crate::api::names::{ADDON_MANAGER_SA, HUB_NAMESPACE};
 use crate::identity::{CsrFacts, addon};
 
 /// How long a custom-signed certificate lasts (upstream's template agent: 24 hours).
@@ -88,12 +93,19 @@ pub async fn sign(
         .clone()
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| HUB_NAMESPACE.to_string());
-    let secret = Api::<Secret>::namespaced(client.clone(), &namespace)
+    let (user, _) = crate::runtime::impersonate::service_account(HUB_NAMESPACE, ADDON_MANAGER_SA);
+    let as_addon_manager = crate::runtime::impersonate::as_user(client, &user, &[]);
+    let secret = Api::<Secret>::namespaced(as_addon_manager, &namespace)
         .get(&signer.signing_ca.name)
         .await
         .map_err(|e| {
+            let grant = if matches!(&e, kube::Error::Api(s) if s.code == 403) {
+                format!(" (grant {user} `get` on it, as upstream's add-on manager needs)")
+            } else {
+                String::new()
+            };
             anyhow::anyhow!(
-                "reading the signing CA {namespace}/{}: {e}",
+                "reading the signing CA {namespace}/{}: {e}{grant}",
                 signer.signing_ca.name
             )
         })?;

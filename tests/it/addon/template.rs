@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
-use k8s_openapi::api::rbac::v1::{ClusterRole, RoleBinding};
+use k8s_openapi::api::rbac::v1::{ClusterRole, Role, RoleBinding};
 use kube::ResourceExt as _;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::json;
@@ -555,6 +555,32 @@ async fn signed_addon(hub: &kube::Client, addon: &str) -> std::path::PathBuf {
     )
 }
 
+/// Lets upstream's add-on manager's ServiceAccount read `<addon>-ca`, as upstream's e2e suite
+/// does (`signca_secret_role.yaml`, `signca_secret_rolebinding.yaml`).
+async fn grant_signing_ca(hub: &kube::Client, addon: &str) {
+    let ns = "open-cluster-management-hub";
+    let name = format!("{addon}-ca");
+    let role: Role = serde_json::from_value(json!({
+        "metadata": {"name": name, "namespace": ns},
+        "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"], "resourceNames": [name]}],
+    }))
+    .unwrap();
+    let binding: RoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": name, "namespace": ns},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": "addon-manager-controller-sa", "namespace": ns}],
+    }))
+    .unwrap();
+    Api::<Role>::namespaced(hub.clone(), ns)
+        .create(&PostParams::default(), &role)
+        .await
+        .unwrap();
+    Api::<RoleBinding>::namespaced(hub.clone(), ns)
+        .create(&PostParams::default(), &binding)
+        .await
+        .unwrap();
+}
+
 /// A template add-on without workloads, whose agent registers a custom signer: the hub approves
 /// and signs its CSR with the template's CA, the agent stores the certificate as upstream names
 /// it, and the add-on is Available once its work is.
@@ -573,6 +599,19 @@ async fn a_custom_signer_is_signed_with_the_templates_ca() {
     succeeds(&["addon", "enable", "--names", &addon, "--clusters", &c]).await;
 
     let name = format!("{addon}-example.com-{addon}-client-cert");
+    // The hub reads the CA as upstream's add-on manager: nothing is signed until that identity
+    // may read it, as upstream's e2e suite grants it.
+    let certificates = Api::<Secret>::namespaced(
+        managed.clone(),
+        clusteradm::api::addon::DEFAULT_INSTALL_NAMESPACE,
+    );
+    common::never(
+        "signed before the add-on manager's identity may read the CA",
+        std::time::Duration::from_secs(5),
+        || async { certificates.get_opt(&name).await.unwrap() },
+    )
+    .await;
+    grant_signing_ca(&hub, &addon).await;
     let stored = fixture::wait(
         Api::<Secret>::namespaced(
             managed.clone(),
@@ -634,7 +673,13 @@ async fn a_custom_signer_is_signed_with_the_templates_ca() {
     let _ = Api::<AddOnTemplate>::all(hub.clone())
         .delete(&format!("{addon}-0.0.1"), &dp)
         .await;
-    let _ = Api::<Secret>::namespaced(hub, "open-cluster-management-hub")
+    let _ = Api::<Secret>::namespaced(hub.clone(), "open-cluster-management-hub")
+        .delete(&format!("{addon}-ca"), &dp)
+        .await;
+    let _ = Api::<Role>::namespaced(hub.clone(), "open-cluster-management-hub")
+        .delete(&format!("{addon}-ca"), &dp)
+        .await;
+    let _ = Api::<RoleBinding>::namespaced(hub, "open-cluster-management-hub")
         .delete(&format!("{addon}-ca"), &dp)
         .await;
     let _ = Api::<Secret>::namespaced(managed, clusteradm::api::addon::DEFAULT_INSTALL_NAMESPACE)

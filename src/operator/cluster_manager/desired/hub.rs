@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::Component;
 use super::rbac::{self, rule};
-use crate::api::names::HUB_NAMESPACE;
+use crate::api::names::{ADDON_MANAGER_SA, HUB_NAMESPACE};
 use crate::operator::cluster_manager::validate::Validated;
 
 /// The Deployment's name and its pods' `app` label.
@@ -107,8 +107,12 @@ fn extra_rules() -> Vec<PolicyRule> {
         // The registration controller server-side-applies each cluster's namespace (upstream's
         // creates and updates it).
         rule(&[""], &["namespaces"], &["patch"]),
-        // Add-on templates' signing CA and registration secrets.
-        rule(&[""], &["secrets"], MANAGE),
+        // No Secret: a template add-on's signing CA is read as upstream's add-on manager
+        // (impersonated, [`crate::hub::addon::signer`]), which holds only what the user grants it.
+        PolicyRule {
+            resource_names: Some(vec![ADDON_MANAGER_SA.into()]),
+            ..rule(&[""], &["serviceaccounts"], &["impersonate"])
+        },
         rule(&[""], &["serviceaccounts"], &["get", "list", "watch"]),
         // The admission webhooks follow the ClusterManager's gates.
         rule(
@@ -122,9 +126,20 @@ fn extra_rules() -> Vec<PolicyRule> {
 /// The ServiceAccount.
 #[must_use]
 pub fn service_account() -> ServiceAccount {
+    named_service_account(SERVICE_ACCOUNT)
+}
+
+/// Upstream's add-on manager's ServiceAccount: no pod runs as it here, but the hub reads a
+/// template add-on's signing CA as it, so that a user grants it that Secret as upstream documents.
+#[must_use]
+pub fn addon_manager_service_account() -> ServiceAccount {
+    named_service_account(ADDON_MANAGER_SA)
+}
+
+fn named_service_account(name: &str) -> ServiceAccount {
     serde_json::from_value(json!({
         "apiVersion": "v1", "kind": "ServiceAccount",
-        "metadata": {"name": SERVICE_ACCOUNT, "namespace": HUB_NAMESPACE},
+        "metadata": {"name": name, "namespace": HUB_NAMESPACE},
     }))
     .expect("a valid ServiceAccount")
 }

@@ -159,6 +159,9 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
     if in_process.hub_deployment {
         let image = v.single_image().unwrap_or(&v.registration_image);
         desired.service_accounts.push(hub::service_account());
+        desired
+            .service_accounts
+            .push(hub::addon_manager_service_account());
         desired.cluster_roles.push(hub::cluster_role());
         desired
             .cluster_role_bindings
