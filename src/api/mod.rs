@@ -18,6 +18,7 @@ pub mod addon;
 pub mod cluster;
 pub mod conditions;
 pub mod gates;
+pub mod image;
 pub mod inventory;
 pub mod names;
 pub mod operator;

@@ -178,7 +178,7 @@ pub fn image_tag(
     })?;
     match bundle.ocm {
         None => Ok(tag),
-        Some(ocm) if is_image_tag(&ocm) => Ok(ocm),
+        Some(ocm) if crate::api::image::tag(&ocm).is_ok() => Ok(ocm),
         Some(ocm) => Err(UserError::new(
             format!(
                 "--bundle-version-overrides {}: \"ocm\" is {ocm:?}, not an image tag",
@@ -188,16 +188,6 @@ pub fn image_tag(
         )
         .into()),
     }
-}
-
-/// An OCI image tag: up to 128 of `[A-Za-z0-9_.-]`, not starting with `.` or `-`.
-fn is_image_tag(tag: &str) -> bool {
-    !tag.is_empty()
-        && tag.len() <= 128
-        && !tag.starts_with(['.', '-'])
-        && tag
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
 }
 
 /// Removes the Namespaces from `objects`, returning their names.

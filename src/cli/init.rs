@@ -46,7 +46,7 @@ pub struct Args {
     #[arg(long, default_value = "default", value_name = "VERSION")]
     pub bundle_version: String,
     /// Registry of the OCM images
-    #[arg(long, default_value = DEFAULT_REGISTRY, value_name = "REGISTRY")]
+    #[arg(long, default_value = DEFAULT_REGISTRY, value_name = "REGISTRY", value_parser = crate::api::image::registry)]
     pub image_registry: String,
     /// A docker config JSON with credentials for the image registry
     #[arg(long, value_name = "FILE")]
@@ -56,7 +56,7 @@ pub struct Args {
     pub feature_gates: String,
     /// Run our image (this clusteradm, as `scripts/image` builds it) for the operator and every
     /// component it deploys, instead of upstream's images; e.g. registry.example.com/clusteradm:v0.1.0
-    #[arg(long, value_name = "IMAGE", conflicts_with = "in_process")]
+    #[arg(long, value_name = "IMAGE", conflicts_with = "in_process", value_parser = crate::api::image::reference)]
     pub image: Option<String>,
     /// Run the ClusterManager operator and hub controllers in this process instead of deploying
     /// the operator image; runs in the foreground until Ctrl-C or SIGTERM

@@ -53,10 +53,10 @@ pub struct Args {
     pub wait: bool,
     /// Run our image (this clusteradm, as `scripts/image` builds it) for the operator and every
     /// component it deploys, instead of upstream's images; e.g. registry.example.com/clusteradm:v0.1.0
-    #[arg(long, value_name = "IMAGE", conflicts_with = "in_process")]
+    #[arg(long, value_name = "IMAGE", conflicts_with = "in_process", value_parser = crate::api::image::reference)]
     pub image: Option<String>,
     /// Registry of the OCM images
-    #[arg(long, default_value = crate::api::names::DEFAULT_REGISTRY, value_name = "REGISTRY")]
+    #[arg(long, default_value = crate::api::names::DEFAULT_REGISTRY, value_name = "REGISTRY", value_parser = crate::api::image::registry)]
     pub image_registry: String,
     /// OCM release of the images: default, latest, or a version such as 1.3.1
     #[arg(long, default_value = "default", value_name = "VERSION")]

@@ -47,11 +47,11 @@ pub struct ImageArgs {
     #[arg(long, value_name = "FILE")]
     pub bundle_version_overrides: Option<PathBuf>,
     /// Registry of the OCM images
-    #[arg(long, default_value = DEFAULT_REGISTRY, value_name = "REGISTRY")]
+    #[arg(long, default_value = DEFAULT_REGISTRY, value_name = "REGISTRY", value_parser = crate::api::image::registry)]
     pub image_registry: String,
     /// Our image (this clusteradm, as `scripts/image` builds it) for the operator and every
     /// component, instead of upstream's
-    #[arg(long, value_name = "IMAGE")]
+    #[arg(long, value_name = "IMAGE", value_parser = crate::api::image::reference)]
     pub image: Option<String>,
     /// Wait until the operator has rolled out and the CR reports the new images applied
     #[arg(long)]

@@ -207,8 +207,15 @@ fn interpret(doc: &Value, chart: Chart) -> Result<Values, String> {
                 .ok_or_else(|| format!("{path} must be a string"))
         };
         match path.as_str() {
-            "images.registry" => out.registry = Some(text()?),
-            "images.tag" => out.tag = Some(text()?),
+            "images.registry" => {
+                out.registry = Some(
+                    crate::api::image::registry(&text()?).map_err(|e| format!("{path}: {e}"))?,
+                );
+            }
+            "images.tag" => {
+                out.tag =
+                    Some(crate::api::image::tag(&text()?).map_err(|e| format!("{path}: {e}"))?);
+            }
             "images.imageCredentials.dockerConfigJson" => {
                 out.pull_credential = Some(text()?.into_bytes());
             }

@@ -19,7 +19,16 @@ use crate::operator::cluster_manager::Admission;
 /// A value a flag sets: planted in the plan as `sentinel`, written as the Helm `expression`.
 struct Hole {
     sentinel: &'static str,
-    expression: &'static str,
+    expression: fn() -> String,
+}
+
+/// `{{ value }}`, refused at render time (Helm's `fail`) unless it matches `pattern`: an image
+/// value that is not an image (a newline and a document in a tag) never reaches the YAML.
+fn checked(value: &str, pattern: &str, name: &str) -> String {
+    let refusal = format!("{name} is not an image value (the OCI reference grammar)");
+    format!(
+        "{{{{ if not (regexMatch {pattern:?} (toString {value})) }}}}{{{{ fail {refusal:?} }}}}{{{{ end }}}}{{{{ {value} }}}}"
+    )
 }
 
 /// A flag that changes an object's shape, as the Helm condition that stands for it.
@@ -37,31 +46,52 @@ const HEADER: &str = "# Generated from the plans of `clusteradm init`/`join` by 
 
 const REGISTRY: Hole = Hole {
     sentinel: "helmhole-registry",
-    expression: "{{ .Values.images.registry }}",
+    expression: || {
+        checked(
+            ".Values.images.registry",
+            &crate::api::image::REGISTRY_PATTERN,
+            "images.registry",
+        )
+    },
 };
 const TAG: Hole = Hole {
     sentinel: "helmhole-tag",
-    expression: "{{ .Values.images.tag }}",
+    expression: || {
+        checked(
+            ".Values.images.tag",
+            &crate::api::image::TAG_PATTERN,
+            "images.tag",
+        )
+    },
 };
 const IMAGE: Hole = Hole {
     sentinel: "helmhole-image",
-    expression: "{{ .Values.image }}",
+    expression: || {
+        checked(
+            ".Values.image",
+            &crate::api::image::REFERENCE_PATTERN,
+            "image",
+        )
+    },
 };
 const PULL: Hole = Hole {
     sentinel: "helmhole-pull",
-    expression: "{{ .Values.imagePullCredential | default \"{}\" | b64enc }}",
+    expression: || "{{ .Values.imagePullCredential | default \"{}\" | b64enc }}".into(),
 };
 const CLUSTER: Hole = Hole {
     sentinel: "helmhole-cluster",
-    expression: "{{ required \"clusterName is required\" .Values.clusterName }}",
+    expression: || "{{ required \"clusterName is required\" .Values.clusterName }}".into(),
 };
 const SERVER: Hole = Hole {
     sentinel: "helmhole-server",
-    expression: "{{ .Values.externalServerURL }}",
+    expression: || "{{ .Values.externalServerURL }}".into(),
 };
 const BOOTSTRAP: Hole = Hole {
     sentinel: "helmhole-bootstrap",
-    expression: "{{ required \"bootstrapHubKubeconfig is required\" .Values.bootstrapHubKubeconfig | b64enc }}",
+    expression: || {
+        "{{ required \"bootstrapHubKubeconfig is required\" .Values.bootstrapHubKubeconfig | b64enc }}"
+            .into()
+    },
 };
 
 const OURS: Switch = ".Values.image";
@@ -268,9 +298,9 @@ fn templated(
 
 /// The serialized object with every hole's sentinel replaced by its Helm expression.
 fn fill(text: &str, holes: &[Hole]) -> String {
-    holes
-        .iter()
-        .fold(text.to_string(), |t, h| t.replace(h.sentinel, h.expression))
+    holes.iter().fold(text.to_string(), |t, h| {
+        t.replace(h.sentinel, &(h.expression)())
+    })
 }
 
 /// The text for the combinations whose switches below `bit` are `fixed` (a bit mask): one text

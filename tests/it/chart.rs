@@ -204,3 +204,48 @@ async fn the_klusterlet_chart_renders_what_join_applies() {
     let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
 }
+
+/// A value that is not an image never reaches the YAML: the CLI refuses it before anything is
+/// rendered, and the charts refuse it when rendered.
+#[tokio::test]
+async fn image_values_that_are_not_images_are_refused_by_the_cli_and_the_charts() {
+    let hub = common::env().hub;
+    let smuggled = "v1\n---\nkind: Secret";
+    for flags in [
+        &["--image-registry", "quay.io/x\n---\nkind: Secret"][..],
+        &["--image", "r.example/clusteradm:v1\nkind: Secret"][..],
+    ] {
+        common::clusteradm()
+            .args(["init", "--dry-run", "--kubeconfig"])
+            .arg(&hub)
+            .args(flags)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("is not a"))
+            .stdout(predicates::str::is_empty());
+    }
+    let values = common::temp_file("values.yaml", &format!("images: {{tag: {smuggled:?}}}\n"));
+    common::clusteradm()
+        .args(["init", "--dry-run", "--cluster-manager-values-file"])
+        .arg(&values)
+        .arg("--kubeconfig")
+        .arg(&hub)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("images.tag"))
+        .stdout(predicates::str::is_empty());
+    for (chart_name, set) in [
+        ("cluster-manager", format!("images.tag={smuggled}")),
+        ("klusterlet", "image=r.example/x:v1 y".to_owned()),
+    ] {
+        let mut cmd = assert_cmd::Command::new(helm());
+        cmd.args(["template", "t"])
+            .arg(chart(chart_name))
+            .args(["--set", &set])
+            .args(["--set", "clusterName=c1,bootstrapHubKubeconfig=x"]);
+        let out = fixture::run(cmd).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{chart_name} rendered {set:?}");
+        assert!(stderr.contains("is not an image value"), "{stderr}");
+    }
+}

@@ -50,10 +50,6 @@ async fn sweep(ctx: &Context, store: &Store<ManifestWork>) -> Result<Option<Dura
         .await
         .map_err(Error::managed("listing AppliedManifestWorks"))?;
     let mut next: Option<Duration> = None;
-    tracing::debug!(
-        records = records.items.len(),
-        "sweeping AppliedManifestWorks"
-    );
     for amw in records {
         if amw.spec.agent_id.as_deref() != Some(ctx.agent_id.as_str())
             || amw.metadata.deletion_timestamp.is_some()
