@@ -7,7 +7,15 @@
 //! absent, released (no holder) or expired, renews it while it holds it, and clears the holder
 //! on the way out so the next process need not wait for it to expire. Only get, create and
 //! update are used.
+//!
+//! Whether another holder's lease has expired is judged as client-go's leader election judges
+//! it: from when *this* process saw the lease last change, on its own monotonic clock, never
+//! from the holder's `renewTime` against the local wall clock (a holder whose clock runs a
+//! minute behind would look expired while it renews, and two processes would lead). A leader
+//! that loses the lease stops its work within [`WORK_STOP`], well inside the lease duration a
+//! successor waits out.
 use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
@@ -119,6 +127,16 @@ pub struct LeaseLock {
     namespace: String,
     name: String,
     holder: String,
+    /// The other holder's record as last seen, and when this process saw it change.
+    observed: Arc<Mutex<Option<Observed>>>,
+}
+
+/// A lease record of another holder, as this process saw it.
+struct Observed {
+    /// Its holder and resourceVersion: every renewal changes the latter.
+    record: (String, Option<String>),
+    /// When this process first saw that record (its own monotonic clock).
+    at: tokio::time::Instant,
 }
 
 impl LeaseLock {
@@ -130,7 +148,36 @@ impl LeaseLock {
             namespace: namespace.into(),
             name: name.into(),
             holder: identity(),
+            observed: Arc::default(),
         }
+    }
+
+    /// Whether `lease` is held by another process that renewed it, as this process saw it,
+    /// within its duration: the record changed less than a lease duration ago on this process's
+    /// clock (a record seen for the first time counts from now, as client-go's).
+    fn held_elsewhere(&self, lease: &Lease) -> bool {
+        let Some(spec) = &lease.spec else {
+            return false;
+        };
+        let holder = spec.holder_identity.clone().unwrap_or_default();
+        if holder.is_empty() || holder == self.holder {
+            return false;
+        }
+        let record = (holder, lease.metadata.resource_version.clone());
+        let now = tokio::time::Instant::now();
+        let mut observed = self.observed.lock().unwrap_or_else(PoisonError::into_inner);
+        let since = match observed.as_ref() {
+            Some(o) if o.record == record => o.at,
+            _ => {
+                *observed = Some(Observed { record, at: now });
+                now
+            }
+        };
+        let duration = spec
+            .lease_duration_seconds
+            .and_then(|s| u64::try_from(s).ok())
+            .map_or(DURATION, Duration::from_secs);
+        now.duration_since(since) < duration
     }
 
     /// `namespace/name`, for messages.
@@ -164,7 +211,7 @@ impl LeaseLock {
         };
         let spec = current.spec.clone().unwrap_or_default();
         let ours = spec.holder_identity.as_deref() == Some(self.holder.as_str());
-        if !ours && is_fresh(&current, now.0) {
+        if self.held_elsewhere(&current) {
             return Ok(false);
         }
         let mut next = current;
@@ -304,15 +351,13 @@ where
             _ = ticks.tick() => match lock.try_acquire_or_renew().await {
                 Ok(true) => renewed = tokio::time::Instant::now(),
                 Ok(false) => {
-                    child.cancel();
-                    let _ = (&mut task).await;
+                    stop_within(&child, &mut task, WORK_STOP).await;
                     return Err(LostLease { lease: lock.path() }.into());
                 }
                 Err(e) => {
                     tracing::warn!("renewing the lease {}: {e}", lock.path());
                     if renewed.elapsed() >= RENEW_DEADLINE {
-                        child.cancel();
-                        let _ = (&mut task).await;
+                        stop_within(&child, &mut task, WORK_STOP).await;
                         return Err(LostLease { lease: lock.path() }.into());
                     }
                 }
@@ -325,6 +370,21 @@ where
         Err(_) => tracing::warn!("releasing the lease {}: no answer", lock.path()),
     }
     outcome
+}
+
+/// Cancels the leader's work and waits for it at most `within`, then aborts it: a leader that
+/// lost its lease stops in bounded time, long before a successor's term can start.
+async fn stop_within(
+    token: &Shutdown,
+    task: &mut tokio::task::JoinHandle<anyhow::Result<()>>,
+    within: Duration,
+) {
+    token.cancel();
+    if tokio::time::timeout(within, &mut *task).await.is_err() {
+        tracing::warn!("the lost leader's work still runs after {within:?}: aborting");
+        task.abort();
+        let _ = task.await;
+    }
 }
 
 /// How long stopping work may take before it is aborted; with [`RELEASE_WITHIN`], within

@@ -71,3 +71,55 @@ async fn the_lease_holder_rides_out_an_api_server_outage() {
     leader.await.unwrap().expect("the holder stops cleanly");
     let _ = leases.delete(&name, &DeleteParams::default()).await;
 }
+
+/// A holder whose clock runs 90 s behind writes `renewTime`s that look expired on this machine's
+/// clock while it renews: the lease is judged by when this process saw it change, as client-go's,
+/// so nobody takes it while it is renewed; once the renewals stop, it is taken after the lease's
+/// duration.
+#[tokio::test]
+async fn a_holder_with_a_skewed_clock_keeps_its_lease_while_it_renews() {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+    use kube::api::{Patch, PatchParams, PostParams};
+    let client = common::hub().await;
+    let leases: Api<Lease> = Api::namespaced(client.clone(), "default");
+    let name = common::unique("it-lease-skew");
+    let skewed = |behind: i64| {
+        MicroTime(Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_secs(behind))
+    };
+    let lease: Lease = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": name},
+        "spec": {"holderIdentity": "the-other-host", "leaseDurationSeconds": 4, "renewTime": skewed(90)},
+    }))
+    .unwrap();
+    leases.create(&PostParams::default(), &lease).await.unwrap();
+    let lock = LeaseLock::new(client.clone(), "default", &name);
+    assert!(
+        !lock.try_acquire_or_renew().await.unwrap(),
+        "took a lease that its holder just renewed (with a clock 90 s behind)"
+    );
+    // The holder renews, still 90 s behind: still its.
+    for _ in 0..3 {
+        leases
+            .patch(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(serde_json::json!({"spec": {"renewTime": skewed(90)}})),
+            )
+            .await
+            .unwrap();
+        assert!(!lock.try_acquire_or_renew().await.unwrap());
+    }
+    // The holder stops renewing: taken once this process has seen no change for 4 s.
+    let seen_last = std::time::Instant::now();
+    common::eventually("the abandoned lease taken", Duration::from_secs(30), || {
+        let lock = lock.clone();
+        async move { lock.try_acquire_or_renew().await.unwrap().then_some(()) }
+    })
+    .await;
+    assert!(
+        seen_last.elapsed() >= Duration::from_secs(4),
+        "{:?}",
+        seen_last.elapsed()
+    );
+    let _ = leases.delete(&name, &DeleteParams::default()).await;
+}
