@@ -1,11 +1,15 @@
 //! The plain-HTTP endpoint a kubelet and Prometheus read in a pod: `/healthz` (the process
 //! answers), `/readyz` (it reached its API server and its loops run), `/metrics`
 //! ([`crate::runtime::metrics`]). Nothing secret is served, so no TLS; every connection is bounded
-//! in time and count, as anything on the pod network can reach the port.
+//! in time and count, as anything on the pod network can reach the port. The count is kept per
+//! source address as well as in all: a client holding connections open (slowly sending, or not
+//! at all) fills only its own share, so the kubelet's probes, from the node's address, are still
+//! answered and the pod is not restarted for another client's sake.
+use std::collections::HashMap;
 use std::convert::Infallible;
-use std::net::SocketAddr;
-use std::sync::Arc;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use http_body_util::Full;
@@ -13,12 +17,13 @@ use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 
 use crate::runtime::Shutdown;
 
-/// Connections served at once; probes and scrapes need a handful.
-const MAX_CONNECTIONS: usize = 32;
+/// Connections served at once from all sources.
+const MAX_CONNECTIONS: usize = 1024;
+/// Connections served at once from one source address: probes and scrapes need a handful.
+const MAX_PER_SOURCE: usize = 8;
 /// For a request's head, and as the idle timeout of a kept-alive connection.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -54,21 +59,60 @@ pub async fn serve(
     Ok(())
 }
 
+/// The connections open, per source address.
+#[derive(Default)]
+struct Open(Mutex<HashMap<IpAddr, usize>>);
+
+/// One open connection, counted until dropped.
+struct Slot {
+    open: Arc<Open>,
+    source: IpAddr,
+}
+
+impl Open {
+    /// A slot for a connection from `source`, unless that source or everyone is at the cap.
+    fn take(self: &Arc<Self>, source: IpAddr) -> Option<Slot> {
+        let mut open = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let total: usize = open.values().sum();
+        let mine = open.entry(source).or_default();
+        if *mine >= MAX_PER_SOURCE || total >= MAX_CONNECTIONS {
+            return None;
+        }
+        *mine += 1;
+        Some(Slot {
+            open: self.clone(),
+            source,
+        })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut open = self.open.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(n) = open.get_mut(&self.source) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.source);
+            }
+        }
+    }
+}
+
 async fn accept(listener: TcpListener, readiness: Arc<Readiness>, shutdown: Shutdown) {
-    let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let open = Arc::new(Open::default());
     loop {
-        let stream = tokio::select! {
+        let (stream, source) = tokio::select! {
             () = shutdown.cancelled() => return,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok((stream, peer)) => (stream, peer.ip()),
                 Err(e) => {
                     tracing::debug!("accepting a probe connection: {e}");
                     continue;
                 }
             },
         };
-        // At the cap, the newcomer is dropped: a kubelet retries its probe.
-        let Ok(permit) = permits.clone().try_acquire_owned() else {
+        // At a cap, the newcomer is dropped: a kubelet retries its probe.
+        let Some(permit) = open.take(source) else {
             continue;
         };
         let readiness = readiness.clone();
@@ -111,4 +155,57 @@ fn respond(req: &Request<Incoming>, readiness: &Readiness) -> Response<Full<Byte
         .header("content-type", content_type)
         .body(Full::new(Bytes::from(body)))
         .expect("a valid response")
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    use tokio::net::{TcpSocket, TcpStream};
+
+    use super::*;
+
+    async fn get(addr: SocketAddr, path: &str) -> String {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream
+            .write_all(
+                format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").as_bytes(),
+            )
+            .await
+            .unwrap();
+        let mut out = String::new();
+        let _ = stream.read_to_string(&mut out).await;
+        out
+    }
+
+    /// 200 clients from one address hold connections open, sending half a request: the probes
+    /// from another address (the kubelet's, the node's) are all answered meanwhile.
+    #[tokio::test]
+    async fn slow_clients_of_one_source_do_not_starve_the_probes() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let readiness = Arc::new(Readiness::default());
+        readiness.set_ready();
+        let shutdown = Shutdown::new();
+        tokio::spawn(accept(listener, readiness, shutdown.clone()));
+        let mut slow = Vec::new();
+        for _ in 0..200 {
+            let socket = TcpSocket::new_v4().unwrap();
+            socket.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+            let mut stream = socket.connect(addr).await.unwrap();
+            let _ = stream.write_all(b"GET /healthz HTTP/1.1\r\n").await;
+            slow.push(stream);
+        }
+        for _ in 0..20 {
+            let answer = tokio::time::timeout(Duration::from_secs(1), get(addr, "/readyz"))
+                .await
+                .expect("a probe was not answered within a second");
+            assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        }
+        // Past its share, a flooding source's connections are closed at once.
+        let mut last = slow.pop().unwrap();
+        let mut buf = [0u8; 1];
+        let closed = tokio::time::timeout(Duration::from_secs(1), last.read(&mut buf)).await;
+        assert!(matches!(closed, Ok(Ok(0) | Err(_))), "{closed:?}");
+        shutdown.cancel();
+    }
 }
