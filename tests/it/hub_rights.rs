@@ -87,6 +87,39 @@ async fn the_hub_pod_may_touch_no_secret_and_impersonate_only_the_addon_managers
             "the hub pod may {verb} secrets in {namespace:?} ({name:?})"
         );
     }
+    // The user's objects: read (and what the controllers write: status, a finalizer), never
+    // created or deleted; and no TokenReviews (the hub pod authenticates nobody).
+    const ADDON: &str = "addon.open-cluster-management.io";
+    const WORK: &str = "work.open-cluster-management.io";
+    for (verb, resource, namespace) in [
+        ("create", (ADDON, "clustermanagementaddons"), ""),
+        ("delete", (ADDON, "clustermanagementaddons"), ""),
+        ("update", (ADDON, "clustermanagementaddons"), ""),
+        ("create", (WORK, "manifestworkreplicasets"), "default"),
+        ("delete", (WORK, "manifestworkreplicasets"), "default"),
+        ("create", (CLUSTER, "placements"), "default"),
+        ("delete", (CLUSTER, "placements"), "default"),
+        ("create", (CLUSTER, "managedclustersetbindings"), "default"),
+        ("delete", (CLUSTER, "managedclustersetbindings"), "default"),
+        ("create", ("authentication.k8s.io", "tokenreviews"), ""),
+    ] {
+        assert!(
+            !may(&hub, verb, resource, namespace, None).await,
+            "the hub pod may {verb} {resource:?}"
+        );
+    }
+    for (verb, resource, namespace) in [
+        ("list", (ADDON, "clustermanagementaddons"), ""),
+        ("patch", (WORK, "manifestworkreplicasets"), "default"),
+        ("create", (CLUSTER, "placementdecisions"), "default"),
+        ("create", (CLUSTER, "managedclustersets"), ""),
+        ("create", (ADDON, "managedclusteraddons"), "default"),
+    ] {
+        assert!(
+            may(&hub, verb, resource, namespace, None).await,
+            "the hub pod may not {verb} {resource:?}, which its controllers do"
+        );
+    }
     // One impersonation: upstream's add-on manager, to read a signing CA the user granted it.
     assert!(
         may(

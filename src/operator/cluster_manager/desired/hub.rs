@@ -45,11 +45,15 @@ const MANAGE: &[&str] = &[
 /// add-on CRDs and the webhook configurations at the hub's Service.
 fn extra_rules() -> Vec<PolicyRule> {
     vec![
+        // ClusterManagementAddOns are the user's: read, their status written (upstream's add-on
+        // manager also holds `patch`, which ours never sends).
         rule(
             &[ADDON],
-            &["clustermanagementaddons", "managedclusteraddons"],
-            MANAGE,
+            &["clustermanagementaddons"],
+            &["get", "list", "watch"],
         ),
+        // Install strategies create and delete ManagedClusterAddOns; the manager patches them.
+        rule(&[ADDON], &["managedclusteraddons"], MANAGE),
         rule(
             &[ADDON],
             &[
@@ -87,7 +91,12 @@ fn extra_rules() -> Vec<PolicyRule> {
                 "patch",
             ],
         ),
-        rule(&[WORK], &["manifestworkreplicasets"], MANAGE),
+        // The user's: read, their finalizer added and removed (a patch).
+        rule(
+            &[WORK],
+            &["manifestworkreplicasets"],
+            &["get", "list", "watch", "patch"],
+        ),
         rule(
             &[WORK],
             &[
@@ -95,12 +104,6 @@ fn extra_rules() -> Vec<PolicyRule> {
                 "manifestworkreplicasets/finalizers",
             ],
             &["update", "patch"],
-        ),
-        rule(&[CLUSTER], &["placements", "placementdecisions"], MANAGE),
-        rule(
-            &[CLUSTER],
-            &["managedclustersetbindings", "managedclustersets"],
-            MANAGE,
         ),
         // Add-ons registering with their own signers: approved and signed here.
         rule(&["certificates.k8s.io"], &["signers"], &["approve", "sign"]),
@@ -144,11 +147,15 @@ fn named_service_account(name: &str) -> ServiceAccount {
     .expect("a valid ServiceAccount")
 }
 
-/// The ClusterRole: upstream's registration and placement controllers' rules and [`extra_rules`].
+/// The ClusterRole: upstream's registration and placement controllers' rules (placements read,
+/// decisions written, cluster sets kept, bindings read) and [`extra_rules`], less TokenReviews:
+/// the hub pod authenticates nobody (upstream's placement controller does, for its debug
+/// endpoint).
 #[must_use]
 pub fn cluster_role() -> ClusterRole {
     let mut rules = rbac::rules(Component::RegistrationController);
     rules.extend(rbac::rules(Component::PlacementController));
+    rules.retain(|r| r.resources.as_deref() != Some(&["tokenreviews".to_string()][..]));
     rules.extend(extra_rules());
     ClusterRole {
         metadata: kube::api::ObjectMeta {
