@@ -11,6 +11,8 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 use crate::common;
 
 const CLUSTER: &str = "cluster.open-cluster-management.io";
+const ADDON: &str = "addon.open-cluster-management.io";
+const WORK: &str = "work.open-cluster-management.io";
 const HUB_SA: &str = "system:serviceaccount:open-cluster-management-hub:cluster-manager-hub-sa";
 
 async fn may(
@@ -89,8 +91,6 @@ async fn the_hub_pod_may_touch_no_secret_and_impersonate_only_the_addon_managers
     }
     // The user's objects: read (and what the controllers write: status, a finalizer), never
     // created or deleted; and no TokenReviews (the hub pod authenticates nobody).
-    const ADDON: &str = "addon.open-cluster-management.io";
-    const WORK: &str = "work.open-cluster-management.io";
     for (verb, resource, namespace) in [
         ("create", (ADDON, "clustermanagementaddons"), ""),
         ("delete", (ADDON, "clustermanagementaddons"), ""),

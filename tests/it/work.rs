@@ -100,6 +100,19 @@ impl TestCluster {
         work
     }
 
+    /// The AppliedManifestWorks of this cluster's agent (its id is `<cluster>-agent`).
+    pub async fn records(&self) -> Vec<AppliedManifestWork> {
+        let agent = format!("{}-agent", self.name);
+        Api::<AppliedManifestWork>::all(self.managed.clone())
+            .list(&kube::api::ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .filter(|r| r.spec.agent_id.as_deref() == Some(agent.as_str()))
+            .collect()
+    }
+
     /// The works API of this cluster's namespace.
     pub fn works(&self) -> Api<ManifestWork> {
         Api::namespaced(self.hub.clone(), &self.name)
@@ -116,6 +129,16 @@ impl TestCluster {
             opts.applied_names = AppliedNames::PerCluster;
         })
     }
+}
+
+/// A ManifestWork `name` of one ConfigMap `config_map` in `ns` (data `from: <config_map>`).
+pub fn config_map_work(name: &str, ns: &str, config_map: &str) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+        "metadata": {"name": name},
+        "spec": {"workload": {"manifests": [{"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": config_map, "namespace": ns}, "data": {"from": config_map}}]}}
+    })
 }
 
 /// `clusteradm ... --kubeconfig <hub>`.

@@ -9,26 +9,17 @@ use clusteradm::agent::work::eviction::DISABLED_AT;
 use clusteradm::api::work::AppliedManifestWork;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::ResourceExt as _;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
 
 use super::{Agent, TestCluster, WAIT, applied_and_available, wait_work};
 use crate::common;
-
-fn work_with(name: &str, ns: &str, config_map: &str) -> serde_json::Value {
-    serde_json::json!({
-        "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
-        "metadata": {"name": name},
-        "spec": {"workload": {"manifests": [{"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": config_map, "namespace": ns}, "data": {"k": "v"}}]}}
-    })
-}
 
 async fn put_work(c: &TestCluster, name: &str, ns: &str) {
     c.works()
         .patch(
             name,
             &PatchParams::apply("it-eviction"),
-            &Patch::Apply(&work_with(name, ns, name)),
+            &Patch::Apply(&super::config_map_work(name, ns, name)),
         )
         .await
         .unwrap();
@@ -59,16 +50,10 @@ async fn vanish(c: &TestCluster, name: &str) {
 }
 
 async fn record_of(c: &TestCluster, work: &str) -> Option<AppliedManifestWork> {
-    let agent = format!("{}-agent", c.name);
-    Api::<AppliedManifestWork>::all(c.managed.clone())
-        .list(&ListParams::default())
+    c.records()
         .await
-        .unwrap()
-        .items
         .into_iter()
-        .find(|r| {
-            r.spec.agent_id.as_deref() == Some(agent.as_str()) && r.spec.manifest_work_name == work
-        })
+        .find(|r| r.spec.manifest_work_name == work)
 }
 
 fn eviction_started(r: &AppliedManifestWork) -> bool {

@@ -3,35 +3,12 @@
 //! gets its own AppliedManifestWork, so each agent applies, records and removes only its own.
 //! Named as upstream (`<hub hash>-<work>`), the two records were one, and deleting one cluster's
 //! work removed what the other's had applied.
-use clusteradm::api::work::AppliedManifestWork;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::ResourceExt as _;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
 
 use super::{TestCluster, applied_and_available, wait_gone, wait_work};
 use crate::common;
-
-fn work_with(name: &str, ns: &str, config_map: &str) -> serde_json::Value {
-    serde_json::json!({
-        "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
-        "metadata": {"name": name},
-        "spec": {"workload": {"manifests": [{"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": config_map, "namespace": ns}, "data": {"from": config_map}}]}}
-    })
-}
-
-/// The AppliedManifestWorks of `cluster`'s agent (its id is `<cluster>-agent`).
-async fn records_of(c: &TestCluster) -> Vec<AppliedManifestWork> {
-    let agent = format!("{}-agent", c.name);
-    Api::<AppliedManifestWork>::all(c.managed.clone())
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-        .into_iter()
-        .filter(|r| r.spec.agent_id.as_deref() == Some(agent.as_str()))
-        .collect()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clusters_sharing_a_managed_api_server_keep_their_own_records() {
@@ -44,7 +21,7 @@ async fn clusters_sharing_a_managed_api_server_keep_their_own_records() {
     let (_agent_a, _agent_b) = (a.sharing_agent(), b.sharing_agent());
     let name = common::unique("same");
     for (c, config_map) in [(&a, "from-a"), (&b, "from-b")] {
-        let work = work_with(&name, &ns, config_map);
+        let work = super::config_map_work(&name, &ns, config_map);
         c.works()
             .patch(
                 &name,
@@ -57,7 +34,7 @@ async fn clusters_sharing_a_managed_api_server_keep_their_own_records() {
     for c in [&a, &b] {
         wait_work(&c.works(), &name, "applied", applied_and_available).await;
     }
-    let (records_a, records_b) = (records_of(&a).await, records_of(&b).await);
+    let (records_a, records_b) = (a.records().await, b.records().await);
     assert_eq!(records_a.len(), 1, "{records_a:?}");
     assert_eq!(records_b.len(), 1, "{records_b:?}");
     assert!(records_a[0].name_any().contains(&a.name));
@@ -73,7 +50,7 @@ async fn clusters_sharing_a_managed_api_server_keep_their_own_records() {
     let config_maps: Api<ConfigMap> = Api::namespaced(a.managed.clone(), &ns);
     assert!(config_maps.get_opt("from-a").await.unwrap().is_none());
     assert!(config_maps.get_opt("from-b").await.unwrap().is_some());
-    assert!(records_of(&a).await.is_empty());
-    assert_eq!(records_of(&b).await.len(), 1);
+    assert!(a.records().await.is_empty());
+    assert_eq!(b.records().await.len(), 1);
     wait_work(&b.works(), &name, "still applied", applied_and_available).await;
 }

@@ -34,7 +34,6 @@ const SERVING_DIR: &str = "/serving-cert";
 pub const WEBHOOK_PORT: u16 = crate::hub::webhook::mounted::PORT;
 const ADDON: &str = "addon.open-cluster-management.io";
 const WORK: &str = "work.open-cluster-management.io";
-const CLUSTER: &str = "cluster.open-cluster-management.io";
 const MANAGE: &[&str] = &[
     "get", "list", "watch", "create", "update", "patch", "delete",
 ];
