@@ -1518,7 +1518,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__controller__subcmd__agent)
-            opts="-v -q -h -V --cluster-name --agent-namespace --spoke-kubeconfig --managed-kubeconfig --feature-gates --appliedmanifestwork-eviction-grace-period --bootstrap-kubeconfig-secrets --hub-connection-timeout-seconds --probe-address --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-v -q -h -V --cluster-name --agent-namespace --spoke-kubeconfig --managed-kubeconfig --feature-gates --appliedmanifestwork-eviction-grace-period --status-sync-interval --bootstrap-kubeconfig-secrets --hub-connection-timeout-seconds --probe-address --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1545,6 +1545,10 @@ _clusteradm() {
                     return 0
                     ;;
                 --appliedmanifestwork-eviction-grace-period)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --status-sync-interval)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

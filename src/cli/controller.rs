@@ -84,6 +84,10 @@ pub struct AgentArgs {
     /// `workConfiguration.appliedManifestWorkEvictionGracePeriod`); 876000h or more: never
     #[arg(long = "appliedmanifestwork-eviction-grace-period", value_name = "DURATION", default_value = "60m", value_parser = go_duration)]
     pub eviction_grace_period: std::time::Duration,
+    /// How often a work with status feedback or condition rules is read again for them
+    /// (upstream's flag; the operator passes the Klusterlet's `workConfiguration.statusSyncInterval`)
+    #[arg(long = "status-sync-interval", value_name = "DURATION", default_value = "10s", value_parser = go_duration)]
+    pub status_sync_interval: std::time::Duration,
     /// MultipleHubs: the bootstrap kubeconfig secrets of the hubs to choose from, in order (at
     /// least two; the operator passes the Klusterlet's `bootstrapKubeConfigs`)
     #[arg(long, value_delimiter = ',', value_name = "SECRETS", num_args = 1..)]
@@ -261,6 +265,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 hubs,
                 work: crate::agent::work::Settings {
                     eviction_grace: a.eviction_grace_period,
+                    status_sync: a.status_sync_interval,
                 },
             };
             lease::lead(lock, shutdown, waiting, move |token| {

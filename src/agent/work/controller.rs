@@ -26,7 +26,8 @@ use crate::runtime::queue_depth::Wakes;
 const CONTROLLER: &str = "work agent";
 /// Default period after which every work is re-applied (repairing drift on the managed cluster).
 pub const DEFAULT_RESYNC: Duration = Duration::from_secs(60);
-/// How often a work with status feedback rules is read again (upstream's status sync interval).
+/// How often a work with status feedback rules is read again, unless the Klusterlet says
+/// otherwise (upstream's status sync interval).
 pub const STATUS_SYNC: Duration = Duration::from_secs(10);
 /// Delay before retrying a failed reconcile or a work with failed manifests.
 pub const RETRY: Duration = Duration::from_secs(5);
@@ -59,9 +60,9 @@ pub struct WorkAgentOptions {
     /// Cache executors' access reviews until RBAC changes (the Klusterlet's
     /// `ExecutorValidatingCaches` gate, off by default as upstream's): off, every apply asks.
     pub executor_caches: bool,
-    /// How long an AppliedManifestWork whose work is gone from this hub (or that another hub
-    /// wrote) is kept before what it applied is removed ([`super::eviction`]).
-    pub eviction_grace: Duration,
+    /// The Klusterlet's work settings: the eviction grace period ([`super::eviction`]) and the
+    /// status sync interval.
+    pub settings: super::Settings,
 }
 
 /// How AppliedManifestWorks are named. They are cluster-scoped on the managed cluster, so agents
@@ -97,7 +98,7 @@ impl WorkAgentOptions {
             applied_names: AppliedNames::PerHub,
             feedback: super::feedback::Reader::default(),
             executor_caches: false,
-            eviction_grace: super::eviction::DEFAULT_GRACE,
+            settings: super::Settings::default(),
         }
     }
 }
@@ -111,8 +112,8 @@ pub(crate) struct Context {
     pub applied_names: AppliedNames,
     pub agent_id: String,
     pub resync: Duration,
-    /// How long a record stays unmanaged before it is evicted ([`super::eviction`]).
-    pub eviction_grace: Duration,
+    /// The Klusterlet's work settings.
+    pub settings: super::Settings,
     pub discovery: Discovery,
     /// Executors' review answers, kept in step with RBAC by [`super::executor_cache::watch`].
     pub executor_cache: Arc<SarCache>,
@@ -148,7 +149,7 @@ pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<(
         cluster: opts.cluster_name,
         agent_id: opts.agent_id,
         resync: opts.resync,
-        eviction_grace: opts.eviction_grace,
+        settings: opts.settings,
         executor_cache: Arc::new(SarCache::new()),
         feedback: opts.feedback,
     });

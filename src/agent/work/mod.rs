@@ -38,6 +38,9 @@ pub mod supervisor;
 pub struct Settings {
     /// `appliedManifestWorkEvictionGracePeriod` ([`eviction`]).
     pub eviction_grace: std::time::Duration,
+    /// `statusSyncInterval`: how often a work with status feedback or condition rules is read
+    /// again for them.
+    pub status_sync: std::time::Duration,
 }
 
 impl Default for Settings {
@@ -45,6 +48,7 @@ impl Default for Settings {
     fn default() -> Self {
         Self {
             eviction_grace: eviction::DEFAULT_GRACE,
+            status_sync: controller::STATUS_SYNC,
         }
     }
 }

@@ -147,7 +147,7 @@ async fn start(agent: &Supervised, credential: &Credential, token: Shutdown) -> 
     opts.applied_names = agent.applied_names;
     opts.feedback.raw_json = agent.gates.raw_feedback_json_string;
     opts.executor_caches = agent.gates.executor_validating_caches;
-    opts.eviction_grace = agent.work.eviction_grace;
+    opts.settings = agent.work;
     tracing::info!(%cluster, "work agent started with the hub credential");
     let cluster = cluster.clone();
     tokio::spawn(async move {

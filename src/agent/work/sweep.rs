@@ -64,7 +64,7 @@ async fn sweep(ctx: &Context, store: &Store<ManifestWork>) -> Result<Option<Dura
             .and_then(|s| s.eviction_start_time.as_ref())
             .map(|t| t.0);
         let now = Timestamp::now();
-        match eviction::decide(managed, started, now, ctx.eviction_grace) {
+        match eviction::decide(managed, started, now, ctx.settings.eviction_grace) {
             Verdict::Keep if started.is_some() => {
                 tracing::info!("{}: managed again, eviction cancelled", amw.name_any());
                 set_eviction_start(&api, &amw.name_any(), None).await?;
@@ -75,10 +75,12 @@ async fn sweep(ctx: &Context, store: &Store<ManifestWork>) -> Result<Option<Dura
                     "{}: ManifestWork {} is not on this hub; evicted in {:?} unless it comes back",
                     amw.name_any(),
                     amw.spec.manifest_work_name,
-                    ctx.eviction_grace
+                    ctx.settings.eviction_grace
                 );
                 set_eviction_start(&api, &amw.name_any(), Some(now)).await?;
-                next = Some(next.map_or(ctx.eviction_grace, |n| n.min(ctx.eviction_grace)));
+                next = Some(next.map_or(ctx.settings.eviction_grace, |n| {
+                    n.min(ctx.settings.eviction_grace)
+                }));
             }
             Verdict::Wait(left) => next = Some(next.map_or(left, |n| n.min(left))),
             Verdict::Evict => evict(ctx, &amw).await?,
@@ -106,7 +108,7 @@ async fn evict(ctx: &Context, amw: &AppliedManifestWork) -> Result<(), Error> {
     let name = amw.name_any();
     tracing::info!(
         "{name}: unmanaged for the whole grace period ({:?}); removing what it applied",
-        ctx.eviction_grace
+        ctx.settings.eviction_grace
     );
     let resources = amw.status.clone().unwrap_or_default().applied_resources;
     let owner_uid = amw.uid().unwrap_or_default();

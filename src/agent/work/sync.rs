@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::apply::{self, Outcome, Owner};
 use super::build::{self, Key};
-use super::controller::{Context, DELETE_WAIT, RETRY, STATUS_SYNC};
+use super::controller::{Context, DELETE_WAIT, RETRY};
 use super::delete::{self, Removal};
 use super::{Error, applied_work, status};
 use crate::api::work::{AppliedManifestWork, AppliedManifestWorkSpec, ManifestWork};
@@ -99,7 +99,7 @@ pub(crate) async fn sync(work: &ManifestWork, ctx: &Context) -> Result<Duration,
     Ok(if failed || pending {
         ctx.resync.min(RETRY)
     } else if wants_feedback {
-        ctx.resync.min(STATUS_SYNC)
+        ctx.resync.min(ctx.settings.status_sync)
     } else {
         ctx.resync
     })

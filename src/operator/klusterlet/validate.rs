@@ -29,11 +29,14 @@ pub enum Error {
         "the MultipleHubs feature gate needs spec.registrationConfiguration.bootstrapKubeConfigs of type LocalSecrets naming at least two secrets (it names {0})"
     )]
     TooFewHubs(usize),
-    /// `spec.workConfiguration.appliedManifestWorkEvictionGracePeriod` is no duration.
-    #[error(
-        "spec.workConfiguration.appliedManifestWorkEvictionGracePeriod {0:?} is not a duration such as 60m"
-    )]
-    InvalidEvictionGracePeriod(String),
+    /// A duration of `spec.workConfiguration` is no duration.
+    #[error("spec.workConfiguration.{field} {value:?} is not a duration such as 60m")]
+    InvalidDuration {
+        /// The field.
+        field: &'static str,
+        /// What it says.
+        value: String,
+    },
 }
 
 /// A Klusterlet's settings, validated and defaulted.
@@ -79,6 +82,8 @@ pub struct Validated {
     /// `workConfiguration.appliedManifestWorkEvictionGracePeriod` as written (a Go duration),
     /// passed to the work agent as its flag; unset: the agent's default (60 minutes).
     pub eviction_grace_period: Option<String>,
+    /// `workConfiguration.statusSyncInterval` as written, likewise (default 10 s).
+    pub status_sync_interval: Option<String>,
 }
 
 impl Validated {
@@ -86,12 +91,12 @@ impl Validated {
     #[must_use]
     pub fn work_settings(&self) -> crate::agent::work::Settings {
         let mut settings = crate::agent::work::Settings::default();
-        if let Some(grace) = self
-            .eviction_grace_period
-            .as_deref()
-            .and_then(crate::api::go_duration)
-        {
+        let given = |d: &Option<String>| d.as_deref().and_then(crate::api::go_duration);
+        if let Some(grace) = given(&self.eviction_grace_period) {
             settings.eviction_grace = grace;
+        }
+        if let Some(interval) = given(&self.status_sync_interval) {
+            settings.status_sync = interval;
         }
         settings
     }
@@ -117,6 +122,16 @@ fn gates(list: &[crate::api::operator::FeatureGate]) -> Vec<String> {
     list.iter()
         .map(|g| format!("{}={}", g.feature, g.enabled()))
         .collect()
+}
+
+/// `value` of `field`, refused unless it is a duration.
+fn duration(field: &'static str, value: Option<String>) -> Result<Option<String>, Error> {
+    match value {
+        Some(value) if crate::api::go_duration(&value).is_none() => {
+            Err(Error::InvalidDuration { field, value })
+        }
+        other => Ok(other),
+    }
 }
 
 /// Validates a Klusterlet.
@@ -229,12 +244,11 @@ pub fn lenient(k: &Klusterlet) -> Result<Validated, Error> {
         client_cert_expiration_seconds: reg.client_cert_expiration_seconds,
         resources: crate::operator::resources::json(spec.resource_requirement.as_ref())?,
         hubs,
-        eviction_grace_period: match work.applied_manifest_work_eviction_grace_period {
-            Some(text) if crate::api::go_duration(&text).is_none() => {
-                return Err(Error::InvalidEvictionGracePeriod(text));
-            }
-            other => other,
-        },
+        eviction_grace_period: duration(
+            "appliedManifestWorkEvictionGracePeriod",
+            work.applied_manifest_work_eviction_grace_period,
+        )?,
+        status_sync_interval: duration("statusSyncInterval", work.status_sync_interval)?,
     })
 }
 
@@ -263,12 +277,16 @@ mod tests {
     #[test]
     fn the_eviction_grace_period_is_read_or_refused() {
         let v = validate(&klusterlet(
-            "{clusterName: c1, workConfiguration: {appliedManifestWorkEvictionGracePeriod: 1h30m}}",
+            "{clusterName: c1, workConfiguration: {appliedManifestWorkEvictionGracePeriod: 1h30m, statusSyncInterval: 30s}}",
         ))
         .unwrap();
         assert_eq!(
             v.work_settings().eviction_grace,
             std::time::Duration::from_secs(5400)
+        );
+        assert_eq!(
+            v.work_settings().status_sync,
+            std::time::Duration::from_secs(30)
         );
         let unset = validate(&klusterlet("clusterName: c1")).unwrap();
         assert_eq!(
@@ -279,7 +297,7 @@ mod tests {
             validate(&klusterlet(
                 "{clusterName: c1, workConfiguration: {appliedManifestWorkEvictionGracePeriod: soon}}"
             )),
-            Err(Error::InvalidEvictionGracePeriod(_))
+            Err(Error::InvalidDuration { .. })
         ));
     }
 

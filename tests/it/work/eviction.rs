@@ -66,7 +66,7 @@ fn agent(c: &TestCluster, grace: Duration, hub_url: Option<&str>) -> Agent {
     let url = hub_url.map(str::to_owned);
     Agent::start_with(c.hub.clone(), c.managed.clone(), &c.name, move |opts| {
         opts.resync = Duration::from_secs(1);
-        opts.eviction_grace = grace;
+        opts.settings.eviction_grace = grace;
         if let Some(url) = url {
             opts.hub_url = url;
         }

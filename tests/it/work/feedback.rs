@@ -193,3 +193,66 @@ async fn raw_json_feedback_follows_the_gate() {
         clusteradm::api::work::ValueType::JsonRaw
     );
 }
+
+/// The Klusterlet's `workConfiguration.statusSyncInterval` (here 1 s, where the default is 10 s):
+/// a value another controller changes on the managed cluster is fed back that often.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn feedback_follows_the_status_sync_interval() {
+    use clusteradm::api::work::{UpdateStrategy, UpdateStrategyType};
+    let _hub = super::hub_lock().await;
+    let c = TestCluster::new("it-work-sync").await;
+    let ns = c.managed_namespace().await;
+    let _agent = super::Agent::start_with(c.hub.clone(), c.managed.clone(), &c.name, |opts| {
+        opts.resync = Duration::from_secs(60);
+        opts.settings.status_sync = Duration::from_secs(1);
+    });
+    let config_map = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "probe", "namespace": ns}, "data": {"k": "v"}});
+    let name = common::unique("w");
+    // Server-side apply: the agent leaves the annotation another manager writes alone.
+    let mut watched = config(
+        "",
+        "configmaps",
+        &ns,
+        "probe",
+        paths(&[("seen", ".metadata.annotations.seen")]),
+    );
+    watched.update_strategy = Some(UpdateStrategy {
+        type_: UpdateStrategyType::ServerSideApply,
+        ..UpdateStrategy::default()
+    });
+    c.create_work(
+        &name,
+        ManifestWorkSpec {
+            workload: ManifestsTemplate {
+                manifests: vec![config_map],
+            },
+            manifest_configs: vec![watched],
+            ..Default::default()
+        },
+    )
+    .await;
+    wait_work(&c.works(), &name, "applied", super::applied_and_available).await;
+    let config_maps: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
+        kube::Api::namespaced(c.managed.clone(), &ns);
+    for round in ["first", "second"] {
+        config_maps
+            .patch(
+                "probe",
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(json!({"metadata": {"annotations": {"seen": round}}})),
+            )
+            .await
+            .unwrap();
+        let changed = std::time::Instant::now();
+        wait_work(&c.works(), &name, "the annotation fed back", move |w| {
+            value(w, 0, "seen").and_then(|v| v.string).as_deref() == Some(round)
+        })
+        .await;
+        assert!(
+            changed.elapsed() < Duration::from_secs(5),
+            "{round}: fed back after {:?} with a 1 s status sync",
+            changed.elapsed()
+        );
+    }
+}

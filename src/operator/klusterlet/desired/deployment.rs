@@ -56,10 +56,15 @@ fn our_args(v: &Validated) -> Vec<String> {
 /// The work agent's flags from the Klusterlet's `workConfiguration`, upstream's names and values
 /// (our agent takes the same).
 fn work_flags(v: &Validated) -> Vec<String> {
-    v.eviction_grace_period
+    let eviction = v
+        .eviction_grace_period
         .iter()
-        .map(|d| format!("--appliedmanifestwork-eviction-grace-period={d}"))
-        .collect()
+        .map(|d| format!("--appliedmanifestwork-eviction-grace-period={d}"));
+    let status = v
+        .status_sync_interval
+        .iter()
+        .map(|d| format!("--status-sync-interval={d}"));
+    eviction.chain(status).collect()
 }
 
 /// The command-line arguments of a workload.

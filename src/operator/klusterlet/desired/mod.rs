@@ -229,9 +229,10 @@ mod tests {
     }
 
     #[test]
-    fn the_eviction_grace_period_reaches_the_work_agent_of_either_image() {
-        let work = "workConfiguration: {appliedManifestWorkEvictionGracePeriod: 90m}";
+    fn the_work_configurations_durations_reach_the_work_agent_of_either_image() {
+        let work = "workConfiguration: {appliedManifestWorkEvictionGracePeriod: 90m, statusSyncInterval: 30s}";
         let flag = "--appliedmanifestwork-eviction-grace-period=90m".to_string();
+        let sync = "--status-sync-interval=30s".to_string();
         // Upstream's: the work agent takes it, the registration agent does not.
         let d = built(
             &format!("{{clusterName: c1, {work}}}"),
@@ -251,7 +252,9 @@ mod tests {
                 .unwrap()
         };
         assert!(by_name("-work-agent").contains(&flag));
+        assert!(by_name("-work-agent").contains(&sync));
         assert!(!by_name("-registration-agent").contains(&flag));
+        assert!(!by_name("-registration-agent").contains(&sync));
         // Ours: the one agent.
         let ours = "registrationImagePullSpec: 'r.example/clusteradm:v1', workImagePullSpec: 'r.example/clusteradm:v1', imagePullSpec: 'r.example/clusteradm:v1'";
         let d = built(
@@ -259,14 +262,14 @@ mod tests {
             InProcess::default(),
         );
         assert!(args(&d.management.deployments[0]).contains(&flag));
+        assert!(args(&d.management.deployments[0]).contains(&sync));
         // Unset: no flag, the agent's default.
         let d = built("{clusterName: c1}", InProcess::default());
-        assert!(
-            d.management
-                .deployments
+        assert!(d.management.deployments.iter().all(|dep| {
+            !args(dep)
                 .iter()
-                .all(|dep| !args(dep).iter().any(|a| a.contains("eviction")))
-        );
+                .any(|a| a.contains("eviction") || a.contains("status-sync"))
+        }));
     }
 
     #[test]
