@@ -87,14 +87,6 @@ impl Drivers {
 }
 
 impl DriverFlags {
-    /// Whether a driver other than `csr` is named (our components implement `csr` alone).
-    #[must_use]
-    pub fn names_a_cloud_driver(&self) -> bool {
-        self.names
-            .iter()
-            .any(|n| n.trim() != "csr" && !n.trim().is_empty())
-    }
-
     /// The drivers, or what is wrong with the flags (upstream's messages).
     pub fn resolve(&self) -> Result<Drivers, String> {
         let mut out = Drivers {
@@ -213,7 +205,6 @@ mod tests {
             ["alice"]
         );
         assert!(d.server.is_none());
-        assert!(!f.names_a_cloud_driver());
     }
 
     #[test]
@@ -227,7 +218,6 @@ mod tests {
             grpc_server: Some("grpc.hub.example:8090".into()),
             ..flags(&["grpc", "csr", "awsirsa"])
         };
-        assert!(f.names_a_cloud_driver());
         let d = f.resolve().unwrap();
         let kinds: Vec<_> = d.drivers.iter().map(|d| d.auth_type).collect();
         assert_eq!(

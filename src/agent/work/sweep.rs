@@ -28,7 +28,7 @@ pub(crate) async fn run(ctx: Arc<Context>, store: Store<ManifestWork>) {
     }
     loop {
         let next = match sweep(&ctx, &store).await {
-            Ok(deadline) => deadline.map_or(ctx.resync, |d| d.min(ctx.resync)),
+            Ok(next) => next,
             Err(e) => {
                 tracing::warn!(
                     "sweeping unmanaged AppliedManifestWorks: {}",
@@ -41,15 +41,15 @@ pub(crate) async fn run(ctx: Arc<Context>, store: Store<ManifestWork>) {
     }
 }
 
-/// One pass over this agent's records; the time until the nearest eviction deadline, if any
-/// record waits for one.
-async fn sweep(ctx: &Context, store: &Store<ManifestWork>) -> Result<Option<Duration>, Error> {
+/// One pass over this agent's records; when to look again: after the resync period, or at the
+/// nearest eviction deadline if that comes first.
+async fn sweep(ctx: &Context, store: &Store<ManifestWork>) -> Result<Duration, Error> {
     let api: Api<AppliedManifestWork> = Api::all(ctx.managed.clone());
     let records = api
         .list(&ListParams::default())
         .await
         .map_err(Error::managed("listing AppliedManifestWorks"))?;
-    let mut next: Option<Duration> = None;
+    let mut next = ctx.resync;
     for amw in records {
         if amw.spec.agent_id.as_deref() != Some(ctx.agent_id.as_str())
             || amw.metadata.deletion_timestamp.is_some()
@@ -78,11 +78,9 @@ async fn sweep(ctx: &Context, store: &Store<ManifestWork>) -> Result<Option<Dura
                     ctx.settings.eviction_grace
                 );
                 set_eviction_start(&api, &amw.name_any(), Some(now)).await?;
-                next = Some(next.map_or(ctx.settings.eviction_grace, |n| {
-                    n.min(ctx.settings.eviction_grace)
-                }));
+                next = next.min(ctx.settings.eviction_grace);
             }
-            Verdict::Wait(left) => next = Some(next.map_or(left, |n| n.min(left))),
+            Verdict::Wait(left) => next = next.min(left),
             Verdict::Evict => evict(ctx, &amw).await?,
         }
     }
