@@ -198,13 +198,15 @@ async fn idle_connections_are_closed_in_bounded_time_while_a_review_is_answered(
         .await
         .unwrap_or_else(|_| panic!("{IDLE} idle connections were not all closed within {bound:?}"));
     let last = closed.iter().max().unwrap();
-    let at_once = closed
-        .iter()
-        .filter(|t| **t < Duration::from_secs(2))
-        .count();
+    // No socket was accepted before `started`, so none can reach its handshake timeout before
+    // `started + HANDSHAKE_TIMEOUT`: a socket seen closed earlier was evicted. (Closings are
+    // seen when first polled, after the review and the hub's answer, so on a loaded machine
+    // "at once" can be seconds; the bound leaves room for that.)
+    let evicted_by = server::HANDSHAKE_TIMEOUT - Duration::from_secs(1);
+    let at_once = closed.iter().filter(|t| **t < evicted_by).count();
     eprintln!(
         "{IDLE} idle connections opened in {opened:?}; a review answered in {answered:?} and a \
-         ManagedCluster change by the hub in {hub_answered:?} during the attack; {at_once} closed within 2 s, the last {last:?} after the first was opened"
+         ManagedCluster change by the hub in {hub_answered:?} during the attack; {at_once} closed before {evicted_by:?} (evicted), the last {last:?} after the first was opened"
     );
     assert!(at_once >= IDLE - server::MAX_CONNECTIONS);
 
