@@ -1518,7 +1518,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__controller__subcmd__agent)
-            opts="-v -q -h -V --cluster-name --agent-namespace --spoke-kubeconfig --managed-kubeconfig --feature-gates --appliedmanifestwork-eviction-grace-period --status-sync-interval --bootstrap-kubeconfig-secrets --hub-connection-timeout-seconds --probe-address --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-v -q -h -V --cluster-name --agent-namespace --spoke-kubeconfig --managed-kubeconfig --feature-gates --appliedmanifestwork-eviction-grace-period --status-sync-interval --bootstrap-kubeconfig-secrets --hub-connection-timeout-seconds --cluster-annotations --cluster-labels --spoke-external-server-urls --client-cert-expiration-seconds --max-custom-cluster-claims --reserved-cluster-claim-suffixes --kube-api-qps --kube-api-burst --hub-kube-api-qps --hub-kube-api-burst --probe-address --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1557,6 +1557,46 @@ _clusteradm() {
                     return 0
                     ;;
                 --hub-connection-timeout-seconds)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster-annotations)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster-labels)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --spoke-external-server-urls)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --client-cert-expiration-seconds)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-custom-cluster-claims)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reserved-cluster-claim-suffixes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-api-qps)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-api-burst)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hub-kube-api-qps)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hub-kube-api-burst)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -105,7 +105,7 @@ pub struct ManagedClusterSpec {
 }
 
 /// An apiserver URL and the CA that signs it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClientConfig {
     /// HTTPS URL.

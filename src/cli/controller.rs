@@ -14,6 +14,7 @@ use crate::hub::webhook::{self, Webhook};
 use crate::inprocess::klusterlet::Agents;
 use crate::runtime::lease::{self, LeaseLock};
 use crate::runtime::probes::{self, Readiness};
+use crate::runtime::rate::Rate;
 
 /// The Lease the hub controllers hold in the hub namespace.
 pub const HUB_LEASE: &str = "clusteradm-hub-controllers";
@@ -35,7 +36,7 @@ pub enum Which {
     /// and the hub's webhooks (admission, the add-on API's conversion)
     Hub(HubArgs),
     /// Run a managed cluster's agents: registration (with add-on registration) and work
-    Agent(AgentArgs),
+    Agent(Box<AgentArgs>),
 }
 
 /// Where the probes and metrics are served.
@@ -96,11 +97,67 @@ pub struct AgentArgs {
     /// (at least 180, the Klusterlet's minimum: less could leave a healthy hub between beats)
     #[arg(long, default_value_t = crate::agent::registration::hubs::DEFAULT_TIMEOUT_SECONDS, value_name = "SECONDS", value_parser = clap::value_parser!(u32).range(180..))]
     pub hub_connection_timeout_seconds: u32,
+    /// Annotations put on the ManagedCluster the agent creates, `k=v,...`; only keys under
+    /// agent.open-cluster-management.io are (upstream's flag; the Klusterlet's `clusterAnnotations`)
+    #[arg(long, value_name = "PAIRS", value_parser = crate::agent::registration::settings::parse_pairs)]
+    pub cluster_annotations: Option<std::collections::BTreeMap<String, String>>,
+    /// Labels put on the ManagedCluster the agent creates, `k=v,...` (the Klusterlet's
+    /// `clusterLabels`; upstream's agents have no such flag)
+    #[arg(long, value_name = "PAIRS", value_parser = crate::agent::registration::settings::parse_pairs)]
+    pub cluster_labels: Option<std::collections::BTreeMap<String, String>>,
+    /// This cluster's API server URLs the hub is told (upstream's flag; the Klusterlet's
+    /// `externalServerURLs`), each with the CA the agent trusts this cluster with
+    #[arg(long, value_delimiter = ',', value_name = "URLS")]
+    pub spoke_external_server_urls: Vec<String>,
+    /// Requested lifetime of the hub client certificate (upstream's flag)
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(i32).range(600..))]
+    pub client_cert_expiration_seconds: Option<i32>,
+    /// Custom ClusterClaims reported at most (upstream's flag)
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub max_custom_cluster_claims: usize,
+    /// ClusterClaims whose names end so are reserved: always reported (upstream's flag)
+    #[arg(long, value_delimiter = ',', value_name = "SUFFIXES")]
+    pub reserved_cluster_claim_suffixes: Vec<String>,
+    /// Requests a second to the managed cluster (upstream's flag; 0: unlimited unless
+    /// --kube-api-burst is set)
+    #[arg(long, default_value_t = 0.0, value_name = "QPS")]
+    pub kube_api_qps: f32,
+    /// Requests at once to the managed cluster (upstream's flag)
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub kube_api_burst: i32,
+    /// Requests a second to the hub by the work agent (upstream's flag)
+    #[arg(long, default_value_t = 0.0, value_name = "QPS")]
+    pub hub_kube_api_qps: f32,
+    /// Requests at once to the hub by the work agent (upstream's flag)
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub hub_kube_api_burst: i32,
     #[command(flatten)]
     serve: Serve,
 }
 
 impl AgentArgs {
+    /// The registration settings the flags give.
+    fn registration(&self) -> crate::agent::registration::settings::Settings {
+        use crate::agent::registration::settings::{ClaimLimits, Settings};
+        Settings {
+            cert_expiration_seconds: self.client_cert_expiration_seconds,
+            cluster_annotations: self.cluster_annotations.clone().unwrap_or_default(),
+            cluster_labels: self.cluster_labels.clone().unwrap_or_default(),
+            external_servers: self
+                .spoke_external_server_urls
+                .iter()
+                .map(|url| crate::api::cluster::ClientConfig {
+                    url: url.clone(),
+                    ca_bundle: None,
+                })
+                .collect(),
+            claims: ClaimLimits {
+                max_custom: self.max_custom_cluster_claims,
+                reserved_suffixes: self.reserved_cluster_claim_suffixes.clone(),
+            },
+        }
+    }
+
     /// The hubs to choose from, when given.
     fn hubs(&self) -> anyhow::Result<Option<crate::agent::registration::hubs::HubList>> {
         match self.bootstrap_kubeconfig_secrets.len() {
@@ -142,11 +199,15 @@ pub(super) async fn start(
 
 /// The managed cluster's client in Hosted mode, from the kubeconfig the operator mounts, checked
 /// to answer before the agents start.
-async fn managed_client(path: &std::path::Path) -> anyhow::Result<kube::Client> {
+async fn managed_client(
+    path: &std::path::Path,
+    rate: Option<Rate>,
+) -> anyhow::Result<kube::Client> {
     let client = super::mounted_kubeconfig(
         path,
         "--managed-kubeconfig",
         "pass the managed cluster's kubeconfig (the external-managed-kubeconfig secret's)",
+        rate,
     )
     .await?;
     client
@@ -154,6 +215,31 @@ async fn managed_client(path: &std::path::Path) -> anyhow::Result<kube::Client> 
         .await
         .with_context(|| format!("the managed cluster of {}", path.display()))?;
     Ok(client)
+}
+
+/// The CA (PEM) of the mounted managed kubeconfig at `path`, for the client configs the
+/// agent reports.
+fn mounted_ca(path: &std::path::Path) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    let text = std::fs::read_to_string(path).ok()?;
+    let dir = path.parent()?;
+    let kc = crate::runtime::client::load_mounted(&text, dir, "--managed-kubeconfig").ok()?;
+    let context = kc.current_context.as_deref()?;
+    let cluster_name = &kc
+        .contexts
+        .iter()
+        .find(|c| c.name == context)?
+        .context
+        .as_ref()?
+        .cluster;
+    let cluster = kc
+        .clusters
+        .iter()
+        .find(|c| &c.name == cluster_name)?
+        .cluster
+        .as_ref()?;
+    let data = cluster.certificate_authority_data.as_deref()?;
+    base64::engine::general_purpose::STANDARD.decode(data).ok()
 }
 
 /// A Go duration flag (`90s`, `60m`, `1h0m0s`).
@@ -239,14 +325,21 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             .await?;
         }
         Which::Agent(a) => {
+            let registration = a.registration();
             let namespace = a
                 .agent_namespace
                 .or_else(pod_namespace)
                 .unwrap_or_else(|| AGENT_NAMESPACE.to_owned());
             let lock = LeaseLock::new(client.clone(), &namespace, AGENT_LEASE);
-            let managed = match &a.managed_kubeconfig {
-                Some(path) => managed_client(path).await?,
-                None => client.clone(),
+            let rate = Rate::from_flags(a.kube_api_qps, a.kube_api_burst);
+            let (managed, managed_ca) = match &a.managed_kubeconfig {
+                Some(path) => (managed_client(path, rate).await?, mounted_ca(path)),
+                // The Lease and secrets are the agent's own: only the managed cluster's
+                // requests are limited.
+                None => (
+                    crate::runtime::rate::client(kube.loaded.config.clone(), rate)?,
+                    kube.server_ca(),
+                ),
             };
             // A new managed kubeconfig (the Secret changed) needs a new client: stop, and let
             // the kubelet start the container again with it, as upstream's agents do.
@@ -266,7 +359,10 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 work: crate::agent::work::Settings {
                     eviction_grace: a.eviction_grace_period,
                     status_sync: a.status_sync_interval,
+                    hub_rate: Rate::from_flags(a.hub_kube_api_qps, a.hub_kube_api_burst),
                 },
+                registration,
+                managed_ca,
             };
             lease::lead(lock, shutdown, waiting, move |token| {
                 crate::inprocess::klusterlet::agents(agents, token)

@@ -489,7 +489,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         ));
     }
     args.bundle.write(&objects)?;
-    finish(&args, ctx, &kube.client, &opts, &bootstrap).await?;
+    finish(&args, ctx, &kube, &opts, &bootstrap).await?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -497,10 +497,11 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 async fn finish(
     args: &Args,
     ctx: &Ctx,
-    client: &kube::Client,
+    kube: &super::Kube,
     opts: &JoinOptions,
     bootstrap: &Bootstrap,
 ) -> anyhow::Result<()> {
+    let client = &kube.client;
     let hint = || {
         ctx.printer.info(format!(
             "Then, on the hub, accept the cluster:\n    clusteradm accept --clusters {}",
@@ -517,6 +518,7 @@ async fn finish(
     let shutdown = crate::runtime::shutdown::on_signal();
     let config = crate::inprocess::klusterlet::Config {
         managed: client.clone(),
+        managed_ca: kube.server_ca(),
         cluster_name: opts.cluster_name.clone(),
         agent_namespace: opts.agent_namespace(),
         cleanup_timeout: ctx.global.timeout,

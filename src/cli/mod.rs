@@ -112,6 +112,13 @@ pub struct Kube {
 }
 
 impl Kube {
+    /// The CA this client trusts the API server with (PEM), when the kubeconfig names one.
+    #[must_use]
+    pub fn server_ca(&self) -> Option<Vec<u8>> {
+        let ders = self.loaded.config.root_cert.as_ref()?;
+        Some(crate::pki::der_to_pem(ders).into_bytes())
+    }
+
     /// The API server URL, for messages.
     #[must_use]
     pub fn url(&self) -> String {
@@ -218,9 +225,10 @@ pub(crate) async fn mounted_kubeconfig(
     path: &std::path::Path,
     flag: &str,
     hint: &str,
+    rate: Option<crate::runtime::rate::Rate>,
 ) -> anyhow::Result<kube::Client> {
     use crate::runtime::client::{Timeouts, from_mounted_secret};
-    from_mounted_secret(path, flag, Timeouts::LOOP)
+    from_mounted_secret(path, flag, Timeouts::LOOP.limited(rate))
         .await
         .map_err(|e| crate::error::UserError::new(crate::runtime::report::chain(&e), hint).into())
 }

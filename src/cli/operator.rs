@@ -71,8 +71,14 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             };
             let client = kube.client.clone();
             if in_process {
-                inprocess::klusterlet::run_operator_hosting(client, opts, shutdown, waiting)
-                    .await?;
+                inprocess::klusterlet::run_operator_hosting(
+                    client,
+                    kube.server_ca(),
+                    opts,
+                    shutdown,
+                    waiting,
+                )
+                .await?;
             } else {
                 inprocess::klusterlet::run_operator(client, opts, shutdown, waiting).await?;
             }

@@ -20,6 +20,9 @@ use crate::runtime::lease;
 pub struct Config {
     /// Client of the managed cluster.
     pub managed: Client,
+    /// The CA `managed` trusts its API server with (PEM), for the client configs the agents
+    /// report.
+    pub managed_ca: Option<Vec<u8>>,
     /// The cluster name the agents register under.
     pub cluster_name: String,
     /// The namespace holding the bootstrap kubeconfig secret (and the hub kubeconfig secret).
@@ -44,7 +47,11 @@ pub async fn run(
     // One token for all: the operator stopping (its Lease lost, say) stops the agents too.
     let token = shutdown.child_token();
     let own = token.child_token();
-    let host = Arc::new(Host::new(config.managed.clone(), token.clone()));
+    let host = Arc::new(Host::new(
+        config.managed.clone(),
+        config.managed_ca.clone(),
+        token.clone(),
+    ));
     // The agents of join's own Klusterlet run here, awaited: the operator finds them running.
     host.adopt(
         KLUSTERLET_NAME,
@@ -54,12 +61,14 @@ pub async fn run(
             gates: config.gates,
             hubs: None,
             work: agent::work::Settings::default(),
+            registration: agent::registration::settings::Settings::default(),
         },
         own.clone(),
     );
     let agents = agents(
         Agents {
             gates: config.gates,
+            managed_ca: config.managed_ca.clone(),
             ..Agents::in_process(
                 config.managed.clone(),
                 config.cluster_name.clone(),
@@ -106,6 +115,11 @@ pub struct Agents {
     pub hubs: Option<HubList>,
     /// The Klusterlet's work settings.
     pub work: agent::work::Settings,
+    /// The Klusterlet's registration settings.
+    pub registration: agent::registration::settings::Settings,
+    /// The CA that `managed`'s API server is trusted with, for the ManagedCluster's client
+    /// configs.
+    pub managed_ca: Option<Vec<u8>>,
 }
 
 impl Agents {
@@ -122,6 +136,8 @@ impl Agents {
             gates: Gates::default(),
             hubs: None,
             work: agent::work::Settings::default(),
+            registration: agent::registration::settings::Settings::default(),
+            managed_ca: None,
         }
     }
 }
@@ -138,6 +154,8 @@ pub async fn agents(agents: Agents, token: Shutdown) -> anyhow::Result<()> {
         gates,
         hubs,
         work,
+        registration: settings,
+        managed_ca,
     } = agents;
     // A Klusterlet without a cluster name: the name the agent stored, or a new one.
     let cluster = if cluster.is_empty() {
@@ -156,6 +174,8 @@ pub async fn agents(agents: Agents, token: Shutdown) -> anyhow::Result<()> {
     registration.namespace.clone_from(&namespace);
     registration.gates = gates;
     registration.hubs = hubs;
+    registration.settings = settings;
+    registration.managed_ca = managed_ca;
     let supervised = agent::work::supervisor::Supervised {
         managed,
         management,
@@ -168,7 +188,7 @@ pub async fn agents(agents: Agents, token: Shutdown) -> anyhow::Result<()> {
         gates,
         work,
         addon_renewal: agent::registration::rotate::Renewal {
-            expiration_seconds: registration.cert_expiration_seconds,
+            expiration_seconds: registration.settings.cert_expiration_seconds,
             threshold: registration.rotation_threshold,
         },
     };
@@ -192,19 +212,23 @@ pub struct Served {
     pub hubs: Option<HubList>,
     /// The Klusterlet's work settings.
     pub work: agent::work::Settings,
+    /// The Klusterlet's registration settings.
+    pub registration: agent::registration::settings::Settings,
 }
 
 /// The Klusterlets whose agents run in this process.
 pub struct Host {
     managed: Client,
+    managed_ca: Option<Vec<u8>>,
     parent: Shutdown,
     running: Mutex<HashMap<String, (Served, Shutdown)>>,
 }
 
 impl Host {
-    fn new(managed: Client, parent: Shutdown) -> Self {
+    fn new(managed: Client, managed_ca: Option<Vec<u8>>, parent: Shutdown) -> Self {
         Self {
             managed,
+            managed_ca,
             parent,
             running: Mutex::default(),
         }
@@ -243,6 +267,7 @@ impl AgentHost for Host {
             gates,
             hubs,
             work,
+            registration,
         } = served;
         let token = self.parent.child_token();
         tracing::info!(
@@ -256,6 +281,8 @@ impl AgentHost for Host {
                 gates: *gates,
                 hubs: hubs.clone(),
                 work: *work,
+                registration: registration.clone(),
+                managed_ca: self.managed_ca.clone(),
                 ..Agents::in_process(self.managed.clone(), cluster.clone(), namespace.clone())
             },
             token.clone(),
@@ -292,14 +319,16 @@ fn hosting(mut opts: Options, host: Arc<Host>) -> Options {
 
 /// `clusteradm operator klusterlet --in-process`: the operator with every Klusterlet's agents in
 /// this process (none of its own, unlike `join --in-process`), until `shutdown` is cancelled.
+/// `managed_ca` is the CA `client` trusts its API server with (PEM).
 pub async fn run_operator_hosting(
     client: Client,
+    managed_ca: Option<Vec<u8>>,
     opts: Options,
     shutdown: Shutdown,
     waiting: impl FnOnce(&str),
 ) -> anyhow::Result<()> {
     let token = shutdown.child_token();
-    let host = Arc::new(Host::new(client.clone(), token.clone()));
+    let host = Arc::new(Host::new(client.clone(), managed_ca, token.clone()));
     let result = run_operator(client, hosting(opts, host), token.clone(), waiting).await;
     // The agents stop with the operator.
     token.cancel();

@@ -27,7 +27,7 @@ pub enum Origin {
     User,
 }
 
-/// Connect and read bounds of a client.
+/// Connect and read bounds of a client, and the rate it may send at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
     /// Bound on establishing a connection.
@@ -35,6 +35,8 @@ pub struct Timeouts {
     /// Bound on waiting for data; long enough for an idle watch (the server ends watches after
     /// about five minutes).
     pub read: Duration,
+    /// Requests a second the client may send (none: unlimited).
+    pub rate: Option<super::rate::Rate>,
 }
 
 impl Timeouts {
@@ -42,7 +44,14 @@ impl Timeouts {
     pub const LOOP: Self = Self {
         connect: Duration::from_secs(10),
         read: Duration::from_secs(295),
+        rate: None,
     };
+
+    /// These bounds, sending at most `rate`.
+    #[must_use]
+    pub fn limited(self, rate: Option<super::rate::Rate>) -> Self {
+        Self { rate, ..self }
+    }
 
     /// For a command bounded by `timeout`.
     #[must_use]
@@ -50,6 +59,7 @@ impl Timeouts {
         Self {
             connect: timeout.min(Duration::from_secs(10)),
             read: timeout,
+            rate: None,
         }
     }
 }
@@ -196,7 +206,7 @@ async fn client(
         .map_err(|e| invalid(e.to_string()))?;
     config.connect_timeout = Some(timeouts.connect);
     config.read_timeout = Some(timeouts.read);
-    kube::Client::try_from(config).map_err(|e| invalid(e.to_string()))
+    super::rate::client(config, timeouts.rate).map_err(|e| invalid(e.to_string()))
 }
 
 /// What in `kc` its origin does not allow, if anything.

@@ -17,6 +17,7 @@ pub mod lease;
 pub mod metrics;
 pub mod probes;
 pub mod queue_depth;
+pub mod rate;
 pub mod ready;
 pub mod report;
 pub mod shutdown;

@@ -97,3 +97,29 @@ async fn deleted_namespace_disappears() {
     .expect("the namespace controller finishes within 60 s")
     .unwrap();
 }
+
+/// A Klusterlet's `kubeAPIQPS`/`kubeAPIBurst` hold our agents' clients to that rate: a burst
+/// goes at once, the rest waits its window. Six reads at 2 a second in bursts of 2 take at
+/// least two windows; unlimited, they take a few milliseconds here.
+#[tokio::test]
+async fn a_rate_limited_client_waits_its_window_and_an_unlimited_one_does_not() {
+    use clusteradm::runtime::rate::{self, Rate};
+    use kube::config::{KubeConfigOptions, Kubeconfig};
+    let kc = Kubeconfig::read_from(common::env().hub).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+        .await
+        .unwrap();
+    let timed = |client: kube::Client| async move {
+        let started = std::time::Instant::now();
+        for _ in 0..6 {
+            client.apiserver_version().await.unwrap();
+        }
+        started.elapsed()
+    };
+    let limited = rate::client(config.clone(), Rate::from_flags(2.0, 2)).unwrap();
+    let slow = timed(limited).await;
+    let fast = timed(rate::client(config, None).unwrap()).await;
+    eprintln!("6 requests: {slow:?} at 2/s in bursts of 2, {fast:?} unlimited");
+    assert!(slow >= Duration::from_millis(1_900), "{slow:?}");
+    assert!(fast < slow, "{fast:?} vs {slow:?}");
+}

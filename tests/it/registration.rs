@@ -4,6 +4,7 @@
 mod contract;
 pub mod fixture;
 mod outage;
+mod settings;
 
 use std::time::{Duration, Instant};
 
@@ -251,7 +252,7 @@ async fn the_agent_certificate_is_confined_to_its_own_cluster() {
 async fn the_certificate_rotates_without_user_action() {
     let mut opts = fixture::options(common::managed().await, "it-rot");
     // 600 s is the API's minimum lifetime: rotate when less than 99 % of it remains instead.
-    opts.cert_expiration_seconds = Some(600);
+    opts.settings.cert_expiration_seconds = Some(600);
     opts.rotation_threshold = 0.99;
     let agent = fixture::joined(opts).await;
     let first = agent.hub_secret().await;

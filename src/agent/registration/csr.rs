@@ -135,7 +135,11 @@ pub async fn issue(
     let api: Api<CertificateSigningRequest> = Api::all(hub.clone());
     let name = super::writer::send_csr(
         &api,
-        &object(&opts.cluster_name, &pem, opts.cert_expiration_seconds),
+        &object(
+            &opts.cluster_name,
+            &pem,
+            opts.settings.cert_expiration_seconds,
+        ),
     )
     .await?;
     tracing::info!(cluster = %opts.cluster_name, csr = %name, "waiting for the CSR to be approved and signed");

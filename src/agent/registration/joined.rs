@@ -249,7 +249,7 @@ async fn heartbeat(opts: &AgentOptions, hub: &kube::Client) -> Result<Duration, 
             "the hub has not created managed-cluster-lease yet; renewing it on the next beat"
         );
     }
-    let observed = observe::observe(&opts.managed, opts.gates).await;
+    let observed = observe::observe(&opts.managed, opts.gates, &opts.settings.claims).await;
     writer::update_status(hub, &mc, &observed).await?;
     Ok(Duration::from_secs(u64::try_from(seconds).unwrap_or(60)))
 }

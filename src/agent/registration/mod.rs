@@ -25,6 +25,7 @@ pub mod namespaces;
 pub mod observe;
 pub mod rotate;
 pub mod secret;
+pub mod settings;
 pub mod status;
 pub mod writer;
 
@@ -55,8 +56,11 @@ pub struct AgentOptions {
     /// `spec.leaseDurationSeconds` of a ManagedCluster the agent creates (the hub default, 60 s,
     /// when `None`). The heartbeat follows the ManagedCluster's value.
     pub lease_duration_seconds: Option<i32>,
-    /// `expirationSeconds` of the CSRs (the signer's default when `None`; 600 is the minimum).
-    pub cert_expiration_seconds: Option<i32>,
+    /// The Klusterlet's registration settings.
+    pub settings: settings::Settings,
+    /// The CA the agent trusts the managed cluster's API server with, for the client configs
+    /// of external servers that name none (upstream's agent uses its own, likewise).
+    pub managed_ca: Option<Vec<u8>>,
     /// Rotate when less than this fraction of the certificate's lifetime remains (0.2).
     pub rotation_threshold: f64,
     /// How the hub reaches this cluster's apiserver (`spec.managedClusterClientConfigs`).
@@ -82,7 +86,8 @@ impl AgentOptions {
             bootstrap_secret: crate::api::names::BOOTSTRAP_SECRET.into(),
             hub_secret: crate::api::names::HUB_KUBECONFIG_SECRET.into(),
             lease_duration_seconds: None,
-            cert_expiration_seconds: None,
+            settings: settings::Settings::default(),
+            managed_ca: None,
             rotation_threshold: rotate::DEFAULT_THRESHOLD,
             client_config: None,
             max_backoff: Duration::from_secs(30),

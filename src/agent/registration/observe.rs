@@ -12,8 +12,13 @@ use crate::api::about::ClusterProperty;
 use crate::api::cluster::ClusterClaim;
 
 /// Probes the managed cluster: health, version, nodes and claims (unless `gates` switch
-/// `ClusterClaim` off; and, with `ClusterProperty`, the About API's properties), concurrently.
-pub async fn observe(managed: &kube::Client, gates: Gates) -> Observed {
+/// `ClusterClaim` off; and, with `ClusterProperty`, the About API's properties), concurrently;
+/// claims as `limits` allow.
+pub async fn observe(
+    managed: &kube::Client,
+    gates: Gates,
+    limits: &super::settings::ClaimLimits,
+) -> Observed {
     let nodes: Api<Node> = Api::all(managed.clone());
     let list = ListParams::default();
     let claims = async {
@@ -44,7 +49,7 @@ pub async fn observe(managed: &kube::Client, gates: Gates) -> Observed {
     // Either list failing (the CRD not there yet) keeps what was reported: a partial list would
     // take the other's entries off the hub for a beat.
     let claims = match (claims, properties) {
-        (Ok(claims), Ok(properties)) => Some(claims_of(&claims, &properties)),
+        (Ok(claims), Ok(properties)) => Some(claims_of(&claims, &properties, limits)),
         _ => None,
     };
     Observed {

@@ -37,19 +37,18 @@ pub const RESERVED_CLAIMS: &[&str] = &[
     "platform.open-cluster-management.io",
     "product.open-cluster-management.io",
 ];
-/// How many custom (not reserved) claims are reported (upstream's default).
-pub const MAX_CUSTOM_CLAIMS: usize = 20;
 /// A ClusterClaim with this label stays on the managed cluster (upstream's).
 pub const SPOKE_ONLY_LABEL: &str = "open-cluster-management.io/spoke-only";
 
 /// `status.clusterClaims` from the cluster's ClusterClaims and (with the `ClusterProperty` gate)
 /// its ClusterProperties, as upstream's agent reports them: none labelled spoke-only; a property
-/// over a claim of the same name; the reserved ones sorted by name, then at most
-/// [`MAX_CUSTOM_CLAIMS`] others, sorted by name.
+/// over a claim of the same name; the reserved ones (by name, or by one of the `limits`'
+/// suffixes) sorted by name, then at most `limits.max_custom` others, sorted by name.
 #[must_use]
 pub fn claims_of(
     claims: &[ClusterClaim],
     properties: &[ClusterProperty],
+    limits: &super::settings::ClaimLimits,
 ) -> Vec<ManagedClusterClaim> {
     let home = |labels: &BTreeMap<String, String>| labels.contains_key(SPOKE_ONLY_LABEL);
     let mut by_name: BTreeMap<String, Option<String>> = BTreeMap::new();
@@ -67,9 +66,23 @@ pub fn claims_of(
             name: Some(name),
             value,
         })
-        .partition(|c| RESERVED_CLAIMS.contains(&c.name.as_deref().unwrap_or_default()));
+        .partition(|c| {
+            let name = c.name.as_deref().unwrap_or_default();
+            RESERVED_CLAIMS.contains(&name)
+                || limits
+                    .reserved_suffixes
+                    .iter()
+                    .any(|suffix| name.ends_with(suffix.as_str()))
+        });
     // Sorted by name already (the map's order).
-    custom.truncate(MAX_CUSTOM_CLAIMS);
+    if custom.len() > limits.max_custom {
+        tracing::warn!(
+            "{} custom cluster claims: only the first {} by name are reported",
+            custom.len(),
+            limits.max_custom
+        );
+        custom.truncate(limits.max_custom);
+    }
     reserved.extend(custom);
     reserved
 }
@@ -169,6 +182,7 @@ pub fn patch(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::registration::settings::ClaimLimits;
     use crate::api::cluster::HUB_ACCEPTED_MANAGED_CLUSTER;
 
     fn now(s: i64) -> Time {
@@ -205,11 +219,15 @@ mod tests {
         list.push(claim("secret", true));
         list.push(claim("platform.open-cluster-management.io", false));
         list.push(claim("id.k8s.io", false));
-        let names: Vec<String> = claims_of(&list, &[])
-            .into_iter()
-            .filter_map(|c| c.name)
-            .collect();
-        assert_eq!(names.len(), 2 + MAX_CUSTOM_CLAIMS);
+        let limits = ClaimLimits::default();
+        let names_of = |limits: &ClaimLimits| -> Vec<String> {
+            claims_of(&list, &[], limits)
+                .into_iter()
+                .filter_map(|c| c.name)
+                .collect()
+        };
+        let names = names_of(&limits);
+        assert_eq!(names.len(), 2 + limits.max_custom);
         assert_eq!(
             names[..3],
             [
@@ -221,9 +239,26 @@ mod tests {
         assert!(
             !names.contains(&"secret".to_string()) && !names.contains(&"custom-20".to_string())
         );
+        // The Klusterlet's clusterClaimConfiguration: fewer custom claims, and a suffix that
+        // makes a claim reserved (reported ahead, never cut).
+        let configured = ClaimLimits {
+            max_custom: 2,
+            reserved_suffixes: vec!["-24".into()],
+        };
+        let names = names_of(&configured);
+        assert_eq!(
+            names,
+            [
+                "custom-24",
+                "id.k8s.io",
+                "platform.open-cluster-management.io",
+                "custom-00",
+                "custom-01"
+            ]
+        );
         // Reported through the status patch.
         let mut observed = healthy();
-        observed.claims = Some(claims_of(&list[..1], &[]));
+        observed.claims = Some(claims_of(&list[..1], &[], &limits));
         let want = desired(&ManagedClusterStatus::default(), &observed, &now(1));
         let body = patch(&ManagedClusterStatus::default(), &want, None).unwrap();
         assert_eq!(
@@ -260,6 +295,7 @@ mod tests {
                 property("zone", "a"),
                 home,
             ],
+            &ClaimLimits::default(),
         );
         let pairs: Vec<(String, String)> = reported
             .into_iter()

@@ -32,10 +32,14 @@ pub async fn create_cluster(hub: &kube::Client, opts: &AgentOptions) -> Result<(
     let mc = ManagedCluster {
         metadata: ObjectMeta {
             name: Some(opts.cluster_name.clone()),
+            annotations: Some(opts.settings.annotations()).filter(|a| !a.is_empty()),
+            labels: Some(opts.settings.cluster_labels.clone()).filter(|l| !l.is_empty()),
             ..Default::default()
         },
         spec: ManagedClusterSpec {
-            managed_cluster_client_configs: opts.client_config.clone().into_iter().collect(),
+            managed_cluster_client_configs: opts
+                .settings
+                .client_configs(opts.client_config.as_ref(), opts.managed_ca.as_deref()),
             hub_accepts_client: false,
             lease_duration_seconds: opts.lease_duration_seconds,
             taints: vec![],

@@ -41,6 +41,9 @@ pub struct Settings {
     /// `statusSyncInterval`: how often a work with status feedback or condition rules is read
     /// again for them.
     pub status_sync: std::time::Duration,
+    /// `hubKubeAPIQPS`/`hubKubeAPIBurst`: the rate of the agent's requests to the hub (none:
+    /// unlimited).
+    pub hub_rate: Option<crate::runtime::rate::Rate>,
 }
 
 impl Default for Settings {
@@ -49,6 +52,7 @@ impl Default for Settings {
         Self {
             eviction_grace: eviction::DEFAULT_GRACE,
             status_sync: controller::STATUS_SYNC,
+            hub_rate: None,
         }
     }
 }

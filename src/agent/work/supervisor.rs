@@ -117,7 +117,8 @@ async fn start(agent: &Supervised, credential: &Credential, token: Shutdown) -> 
         &credential.kubeconfig,
         Origin::Cluster,
         &source,
-        Timeouts::LOOP,
+        // The work agent's hub rate (add-on registration, run here too, shares it).
+        Timeouts::LOOP.limited(agent.work.hub_rate),
     )
     .await?;
     // Upstream's agent registers add-ons only with its `AddonManagement` gate on (the default).

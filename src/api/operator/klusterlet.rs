@@ -93,7 +93,7 @@ pub struct KlusterletDeployOption {
 }
 
 /// Static name resolution of the hub apiserver in agent pods.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HubApiServerHostAlias {
     /// IPv4 address.

@@ -51,6 +51,7 @@ pub async fn agent(args: AgentArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         &args.hub_kubeconfig,
         "--hub-kubeconfig",
         "pass the kubeconfig of the add-on's <addon>-hub-kubeconfig secret: inline credentials, or files beside it",
+        None,
     )
     .await?;
     let local = ctx
@@ -64,6 +65,7 @@ pub async fn agent(args: AgentArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 path,
                 "--managed-kubeconfig",
                 "pass the kubeconfig of the add-on's <addon>-managed-kubeconfig secret: inline credentials, or files beside it",
+                None,
             )
             .await?
         }

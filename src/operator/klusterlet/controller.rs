@@ -226,6 +226,7 @@ async fn reconcile_apply(k: &Klusterlet, ctx: &Context) -> Result<Action, Error>
             gates: v.agent_gates(),
             hubs: v.hubs.clone(),
             work: v.work_settings(),
+            registration: v.registration.clone(),
         };
         host.ensure(&v.name, &served);
     }

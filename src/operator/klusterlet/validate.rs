@@ -1,14 +1,17 @@
 //! Validate (pure): a Klusterlet's spec turned into the settings the build step needs, with
 //! upstream's defaults filled in, or the reason it cannot be acted on.
-use std::collections::BTreeMap;
-
 use kube::ResourceExt as _;
 
 use crate::agent::registration::hubs::{self, HubList};
+use crate::agent::registration::settings::{ClaimLimits, Settings as RegistrationSettings};
+use crate::api::cluster::ClientConfig;
 use crate::api::names::{AGENT_NAMESPACE, DEFAULT_BUNDLE_VERSION, DEFAULT_REGISTRY};
 use crate::api::operator::{
-    Klusterlet, MODE_DEFAULT, MODE_HOSTED, MODE_SINGLETON, MODE_SINGLETON_HOSTED,
+    AddOnAuthType, ClusterClaimConfiguration, HubApiServerHostAlias, Klusterlet,
+    KlusterletRegistrationConfiguration, MODE_DEFAULT, MODE_HOSTED, MODE_SINGLETON,
+    MODE_SINGLETON_HOSTED, NodePlacement, RegistrationAuthType,
 };
+use crate::runtime::rate::Rate;
 
 /// Why a Klusterlet cannot be reconciled; fixing it needs a spec change.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -29,6 +32,9 @@ pub enum Error {
         "the MultipleHubs feature gate needs spec.registrationConfiguration.bootstrapKubeConfigs of type LocalSecrets naming at least two secrets (it names {0})"
     )]
     TooFewHubs(usize),
+    /// A field no agent this operator deploys acts on is set.
+    #[error("{0}")]
+    Unsupported(String),
     /// A duration of `spec.workConfiguration` is no duration.
     #[error("spec.workConfiguration.{field} {value:?} is not a duration such as 60m")]
     InvalidDuration {
@@ -40,7 +46,7 @@ pub enum Error {
 }
 
 /// A Klusterlet's settings, validated and defaulted.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Validated {
     /// The Klusterlet's name (prefix of every agent object's name).
     pub name: String,
@@ -69,12 +75,25 @@ pub struct Validated {
     pub registration_gates: Vec<String>,
     /// `Name=true|false` feature gates of the work agent.
     pub work_gates: Vec<String>,
-    /// Annotations the registration agent puts on the ManagedCluster.
-    pub cluster_annotations: BTreeMap<String, String>,
-    /// This cluster's API server URLs, reported to the hub.
-    pub external_server_urls: Vec<String>,
-    /// Requested client certificate lifetime.
-    pub client_cert_expiration_seconds: Option<i32>,
+    /// What the registration agent is told: certificate lifetime, cluster annotations, this
+    /// cluster's API server URLs reported to the hub, claim limits.
+    pub registration: RegistrationSettings,
+    /// `spec.nodePlacement`: the agent pods' node selector and tolerations.
+    pub node_placement: NodePlacement,
+    /// `spec.priorityClassName` of the agent pods.
+    pub priority_class_name: Option<String>,
+    /// `spec.hubApiServerHostAlias`: a hosts entry in the agent pods.
+    pub hub_host_alias: Option<HubApiServerHostAlias>,
+    /// `registrationConfiguration.kubeAPIQPS`/`kubeAPIBurst`: the registration agent's rate
+    /// towards the managed cluster.
+    pub registration_rate: Option<Rate>,
+    /// `workConfiguration.kubeAPIQPS`/`kubeAPIBurst`: the work agent's, likewise.
+    pub work_rate: Option<Rate>,
+    /// `workConfiguration.hubKubeAPIQPS`/`hubKubeAPIBurst`: the work agent's towards the hub.
+    pub work_hub_rate: Option<Rate>,
+    /// `registrationConfiguration.addOnKubeClientRegistrationDriver`: the auth type and token
+    /// lifetime upstream's agent is told (our agent registers add-ons by CSR only).
+    pub addon_client_auth: Option<(String, Option<i64>)>,
     /// The agent containers' `resources` (`spec.resourceRequirement`), as JSON.
     pub resources: serde_json::Value,
     /// `MultipleHubs` on: the bootstrap secrets of the hubs to choose from, and the timeout.
@@ -98,7 +117,15 @@ impl Validated {
         if let Some(interval) = given(&self.status_sync_interval) {
             settings.status_sync = interval;
         }
+        settings.hub_rate = self.work_hub_rate;
         settings
+    }
+
+    /// The rate our single agent sends at towards the managed cluster: the larger of the
+    /// registration and work agents' (as upstream's Singleton agent takes it).
+    #[must_use]
+    pub fn agent_rate(&self) -> Option<Rate> {
+        Rate::max(self.registration_rate, self.work_rate)
     }
 
     /// The gates the agents act on, from both components' lists (their names are distinct).
@@ -134,9 +161,78 @@ fn duration(field: &'static str, value: Option<String>) -> Result<Option<String>
     }
 }
 
+/// A rate from a Klusterlet's QPS and burst (unset or zero: the agent's default).
+fn rate(qps: Option<i32>, burst: Option<i32>) -> Option<Rate> {
+    #[allow(clippy::cast_precision_loss)]
+    Rate::from_flags(qps.unwrap_or(0) as f32, burst.unwrap_or(0))
+}
+
+/// `clusterClaimConfiguration`, upstream's defaults where unset (a maximum of 0 is unset).
+fn claim_limits(config: Option<&ClusterClaimConfiguration>) -> ClaimLimits {
+    let mut limits = ClaimLimits::default();
+    if let Some(config) = config {
+        if let Ok(max @ 1..) = usize::try_from(config.max_custom_cluster_claims) {
+            limits.max_custom = max;
+        }
+        limits
+            .reserved_suffixes
+            .clone_from(&config.reserved_cluster_claim_suffixes);
+    }
+    limits
+}
+
+/// The add-on client registration upstream's agent is told: `csr` or `token`, and the token
+/// lifetime.
+fn addon_client_auth(reg: &KlusterletRegistrationConfiguration) -> Option<(String, Option<i64>)> {
+    let driver = reg.add_on_kube_client_registration_driver.as_ref()?;
+    let auth = match driver.auth_type.unwrap_or_default() {
+        AddOnAuthType::Csr => "csr",
+        AddOnAuthType::Token => "token",
+    };
+    let expiration = driver
+        .token
+        .as_ref()
+        .and_then(|t| t.expiration_seconds)
+        .filter(|s| *s > 0);
+    Some((auth.into(), expiration))
+}
+
+/// Refuses what no agent this operator deploys acts on.
+fn unsupported(k: &Klusterlet, ours: bool) -> Result<(), Error> {
+    let Some(reg) = &k.spec.registration_configuration else {
+        return Ok(());
+    };
+    if let Some(driver) = &reg.registration_driver
+        && driver.auth_type != RegistrationAuthType::default()
+    {
+        return Err(Error::Unsupported(format!(
+            "spec.registrationConfiguration.registrationDriver.authType {:?}: this operator deploys agents that register with a CSR only (csr)",
+            driver.auth_type
+        )));
+    }
+    if ours
+        && reg
+            .add_on_kube_client_registration_driver
+            .as_ref()
+            .and_then(|d| d.auth_type)
+            == Some(AddOnAuthType::Token)
+    {
+        return Err(Error::Unsupported(
+            "spec.registrationConfiguration.addOnKubeClientRegistrationDriver.authType token: our image's agent registers add-ons with client certificates (csr) only; use csr, or upstream's images".into(),
+        ));
+    }
+    if !reg.cluster_labels.is_empty() && !ours {
+        return Err(Error::Unsupported(
+            "spec.registrationConfiguration.clusterLabels: upstream's agents do not act on it (our image's agent puts them on the ManagedCluster it creates); set the labels on the ManagedCluster on the hub instead".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Validates a Klusterlet.
 pub fn validate(k: &Klusterlet) -> Result<Validated, Error> {
     let v = lenient(k)?;
+    unsupported(k, v.ours)?;
     // No name: the registration agent registers under a generated one, as upstream's.
     if !v.cluster_name.is_empty() {
         crate::api::names::validate_cluster_name(&v.cluster_name)
@@ -235,13 +331,27 @@ pub fn lenient(k: &Klusterlet) -> Result<Validated, Error> {
         ours,
         registration_gates: gates(&reg.feature_gates),
         work_gates: gates(&work.feature_gates),
-        cluster_annotations: reg.cluster_annotations,
-        external_server_urls: spec
-            .external_server_urls
-            .iter()
-            .map(|u| u.url.clone())
-            .collect(),
-        client_cert_expiration_seconds: reg.client_cert_expiration_seconds,
+        registration: RegistrationSettings {
+            cert_expiration_seconds: reg.client_cert_expiration_seconds.filter(|s| *s > 0),
+            cluster_annotations: reg.cluster_annotations.clone(),
+            cluster_labels: reg.cluster_labels.clone(),
+            external_servers: spec
+                .external_server_urls
+                .iter()
+                .map(|u| ClientConfig {
+                    url: u.url.clone(),
+                    ca_bundle: u.ca_bundle.clone(),
+                })
+                .collect(),
+            claims: claim_limits(reg.cluster_claim_configuration.as_ref()),
+        },
+        node_placement: spec.node_placement.clone().unwrap_or_default(),
+        priority_class_name: spec.priority_class_name.clone().filter(|p| !p.is_empty()),
+        hub_host_alias: spec.hub_api_server_host_alias.clone(),
+        registration_rate: rate(reg.kube_api_qps, reg.kube_api_burst),
+        work_rate: rate(work.kube_api_qps, work.kube_api_burst),
+        work_hub_rate: rate(work.hub_kube_api_qps, work.hub_kube_api_burst),
+        addon_client_auth: addon_client_auth(&reg),
         resources: crate::operator::resources::json(spec.resource_requirement.as_ref())?,
         hubs,
         eviction_grace_period: duration(
@@ -387,5 +497,43 @@ mod tests {
             "{type: LocalSecrets, localSecretsConfig: {kubeConfigSecrets: [{name: a}, {name: b}]}}";
         let v = validate(&klusterlet(&spec("Enable", untimed))).unwrap();
         assert_eq!(v.hubs.unwrap().timeout.as_secs(), 600);
+    }
+
+    #[test]
+    fn fields_no_deployed_agent_acts_on_are_refused_with_the_field_named() {
+        let ours = "registrationImagePullSpec: 'r.example/clusteradm:v1', workImagePullSpec: 'r.example/clusteradm:v1'";
+        let refused = |spec: &str| match validate(&klusterlet(spec)) {
+            Err(Error::Unsupported(message)) => message,
+            other => panic!("{spec}: {other:?}"),
+        };
+        assert!(
+            refused("{clusterName: c1, registrationConfiguration: {registrationDriver: {authType: awsirsa, awsIrsa: {hubClusterArn: a, managedClusterArn: b}}}}")
+                .contains("registrationDriver.authType")
+        );
+        assert!(
+            refused("{clusterName: c1, registrationConfiguration: {clusterLabels: {a: b}}}")
+                .contains("clusterLabels")
+        );
+        assert!(
+            refused(&format!("{{clusterName: c1, {ours}, registrationConfiguration: {{addOnKubeClientRegistrationDriver: {{authType: token}}}}}}"))
+                .contains("addOnKubeClientRegistrationDriver")
+        );
+        // Ours puts the labels on; upstream's agent takes the token driver.
+        validate(&klusterlet(&format!(
+            "{{clusterName: c1, {ours}, registrationConfiguration: {{clusterLabels: {{a: b}}}}}}"
+        )))
+        .unwrap();
+        let v = validate(&klusterlet(
+            "{clusterName: c1, registrationConfiguration: {addOnKubeClientRegistrationDriver: {authType: token, token: {expirationSeconds: 7200}}}}",
+        ))
+        .unwrap();
+        assert_eq!(v.addon_client_auth, Some(("token".into(), Some(7200))));
+        // A lenient read (cleanup) is never refused for them.
+        assert!(
+            lenient(&klusterlet(
+                "{clusterName: c1, registrationConfiguration: {clusterLabels: {a: b}}}"
+            ))
+            .is_ok()
+        );
     }
 }

@@ -202,7 +202,7 @@ async fn idle_connections_are_closed_in_bounded_time_while_a_review_is_answered(
     // `started + HANDSHAKE_TIMEOUT`: a socket seen closed earlier was evicted. (Closings are
     // seen when first polled, after the review and the hub's answer, so on a loaded machine
     // "at once" can be seconds; the bound leaves room for that.)
-    let evicted_by = server::HANDSHAKE_TIMEOUT - Duration::from_secs(1);
+    let evicted_by = server::HANDSHAKE_TIMEOUT.saturating_sub(Duration::from_secs(1));
     let at_once = closed.iter().filter(|t| **t < evicted_by).count();
     eprintln!(
         "{IDLE} idle connections opened in {opened:?}; a review answered in {answered:?} and a \

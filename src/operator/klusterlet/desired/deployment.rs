@@ -6,8 +6,10 @@ use serde_json::{Value, json};
 
 use super::service_account::{Workload, name as sa_name};
 use super::{Agent, KLUSTERLET_LABEL, deployment_name};
+use crate::agent::registration::settings::ClaimLimits;
 use crate::api::names::{BOOTSTRAP_SECRET, EXTERNAL_MANAGED_SECRET, HUB_KUBECONFIG_SECRET};
 use crate::operator::klusterlet::validate::Validated;
+use crate::runtime::rate::Rate;
 
 const BOOTSTRAP_DIR: &str = "/spoke/bootstrap";
 const HUB_DIR: &str = "/spoke/hub-kubeconfig";
@@ -40,6 +42,14 @@ fn our_args(v: &Validated) -> Vec<String> {
         args.push(format!("--feature-gates={}", gates.join(",")));
     }
     args.extend(work_flags(v));
+    args.extend(registration_flags(v));
+    if !v.registration.cluster_labels.is_empty() {
+        args.push(format!(
+            "--cluster-labels={}",
+            pairs(&v.registration.cluster_labels)
+        ));
+    }
+    args.extend(rate_flags("kube-api", v.agent_rate()));
     if let Some(hubs) = &v.hubs {
         args.push(format!(
             "--bootstrap-kubeconfig-secrets={}",
@@ -64,7 +74,60 @@ fn work_flags(v: &Validated) -> Vec<String> {
         .status_sync_interval
         .iter()
         .map(|d| format!("--status-sync-interval={d}"));
-    eviction.chain(status).collect()
+    eviction
+        .chain(status)
+        .chain(rate_flags("hub-kube-api", v.work_hub_rate))
+        .collect()
+}
+
+/// The registration agent's flags from the Klusterlet's `registrationConfiguration` and
+/// `externalServerURLs`, upstream's names and values (our agent takes the same).
+fn registration_flags(v: &Validated) -> Vec<String> {
+    let r = &v.registration;
+    let mut args = Vec::new();
+    if !r.external_servers.is_empty() {
+        let urls: Vec<&str> = r.external_servers.iter().map(|s| s.url.as_str()).collect();
+        args.push(format!("--spoke-external-server-urls={}", urls.join(",")));
+    }
+    if !r.cluster_annotations.is_empty() {
+        args.push(format!(
+            "--cluster-annotations={}",
+            pairs(&r.cluster_annotations)
+        ));
+    }
+    if let Some(secs) = r.cert_expiration_seconds {
+        args.push(format!("--client-cert-expiration-seconds={secs}"));
+    }
+    if r.claims != ClaimLimits::default() {
+        args.push(format!(
+            "--max-custom-cluster-claims={}",
+            r.claims.max_custom
+        ));
+    }
+    if !r.claims.reserved_suffixes.is_empty() {
+        args.push(format!(
+            "--reserved-cluster-claim-suffixes={}",
+            r.claims.reserved_suffixes.join(",")
+        ));
+    }
+    args
+}
+
+/// `k1=v1,k2=v2`, upstream's form of a map flag.
+fn pairs(map: &std::collections::BTreeMap<String, String>) -> String {
+    let pairs: Vec<String> = map.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    pairs.join(",")
+}
+
+/// `--<prefix>-qps` and `--<prefix>-burst` of `rate`, when one is set.
+fn rate_flags(prefix: &str, rate: Option<Rate>) -> Vec<String> {
+    rate.map(|r| {
+        vec![
+            format!("--{prefix}-qps={}", r.qps),
+            format!("--{prefix}-burst={}", r.burst),
+        ]
+    })
+    .unwrap_or_default()
 }
 
 /// The command-line arguments of a workload.
@@ -105,24 +168,20 @@ pub(super) fn args(v: &Validated, w: Workload) -> Vec<String> {
         args.extend(work_flags(v));
     }
     if registers {
-        if !v.external_server_urls.is_empty() {
-            args.push(format!(
-                "--spoke-external-server-urls={}",
-                v.external_server_urls.join(",")
-            ));
-        }
-        if !v.cluster_annotations.is_empty() {
-            let pairs: Vec<String> = v
-                .cluster_annotations
-                .iter()
-                .map(|(k, val)| format!("{k}={val}"))
-                .collect();
-            args.push(format!("--cluster-annotations={}", pairs.join(",")));
-        }
-        if let Some(secs) = v.client_cert_expiration_seconds {
-            args.push(format!("--client-cert-expiration-seconds={secs}"));
+        args.extend(registration_flags(v));
+        if let Some((auth, expiration)) = &v.addon_client_auth {
+            args.push(format!("--addon-kubeclient-registration-auth={auth}"));
+            if let Some(secs) = expiration {
+                args.push(format!("--addon-token-expiration-seconds={secs}"));
+            }
         }
     }
+    let managed_rate = match w {
+        Workload::Registration => v.registration_rate,
+        Workload::Work => v.work_rate,
+        Workload::Singleton => v.agent_rate(),
+    };
+    args.extend(rate_flags("kube-api", managed_rate));
     args.push("--disable-leader-election".into());
     if v.hosted {
         args.push(format!("--spoke-kubeconfig={SPOKE_DIR}/kubeconfig"));
@@ -130,6 +189,24 @@ pub(super) fn args(v: &Validated, w: Workload) -> Vec<String> {
     }
     args.push(format!("--terminate-on-files={HUB_DIR}/kubeconfig"));
     args
+}
+
+/// The Klusterlet's placement of the agent pods: `nodePlacement`, `priorityClassName` and
+/// `hubApiServerHostAlias`, where upstream's operator puts them.
+fn placed(pod: &mut Value, v: &Validated) {
+    let placement = &v.node_placement;
+    if !placement.node_selector.is_empty() {
+        pod["nodeSelector"] = json!(placement.node_selector);
+    }
+    if !placement.tolerations.is_empty() {
+        pod["tolerations"] = serde_json::to_value(&placement.tolerations).expect("serialisable");
+    }
+    if let Some(class) = &v.priority_class_name {
+        pod["priorityClassName"] = json!(class);
+    }
+    if let Some(alias) = &v.hub_host_alias {
+        pod["hostAliases"] = json!([{"ip": alias.ip, "hostnames": [alias.hostname]}]);
+    }
 }
 
 fn agent(v: &Validated, w: Workload) -> Deployment {
@@ -209,6 +286,12 @@ fn agent(v: &Validated, w: Workload) -> Deployment {
         container["ports"] =
             json!([{"name": "metrics", "containerPort": PROBE_PORT, "protocol": "TCP"}]);
     }
+    let mut pod = json!({
+        "serviceAccountName": sa_name(v, w),
+        "containers": [container],
+        "volumes": volumes,
+    });
+    placed(&mut pod, v);
     let value: Value = json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -219,11 +302,7 @@ fn agent(v: &Validated, w: Workload) -> Deployment {
             "selector": {"matchLabels": {"app": app}},
             "template": {
                 "metadata": {"labels": labels},
-                "spec": {
-                    "serviceAccountName": sa_name(v, w),
-                    "containers": [container],
-                    "volumes": volumes,
-                },
+                "spec": pod,
             },
         },
     });

@@ -638,4 +638,111 @@ mod tests {
                     == Some(crate::api::names::EXTERNAL_MANAGED_SECRET))
         );
     }
+
+    /// A Klusterlet setting every field that reaches the agents' pods and flags.
+    const EVERY_AGENT_FIELD: &str = "clusterName: c1
+nodePlacement: {nodeSelector: {zone: a}, tolerations: [{key: dedicated, operator: Exists, effect: NoSchedule}]}
+priorityClassName: agents-high
+hubApiServerHostAlias: {ip: 10.0.0.7, hostname: hub.example.com}
+externalServerURLs: [{url: 'https://c1.example.com:6443'}]
+registrationConfiguration:
+  kubeAPIQPS: 10
+  kubeAPIBurst: 40
+  clientCertExpirationSeconds: 3600
+  clusterAnnotations: {agent.open-cluster-management.io/zone: a}
+  clusterClaimConfiguration: {maxCustomClusterClaims: 5, reservedClusterClaimSuffixes: [.example.com]}
+  addOnKubeClientRegistrationDriver: {authType: csr}
+workConfiguration: {kubeAPIQPS: 30, kubeAPIBurst: 20, hubKubeAPIQPS: 7, hubKubeAPIBurst: 9}
+";
+
+    #[test]
+    fn placement_priority_host_alias_and_rates_reach_every_agent_pod() {
+        let ours = "registrationImagePullSpec: 'r.example/clusteradm:v1'\nworkImagePullSpec: 'r.example/clusteradm:v1'\n";
+        for spec in [
+            EVERY_AGENT_FIELD.to_owned(),
+            format!("{EVERY_AGENT_FIELD}{ours}"),
+        ] {
+            let d = built(&spec, InProcess::default());
+            assert!(!d.management.deployments.is_empty());
+            for deployment in &d.management.deployments {
+                let pod = pod(deployment);
+                assert_eq!(pod.node_selector.as_ref().unwrap()["zone"], "a");
+                assert_eq!(
+                    pod.tolerations.as_ref().unwrap()[0].key.as_deref(),
+                    Some("dedicated")
+                );
+                assert_eq!(pod.priority_class_name.as_deref(), Some("agents-high"));
+                let alias = &pod.host_aliases.as_ref().unwrap()[0];
+                assert_eq!(alias.ip, "10.0.0.7");
+                assert_eq!(
+                    alias.hostnames.as_deref(),
+                    Some(&["hub.example.com".to_string()][..])
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn registration_and_rate_settings_become_upstreams_flags_for_each_agent() {
+        let d = built(EVERY_AGENT_FIELD, InProcess::default());
+        let by_suffix = |suffix: &str| {
+            d.management
+                .deployments
+                .iter()
+                .find(|dep| dep.metadata.name.as_deref().unwrap().ends_with(suffix))
+                .map(args)
+                .unwrap()
+        };
+        let registration = by_suffix("-registration-agent");
+        for flag in [
+            "--kube-api-qps=10",
+            "--kube-api-burst=40",
+            "--client-cert-expiration-seconds=3600",
+            "--cluster-annotations=agent.open-cluster-management.io/zone=a",
+            "--spoke-external-server-urls=https://c1.example.com:6443",
+            "--max-custom-cluster-claims=5",
+            "--reserved-cluster-claim-suffixes=.example.com",
+            "--addon-kubeclient-registration-auth=csr",
+        ] {
+            assert!(
+                registration.contains(&flag.to_owned()),
+                "{flag} not in {registration:?}"
+            );
+        }
+        let work = by_suffix("-work-agent");
+        for flag in [
+            "--kube-api-qps=30",
+            "--kube-api-burst=20",
+            "--hub-kube-api-qps=7",
+            "--hub-kube-api-burst=9",
+        ] {
+            assert!(work.contains(&flag.to_owned()), "{flag} not in {work:?}");
+        }
+        assert!(!work.iter().any(|a| a.starts_with("--cluster-annotations")));
+    }
+
+    #[test]
+    fn our_agent_takes_every_flag_the_operator_gives_it() {
+        use clap::Parser as _;
+        let ours = "registrationImagePullSpec: 'r.example/clusteradm:v1'\nworkImagePullSpec: 'r.example/clusteradm:v1'\n";
+        let labelled = "registrationConfiguration:\n  clusterLabels: {env: prod}\n";
+        let spec =
+            format!("{EVERY_AGENT_FIELD}{ours}").replace("registrationConfiguration:\n", labelled);
+        let d = built(&spec, InProcess::default());
+        let agent_args = args(&d.management.deployments[0]);
+        assert!(
+            agent_args.contains(&"--cluster-labels=env=prod".to_owned()),
+            "{agent_args:?}"
+        );
+        // The larger of the registration and work rates, as upstream's Singleton agent.
+        assert!(
+            agent_args.contains(&"--kube-api-qps=30".to_owned()),
+            "{agent_args:?}"
+        );
+        assert!(agent_args.contains(&"--kube-api-burst=40".to_owned()));
+        assert!(agent_args.contains(&"--hub-kube-api-qps=7".to_owned()));
+        // Our CLI parses what the operator passes (the container's entrypoint is the binary).
+        let line = std::iter::once("clusteradm".to_owned()).chain(agent_args);
+        crate::cli::Cli::try_parse_from(line).expect("our agent takes the operator's flags");
+    }
 }
