@@ -17,6 +17,7 @@ mod exec_credentials;
 mod executor;
 mod failures;
 mod feedback;
+mod ignore_fields;
 mod lifecycle;
 mod shared;
 

@@ -22,6 +22,7 @@ use serde_json::Value;
 use super::build::{self, Key};
 use super::discovery::Discovery;
 use super::feedback::{self, Feedback};
+use super::ignore_fields::Ignored;
 use super::status::{Availability, ManifestResult};
 use crate::api::work::{
     AppliedManifestResourceMeta, AppliedManifestWork, ManifestConfigOption, UpdateStrategy,
@@ -168,15 +169,23 @@ pub async fn apply_manifest(
             key: Some(key),
         };
     }
-    let written = write_owned(
-        &api,
-        &parsed.name,
-        &parsed,
-        namespace.as_ref(),
+    let ignored = match ignored_fields(&strategy) {
+        Ok(ignored) => ignored,
+        Err(why) => {
+            return Outcome {
+                key: Some(key),
+                ..failed(meta, why)
+            };
+        }
+    };
+    let target = Written {
+        api: &api,
+        name: &parsed.name,
+        namespace: namespace.as_ref(),
         owner,
-        strategy,
-    )
-    .await;
+        ignored: &ignored,
+    };
+    let written = write_owned(&target, &parsed, strategy).await;
     match written {
         Ok(obj) => {
             if parsed.gvk.group == "apiextensions.k8s.io"
@@ -223,17 +232,36 @@ fn record_of(key: &Key, version: &str, obj: &DynamicObject) -> AppliedManifestRe
     }
 }
 
+/// The fields a server-side apply leaves to the cluster ([`super::ignore_fields`]).
+fn ignored_fields(strategy: &UpdateStrategy) -> Result<Ignored, String> {
+    match (&strategy.type_, &strategy.server_side_apply) {
+        (UpdateStrategyType::ServerSideApply, Some(ssa)) => Ignored::parse(&ssa.ignore_fields),
+        _ => Ok(Ignored::default()),
+    }
+}
+
+/// Where and how a manifest is written.
+struct Written<'a> {
+    api: &'a Api<DynamicObject>,
+    name: &'a str,
+    namespace: Option<&'a String>,
+    owner: &'a Owner,
+    ignored: &'a Ignored,
+}
+
 /// Writes the manifest by its strategy and makes sure the AppliedManifestWork owns what it wrote.
 async fn write_owned(
-    api: &Api<DynamicObject>,
-    name: &str,
+    target: &Written<'_>,
     parsed: &build::Parsed,
-    namespace: Option<&String>,
-    owner: &Owner,
     strategy: UpdateStrategy,
 ) -> Result<DynamicObject, kube::Error> {
+    let (api, name, owner) = (target.api, target.name, target.owner);
     let strategy_type = strategy.type_;
-    let body = body_for(parsed, namespace, owner, strategy_type);
+    let mut body = body_for(parsed, target.namespace, owner, strategy_type);
+    if !target.ignored.is_empty() {
+        // One read more, for these manifests only: what the cluster has of the ignored fields.
+        body = leave_to_cluster(api, name, body, target.ignored).await?;
+    }
     match write(api, name, &body, strategy).await {
         // CreateOnly: what it created carries the reference; what was there before stays not ours.
         Ok(obj) if strategy_type == UpdateStrategyType::CreateOnly => Ok(obj),
@@ -261,6 +289,22 @@ fn body_for(
         ));
     }
     body
+}
+
+/// `body` with the ignored fields as the cluster has them (see [`super::ignore_fields`]).
+async fn leave_to_cluster(
+    api: &Api<DynamicObject>,
+    name: &str,
+    body: DynamicObject,
+    ignored: &Ignored,
+) -> Result<DynamicObject, kube::Error> {
+    let existing = api
+        .get_opt(name)
+        .await?
+        .map(|o| serde_json::to_value(o).expect("objects serialise"));
+    let mut value = serde_json::to_value(&body).expect("objects serialise");
+    ignored.prepare(&mut value, existing.as_ref());
+    Ok(serde_json::from_value(value).expect("an object with fields set stays an object"))
 }
 
 /// `refs` with the AppliedManifestWork's reference added, unless it is there.

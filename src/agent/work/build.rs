@@ -14,12 +14,13 @@ use crate::api::work::{
 /// Hex SHA-256 of the hub apiserver URL, as upstream names the hub in AppliedManifestWorks.
 #[must_use]
 pub fn hub_hash(hub_url: &str) -> String {
-    use std::fmt::Write as _;
-    let hash = digest::digest(&digest::SHA256, hub_url.as_bytes());
-    hash.as_ref().iter().fold(String::new(), |mut hex, b| {
-        let _ = write!(hex, "{b:02x}");
-        hex
-    })
+    sha256_hex(hub_url.as_bytes())
+}
+
+/// Lower-case hex SHA-256 of `bytes`.
+#[must_use]
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    crate::pki::hex(digest::digest(&digest::SHA256, bytes).as_ref())
 }
 
 /// Name of the AppliedManifestWork of `work`: `<hub hash>-<work name>`.

@@ -29,6 +29,7 @@ pub mod eviction;
 pub mod executor;
 pub mod executor_cache;
 pub mod feedback;
+pub mod ignore_fields;
 pub mod status;
 pub mod supervisor;
 
