@@ -186,16 +186,44 @@ pub async fn apply_manifest(
         ignored: &ignored,
     };
     let written = write_owned(&target, &parsed, strategy).await;
+    if let Ok(obj) = &written
+        && parsed.gvk.group == "apiextensions.k8s.io"
+        && parsed.gvk.kind == "CustomResourceDefinition"
+    {
+        discovery.learn_crd(obj);
+    }
+    let read = Read {
+        reader,
+        config,
+        gvk,
+        version: &parsed.gvk.version,
+    };
+    outcome_of_write(written, meta, key, &read, &api, &parsed.name).await
+}
+
+/// How a written object is read back for the status.
+struct Read<'a> {
+    reader: feedback::Reader,
+    config: Option<&'a ManifestConfigOption>,
+    gvk: (&'a str, &'a str, &'a str),
+    version: &'a str,
+}
+
+/// The outcome of writing a manifest: applied with its feedback, or the error with whether the
+/// object is there.
+async fn outcome_of_write(
+    written: Result<DynamicObject, kube::Error>,
+    meta: crate::api::work::ManifestResourceMeta,
+    key: Key,
+    read: &Read<'_>,
+    api: &Api<DynamicObject>,
+    name: &str,
+) -> Outcome {
     match written {
         Ok(obj) => {
-            if parsed.gvk.group == "apiextensions.k8s.io"
-                && parsed.gvk.kind == "CustomResourceDefinition"
-            {
-                discovery.learn_crd(&obj);
-            }
-            let record = record_of(&key, &parsed.gvk.version, &obj);
+            let record = record_of(&key, read.version, &obj);
             // What the server returned is the object as it is now, status included.
-            let feedback = Some(feedback_of(reader, config, gvk, &obj));
+            let feedback = Some(feedback_of(read.reader, read.config, read.gvk, &obj));
             Outcome {
                 result: ManifestResult {
                     meta,
@@ -211,7 +239,7 @@ pub async fn apply_manifest(
             result: ManifestResult {
                 meta,
                 applied: Err(describe(&e)),
-                available: availability(&api, &parsed.name).await,
+                available: availability(api, name).await,
                 feedback: None,
             },
             record: None,
