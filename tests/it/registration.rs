@@ -606,6 +606,68 @@ async fn an_absurd_lease_duration_degrades_only_its_cluster() {
         .unwrap();
 }
 
+/// Upstream's clock check: each renewal of a cluster's lease stamps the agent's clock, which the
+/// hub compares with its own. An agent ten minutes ahead (five lease durations are 5 minutes) is
+/// `ClockSynced=False`; its next renewal on time makes it `True` again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renewal_from_a_skewed_clock_is_reported_out_of_sync_until_one_agrees() {
+    fixture::hub().await;
+    let hub = common::hub().await;
+    let clusters = Api::<ManagedCluster>::all(hub.clone());
+    let name = common::unique("it-clock");
+    let mc: ManagedCluster = serde_json::from_value(serde_json::json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+        "metadata": {"name": name}, "spec": {"hubAcceptsClient": true, "leaseDurationSeconds": 60}
+    }))
+    .unwrap();
+    clusters.create(&PostParams::default(), &mc).await.unwrap();
+    wait_condition(&name, "HubAcceptedManagedCluster", "True").await;
+    let leases: Api<Lease> = Api::namespaced(hub.clone(), &name);
+    wait(
+        leases.clone(),
+        CLUSTER_LEASE_NAME,
+        "the cluster lease",
+        |l: Option<&Lease>| l.is_some(),
+    )
+    .await;
+    let renew = |offset: k8s_openapi::jiff::SignedDuration| {
+        let stamp = k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(
+            k8s_openapi::jiff::Timestamp::now() + offset,
+        );
+        Patch::Merge(serde_json::json!({"spec": {"renewTime": stamp}}))
+    };
+    let params = PatchParams::default();
+    leases
+        .patch(
+            CLUSTER_LEASE_NAME,
+            &params,
+            &renew(k8s_openapi::jiff::SignedDuration::from_mins(10)),
+        )
+        .await
+        .unwrap();
+    wait_condition(&name, "ManagedClusterConditionClockSynced", "False").await;
+    let out = clusters.get(&name).await.unwrap();
+    let clock = clusteradm::api::conditions::find(
+        &out.status.as_ref().unwrap().conditions,
+        "ManagedClusterConditionClockSynced",
+    )
+    .unwrap();
+    assert_eq!(clock.reason, "ManagedClusterClockOutOfSync");
+    leases
+        .patch(
+            CLUSTER_LEASE_NAME,
+            &params,
+            &renew(k8s_openapi::jiff::SignedDuration::ZERO),
+        )
+        .await
+        .unwrap();
+    wait_condition(&name, "ManagedClusterConditionClockSynced", "True").await;
+    clusters
+        .delete(&name, &kube::api::DeleteParams::default())
+        .await
+        .unwrap();
+}
+
 /// A Klusterlet that names no cluster: its agents register under the name stored with their hub
 /// credential (so a restart keeps it), else under a new UUID, as upstream's agent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

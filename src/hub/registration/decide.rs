@@ -8,7 +8,7 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use crate::api::cluster::{
     CLUSTER_CLEANUP_FINALIZER, HUB_ACCEPTED_MANAGED_CLUSTER, MANAGED_CLUSTER_CONDITION_AVAILABLE,
-    ManagedCluster,
+    MANAGED_CLUSTER_CONDITION_CLOCK_SYNCED, ManagedCluster,
 };
 use crate::api::conditions;
 use crate::api::names::DEFAULT_LEASE_SECONDS;
@@ -47,6 +47,9 @@ pub enum Action {
     MarkLeaseStale(String),
     /// Fill in what upstream's mutating webhook would have ([`super::defaults`]).
     FillDefaults(String, bool),
+    /// `ManagedClusterConditionClockSynced` to this: whether the agent's clock agreed with the
+    /// hub's at its latest renewal.
+    SetClockSynced(String, bool),
 }
 
 impl Action {
@@ -61,6 +64,7 @@ impl Action {
             | Self::CreateLease(c)
             | Self::MarkLeaseStale(c)
             | Self::FillDefaults(c, _)
+            | Self::SetClockSynced(c, _)
             | Self::AutoAccept(c)
             | Self::AutoApprove(_, c)
             | Self::Approve(_, c) => c,
@@ -86,6 +90,10 @@ pub struct Observed<'a> {
     pub resource_cleanup: bool,
     /// `DefaultClusterSet` (on unless switched off): a cluster in no set goes into `default`.
     pub default_cluster_set: bool,
+    /// The lease shows a renewal not judged yet: the agent renewed it just now, so its renew
+    /// time (the agent's clock) is compared with the hub's, as upstream's clock sync controller
+    /// does on each renewal.
+    pub new_renewal: bool,
 }
 
 /// The decision: actions in order, and when to look again (the lease deadline).
@@ -199,6 +207,14 @@ pub fn decide(observed: &Observed<'_>, now: Timestamp) -> Decision {
             recheck_in: Some(grace.unsigned_abs()),
         };
     };
+    if observed.new_renewal {
+        let synced = clock_synced(mc, renewed, now, grace);
+        let shown = conditions::find(conditions, MANAGED_CLUSTER_CONDITION_CLOCK_SYNCED)
+            .map(|c| c.status == conditions::TRUE);
+        if shown != Some(synced) {
+            actions.push(Action::SetClockSynced(name.clone(), synced));
+        }
+    }
     let deadline = renewed.checked_add(grace).unwrap_or(Timestamp::MAX);
     let recheck_in = if now >= deadline {
         let already_unknown = conditions::find(conditions, MANAGED_CLUSTER_CONDITION_AVAILABLE)
@@ -246,6 +262,29 @@ fn auto_approval(
     if !marked && (mc.spec.hub_accepts_client || !approved.is_empty()) {
         actions.push(Action::AutoAccept(name.to_owned()));
     }
+}
+
+/// Upstream's annotation that exempts a cluster from the clock check (its clock is known to
+/// differ): its clock always counts as synced.
+pub const SKIP_CLOCK_SYNC_ANNOTATION: &str =
+    "registration.open-cluster-management.io/skip-clock-sync-check";
+
+/// Whether a renewal stamped `renewed` by the agent, seen by the hub at `now`, shows the two
+/// clocks within `grace` (five lease durations) of each other, as upstream judges it.
+fn clock_synced(
+    mc: &ManagedCluster,
+    renewed: Timestamp,
+    now: Timestamp,
+    grace: SignedDuration,
+) -> bool {
+    let skipped = mc
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(SKIP_CLOCK_SYNC_ANNOTATION))
+        .is_some_and(|v| v == "true");
+    let apart = now.duration_since(renewed).abs();
+    skipped || apart < grace
 }
 
 /// Upstream's mark of a cluster accepted by `ManagedClusterAutoApproval`, with the time.
@@ -390,6 +429,7 @@ mod tests {
             auto_approve: None,
             resource_cleanup: true,
             default_cluster_set: true,
+            new_renewal: false,
         };
         decide(&observed, now)
     }
@@ -442,6 +482,7 @@ mod tests {
                 auto_approve: Some(&users),
                 resource_cleanup: true,
                 default_cluster_set: true,
+                new_renewal: false,
             };
             actions(decide(&observed, at(T0)))
         };
@@ -503,6 +544,7 @@ mod tests {
             auto_approve: None,
             resource_cleanup: false,
             default_cluster_set: true,
+            new_renewal: false,
         };
         assert_eq!(
             actions(decide(&without_cleanup, at(T0))),
@@ -555,6 +597,53 @@ mod tests {
                 Action::Approve("c1-r1".into(), "c1".into()),
                 Action::Approve("c1-r2".into(), "c1".into())
             ]
+        );
+    }
+
+    #[test]
+    fn each_renewal_judges_the_agents_clock_against_the_hubs() {
+        let renewed = |cluster: &ManagedCluster, stamp: &str, now: &str| {
+            let l = lease("c1", stamp);
+            let observed = Observed {
+                cluster,
+                pending_csrs: vec![],
+                lease: Some(&l),
+                granted: true,
+                auto_approve: None,
+                resource_cleanup: true,
+                default_cluster_set: false,
+                new_renewal: true,
+            };
+            decide(&observed, at(now)).actions
+        };
+        let c1 = settled("c1");
+        // Lease of 5 s: clocks within 25 s of each other agree, either way.
+        assert_eq!(
+            renewed(&c1, "2026-01-01T00:00:00Z", "2026-01-01T00:00:20Z"),
+            [Action::SetClockSynced("c1".into(), true)]
+        );
+        assert_eq!(
+            renewed(&c1, "2026-01-01T00:01:00Z", "2026-01-01T00:00:00Z"),
+            [Action::SetClockSynced("c1".into(), false)]
+        );
+        // Already shown: nothing to write.
+        let mut shown = c1.clone();
+        shown.status.as_mut().unwrap().conditions.push(serde_json::from_value(json!({
+            "type": "ManagedClusterConditionClockSynced", "status": "True", "reason": "ManagedClusterClockSynced",
+            "message": "", "lastTransitionTime": T0})).unwrap());
+        assert!(renewed(&shown, T0, T0).is_empty());
+        // Skipped by upstream's annotation: always synced.
+        let mut skipped = c1;
+        skipped.metadata.annotations = Some(
+            [(
+                super::SKIP_CLOCK_SYNC_ANNOTATION.to_owned(),
+                "true".to_owned(),
+            )]
+            .into(),
+        );
+        assert_eq!(
+            renewed(&skipped, "2026-01-01T01:00:00Z", T0),
+            [Action::SetClockSynced("c1".into(), true)]
         );
     }
 
@@ -620,6 +709,7 @@ mod tests {
                 auto_approve: None,
                 resource_cleanup: true,
                 default_cluster_set: true,
+                new_renewal: false,
             }
         }
         let now = Timestamp::UNIX_EPOCH;

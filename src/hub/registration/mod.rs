@@ -18,7 +18,7 @@ pub mod writer;
 
 pub use release::{release_all, remove_shared_roles};
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -55,6 +55,9 @@ struct Context {
     granted: Mutex<HashSet<String>>,
     /// The ClusterManager's settings: who is approved without `accept`.
     settings: Watched,
+    /// Per cluster, the lease renew time whose clock was judged last (see
+    /// [`decide::Observed::new_renewal`]).
+    judged: Mutex<HashMap<String, k8s_openapi::jiff::Timestamp>>,
 }
 
 /// Runs the hub registration controller alone, on watches of its own, until `shutdown` is
@@ -79,6 +82,9 @@ pub fn run_with(
     let (clusters, cluster_events) = informers.feed::<ManagedCluster>();
     let (csrs, csr_events) = informers.feed::<CertificateSigningRequest>();
     let leases = informers.store::<Lease>();
+    // A renewal wakes its cluster, for the clock check; the lease's other changes do not.
+    let renewals =
+        informers.changes_of::<Lease, _>(|l| l.spec.as_ref().and_then(|s| s.renew_time.clone()));
     let controller = Controller::for_shared_stream(cluster_events, clusters)
         // Add-on CSRs carry the cluster label too; they are the add-on controller's to judge.
         .watches_shared_stream(csr_events, |csr| {
@@ -87,6 +93,12 @@ pub fn run_with(
                 .get(CLUSTER_NAME_LABEL)
                 .filter(|_| own_csr(&csr))?;
             Some(ObjectRef::new(cluster))
+        })
+        .watches_shared_stream(renewals, |lease| {
+            (lease.name_any() == CLUSTER_LEASE_NAME)
+                .then(|| lease.namespace())
+                .flatten()
+                .map(|cluster| ObjectRef::new(&cluster))
         })
         // Every cluster again when a setting its decision reads changes (a gate switched, the
         // auto-approved users edited).
@@ -97,6 +109,7 @@ pub fn run_with(
         leases: leases.clone(),
         granted: Mutex::new(HashSet::new()),
         settings,
+        judged: Mutex::default(),
     });
     // Decide only from complete stores: a lease not yet listed must not look missing.
     let run = Runner::new(CONTROLLER, controller)
@@ -135,6 +148,11 @@ async fn reconcile(mc: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Requeue
         .filter(|f| f.pending)
         .collect();
     let granted = lock(&ctx.granted).contains(&name);
+    let renewed = lease
+        .as_ref()
+        .and_then(|l| l.spec.as_ref()?.renew_time.as_ref())
+        .map(|t| t.0);
+    let new_renewal = renewed.is_some_and(|r| lock(&ctx.judged).get(&name) != Some(&r));
     let (resource_cleanup, default_cluster_set) =
         (settings.resource_cleanup, settings.default_cluster_set);
     let auto_approve = settings.auto_approve;
@@ -146,6 +164,7 @@ async fn reconcile(mc: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Requeue
         auto_approve: auto_approve.as_deref(),
         resource_cleanup,
         default_cluster_set,
+        new_renewal,
     };
     let decision = decide::decide(&observed, k8s_openapi::jiff::Timestamp::now());
     for action in &decision.actions {
@@ -156,9 +175,14 @@ async fn reconcile(mc: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Requeue
             }
             Action::Deny(c) | Action::Cleanup(c) | Action::Unregister(c) => {
                 lock(&ctx.granted).remove(c);
+                lock(&ctx.judged).remove(c);
             }
             _ => {}
         }
+    }
+    // Judged once written (a failed write is judged again on the retry).
+    if let (true, Some(renewed)) = (new_renewal, renewed) {
+        lock(&ctx.judged).insert(name, renewed);
     }
     Ok(decision.recheck_in.map_or_else(Requeue::await_change, |d| {
         Requeue::requeue(d.max(Duration::from_secs(1)))

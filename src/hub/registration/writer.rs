@@ -18,7 +18,7 @@ use crate::api::addon::{ManagedClusterAddOn, PRE_DELETE_HOOK_FINALIZER};
 use crate::api::cluster::{
     CLUSTER_CLEANUP_FINALIZER, CLUSTER_LEASE_NAME, CLUSTER_NAME_LABEL,
     HUB_ACCEPTED_MANAGED_CLUSTER, HUB_DENIED_MANAGED_CLUSTER, MANAGED_CLUSTER_CONDITION_AVAILABLE,
-    ManagedCluster,
+    MANAGED_CLUSTER_CONDITION_CLOCK_SYNCED, ManagedCluster,
 };
 use crate::api::conditions::{self, Condition};
 use crate::api::names::reserved_namespace;
@@ -88,6 +88,31 @@ impl Writer {
                 .fill_defaults(c, *default_set)
                 .await
                 .map_err(Error::from),
+            Action::SetClockSynced(c, synced) => {
+                let (status, reason, message) = if *synced {
+                    (
+                        conditions::TRUE,
+                        "ManagedClusterClockSynced",
+                        "The clock of the managed cluster is synced with the hub.",
+                    )
+                } else {
+                    tracing::warn!(cluster = %c, "the agent's clock is out of sync with the hub's");
+                    (
+                        conditions::FALSE,
+                        "ManagedClusterClockOutOfSync",
+                        "The clock of hub and agent is out of sync. This may cause the Unknown status and affect agent functionalities.",
+                    )
+                };
+                let synced = condition(
+                    MANAGED_CLUSTER_CONDITION_CLOCK_SYNCED,
+                    status,
+                    reason,
+                    message,
+                );
+                self.set_conditions(c, vec![synced], &[])
+                    .await
+                    .map_err(Error::from)
+            }
             Action::MarkLeaseStale(c) => {
                 tracing::info!(cluster = %c, "lease not renewed in time: availability unknown");
                 self.set_conditions(
