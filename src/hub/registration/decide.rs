@@ -191,6 +191,27 @@ pub fn decide(observed: &Observed<'_>, now: Timestamp) -> Decision {
             .map(|f| Action::Approve(f.name.clone(), name.clone())),
     );
 
+    let recheck_in = lease_actions(observed, &name, now, &mut actions);
+    Decision {
+        actions,
+        recheck_in: Some(recheck_in),
+    }
+}
+
+/// What an accepted cluster's lease needs: created when missing, its renewal's clock judged,
+/// the cluster marked unknown when it went stale; returns when to look again (the deadline).
+fn lease_actions(
+    observed: &Observed<'_>,
+    name: &str,
+    now: Timestamp,
+    actions: &mut Vec<Action>,
+) -> Duration {
+    let mc = observed.cluster;
+    let conditions = mc
+        .status
+        .as_ref()
+        .map(|s| s.conditions.as_slice())
+        .unwrap_or_default();
     let grace = grace_period(mc.spec.lease_duration_seconds);
     let renewed = observed
         .lease
@@ -199,20 +220,17 @@ pub fn decide(observed: &Observed<'_>, now: Timestamp) -> Decision {
         .map(|t| t.0);
     let Some(renewed) = renewed else {
         if observed.lease.is_none() {
-            actions.push(Action::CreateLease(name));
+            actions.push(Action::CreateLease(name.to_owned()));
         }
         // A new lease is due now; look again one grace period later in any case.
-        return Decision {
-            actions,
-            recheck_in: Some(grace.unsigned_abs()),
-        };
+        return grace.unsigned_abs();
     };
     if observed.new_renewal {
         let synced = clock_synced(mc, renewed, now, grace);
         let shown = conditions::find(conditions, MANAGED_CLUSTER_CONDITION_CLOCK_SYNCED)
             .map(|c| c.status == conditions::TRUE);
         if shown != Some(synced) {
-            actions.push(Action::SetClockSynced(name.clone(), synced));
+            actions.push(Action::SetClockSynced(name.to_owned(), synced));
         }
     }
     let deadline = renewed.checked_add(grace).unwrap_or(Timestamp::MAX);
@@ -220,16 +238,13 @@ pub fn decide(observed: &Observed<'_>, now: Timestamp) -> Decision {
         let already_unknown = conditions::find(conditions, MANAGED_CLUSTER_CONDITION_AVAILABLE)
             .is_some_and(|c| c.status == conditions::UNKNOWN);
         if !already_unknown {
-            actions.push(Action::MarkLeaseStale(name));
+            actions.push(Action::MarkLeaseStale(name.to_owned()));
         }
         grace
     } else {
         deadline.duration_since(now)
     };
-    Decision {
-        actions,
-        recheck_in: Some(recheck_in.unsigned_abs()),
-    }
+    recheck_in.unsigned_abs()
 }
 
 /// Upstream's `ManagedClusterAutoApproval`, for the `users` it names: their clusters' bootstrap
