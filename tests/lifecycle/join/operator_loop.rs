@@ -96,6 +96,74 @@ fn unjoin(kubeconfig: &std::path::Path, cluster: &str) -> assert_cmd::Command {
     cmd
 }
 
+/// The Klusterlet's placement, priority, host alias and client rates, set on the running
+/// Klusterlet, reach the agents' Deployments as upstream's operator puts them; a registration
+/// driver no agent here has is refused on the Klusterlet, naming the field.
+async fn assert_placement_and_rates_reach_the_agents(managed: &Client) {
+    let klusterlets: Api<Klusterlet> = Api::all(managed.clone());
+    let patch = serde_json::json!({"spec": {
+        "nodePlacement": {"nodeSelector": {"zone": "a"}},
+        "priorityClassName": "agents-high",
+        "hubApiServerHostAlias": {"ip": "10.0.0.7", "hostname": "hub.example.com"},
+        "registrationConfiguration": {"kubeAPIQPS": 10, "kubeAPIBurst": 40},
+        "workConfiguration": {"hubKubeAPIQPS": 7, "hubKubeAPIBurst": 9},
+    }});
+    klusterlets
+        .patch("klusterlet", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    let deployments: Api<Deployment> = Api::namespaced(managed.clone(), AGENT_NS);
+    for (name, flag) in [
+        ("klusterlet-registration-agent", "--kube-api-qps=10"),
+        ("klusterlet-work-agent", "--hub-kube-api-qps=7"),
+    ] {
+        let pod = common::eventually(
+            "the Klusterlet's placement on the agent Deployment",
+            Duration::from_secs(60),
+            || async {
+                let pod = deployments.get(name).await.ok()?.spec?.template.spec?;
+                let placed = pod.node_selector.as_ref()?.get("zone")? == "a";
+                let args = pod.containers[0].args.clone()?;
+                (placed && args.contains(&flag.to_owned())).then_some(pod)
+            },
+        )
+        .await;
+        assert_eq!(pod.priority_class_name.as_deref(), Some("agents-high"));
+        assert_eq!(pod.host_aliases.unwrap()[0].ip, "10.0.0.7");
+    }
+    let unsupported = serde_json::json!({"spec": {"registrationConfiguration":
+        {"registrationDriver": {"authType": "awsirsa", "awsIrsa": {
+            "hubClusterArn": "arn:aws:eks:us-west-2:123456789012:cluster/hub",
+            "managedClusterArn": "arn:aws:eks:us-west-2:123456789012:cluster/c1"}}}}});
+    klusterlets
+        .patch(
+            "klusterlet",
+            &PatchParams::default(),
+            &Patch::Merge(&unsupported),
+        )
+        .await
+        .unwrap();
+    let refused = common::eventually(
+        "the Klusterlet refusing the awsirsa driver",
+        Duration::from_secs(60),
+        || async {
+            let k = klusterlets.get("klusterlet").await.ok()?;
+            let status = k.status.as_ref()?;
+            clusteradm::api::conditions::find(&status.conditions, "Applied")
+                .filter(|c| c.message.contains("registrationDriver.authType"))
+                .cloned()
+        },
+    )
+    .await;
+    assert_eq!(refused.status, "False", "{refused:?}");
+    let back =
+        serde_json::json!({"spec": {"registrationConfiguration": {"registrationDriver": null}}});
+    klusterlets
+        .patch("klusterlet", &PatchParams::default(), &Patch::Merge(&back))
+        .await
+        .unwrap();
+}
+
 /// Labels the Klusterlet `name` with a team label and a reserved `app` one.
 async fn label_klusterlet(client: &Client, name: &str, team: &str) {
     let patch = serde_json::json!({"metadata": {"labels": {"team": team, "app": "not-copied"}}});
@@ -281,6 +349,7 @@ async fn the_loop_installs_the_agents_and_unjoin_removes_everything() {
         assert_eq!(resources.limits.unwrap()["memory"].0, "800Mi", "{name}");
         assert_eq!(resources.requests.unwrap()["cpu"].0, "100m", "{name}");
     }
+    assert_placement_and_rates_reach_the_agents(&managed).await;
     let roles: Api<ClusterRole> = Api::all(managed.clone());
     assert_agent_roles(&roles).await;
     assert_work_role_aggregates(&managed).await;

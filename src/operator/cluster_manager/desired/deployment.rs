@@ -38,6 +38,7 @@ pub fn args(c: Component, v: &Validated) -> Vec<String> {
                     v.registration_drivers.join(",")
                 ));
             }
+            args.extend(awsirsa_flags(v));
         }
         Component::RegistrationWebhook => {
             args.extend(webhook_ports(v.registration_webhook));
@@ -115,6 +116,14 @@ pub fn deployment(c: Component, v: &Validated) -> Deployment {
         "affinity": anti_affinity(c.pod_label()),
     });
     place(&mut pod_spec, v);
+    let host_network = match c {
+        Component::RegistrationWebhook => v.registration_webhook.host_network,
+        Component::WorkWebhook => v.work_webhook.host_network,
+        _ => false,
+    };
+    if host_network {
+        pod_spec["hostNetwork"] = json!(true);
+    }
     serde_json::from_value(json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -133,6 +142,27 @@ pub fn deployment(c: Component, v: &Validated) -> Deployment {
         },
     }))
     .expect("a valid Deployment")
+}
+
+/// Upstream's registration controller flags of the `awsirsa` driver.
+fn awsirsa_flags(v: &Validated) -> Vec<String> {
+    let Some(aws) = &v.awsirsa else {
+        return Vec::new();
+    };
+    let mut args = Vec::new();
+    if let Some(arn) = aws.hub_cluster_arn.as_deref().filter(|a| !a.is_empty()) {
+        args.push(format!("--hub-cluster-arn={arn}"));
+    }
+    if !aws.auto_approved_identities.is_empty() {
+        args.push(format!(
+            "--auto-approved-arn-patterns={}",
+            aws.auto_approved_identities.join(",")
+        ));
+    }
+    if !aws.tags.is_empty() {
+        args.push(format!("--aws-resource-tags={}", aws.tags.join(",")));
+    }
+    args
 }
 
 /// Puts the spec's node selector and tolerations on a pod spec.

@@ -837,4 +837,103 @@ mod tests {
     ) -> &k8s_openapi::api::core::v1::PodSpec {
         d.spec.as_ref().unwrap().template.spec.as_ref().unwrap()
     }
+
+    #[test]
+    fn awsirsa_settings_and_host_network_reach_upstreams_pods() {
+        let spec = format!(
+            "{IMAGES}
+  registrationConfiguration:
+    registrationDrivers:
+    - authType: awsirsa
+      awsirsa: {{hubClusterArn: 'arn:aws:eks:us-west-2:123456789012:cluster/hub', autoApprovedIdentities: ['arn:aws:eks:*'], tags: [team=a]}}
+  deployOption:
+    mode: Default
+    default:
+      workWebhookConfiguration: {{bindConfiguration: {{hostNetwork: true, port: 9443}}}}"
+        );
+        let (d, _) = desired(&spec, InProcess::NOTHING);
+        let by_name = |name: &str| {
+            d.deployments
+                .iter()
+                .find(|dep| dep.metadata.name.as_deref() == Some(name))
+                .unwrap()
+        };
+        let controller = pod_spec(by_name("cluster-manager-registration-controller"));
+        let args = controller.containers[0].args.clone().unwrap();
+        for flag in [
+            "--enabled-registration-drivers=awsirsa",
+            "--hub-cluster-arn=arn:aws:eks:us-west-2:123456789012:cluster/hub",
+            "--auto-approved-arn-patterns=arn:aws:eks:*",
+            "--aws-resource-tags=team=a",
+        ] {
+            assert!(args.contains(&flag.to_owned()), "{flag} not in {args:?}");
+        }
+        assert_eq!(
+            pod_spec(by_name("cluster-manager-work-webhook")).host_network,
+            Some(true)
+        );
+        assert_eq!(
+            pod_spec(by_name("cluster-manager-registration-webhook")).host_network,
+            None
+        );
+    }
+
+    #[test]
+    fn fields_nothing_here_acts_on_are_refused_with_the_field_named() {
+        let refused = |extra: &str, images: &str| match validate(&cluster_manager(&format!(
+            "{images}\n{extra}"
+        ))) {
+            Err(super::super::validate::Error::Unsupported(message)) => message,
+            other => panic!("{extra}: {other:?}"),
+        };
+        const OURS: &str = "spec:
+  registrationImagePullSpec: example.com/clusteradm:v1
+  workImagePullSpec: example.com/clusteradm:v1
+  placementImagePullSpec: example.com/clusteradm:v1";
+        for (extra, images, field) in [
+            (
+                "  workConfiguration: {workDriver: mqtt}",
+                IMAGES,
+                "workDriver",
+            ),
+            (
+                "  serverConfiguration: {imagePullSpec: x.example/server:v1}",
+                IMAGES,
+                "serverConfiguration",
+            ),
+            (
+                "  registrationConfiguration: {registrationDrivers: [{authType: grpc}]}",
+                IMAGES,
+                "grpc",
+            ),
+            (
+                "  registrationConfiguration: {importerConfiguration: {renderers: [a]}}",
+                IMAGES,
+                "importerConfiguration",
+            ),
+            (
+                "  deployOption: {mode: Default, default: {addonWebhookConfiguration: {}}}",
+                IMAGES,
+                "addonWebhookConfiguration",
+            ),
+            (
+                "  registrationConfiguration: {registrationDrivers: [{authType: awsirsa}]}",
+                OURS,
+                "awsirsa",
+            ),
+            (
+                "  deployOption: {mode: Default, default: {registrationWebhookConfiguration: {bindConfiguration: {hostNetwork: true}}}}",
+                OURS,
+                "hostNetwork",
+            ),
+        ] {
+            let message = refused(extra, images);
+            assert!(message.contains(field), "{field}: {message}");
+        }
+        // The defaults are no refusal.
+        validate(&cluster_manager(&format!(
+            "{IMAGES}\n  workConfiguration: {{workDriver: kube}}"
+        )))
+        .unwrap();
+    }
 }

@@ -62,6 +62,9 @@ pub enum Error {
         "annotation {ADMISSION_ANNOTATION} is \"{0}\": it must be \"webhooks\" or \"policies\""
     )]
     InvalidAdmission(String),
+    /// A field is set that nothing this operator deploys acts on.
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 impl Error {
@@ -70,6 +73,7 @@ impl Error {
     pub fn reason(&self) -> &'static str {
         match self {
             Self::HostedUnsupported => "UnsupportedDeployMode",
+            Self::Unsupported(_) => "UnsupportedField",
             Self::EmptyImage { .. }
             | Self::MissingResourceRequirements
             | Self::InvalidAdmission(_) => "InvalidSpec",
@@ -86,6 +90,8 @@ pub struct WebhookPorts {
     pub health_probe_port: i32,
     /// Metrics.
     pub metrics_port: i32,
+    /// The pod runs on its node's network (`bindConfiguration.hostNetwork`).
+    pub host_network: bool,
 }
 
 impl WebhookPorts {
@@ -94,6 +100,7 @@ impl WebhookPorts {
             port: bind.and_then(|b| b.port).unwrap_or(9443),
             health_probe_port: bind.and_then(|b| b.health_probe_port).unwrap_or(8000),
             metrics_port: bind.and_then(|b| b.metrics_port).unwrap_or(8080),
+            host_network: bind.and_then(|b| b.host_network).unwrap_or(false),
         }
     }
 }
@@ -119,6 +126,9 @@ pub struct Validated {
     pub auto_approve_users: Vec<String>,
     /// Enabled registration drivers (`csr`, `awsirsa`, `grpc`).
     pub registration_drivers: Vec<String>,
+    /// The `awsirsa` driver's settings, for upstream's registration controller: the hub's
+    /// EKS ARN, the auto-approved ARN patterns, the tags.
+    pub awsirsa: Option<crate::api::operator::AwsIrsaHubConfig>,
     /// Gates named in the spec that their component does not know, as `component: Gate`.
     pub invalid_gates: Vec<String>,
     /// Node selector and tolerations of the hub pods.
@@ -224,6 +234,7 @@ pub fn validate(cm: &ClusterManager) -> Result<Validated, Error> {
     );
     let default_webhooks = deploy.default.unwrap_or_default();
     let admission = admission(cm)?;
+    unsupported(cm)?;
     Ok(Validated {
         admission,
         generation: cm.metadata.generation,
@@ -255,6 +266,10 @@ pub fn validate(cm: &ClusterManager) -> Result<Validated, Error> {
                 RegistrationAuthType::Grpc => "grpc".to_string(),
             })
             .collect(),
+        awsirsa: registration
+            .registration_drivers
+            .iter()
+            .find_map(|d| d.awsirsa.clone()),
         invalid_gates,
         node_placement: spec.node_placement.clone().unwrap_or_default(),
         resources: crate::operator::resources::of(spec.resource_requirement.as_ref())
@@ -272,6 +287,90 @@ pub fn validate(cm: &ClusterManager) -> Result<Validated, Error> {
                 .and_then(|w| w.bind_configuration.as_ref()),
         ),
     })
+}
+
+/// Refuses what nothing this operator deploys acts on, naming the field: another work driver,
+/// the gRPC server and its registration driver, the cluster importer, the add-on webhook's
+/// settings; and with our image (whose hub registers clusters with CSRs only, and serves its
+/// webhooks from the hub pod) the awsirsa driver and host networking.
+fn unsupported(cm: &ClusterManager) -> Result<(), Error> {
+    let spec = &cm.spec;
+    let refuse = |what: &str| Err(Error::Unsupported(what.to_owned()));
+    let work_driver = spec.work_configuration.as_ref().and_then(|w| w.work_driver);
+    if work_driver.is_some_and(|d| d != crate::api::operator::WorkDriver::Kube) {
+        return refuse(
+            "spec.workConfiguration.workDriver: works reach the agents through the hub API server here (kube); mqtt and grpc are not deployed by this operator",
+        );
+    }
+    if spec
+        .server_configuration
+        .as_ref()
+        .is_some_and(|s| *s != crate::api::operator::ServerConfiguration::default())
+    {
+        return refuse(
+            "spec.serverConfiguration: this operator does not deploy upstream's gRPC server",
+        );
+    }
+    let registration = spec.registration_configuration.clone().unwrap_or_default();
+    let drivers = &registration.registration_drivers;
+    if drivers
+        .iter()
+        .any(|d| d.auth_type == RegistrationAuthType::Grpc)
+    {
+        return refuse(
+            "spec.registrationConfiguration.registrationDrivers: the grpc driver needs upstream's gRPC server, which this operator does not deploy",
+        );
+    }
+    if registration
+        .importer_configuration
+        .is_some_and(|i| !i.renderers.is_empty())
+    {
+        return refuse(
+            "spec.registrationConfiguration.importerConfiguration: this operator does not deploy the cluster importer",
+        );
+    }
+    let default_webhooks = spec
+        .deploy_option
+        .as_ref()
+        .and_then(|d| d.default.clone())
+        .unwrap_or_default();
+    if default_webhooks.addon_webhook_configuration.is_some() {
+        return refuse(
+            "spec.deployOption.default.addonWebhookConfiguration: this operator deploys no add-on webhook (the add-on API's conversion is served by the hub controllers)",
+        );
+    }
+    let images = [
+        &spec.registration_image_pull_spec,
+        &spec.work_image_pull_spec,
+        &spec.placement_image_pull_spec,
+    ];
+    let ours = images[0].is_some() && images.iter().all(|i| *i == images[0]);
+    if ours
+        && drivers
+            .iter()
+            .any(|d| d.auth_type == RegistrationAuthType::Awsirsa)
+    {
+        return refuse(
+            "spec.registrationConfiguration.registrationDrivers: our image's hub registers clusters with CSRs only (awsirsa needs upstream's images)",
+        );
+    }
+    let host_network = [
+        &default_webhooks.registration_webhook_configuration,
+        &default_webhooks.work_webhook_configuration,
+    ]
+    .iter()
+    .any(|w| {
+        w.as_ref()
+            .and_then(|w| w.bind_configuration.as_ref())
+            .and_then(|b| b.host_network)
+            == Some(true)
+    });
+    if ours && host_network {
+        return refuse(
+            "spec.deployOption.default.*WebhookConfiguration.bindConfiguration.hostNetwork: our image serves the webhooks from the hub pod, on the pod network",
+        );
+    }
+    Ok(())
 }
 
 /// The admission mode the ClusterManager's annotation asks for (webhooks when none).
