@@ -880,16 +880,16 @@ mod tests {
 
     #[test]
     fn fields_nothing_here_acts_on_are_refused_with_the_field_named() {
+        const OURS: &str = "spec:
+  registrationImagePullSpec: example.com/clusteradm:v1
+  workImagePullSpec: example.com/clusteradm:v1
+  placementImagePullSpec: example.com/clusteradm:v1";
         let refused = |extra: &str, images: &str| match validate(&cluster_manager(&format!(
             "{images}\n{extra}"
         ))) {
             Err(super::super::validate::Error::Unsupported(message)) => message,
             other => panic!("{extra}: {other:?}"),
         };
-        const OURS: &str = "spec:
-  registrationImagePullSpec: example.com/clusteradm:v1
-  workImagePullSpec: example.com/clusteradm:v1
-  placementImagePullSpec: example.com/clusteradm:v1";
         for (extra, images, field) in [
             (
                 "  workConfiguration: {workDriver: mqtt}",
