@@ -20,6 +20,7 @@ mod feedback;
 mod ignore_fields;
 mod lifecycle;
 mod shared;
+mod strategies;
 
 use std::time::Duration;
 
