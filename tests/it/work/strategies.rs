@@ -22,7 +22,7 @@ fn config_map(ns: &str, name: &str, color: &str) -> serde_json::Value {
 fn work(
     c: &TestCluster,
     name: &str,
-    manifest: serde_json::Value,
+    manifest: &serde_json::Value,
     strategy: serde_json::Value,
 ) -> ManifestWork {
     let ns = manifest["metadata"]["namespace"].clone();
@@ -66,7 +66,7 @@ async fn read_only_reports_an_object_it_never_writes() {
             &work(
                 &c,
                 &name,
-                config_map(&ns, "watched", "blue"),
+                &config_map(&ns, "watched", "blue"),
                 json!({"type": "ReadOnly"}),
             ),
         )
@@ -128,7 +128,7 @@ async fn server_side_apply_reports_a_conflict_unless_forced_and_applies_as_its_f
     c.works()
         .create(
             &PostParams::default(),
-            &work(&c, &gentle, config_map(&ns, "shared", "blue"), ssa),
+            &work(&c, &gentle, &config_map(&ns, "shared", "blue"), ssa),
         )
         .await
         .unwrap();
@@ -148,7 +148,7 @@ async fn server_side_apply_reports_a_conflict_unless_forced_and_applies_as_its_f
     c.works()
         .create(
             &PostParams::default(),
-            &work(&c, &forced, config_map(&ns, "shared", "blue"), ssa),
+            &work(&c, &forced, &config_map(&ns, "shared", "blue"), ssa),
         )
         .await
         .unwrap();
