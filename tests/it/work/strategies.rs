@@ -23,7 +23,7 @@ fn work(
     c: &TestCluster,
     name: &str,
     manifest: &serde_json::Value,
-    strategy: serde_json::Value,
+    strategy: &serde_json::Value,
 ) -> ManifestWork {
     let ns = manifest["metadata"]["namespace"].clone();
     let object = manifest["metadata"]["name"].clone();
@@ -67,7 +67,7 @@ async fn read_only_reports_an_object_it_never_writes() {
                 &c,
                 &name,
                 &config_map(&ns, "watched", "blue"),
-                json!({"type": "ReadOnly"}),
+                &json!({"type": "ReadOnly"}),
             ),
         )
         .await
@@ -128,7 +128,7 @@ async fn server_side_apply_reports_a_conflict_unless_forced_and_applies_as_its_f
     c.works()
         .create(
             &PostParams::default(),
-            &work(&c, &gentle, &config_map(&ns, "shared", "blue"), ssa),
+            &work(&c, &gentle, &config_map(&ns, "shared", "blue"), &ssa),
         )
         .await
         .unwrap();
@@ -148,7 +148,7 @@ async fn server_side_apply_reports_a_conflict_unless_forced_and_applies_as_its_f
     c.works()
         .create(
             &PostParams::default(),
-            &work(&c, &forced, &config_map(&ns, "shared", "blue"), ssa),
+            &work(&c, &forced, &config_map(&ns, "shared", "blue"), &ssa),
         )
         .await
         .unwrap();
