@@ -936,4 +936,44 @@ mod tests {
         )))
         .unwrap();
     }
+
+    #[test]
+    fn placement_resources_and_webhook_ports_reach_upstreams_pods() {
+        let spec = format!(
+            "{IMAGES}
+  nodePlacement: {{nodeSelector: {{zone: a}}, tolerations: [{{key: dedicated, operator: Exists}}]}}
+  resourceRequirement: {{type: ResourceRequirement, resourceRequirements: {{limits: {{memory: 300Mi}}}}}}
+  deployOption:
+    mode: Default
+    default:
+      registrationWebhookConfiguration: {{bindConfiguration: {{port: 9543, healthProbePort: 8100, metricsPort: 8180}}}}"
+        );
+        let (d, _) = desired(&spec, InProcess::NOTHING);
+        assert!(d.deployments.len() >= 4, "{:?}", names(&d.deployments));
+        for deployment in &d.deployments {
+            let pod = pod_spec(deployment);
+            assert_eq!(pod.node_selector.as_ref().unwrap()["zone"], "a");
+            assert_eq!(
+                pod.tolerations.as_ref().unwrap()[0].key.as_deref(),
+                Some("dedicated")
+            );
+            let limits = pod.containers[0].resources.clone().unwrap().limits.unwrap();
+            assert_eq!(limits["memory"].0, "300Mi");
+        }
+        let webhook = d
+            .deployments
+            .iter()
+            .find(|dep| {
+                dep.metadata.name.as_deref() == Some("cluster-manager-registration-webhook")
+            })
+            .unwrap();
+        let args = pod_spec(webhook).containers[0].args.clone().unwrap();
+        for flag in [
+            "--port=9543",
+            "--health-probe-port=8100",
+            "--metrics-port=8180",
+        ] {
+            assert!(args.iter().any(|a| a == flag), "{flag} not in {args:?}");
+        }
+    }
 }
