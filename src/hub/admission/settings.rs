@@ -300,4 +300,22 @@ mod tests {
         )));
         assert!(!gated.webhooks && !gated.default_cluster_set && gated.nil_executor_validating);
     }
+
+    #[test]
+    fn the_csr_drivers_identities_are_approved_over_auto_approve_users() {
+        let both = cm(
+            "apiVersion: operator.open-cluster-management.io/v1\nkind: ClusterManager\nmetadata: {name: cluster-manager}\nspec:\n  registrationConfiguration:\n    featureGates: [{feature: ManagedClusterAutoApproval, mode: Enable}]\n    autoApproveUsers: [old]\n    registrationDrivers: [{authType: csr, csr: {autoApprovedIdentities: [new]}}]\n",
+        );
+        assert_eq!(
+            Settings::of(Some(&both)).auto_approve,
+            Some(vec!["new".to_owned()])
+        );
+        let legacy = cm(
+            "apiVersion: operator.open-cluster-management.io/v1\nkind: ClusterManager\nmetadata: {name: cluster-manager}\nspec:\n  registrationConfiguration:\n    featureGates: [{feature: ManagedClusterAutoApproval, mode: Enable}]\n    autoApproveUsers: [old]\n",
+        );
+        assert_eq!(
+            Settings::of(Some(&legacy)).auto_approve,
+            Some(vec!["old".to_owned()])
+        );
+    }
 }

@@ -38,6 +38,12 @@ pub fn args(c: Component, v: &Validated) -> Vec<String> {
                     v.registration_drivers.join(",")
                 ));
             }
+            if !v.csr_auto_approved.is_empty() {
+                args.push(format!(
+                    "--auto-approved-csr-users={}",
+                    v.csr_auto_approved.join(",")
+                ));
+            }
             args.extend(awsirsa_flags(v));
         }
         Component::RegistrationWebhook => {

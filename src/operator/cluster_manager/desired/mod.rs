@@ -844,6 +844,8 @@ mod tests {
             "{IMAGES}
   registrationConfiguration:
     registrationDrivers:
+    - authType: csr
+      csr: {{autoApprovedIdentities: [system:serviceaccount:ns:sa]}}
     - authType: awsirsa
       awsirsa: {{hubClusterArn: 'arn:aws:eks:us-west-2:123456789012:cluster/hub', autoApprovedIdentities: ['arn:aws:eks:*'], tags: [team=a]}}
   deployOption:
@@ -861,7 +863,8 @@ mod tests {
         let controller = pod_spec(by_name("cluster-manager-registration-controller"));
         let args = controller.containers[0].args.clone().unwrap();
         for flag in [
-            "--enabled-registration-drivers=awsirsa",
+            "--enabled-registration-drivers=csr,awsirsa",
+            "--auto-approved-csr-users=system:serviceaccount:ns:sa",
             "--hub-cluster-arn=arn:aws:eks:us-west-2:123456789012:cluster/hub",
             "--auto-approved-arn-patterns=arn:aws:eks:*",
             "--aws-resource-tags=team=a",

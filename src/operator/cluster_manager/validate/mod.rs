@@ -126,6 +126,8 @@ pub struct Validated {
     pub auto_approve_users: Vec<String>,
     /// Enabled registration drivers (`csr`, `awsirsa`, `grpc`).
     pub registration_drivers: Vec<String>,
+    /// The `csr` driver's `autoApprovedIdentities`, for upstream's registration controller.
+    pub csr_auto_approved: Vec<String>,
     /// The `awsirsa` driver's settings, for upstream's registration controller: the hub's
     /// EKS ARN, the auto-approved ARN patterns, the tags.
     pub awsirsa: Option<crate::api::operator::AwsIrsaHubConfig>,
@@ -265,6 +267,12 @@ pub fn validate(cm: &ClusterManager) -> Result<Validated, Error> {
                 RegistrationAuthType::Awsirsa => "awsirsa".to_string(),
                 RegistrationAuthType::Grpc => "grpc".to_string(),
             })
+            .collect(),
+        csr_auto_approved: registration
+            .registration_drivers
+            .iter()
+            .filter_map(|d| d.csr.as_ref())
+            .flat_map(|c| c.auto_approved_identities.iter().cloned())
             .collect(),
         awsirsa: registration
             .registration_drivers
