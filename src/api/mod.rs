@@ -17,6 +17,7 @@ pub mod about;
 pub mod addon;
 pub mod cluster;
 pub mod conditions;
+pub mod fields;
 pub mod gates;
 pub mod image;
 pub mod inventory;

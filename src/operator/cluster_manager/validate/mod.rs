@@ -259,15 +259,7 @@ pub fn validate(cm: &ClusterManager) -> Result<Validated, Error> {
         work_gates,
         placement_gates,
         auto_approve_users: registration.auto_approve_users.clone(),
-        registration_drivers: registration
-            .registration_drivers
-            .iter()
-            .map(|d| match d.auth_type {
-                RegistrationAuthType::Csr => "csr".to_string(),
-                RegistrationAuthType::Awsirsa => "awsirsa".to_string(),
-                RegistrationAuthType::Grpc => "grpc".to_string(),
-            })
-            .collect(),
+        registration_drivers: driver_names(&registration),
         csr_auto_approved: registration
             .registration_drivers
             .iter()
@@ -295,6 +287,19 @@ pub fn validate(cm: &ClusterManager) -> Result<Validated, Error> {
                 .and_then(|w| w.bind_configuration.as_ref()),
         ),
     })
+}
+
+/// The enabled registration drivers, by upstream's names.
+fn driver_names(registration: &crate::api::operator::RegistrationHubConfiguration) -> Vec<String> {
+    registration
+        .registration_drivers
+        .iter()
+        .map(|d| match d.auth_type {
+            RegistrationAuthType::Csr => "csr".to_string(),
+            RegistrationAuthType::Awsirsa => "awsirsa".to_string(),
+            RegistrationAuthType::Grpc => "grpc".to_string(),
+        })
+        .collect()
 }
 
 /// Refuses what nothing this operator deploys acts on, naming the field: another work driver,

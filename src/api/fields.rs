@@ -1,0 +1,617 @@
+//! What this project does with every spec field of the Klusterlet, the ClusterManager and the
+//! ManifestWork: the kinds a platform team configures its fleet with. A field is honoured as
+//! upstream's components honour it, refused with a message where it is set, or listed here as
+//! still open — never accepted and silently dropped. Each entry names the test that proves it;
+//! an entry covers its field and everything under it, unless a longer entry says otherwise.
+//!
+//! The tests below walk the CRDs generated from our types and fail for a field no entry covers,
+//! an entry that names no field, and a proof that names no test. `clusteradm generate` renders
+//! [`table`] into the README.
+
+use std::fmt::Write as _;
+
+/// What happens to a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Treatment {
+    /// Works as upstream's components make it work.
+    Honoured,
+    /// Refused where it is set, with the field named (a condition or a CLI error).
+    Refused,
+    /// Not acted on yet, said here rather than silently: the reason is in the note.
+    Open,
+}
+
+/// One field (and what is under it) of one kind.
+#[derive(Debug, Clone, Copy)]
+pub struct Field {
+    /// The kind.
+    pub kind: &'static str,
+    /// The path from `spec`, `[]` for a list's items.
+    pub path: &'static str,
+    /// What happens to it.
+    pub treatment: Treatment,
+    /// What it does here.
+    pub note: &'static str,
+    /// The test that proves it (none for an open field).
+    pub proof: Option<&'static str>,
+}
+
+const fn honoured(
+    kind: &'static str,
+    path: &'static str,
+    note: &'static str,
+    proof: &'static str,
+) -> Field {
+    Field {
+        kind,
+        path,
+        treatment: Treatment::Honoured,
+        note,
+        proof: Some(proof),
+    }
+}
+
+const fn refused(
+    kind: &'static str,
+    path: &'static str,
+    note: &'static str,
+    proof: &'static str,
+) -> Field {
+    Field {
+        kind,
+        path,
+        treatment: Treatment::Refused,
+        note,
+        proof: Some(proof),
+    }
+}
+
+const fn open(kind: &'static str, path: &'static str, note: &'static str) -> Field {
+    Field {
+        kind,
+        path,
+        treatment: Treatment::Open,
+        note,
+        proof: None,
+    }
+}
+
+const K: &str = "Klusterlet";
+const CM: &str = "ClusterManager";
+const MW: &str = "ManifestWork";
+
+/// Every field, by kind and path.
+pub const FIELDS: &[Field] = &[
+    // Klusterlet
+    honoured(
+        K,
+        "spec.clusterName",
+        "the name the agents register under; none: the name stored with the hub credential, else a new one",
+        "a_klusterlet_without_a_cluster_name_keeps_the_name_its_agent_stored",
+    ),
+    honoured(
+        K,
+        "spec.namespace",
+        "the agents' namespace on the managed cluster",
+        "hosted_agents_run_in_the_klusterlet_namespace",
+    ),
+    honoured(
+        K,
+        "spec.deployOption.mode",
+        "Default, Singleton, Hosted, SingletonHosted",
+        "hosted_mode_runs_the_agents_on_the_management_cluster",
+    ),
+    honoured(
+        K,
+        "spec.registrationImagePullSpec",
+        "registration agent image (the same as workImagePullSpec: our one agent)",
+        "default_mode_deploys_both_agents_with_upstream_names",
+    ),
+    honoured(
+        K,
+        "spec.workImagePullSpec",
+        "work agent image",
+        "default_mode_deploys_both_agents_with_upstream_names",
+    ),
+    honoured(
+        K,
+        "spec.imagePullSpec",
+        "the Singleton agent's image",
+        "singleton_mode_deploys_one_agent",
+    ),
+    honoured(
+        K,
+        "spec.externalServerURLs",
+        "reported in the ManagedCluster's client configs, with the cluster's CA unless a caBundle is given",
+        "the_klusterlets_registration_settings_reach_the_managed_cluster_on_the_hub",
+    ),
+    honoured(
+        K,
+        "spec.hubApiServerHostAlias",
+        "a hosts entry in every agent pod",
+        "placement_priority_host_alias_and_rates_reach_every_agent_pod",
+    ),
+    honoured(
+        K,
+        "spec.nodePlacement",
+        "node selector and tolerations of every agent pod",
+        "placement_priority_host_alias_and_rates_reach_every_agent_pod",
+    ),
+    honoured(
+        K,
+        "spec.priorityClassName",
+        "priority class of every agent pod",
+        "placement_priority_host_alias_and_rates_reach_every_agent_pod",
+    ),
+    honoured(
+        K,
+        "spec.resourceRequirement",
+        "requests and limits of every agent container",
+        "the_loop_installs_the_agents_and_unjoin_removes_everything",
+    ),
+    honoured(
+        K,
+        "spec.registrationConfiguration.featureGates",
+        "the registration agent's gates (unknown ones reported)",
+        "the_cluster_property_gate_installs_the_about_api_and_reaches_our_agent",
+    ),
+    honoured(
+        K,
+        "spec.registrationConfiguration.clientCertExpirationSeconds",
+        "requested lifetime of the hub client certificate",
+        "the_certificate_rotates_without_user_action",
+    ),
+    honoured(
+        K,
+        "spec.registrationConfiguration.clusterAnnotations",
+        "put on the ManagedCluster the agent creates (agent.open-cluster-management.io keys only, as upstream)",
+        "the_klusterlets_registration_settings_reach_the_managed_cluster_on_the_hub",
+    ),
+    honoured(
+        K,
+        "spec.registrationConfiguration.clusterLabels",
+        "put on the ManagedCluster our agent creates; refused with upstream's images, whose agents do not act on it",
+        "the_klusterlets_registration_settings_reach_the_managed_cluster_on_the_hub",
+    ),
+    honoured(
+        K,
+        "spec.registrationConfiguration.clusterClaimConfiguration",
+        "how many custom claims are reported; which suffixes are reserved",
+        "the_klusterlets_registration_settings_reach_the_managed_cluster_on_the_hub",
+    ),
+    honoured(
+        K,
+        "spec.registrationConfiguration.kubeAPIQPS",
+        "the registration agent's request rate to the managed cluster (our one agent: the larger of both agents')",
+        "a_rate_limited_client_waits_its_window_and_an_unlimited_one_does_not",
+    ),
+    honoured(
+        K,
+        "spec.registrationConfiguration.kubeAPIBurst",
+        "likewise, its burst",
+        "assert_placement_and_rates_reach_the_agents",
+    ),
+    honoured(
+        K,
+        "spec.registrationConfiguration.bootstrapKubeConfigs",
+        "MultipleHubs: the hubs to choose from and the timeout",
+        "multiple_hubs_reach_the_agents_as_each_image_takes_them",
+    ),
+    refused(
+        K,
+        "spec.registrationConfiguration.registrationDriver",
+        "anything but csr is refused on the Klusterlet (the agents here register with a CSR)",
+        "fields_no_deployed_agent_acts_on_are_refused_with_the_field_named",
+    ),
+    honoured(
+        K,
+        "spec.registrationConfiguration.addOnKubeClientRegistrationDriver",
+        "passed to upstream's agent; with our image, csr only (token is refused)",
+        "fields_no_deployed_agent_acts_on_are_refused_with_the_field_named",
+    ),
+    honoured(
+        K,
+        "spec.workConfiguration.featureGates",
+        "the work agent's gates",
+        "without_the_cache_gate_every_resync_asks_again",
+    ),
+    honoured(
+        K,
+        "spec.workConfiguration.appliedManifestWorkEvictionGracePeriod",
+        "how long records of works the hub no longer has are kept before their resources go",
+        "records_of_another_hub_are_evicted_after_the_grace_period_not_before",
+    ),
+    honoured(
+        K,
+        "spec.workConfiguration.statusSyncInterval",
+        "how often feedback and condition rules are read again",
+        "feedback_follows_the_status_sync_interval",
+    ),
+    honoured(
+        K,
+        "spec.workConfiguration.kubeAPIQPS",
+        "the work agent's request rate to the managed cluster",
+        "registration_and_rate_settings_become_upstreams_flags_for_each_agent",
+    ),
+    honoured(
+        K,
+        "spec.workConfiguration.kubeAPIBurst",
+        "likewise, its burst",
+        "registration_and_rate_settings_become_upstreams_flags_for_each_agent",
+    ),
+    honoured(
+        K,
+        "spec.workConfiguration.hubKubeAPIQPS",
+        "the work agent's request rate to the hub",
+        "assert_placement_and_rates_reach_the_agents",
+    ),
+    honoured(
+        K,
+        "spec.workConfiguration.hubKubeAPIBurst",
+        "likewise, its burst",
+        "registration_and_rate_settings_become_upstreams_flags_for_each_agent",
+    ),
+    // ClusterManager
+    honoured(
+        CM,
+        "spec.registrationImagePullSpec",
+        "registration controller and webhook image (one image for all three: our hub pod)",
+        "default_mode_deploys_every_component_with_the_images_of_the_spec",
+    ),
+    honoured(
+        CM,
+        "spec.workImagePullSpec",
+        "work webhook image",
+        "default_mode_deploys_every_component_with_the_images_of_the_spec",
+    ),
+    honoured(
+        CM,
+        "spec.placementImagePullSpec",
+        "placement controller image",
+        "default_mode_deploys_every_component_with_the_images_of_the_spec",
+    ),
+    open(
+        CM,
+        "spec.addOnManagerImagePullSpec",
+        "with our image the add-on manager runs in the hub pod; with upstream's images this operator deploys no add-on manager yet",
+    ),
+    honoured(
+        CM,
+        "spec.nodePlacement",
+        "node selector and tolerations of every hub pod",
+        "placement_resources_and_webhook_ports_reach_upstreams_pods",
+    ),
+    honoured(
+        CM,
+        "spec.resourceRequirement",
+        "requests and limits of every hub container",
+        "placement_resources_and_webhook_ports_reach_upstreams_pods",
+    ),
+    refused(
+        CM,
+        "spec.deployOption.mode",
+        "Default runs; Hosted is refused (UnsupportedDeployMode)",
+        "hosted_mode_and_empty_images_are_rejected",
+    ),
+    refused(
+        CM,
+        "spec.deployOption.hosted",
+        "Hosted is refused",
+        "hosted_mode_and_empty_images_are_rejected",
+    ),
+    honoured(
+        CM,
+        "spec.deployOption.default.registrationWebhookConfiguration",
+        "the webhook's ports",
+        "placement_resources_and_webhook_ports_reach_upstreams_pods",
+    ),
+    honoured(
+        CM,
+        "spec.deployOption.default.workWebhookConfiguration",
+        "the webhook's ports",
+        "placement_resources_and_webhook_ports_reach_upstreams_pods",
+    ),
+    honoured(
+        CM,
+        "spec.deployOption.default.registrationWebhookConfiguration.bindConfiguration.hostNetwork",
+        "the webhook pod on its node's network (upstream's images; refused with ours)",
+        "awsirsa_settings_and_host_network_reach_upstreams_pods",
+    ),
+    honoured(
+        CM,
+        "spec.deployOption.default.workWebhookConfiguration.bindConfiguration.hostNetwork",
+        "likewise",
+        "awsirsa_settings_and_host_network_reach_upstreams_pods",
+    ),
+    refused(
+        CM,
+        "spec.deployOption.default.addonWebhookConfiguration",
+        "no add-on webhook is deployed",
+        "fields_nothing_here_acts_on_are_refused_with_the_field_named",
+    ),
+    honoured(
+        CM,
+        "spec.registrationConfiguration.autoApproveUsers",
+        "approved without accept (ManagedClusterAutoApproval)",
+        "deployments_carry_upstream_labels_args_and_gates",
+    ),
+    honoured(
+        CM,
+        "spec.registrationConfiguration.featureGates",
+        "the registration components' gates",
+        "known_gates_become_flags_and_unknown_ones_are_reported",
+    ),
+    refused(
+        CM,
+        "spec.registrationConfiguration.importerConfiguration",
+        "the cluster importer is not deployed",
+        "fields_nothing_here_acts_on_are_refused_with_the_field_named",
+    ),
+    honoured(
+        CM,
+        "spec.registrationConfiguration.registrationDrivers[].authType",
+        "csr; awsirsa with upstream's images (refused with ours); grpc refused",
+        "awsirsa_settings_and_host_network_reach_upstreams_pods",
+    ),
+    honoured(
+        CM,
+        "spec.registrationConfiguration.registrationDrivers[].csr",
+        "its identities are approved over autoApproveUsers",
+        "the_csr_drivers_identities_are_approved_over_auto_approve_users",
+    ),
+    honoured(
+        CM,
+        "spec.registrationConfiguration.registrationDrivers[].awsirsa",
+        "ARN, patterns and tags passed to upstream's registration controller",
+        "awsirsa_settings_and_host_network_reach_upstreams_pods",
+    ),
+    refused(
+        CM,
+        "spec.registrationConfiguration.registrationDrivers[].grpc",
+        "the grpc driver is refused (no gRPC server)",
+        "fields_nothing_here_acts_on_are_refused_with_the_field_named",
+    ),
+    honoured(
+        CM,
+        "spec.workConfiguration.featureGates",
+        "the work components' gates",
+        "the_nil_executor_gate_reaches_the_manifest_work_policy",
+    ),
+    refused(
+        CM,
+        "spec.workConfiguration.workDriver",
+        "kube only; mqtt and grpc are refused",
+        "fields_nothing_here_acts_on_are_refused_with_the_field_named",
+    ),
+    honoured(
+        CM,
+        "spec.placementConfiguration.featureGates",
+        "the placement controller's gates",
+        "known_gates_become_flags_and_unknown_ones_are_reported",
+    ),
+    honoured(
+        CM,
+        "spec.addOnManagerConfiguration.featureGates",
+        "the add-on manager's gates",
+        "the_addon_manager_acts_only_with_its_gate_on",
+    ),
+    refused(
+        CM,
+        "spec.serverConfiguration",
+        "the gRPC server is not deployed",
+        "fields_nothing_here_acts_on_are_refused_with_the_field_named",
+    ),
+    // ManifestWork
+    honoured(
+        MW,
+        "spec.workload.manifests",
+        "applied, updated and removed with the work",
+        "overwrite_updates_a_dropped_manifest_is_deleted_and_delete_removes_all",
+    ),
+    honoured(
+        MW,
+        "spec.deleteOption",
+        "Foreground, Orphan, SelectivelyOrphan",
+        "orphan_and_selectively_orphan_leave_resources_behind",
+    ),
+    honoured(
+        MW,
+        "spec.deleteOption.ttlSecondsAfterFinished",
+        "a completed work is deleted after it (CleanUpCompletedManifestWork)",
+        "a_completed_work_goes_after_its_ttl_and_others_stay",
+    ),
+    honoured(
+        MW,
+        "spec.executor",
+        "the agent applies as this ServiceAccount, with its rights only",
+        "the_executor_may_not_escalate_through_a_role_binding",
+    ),
+    honoured(
+        MW,
+        "spec.manifestConfigs[].resourceIdentifier",
+        "which manifest a config is for",
+        "feedback_reports_values_keeps_them_fresh_and_names_a_bad_path",
+    ),
+    honoured(
+        MW,
+        "spec.manifestConfigs[].feedbackRules",
+        "WellKnownStatus and JSON paths fed back",
+        "feedback_reports_values_keeps_them_fresh_and_names_a_bad_path",
+    ),
+    open(
+        MW,
+        "spec.manifestConfigs[].feedbackScrapeType",
+        "WatchBased is served as Poll: feedback is read every statusSyncInterval",
+    ),
+    honoured(
+        MW,
+        "spec.manifestConfigs[].conditionRules",
+        "WellKnownConditions and CEL rules set conditions",
+        "rule_conditions_are_set_aggregated_and_dropped_with_their_rule",
+    ),
+    honoured(
+        MW,
+        "spec.manifestConfigs[].updateStrategy.type",
+        "Update, CreateOnly, ServerSideApply, ReadOnly",
+        "read_only_reports_an_object_it_never_writes",
+    ),
+    honoured(
+        MW,
+        "spec.manifestConfigs[].updateStrategy.serverSideApply",
+        "field manager and force",
+        "server_side_apply_reports_a_conflict_unless_forced_and_applies_as_its_field_manager",
+    ),
+    honoured(
+        MW,
+        "spec.manifestConfigs[].updateStrategy.serverSideApply.ignoreFields",
+        "fields left to the managed cluster (OnSpokePresent, OnSpokeChange)",
+        "an_ignored_field_is_left_to_the_cluster_and_the_others_are_reverted",
+    ),
+    refused(
+        MW,
+        "spec.manifestConfigs[].updateStrategy.serverSideApply.ignoreFields[].jqPathExpressions",
+        "refused in the manifest's Applied condition; use jsonPaths or jsonPointers",
+        "an_ignored_path_the_agent_cannot_follow_is_refused_in_the_manifests_condition",
+    ),
+];
+
+/// The entry that decides `path` of `kind`: the longest that is it or above it.
+#[must_use]
+pub fn entry(kind: &str, path: &str) -> Option<&'static Field> {
+    FIELDS
+        .iter()
+        .filter(|f| f.kind == kind && covers(f.path, path))
+        .max_by_key(|f| f.path.len())
+}
+
+fn covers(entry: &str, path: &str) -> bool {
+    path == entry
+        || path
+            .strip_prefix(entry)
+            .is_some_and(|rest| rest.starts_with('.') || rest.starts_with("[]"))
+}
+
+/// The README's field table.
+#[must_use]
+pub fn table() -> String {
+    let mut out = String::from("| kind | field | here | proven by |\n| --- | --- | --- | --- |\n");
+    for f in FIELDS {
+        let mark = match f.treatment {
+            Treatment::Honoured => "✅",
+            Treatment::Refused => "⛔ refused:",
+            Treatment::Open => "❌ open:",
+        };
+        let proof = f.proof.map_or(String::new(), |p| format!("`{p}`"));
+        let _ = writeln!(
+            out,
+            "| {} | `{}` | {mark} {} | {proof} |",
+            f.kind,
+            f.path.trim_start_matches("spec."),
+            f.note
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::*;
+
+    /// The leaf fields of `kind`'s spec in the CRD generated from our types: fields with no
+    /// fields under them (a map such as `nodeSelector` is one field).
+    fn leaves(kind: &str) -> Vec<String> {
+        let crd = crate::api::all_crds()
+            .into_iter()
+            .find(|c| c.spec.names.kind == kind)
+            .unwrap_or_else(|| panic!("no CRD of {kind}"));
+        let version = crd
+            .spec
+            .versions
+            .iter()
+            .find(|v| v.storage)
+            .expect("a storage version");
+        let schema = serde_json::to_value(&version.schema).unwrap();
+        let spec = &schema["openAPIV3Schema"]["properties"]["spec"];
+        let mut out = Vec::new();
+        walk(spec, "spec", &mut out);
+        out
+    }
+
+    fn walk(node: &Value, path: &str, out: &mut Vec<String>) {
+        let mut deeper = false;
+        if let Some(props) = node["properties"].as_object() {
+            for (name, child) in props {
+                walk(child, &format!("{path}.{name}"), out);
+                deeper = true;
+            }
+        }
+        if node["items"]["properties"].is_object() {
+            walk(&node["items"], &format!("{path}[]"), out);
+            deeper = true;
+        }
+        if !deeper {
+            out.push(path.to_owned());
+        }
+    }
+
+    #[test]
+    fn every_field_is_honoured_refused_or_said_to_be_open() {
+        let mut missing = Vec::new();
+        for kind in [K, CM, MW] {
+            for path in leaves(kind) {
+                if entry(kind, &path).is_none() {
+                    missing.push(format!("{kind} {path}"));
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "fields nothing says what happens to (add each to FIELDS, with the test that proves it):\n{}",
+            missing.join("\n")
+        );
+    }
+
+    #[test]
+    fn every_entry_names_a_field_and_every_proof_a_test() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut sources = String::new();
+        for dir in ["src", "tests"] {
+            read_all(&root.join(dir), &mut sources);
+        }
+        for f in FIELDS {
+            assert!(
+                leaves(f.kind).iter().any(|leaf| covers(f.path, leaf)),
+                "{} {} is no field of the generated CRD",
+                f.kind,
+                f.path
+            );
+            if let Some(proof) = f.proof {
+                assert!(
+                    sources.contains(&format!("fn {proof}(")),
+                    "{} {}: no test {proof}",
+                    f.kind,
+                    f.path
+                );
+            }
+            assert_eq!(
+                f.proof.is_none(),
+                f.treatment == Treatment::Open,
+                "{}",
+                f.path
+            );
+        }
+    }
+
+    fn read_all(dir: &std::path::Path, into: &mut String) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                read_all(&path, into);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                into.push_str(&std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+}
