@@ -457,10 +457,21 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         deploy_operator: !args.in_process,
         image_pull_credential,
         sync_labels: args.enable_sync_labels,
+        spec_overlay: None,
     };
     if let Some(values) = values {
         values.onto_join(&mut opts);
     }
+    // What the operator would refuse (a field no agent it deploys acts on) is refused here,
+    // before anything is applied.
+    crate::operator::klusterlet::validate::validate(&klusterlet::klusterlet(&opts)).map_err(
+        |e| {
+            UserError::new(
+                format!("the Klusterlet join would write is refused: {e}"),
+                "drop that setting from --klusterlet-values-file",
+            )
+        },
+    )?;
     if ctx.global.dry_run {
         args.bundle.dry_run(&klusterlet::plan(&opts)?)?;
         return Ok(ExitCode::SUCCESS);

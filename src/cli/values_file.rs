@@ -27,7 +27,23 @@ pub struct Values {
     pub auto_approve_users: Option<Vec<String>>,
     /// `klusterlet.mode`: `Singleton` (true) or `Default` (false).
     pub singleton: Option<bool>,
+    /// `klusterlet.clusterName`.
+    pub cluster_name: Option<String>,
+    /// The Klusterlet spec fields the chart copies from its values as they are
+    /// ([`KLUSTERLET_SPEC_KEYS`], the configurations' settings, `priorityClassName`), merged over
+    /// what join writes.
+    pub klusterlet_spec: Option<Value>,
 }
+
+/// `klusterlet.<key>` values upstream's chart copies into the Klusterlet's spec whole.
+const KLUSTERLET_SPEC_KEYS: &[&str] = &[
+    "namespace",
+    "externalServerURLs",
+    "resourceRequirement",
+    "nodePlacement",
+];
+/// Configurations whose settings (all but the feature gates, read with the flags') are copied.
+const KLUSTERLET_CONFIGURATIONS: &[&str] = &["registrationConfiguration", "workConfiguration"];
 
 impl Values {
     /// The images, pull credential and label sync both charts take, over the options' fields.
@@ -77,6 +93,10 @@ impl Values {
         if let Some(s) = self.singleton {
             opts.singleton = s;
         }
+        if let Some(name) = self.cluster_name {
+            opts.cluster_name = name;
+        }
+        opts.spec_overlay = self.klusterlet_spec;
         for (name, on) in self.feature_gates {
             opts.feature_gates.retain(|(n, _)| *n != name);
             opts.feature_gates.push((name, on));
@@ -194,9 +214,65 @@ pub fn read(path: &Path, chart: Chart) -> anyhow::Result<Values> {
     interpret(&value, chart).map_err(bad)
 }
 
+/// Takes out of `doc` the Klusterlet spec fields upstream's chart copies as they are, and
+/// returns them as a spec to merge, checked against the Klusterlet's type.
+fn take_klusterlet_spec(doc: &mut Value) -> Result<Option<Value>, String> {
+    let mut spec = serde_json::Map::new();
+    if let Some(class) = doc
+        .as_object_mut()
+        .and_then(|d| d.remove("priorityClassName"))
+        && class.as_str().is_some_and(|c| !c.is_empty())
+    {
+        spec.insert("priorityClassName".into(), class);
+    }
+    if let Some(section) = doc.get_mut("klusterlet").and_then(Value::as_object_mut) {
+        for key in KLUSTERLET_SPEC_KEYS {
+            if let Some(v) = section.remove(*key).filter(|v| !is_empty(v)) {
+                spec.insert((*key).into(), v);
+            }
+        }
+        for key in KLUSTERLET_CONFIGURATIONS {
+            let Some(config) = section.get_mut(*key).and_then(Value::as_object_mut) else {
+                continue;
+            };
+            let gates = config.remove("featureGates");
+            let settings: serde_json::Map<String, Value> = std::mem::take(config);
+            if let Some(gates) = gates {
+                config.insert("featureGates".into(), gates);
+            }
+            if !settings.is_empty() {
+                spec.insert((*key).into(), Value::Object(settings));
+            }
+        }
+    }
+    if spec.is_empty() {
+        return Ok(None);
+    }
+    let spec = Value::Object(spec);
+    serde_json::from_value::<crate::api::operator::KlusterletSpec>(spec.clone())
+        .map_err(|e| format!("klusterlet: {e}"))?;
+    Ok(Some(spec))
+}
+
+/// An empty map, list or string: upstream's chart writes nothing for it.
+fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::String(s) => s.is_empty(),
+        Value::Null => true,
+        _ => false,
+    }
+}
+
 /// The values of `doc`, or the first key this tool cannot honour.
 fn interpret(doc: &Value, chart: Chart) -> Result<Values, String> {
     let mut out = Values::default();
+    let mut doc = doc.clone();
+    if chart == Chart::Klusterlet {
+        out.klusterlet_spec = take_klusterlet_spec(&mut doc)?;
+    }
+    let doc = &doc;
     let mut leaves = Vec::new();
     flatten(doc, "", &mut leaves);
     let cr = chart.cr();
@@ -240,6 +316,14 @@ fn interpret(doc: &Value, chart: Chart) -> Result<Values, String> {
                     }
                 });
             }
+            "klusterlet.clusterName" if chart == Chart::Klusterlet => {
+                let name = text()?;
+                crate::api::names::validate_cluster_name(&name)
+                    .map_err(|e| format!("{path}: {e}"))?;
+                out.cluster_name = Some(name);
+            }
+            // Upstream's chart names the Klusterlet it creates; join's is always `klusterlet`.
+            "klusterlet.create" | "klusterlet.name" if chart == Chart::Klusterlet => {}
             p if p == "clusterManager.registrationConfiguration.autoApproveUsers"
                 && chart == Chart::ClusterManager =>
             {
@@ -394,5 +478,34 @@ clusterManager:
             "{e}"
         );
         assert_eq!(values("{}", Chart::Klusterlet).unwrap(), Values::default());
+    }
+
+    #[test]
+    fn the_charts_klusterlet_fields_are_taken_whole_and_checked_against_the_type() {
+        let v = values(
+            "priorityClassName: high\nklusterlet: {clusterName: c9, name: klusterlet, create: true, nodePlacement: {nodeSelector: {zone: a}}, externalServerURLs: [], registrationConfiguration: {featureGates: [{feature: ClusterClaim, mode: Enable}], clusterAnnotations: {agent.open-cluster-management.io/a: b}}}",
+            Chart::Klusterlet,
+        )
+        .unwrap();
+        assert_eq!(v.cluster_name.as_deref(), Some("c9"));
+        assert_eq!(v.feature_gates, [("ClusterClaim".to_owned(), true)]);
+        let spec = v.klusterlet_spec.unwrap();
+        assert_eq!(spec["priorityClassName"], "high");
+        assert_eq!(spec["nodePlacement"]["nodeSelector"]["zone"], "a");
+        // The gates travel with the flags', not in the merged spec; an empty list is nothing.
+        assert!(
+            spec["registrationConfiguration"]
+                .get("featureGates")
+                .is_none()
+        );
+        assert!(spec.get("externalServerURLs").is_none());
+        let e = values(
+            "klusterlet: {nodePlacement: {nodeSelector: [a]}}",
+            Chart::Klusterlet,
+        )
+        .unwrap_err();
+        assert!(e.starts_with("klusterlet:"), "{e}");
+        let e = values("klusterlet: {clusterName: Bad_Name}", Chart::Klusterlet).unwrap_err();
+        assert!(e.contains("klusterlet.clusterName"), "{e}");
     }
 }

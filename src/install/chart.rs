@@ -188,6 +188,7 @@ pub fn klusterlet() -> anyhow::Result<Chart> {
             resource_requirement: None,
             image_pull_credential: None,
             sync_labels: on[1],
+            spec_overlay: None,
         })?;
         plant(
             &mut objects,

@@ -114,6 +114,9 @@ pub struct JoinOptions {
     pub image_pull_credential: Option<Vec<u8>>,
     /// `--enable-sync-labels`: the operator copies the Klusterlet's labels to what it makes.
     pub sync_labels: bool,
+    /// Spec fields of a values file, merged over what the flags give (a JSON merge patch,
+    /// already checked against the Klusterlet's type).
+    pub spec_overlay: Option<serde_json::Value>,
 }
 
 impl JoinOptions {
@@ -242,6 +245,37 @@ fn secret(namespace: &str, name: &str, kubeconfig: &[u8]) -> Secret {
 /// The Klusterlet CR `join` applies.
 #[must_use]
 pub fn klusterlet(opts: &JoinOptions) -> Klusterlet {
+    let built = from_flags(opts);
+    let Some(overlay) = &opts.spec_overlay else {
+        return built;
+    };
+    let mut value = serde_json::to_value(&built).expect("a Klusterlet serialises");
+    merge(&mut value["spec"], overlay);
+    serde_json::from_value(value).expect("the overlay was checked against the Klusterlet's type")
+}
+
+/// RFC 7386 merge: objects merge key by key, `null` removes, anything else replaces.
+fn merge(target: &mut serde_json::Value, patch: &serde_json::Value) {
+    use serde_json::Value;
+    let Value::Object(patch) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(serde_json::Map::new());
+    }
+    let map = target.as_object_mut().expect("made an object");
+    for (key, value) in patch {
+        if value.is_null() {
+            map.remove(key);
+        } else {
+            merge(map.entry(key.clone()).or_insert(Value::Null), value);
+        }
+    }
+}
+
+/// The Klusterlet the flags describe.
+fn from_flags(opts: &JoinOptions) -> Klusterlet {
     let mode = match (opts.hosted, opts.singleton) {
         (false, false) => MODE_DEFAULT,
         (false, true) => MODE_SINGLETON,
@@ -331,6 +365,7 @@ mod tests {
             deploy_operator,
             image_pull_credential: None,
             sync_labels: false,
+            spec_overlay: None,
         }
     }
 

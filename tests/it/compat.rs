@@ -585,7 +585,7 @@ clusterManager:
     let pin = clusteradm::pki::ca_cert_hash(&ca).unwrap();
     let klusterlet_values = common::temp_file(
         "k-values.yaml",
-        "klusterlet: {mode: Singleton}\nenableSyncLabels: true\n",
+        "klusterlet: {mode: Singleton, nodePlacement: {nodeSelector: {zone: a}}, registrationConfiguration: {kubeAPIQPS: 20}, workConfiguration: {statusSyncInterval: 30s}}\npriorityClassName: agents-high\nenableSyncLabels: true\n",
     );
     let mut join = common::clusteradm();
     join.args([
@@ -613,13 +613,54 @@ clusterManager:
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let klusterlet = printed(&stdout, "Klusterlet");
+    assert_eq!(klusterlet["spec"]["deployOption"]["mode"], "Singleton");
+    // The chart's Klusterlet fields, merged over the flags' (the registration configuration
+    // keeps what the flags put there).
     assert_eq!(
-        printed(&stdout, "Klusterlet")["spec"]["deployOption"]["mode"],
-        "Singleton"
+        klusterlet["spec"]["nodePlacement"]["nodeSelector"]["zone"],
+        "a"
+    );
+    assert_eq!(klusterlet["spec"]["priorityClassName"], "agents-high");
+    assert_eq!(
+        klusterlet["spec"]["registrationConfiguration"]["kubeAPIQPS"],
+        20
+    );
+    assert_eq!(
+        klusterlet["spec"]["workConfiguration"]["statusSyncInterval"],
+        "30s"
     );
     let operator = printed(&stdout, "Deployment");
     let args = operator["spec"]["template"]["spec"]["containers"][0]["args"].to_string();
     assert!(args.contains("--enable-sync-labels"), "{args}");
+    // A field no agent here acts on: refused before anything is applied, naming it.
+    let refused = common::temp_file(
+        "k-refused.yaml",
+        "klusterlet: {registrationConfiguration: {registrationDriver: {authType: awsirsa, awsIrsa: {hubClusterArn: 'arn:aws:eks:us-west-2:123456789012:cluster/hub', managedClusterArn: 'arn:aws:eks:us-west-2:123456789012:cluster/c1'}}}}\n",
+    );
+    let mut join = common::clusteradm();
+    join.args([
+        "join",
+        "--dry-run",
+        "--hub-token",
+        &token,
+        "--hub-apiserver",
+        &server,
+    ])
+    .args([
+        "--ca-cert-hash",
+        &pin,
+        "--cluster-name",
+        &common::unique("it-values"),
+    ])
+    .arg("--klusterlet-values-file")
+    .arg(&refused)
+    .arg("--kubeconfig")
+    .arg(&env.managed);
+    let out = fixture::run(join).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("registrationDriver.authType"), "{stderr}");
 }
 
 #[tokio::test]
