@@ -390,6 +390,26 @@ fn refuse_multiple_hubs(
     Ok(())
 }
 
+/// `opts` with a values file's settings over the flags'; what the operator would refuse (a
+/// field no agent it deploys acts on) is refused here, before anything is applied.
+fn with_values(
+    mut opts: JoinOptions,
+    values: Option<super::values_file::Values>,
+) -> anyhow::Result<JoinOptions> {
+    if let Some(values) = values {
+        values.onto_join(&mut opts);
+    }
+    crate::operator::klusterlet::validate::validate(&klusterlet::klusterlet(&opts)).map_err(
+        |e| {
+            UserError::new(
+                format!("the Klusterlet join would write is refused: {e}"),
+                "drop that setting from --klusterlet-values-file",
+            )
+        },
+    )?;
+    Ok(opts)
+}
+
 /// Runs `join`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     check(&args)?;
@@ -435,7 +455,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
 
     let (external, external_server_urls) = managed_side(&args, ctx, &kube.client, external).await?;
     let hosted = args.mode == Mode::Hosted;
-    let mut opts = JoinOptions {
+    let opts = JoinOptions {
         resource_requirement,
         cluster_name: args.cluster_name.clone(),
         klusterlet_name: if hosted {
@@ -459,19 +479,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         sync_labels: args.enable_sync_labels,
         spec_overlay: None,
     };
-    if let Some(values) = values {
-        values.onto_join(&mut opts);
-    }
-    // What the operator would refuse (a field no agent it deploys acts on) is refused here,
-    // before anything is applied.
-    crate::operator::klusterlet::validate::validate(&klusterlet::klusterlet(&opts)).map_err(
-        |e| {
-            UserError::new(
-                format!("the Klusterlet join would write is refused: {e}"),
-                "drop that setting from --klusterlet-values-file",
-            )
-        },
-    )?;
+    let opts = with_values(opts, values)?;
     if ctx.global.dry_run {
         args.bundle.dry_run(&klusterlet::plan(&opts)?)?;
         return Ok(ExitCode::SUCCESS);

@@ -633,7 +633,17 @@ clusterManager:
     let operator = printed(&stdout, "Deployment");
     let args = operator["spec"]["template"]["spec"]["containers"][0]["args"].to_string();
     assert!(args.contains("--enable-sync-labels"), "{args}");
-    // A field no agent here acts on: refused before anything is applied, naming it.
+}
+
+/// A Klusterlet field no agent here acts on, given in a values file: refused before anything is
+/// applied, naming it.
+#[tokio::test]
+async fn a_values_file_field_the_operator_would_refuse_is_refused_by_join() {
+    let token = fixture::hub().await;
+    let env = common::env();
+    let (server, ca) = common::server_and_ca(&env.hub);
+    let ca = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, ca).unwrap();
+    let pin = clusteradm::pki::ca_cert_hash(&ca).unwrap();
     let refused = common::temp_file(
         "k-refused.yaml",
         "klusterlet: {registrationConfiguration: {registrationDriver: {authType: awsirsa, awsIrsa: {hubClusterArn: 'arn:aws:eks:us-west-2:123456789012:cluster/hub', managedClusterArn: 'arn:aws:eks:us-west-2:123456789012:cluster/c1'}}}}\n",
