@@ -535,6 +535,9 @@ async fn finish(
         return Ok(());
     }
     let shutdown = crate::runtime::shutdown::on_signal();
+    // The agents start with what the operator will read from the Klusterlet (checked in
+    // `with_values`), so it finds them serving it and does not start them again.
+    let validated = crate::operator::klusterlet::validate::validate(&klusterlet::klusterlet(opts))?;
     let config = crate::inprocess::klusterlet::Config {
         managed: client.clone(),
         managed_ca: kube.server_ca(),
@@ -542,13 +545,9 @@ async fn finish(
         agent_namespace: opts.agent_namespace(),
         cleanup_timeout: ctx.global.timeout,
         sync_labels: opts.sync_labels,
-        gates: crate::agent::gates::Gates::from_flags(
-            &opts
-                .feature_gates
-                .iter()
-                .map(|(name, on)| format!("{name}={on}"))
-                .collect::<Vec<_>>(),
-        ),
+        gates: validated.agent_gates(),
+        registration: validated.registration.clone(),
+        work: validated.work_settings(),
     };
     let waiting = |holder: &str| {
         ctx.printer.warn(format!(

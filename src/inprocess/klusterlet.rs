@@ -32,8 +32,12 @@ pub struct Config {
     /// The operator's `--enable-sync-labels`.
     pub sync_labels: bool,
     /// The Klusterlet's feature gates the agents act on (the operator restarts them with the
-    /// Klusterlet's when those differ).
+    /// Klusterlet's when those differ, as it does for the settings below).
     pub gates: Gates,
+    /// The Klusterlet's registration settings.
+    pub registration: agent::registration::settings::Settings,
+    /// The Klusterlet's work settings.
+    pub work: agent::work::Settings,
 }
 
 /// `join --in-process`: the agents and the operator until `shutdown` is cancelled. `waiting` is
@@ -60,8 +64,8 @@ pub async fn run(
             namespace: config.agent_namespace.clone(),
             gates: config.gates,
             hubs: None,
-            work: agent::work::Settings::default(),
-            registration: agent::registration::settings::Settings::default(),
+            work: config.work,
+            registration: config.registration.clone(),
         },
         own.clone(),
     );
@@ -69,6 +73,8 @@ pub async fn run(
         Agents {
             gates: config.gates,
             managed_ca: config.managed_ca.clone(),
+            registration: config.registration.clone(),
+            work: config.work,
             ..Agents::in_process(
                 config.managed.clone(),
                 config.cluster_name.clone(),
