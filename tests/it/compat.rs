@@ -578,35 +578,11 @@ clusterManager:
         "{err}"
     );
 
-    let token = fixture::hub().await;
-    let env = common::env();
-    let (server, ca) = common::server_and_ca(&env.hub);
-    let ca = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, ca).unwrap();
-    let pin = clusteradm::pki::ca_cert_hash(&ca).unwrap();
-    let klusterlet_values = common::temp_file(
+    let out = join_dry_run_with_values(
         "k-values.yaml",
         "klusterlet: {mode: Singleton, nodePlacement: {nodeSelector: {zone: a}}, registrationConfiguration: {kubeAPIQPS: 20}, workConfiguration: {statusSyncInterval: 30s}}\npriorityClassName: agents-high\nenableSyncLabels: true\n",
-    );
-    let mut join = common::clusteradm();
-    join.args([
-        "join",
-        "--dry-run",
-        "--hub-token",
-        &token,
-        "--hub-apiserver",
-        &server,
-    ])
-    .args([
-        "--ca-cert-hash",
-        &pin,
-        "--cluster-name",
-        &common::unique("it-values"),
-    ])
-    .arg("--klusterlet-values-file")
-    .arg(&klusterlet_values)
-    .arg("--kubeconfig")
-    .arg(&env.managed);
-    let out = fixture::run(join).await;
+    )
+    .await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -635,19 +611,15 @@ clusterManager:
     assert!(args.contains("--enable-sync-labels"), "{args}");
 }
 
-/// A Klusterlet field no agent here acts on, given in a values file: refused before anything is
-/// applied, naming it.
-#[tokio::test]
-async fn a_values_file_field_the_operator_would_refuse_is_refused_by_join() {
+/// `join --dry-run` with a pinned token, a new cluster name and `--klusterlet-values-file` of
+/// `values` (written to a file `name`).
+async fn join_dry_run_with_values(name: &str, values: &str) -> std::process::Output {
     let token = fixture::hub().await;
     let env = common::env();
     let (server, ca) = common::server_and_ca(&env.hub);
     let ca = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, ca).unwrap();
     let pin = clusteradm::pki::ca_cert_hash(&ca).unwrap();
-    let refused = common::temp_file(
-        "k-refused.yaml",
-        "klusterlet: {registrationConfiguration: {registrationDriver: {authType: awsirsa, awsIrsa: {hubClusterArn: 'arn:aws:eks:us-west-2:123456789012:cluster/hub', managedClusterArn: 'arn:aws:eks:us-west-2:123456789012:cluster/c1'}}}}\n",
-    );
+    let file = common::temp_file(name, values);
     let mut join = common::clusteradm();
     join.args([
         "join",
@@ -664,10 +636,21 @@ async fn a_values_file_field_the_operator_would_refuse_is_refused_by_join() {
         &common::unique("it-values"),
     ])
     .arg("--klusterlet-values-file")
-    .arg(&refused)
+    .arg(&file)
     .arg("--kubeconfig")
     .arg(&env.managed);
-    let out = fixture::run(join).await;
+    fixture::run(join).await
+}
+
+/// A Klusterlet field no agent here acts on, given in a values file: refused before anything is
+/// applied, naming it.
+#[tokio::test]
+async fn a_values_file_field_the_operator_would_refuse_is_refused_by_join() {
+    let out = join_dry_run_with_values(
+        "k-refused.yaml",
+        "klusterlet: {registrationConfiguration: {registrationDriver: {authType: awsirsa, awsIrsa: {hubClusterArn: 'arn:aws:eks:us-west-2:123456789012:cluster/hub', managedClusterArn: 'arn:aws:eks:us-west-2:123456789012:cluster/c1'}}}}\n",
+    )
+    .await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("registrationDriver.authType"), "{stderr}");

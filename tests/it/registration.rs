@@ -525,25 +525,24 @@ async fn a_kubeconfig_from_a_secret_cannot_run_commands() {
     );
 }
 
-/// A lease duration far past anything sensible (i32::MAX seconds) is bounded: five times it
-/// would be centuries, so a silent agent would never be noticed; capped at a day, a lease six days
-/// old makes the cluster `Unknown` for the usual reason. The hub controller keeps serving the
-/// other clusters.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_absurd_lease_duration_degrades_only_its_cluster() {
+/// A ManagedCluster with no agent, accepted with `lease_seconds`, once the hub made its lease:
+/// the clusters API, its name and its namespace's leases.
+async fn accepted_without_agent(
+    prefix: &str,
+    lease_seconds: i32,
+) -> (Api<ManagedCluster>, String, Api<Lease>) {
     fixture::hub().await;
     let hub = common::hub().await;
     let clusters = Api::<ManagedCluster>::all(hub.clone());
-    let huge = common::unique("it-huge-lease");
+    let name = common::unique(prefix);
     let mc: ManagedCluster = serde_json::from_value(serde_json::json!({
         "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
-        "metadata": {"name": huge}, "spec": {"hubAcceptsClient": true, "leaseDurationSeconds": i32::MAX}
+        "metadata": {"name": name}, "spec": {"hubAcceptsClient": true, "leaseDurationSeconds": lease_seconds}
     }))
     .unwrap();
     clusters.create(&PostParams::default(), &mc).await.unwrap();
-    wait_condition(&huge, "HubAcceptedManagedCluster", "True").await;
-    // The agent last renewed six days ago (past the capped grace of five days) ...
-    let leases: Api<Lease> = Api::namespaced(hub.clone(), &huge);
+    wait_condition(&name, "HubAcceptedManagedCluster", "True").await;
+    let leases: Api<Lease> = Api::namespaced(hub, &name);
     wait(
         leases.clone(),
         CLUSTER_LEASE_NAME,
@@ -551,6 +550,17 @@ async fn an_absurd_lease_duration_degrades_only_its_cluster() {
         |l: Option<&Lease>| l.is_some(),
     )
     .await;
+    (clusters, name, leases)
+}
+
+/// A lease duration far past anything sensible (i32::MAX seconds) is bounded: five times it
+/// would be centuries, so a silent agent would never be noticed; capped at a day, a lease six days
+/// old makes the cluster `Unknown` for the usual reason. The hub controller keeps serving the
+/// other clusters.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_absurd_lease_duration_degrades_only_its_cluster() {
+    let (clusters, huge, leases) = accepted_without_agent("it-huge-lease", i32::MAX).await;
+    // The agent last renewed six days ago (past the capped grace of five days) ...
     let six_days_ago = k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(
         k8s_openapi::jiff::Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_hours(6 * 24),
     );
@@ -611,25 +621,7 @@ async fn an_absurd_lease_duration_degrades_only_its_cluster() {
 /// `ClockSynced=False`; its next renewal on time makes it `True` again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_renewal_from_a_skewed_clock_is_reported_out_of_sync_until_one_agrees() {
-    fixture::hub().await;
-    let hub = common::hub().await;
-    let clusters = Api::<ManagedCluster>::all(hub.clone());
-    let name = common::unique("it-clock");
-    let mc: ManagedCluster = serde_json::from_value(serde_json::json!({
-        "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
-        "metadata": {"name": name}, "spec": {"hubAcceptsClient": true, "leaseDurationSeconds": 60}
-    }))
-    .unwrap();
-    clusters.create(&PostParams::default(), &mc).await.unwrap();
-    wait_condition(&name, "HubAcceptedManagedCluster", "True").await;
-    let leases: Api<Lease> = Api::namespaced(hub.clone(), &name);
-    wait(
-        leases.clone(),
-        CLUSTER_LEASE_NAME,
-        "the cluster lease",
-        |l: Option<&Lease>| l.is_some(),
-    )
-    .await;
+    let (clusters, name, leases) = accepted_without_agent("it-clock", 60).await;
     let renew = |offset: k8s_openapi::jiff::SignedDuration| {
         let stamp = k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(
             k8s_openapi::jiff::Timestamp::now() + offset,

@@ -37,6 +37,21 @@ fn ssa_ignoring(ns: &str, fields: Vec<IgnoreField>) -> ManifestConfigOption {
     }
 }
 
+/// Work `name` of [`deployment`] in `ns`, applied server-side ignoring `field`.
+async fn create_deployment_work(c: &TestCluster, name: &str, ns: &str, field: IgnoreField) {
+    c.create_work(
+        name,
+        ManifestWorkSpec {
+            workload: ManifestsTemplate {
+                manifests: vec![deployment(ns)],
+            },
+            manifest_configs: vec![ssa_ignoring(ns, vec![field])],
+            ..Default::default()
+        },
+    )
+    .await;
+}
+
 fn deployment(ns: &str) -> serde_json::Value {
     json!({"apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "web", "namespace": ns, "annotations": {"team": "payments"}},
@@ -57,17 +72,7 @@ async fn an_ignored_field_is_left_to_the_cluster_and_the_others_are_reverted() {
         json_paths: vec![".spec.replicas".into()],
         ..IgnoreField::default()
     };
-    c.create_work(
-        &name,
-        ManifestWorkSpec {
-            workload: ManifestsTemplate {
-                manifests: vec![deployment(&ns)],
-            },
-            manifest_configs: vec![ssa_ignoring(&ns, vec![replicas])],
-            ..Default::default()
-        },
-    )
-    .await;
+    create_deployment_work(&c, &name, &ns, replicas).await;
     wait_work(&c.works(), &name, "applied", applied_and_available).await;
     let deployments: Api<Deployment> = Api::namespaced(c.managed.clone(), &ns);
     let created = deployments.get("web").await.unwrap();
@@ -125,17 +130,7 @@ async fn an_ignored_path_the_agent_cannot_follow_is_refused_in_the_manifests_con
         jq_path_expressions: vec![".spec.replicas".into()],
         ..IgnoreField::default()
     };
-    c.create_work(
-        &name,
-        ManifestWorkSpec {
-            workload: ManifestsTemplate {
-                manifests: vec![deployment(&ns)],
-            },
-            manifest_configs: vec![ssa_ignoring(&ns, vec![jq])],
-            ..Default::default()
-        },
-    )
-    .await;
+    create_deployment_work(&c, &name, &ns, jq).await;
     let w = wait_work(&c.works(), &name, "the manifest refused", |w| {
         w.status
             .as_ref()
