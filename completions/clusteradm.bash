@@ -1518,7 +1518,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__controller__subcmd__agent)
-            opts="-v -q -h -V --cluster-name --agent-namespace --spoke-kubeconfig --managed-kubeconfig --feature-gates --appliedmanifestwork-eviction-grace-period --status-sync-interval --bootstrap-kubeconfig-secrets --hub-connection-timeout-seconds --cluster-annotations --cluster-labels --spoke-external-server-urls --client-cert-expiration-seconds --max-custom-cluster-claims --reserved-cluster-claim-suffixes --kube-api-qps --kube-api-burst --hub-kube-api-qps --hub-kube-api-burst --probe-address --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-v -q -h -V --cluster-name --agent-namespace --spoke-kubeconfig --managed-kubeconfig --feature-gates --appliedmanifestwork-eviction-grace-period --status-sync-interval --bootstrap-kubeconfig-secrets --hub-connection-timeout-seconds --cluster-annotations --cluster-labels --spoke-external-server-urls --client-cert-expiration-seconds --max-custom-cluster-claims --reserved-cluster-claim-suffixes --kube-api-qps --kube-api-burst --hub-kube-api-qps --hub-kube-api-burst --probe-address --metrics-address --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1601,6 +1601,10 @@ _clusteradm() {
                     return 0
                     ;;
                 --probe-address)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-address)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1707,7 +1711,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__controller__subcmd__hub)
-            opts="-v -q -h -V --webhook-cert-dir --probe-address --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-v -q -h -V --webhook-cert-dir --probe-address --metrics-address --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1718,6 +1722,10 @@ _clusteradm() {
                     return 0
                     ;;
                 --probe-address)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-address)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4299,13 +4307,17 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__operator)
-            opts="-v -q -h -V --probe-address --enable-sync-labels --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version hub klusterlet help"
+            opts="-v -q -h -V --probe-address --metrics-address --enable-sync-labels --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version hub klusterlet help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --probe-address)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-address)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4416,13 +4428,17 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__operator__subcmd__hub)
-            opts="-v -q -h -V --probe-address --enable-sync-labels --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-v -q -h -V --probe-address --metrics-address --enable-sync-labels --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --probe-address)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-address)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4477,7 +4493,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__operator__subcmd__klusterlet)
-            opts="-v -q -h -V --in-process --probe-address --enable-sync-labels --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-v -q -h -V --in-process --probe-address --metrics-address --enable-sync-labels --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4488,6 +4504,10 @@ _clusteradm() {
                     return 0
                     ;;
                 --probe-address)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-address)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -17,3 +17,93 @@ pub fn field(secret: &Secret, key: &str) -> Option<String> {
         })
         .filter(|s| !s.is_empty())
 }
+
+/// What `--dry-run` prints in place of a credential.
+pub const REDACTED: &str = "<redacted>";
+
+/// `objects` as `--dry-run` prints them on a terminal: every image-pull Secret's registry
+/// credentials (`auth`, `password`, `identitytoken`, `registrytoken` of each registry) replaced
+/// by [`REDACTED`], its registries and user names kept for review. Other Secrets are printed as
+/// built (join's bootstrap kubeconfig comes with its token already redacted).
+#[must_use]
+pub fn redact_pull_secrets(objects: &[kube::api::DynamicObject]) -> Vec<kube::api::DynamicObject> {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut out = objects.to_vec();
+    for o in &mut out {
+        let is_pull_secret = o.types.as_ref().is_some_and(|t| t.kind == "Secret")
+            && o.data["type"] == "kubernetes.io/dockerconfigjson";
+        let Some(encoded) = o.data["data"][".dockerconfigjson"]
+            .as_str()
+            .filter(|_| is_pull_secret)
+        else {
+            continue;
+        };
+        let config = b64
+            .decode(encoded)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok());
+        let redacted = match config {
+            Some(original) => {
+                let mut config = original.clone();
+                redact_docker_config(&mut config);
+                (config != original).then(|| config.to_string())
+            }
+            None => Some(REDACTED.to_owned()),
+        };
+        if let Some(redacted) = redacted {
+            o.data["data"][".dockerconfigjson"] = b64.encode(redacted).into();
+        }
+    }
+    out
+}
+
+fn redact_docker_config(config: &mut serde_json::Value) {
+    let Some(auths) = config.get_mut("auths").and_then(|a| a.as_object_mut()) else {
+        return;
+    };
+    for entry in auths.values_mut().filter_map(|e| e.as_object_mut()) {
+        for key in ["auth", "password", "identitytoken", "registrytoken"] {
+            if let Some(v) = entry.get_mut(key) {
+                *v = REDACTED.into();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use base64::Engine as _;
+
+    use super::*;
+
+    #[test]
+    fn pull_credentials_are_redacted_and_registries_kept() {
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let config = r#"{"auths":{"r.example":{"username":"bot","password":"hunter2","auth":"Ym90Omh1bnRlcjI="}}}"#;
+        let secret: kube::api::DynamicObject = serde_json::from_value(serde_json::json!({
+            "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "pull"},
+            "type": "kubernetes.io/dockerconfigjson",
+            "data": {".dockerconfigjson": b64.encode(config)},
+        }))
+        .unwrap();
+        let out = redact_pull_secrets(std::slice::from_ref(&secret));
+        let text = String::from_utf8(
+            b64.decode(out[0].data["data"][".dockerconfigjson"].as_str().unwrap())
+                .unwrap(),
+        )
+        .unwrap();
+        assert!(
+            !text.contains("hunter2") && !text.contains("Ym90Omh1bnRlcjI="),
+            "{text}"
+        );
+        assert!(text.contains("r.example") && text.contains("bot"), "{text}");
+        // An empty credential is printed as it is.
+        let mut empty = secret;
+        empty.data["data"][".dockerconfigjson"] = "e30=".into();
+        assert_eq!(
+            redact_pull_secrets(&[empty])[0].data["data"][".dockerconfigjson"],
+            "e30="
+        );
+    }
+}

@@ -47,7 +47,7 @@ struct VersionBundle {
 /// `--resource-qos-class`, in upstream's spelling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum QosClass {
-    /// Small requests (2m CPU, 16Mi memory), no limits.
+    /// Small requests (2m CPU, 16Mi memory) and generous limits (2 CPUs, 2Gi memory).
     #[value(name = "Default")]
     Default,
     /// No requests or limits.
@@ -134,7 +134,8 @@ impl BundleArgs {
         if self.output_file.is_some() {
             return self.write(objects);
         }
-        crate::ui::stdout::print(crate::apply::to_yaml(objects)?)?;
+        let printed = crate::secrets::redact_pull_secrets(objects);
+        crate::ui::stdout::print(crate::apply::to_yaml(&printed)?)?;
         Ok(())
     }
 

@@ -13,6 +13,7 @@ use crate::api::names::{AGENT_NAMESPACE, HUB_NAMESPACE};
 use crate::hub::webhook::{self, Webhook};
 use crate::inprocess::klusterlet::Agents;
 use crate::runtime::lease::{self, LeaseLock};
+use crate::runtime::metrics_server;
 use crate::runtime::probes::{self, Readiness};
 use crate::runtime::rate::Rate;
 
@@ -42,9 +43,13 @@ pub enum Which {
 /// Where the probes and metrics are served.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Serve {
-    /// Serve /healthz, /readyz and /metrics over plain HTTP on this address (e.g. 0.0.0.0:8000)
+    /// Serve /healthz and /readyz over plain HTTP on this address (e.g. 0.0.0.0:8000)
     #[arg(long, global = true)]
     pub probe_address: Option<SocketAddr>,
+    /// Serve /metrics over HTTPS on this address (e.g. 0.0.0.0:8443) to callers whose bearer
+    /// token the API server authenticates and allows `get` on the non-resource URL /metrics
+    #[arg(long, global = true)]
+    pub metrics_address: Option<SocketAddr>,
 }
 
 /// Flags of `controller hub`.
@@ -191,6 +196,9 @@ pub(super) async fn start(
     let readiness = Arc::new(Readiness::default());
     if let Some(addr) = serve.probe_address {
         probes::serve(addr, readiness.clone(), shutdown.clone()).await?;
+    }
+    if let Some(addr) = serve.metrics_address {
+        metrics_server::serve(addr, kube.client.clone(), shutdown.clone()).await?;
     }
     kube.server_version().await?;
     readiness.set_ready();

@@ -28,7 +28,7 @@ fn names(objects: &[kube::api::DynamicObject]) -> Vec<String> {
 
 /// The operator container's command line and probes, as the operator templates take them:
 /// upstream's `registration-operator` image, or ours (`clusteradm operator ...`, probes over
-/// plain HTTP on 8000).
+/// plain HTTP on 8000, authenticated `/metrics` over HTTPS on 8443).
 #[derive(Debug, serde::Serialize)]
 pub struct OperatorContainer {
     /// `args`, as a JSON array.
@@ -49,7 +49,12 @@ impl OperatorContainer {
             serde_json::json!({"path": path, "scheme": scheme, "port": port}).to_string()
         };
         if ours {
-            let args = ["operator", which, "--probe-address=0.0.0.0:8000"];
+            let args = [
+                "operator",
+                which,
+                "--probe-address=0.0.0.0:8000",
+                "--metrics-address=0.0.0.0:8443",
+            ];
             Self {
                 args: serde_json::json!(args).to_string(),
                 liveness: http("/healthz", "HTTP", 8000),

@@ -2,6 +2,7 @@
 //! `init`/`join --in-process`.
 pub mod cluster_manager;
 pub mod klusterlet;
+pub mod pod_security;
 pub mod pull_secret;
 pub mod resources;
 pub mod sync_labels;

@@ -12,8 +12,9 @@ use crate::api::operator::{ResourceQosClass, ResourceRequirement};
 )]
 pub struct Missing;
 
-/// The containers' resources: the Default class's small requests (upstream's), none for
-/// BestEffort, or the given ones.
+/// The containers' resources: the Default class's small requests (upstream's) and limits that
+/// keep a runaway from taking its node (upstream sets none; generous, as a hub's memory grows
+/// with its fleet), none for BestEffort, or the given ones.
 ///
 /// # Errors
 /// Class ResourceRequirement with no requirements.
@@ -24,6 +25,13 @@ pub fn of(req: Option<&ResourceRequirement>) -> Result<Option<ResourceRequiremen
                 [
                     ("cpu".to_string(), Quantity("2m".into())),
                     ("memory".to_string(), Quantity("16Mi".into())),
+                ]
+                .into(),
+            ),
+            limits: Some(
+                [
+                    ("cpu".to_string(), Quantity("2".into())),
+                    ("memory".to_string(), Quantity("2Gi".into())),
                 ]
                 .into(),
             ),

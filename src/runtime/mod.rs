@@ -15,6 +15,7 @@ pub mod impersonate;
 pub mod informers;
 pub mod lease;
 pub mod metrics;
+pub mod metrics_server;
 pub mod probes;
 pub mod queue_depth;
 pub mod rate;

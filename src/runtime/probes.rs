@@ -1,6 +1,7 @@
-//! The plain-HTTP endpoint a kubelet and Prometheus read in a pod: `/healthz` (the process
-//! answers), `/readyz` (it reached its API server and its loops run), `/metrics`
-//! ([`crate::runtime::metrics`]). Nothing secret is served, so no TLS; every connection is bounded
+//! The plain-HTTP endpoint a kubelet reads in a pod: `/healthz` (the process answers) and
+//! `/readyz` (it reached its API server and its loops run). `/metrics` is served apart, to
+//! authenticated callers only ([`crate::runtime::metrics_server`]). Nothing secret is served
+//! here, so no TLS; every connection is bounded
 //! in time and count, as anything on the pod network can reach the port. The count is kept per
 //! source address as well as in all: a client holding connections open (slowly sending, or not
 //! at all) fills only its own share, so the kubelet's probes, from the node's address, are still
@@ -48,11 +49,11 @@ pub async fn serve(
     readiness: Arc<Readiness>,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
-    let listener = TcpListener::bind(addr).await.map_err(|e| {
-        anyhow::anyhow!("cannot listen on {addr} for the health and metrics endpoint: {e}")
-    })?;
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {addr} for the health endpoint: {e}"))?;
     tracing::info!(
-        "serving /healthz, /readyz and /metrics on http://{}",
+        "serving /healthz and /readyz on http://{}",
         listener.local_addr()?
     );
     tokio::spawn(accept(listener, readiness, shutdown));
@@ -61,17 +62,17 @@ pub async fn serve(
 
 /// The connections open, per source address.
 #[derive(Default)]
-struct Open(Mutex<HashMap<IpAddr, usize>>);
+pub(super) struct Open(Mutex<HashMap<IpAddr, usize>>);
 
 /// One open connection, counted until dropped.
-struct Slot {
+pub(super) struct Slot {
     open: Arc<Open>,
     source: IpAddr,
 }
 
 impl Open {
     /// A slot for a connection from `source`, unless that source or everyone is at the cap.
-    fn take(self: &Arc<Self>, source: IpAddr) -> Option<Slot> {
+    pub(super) fn take(self: &Arc<Self>, source: IpAddr) -> Option<Slot> {
         let mut open = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let total: usize = open.values().sum();
         let mine = open.entry(source).or_default();
@@ -142,11 +143,6 @@ fn respond(req: &Request<Incoming>, readiness: &Readiness) -> Response<Full<Byte
             StatusCode::SERVICE_UNAVAILABLE,
             "not ready".to_owned(),
             "text/plain",
-        ),
-        "/metrics" => (
-            StatusCode::OK,
-            super::metrics::text(),
-            "application/openmetrics-text; version=1.0.0; charset=utf-8",
         ),
         _ => (StatusCode::NOT_FOUND, "not found".to_owned(), "text/plain"),
     };

@@ -19,6 +19,7 @@ mod init;
 mod join_mitm;
 mod lease;
 mod managed_namespaces;
+mod metrics;
 mod placement;
 mod registration;
 mod replicaset;

@@ -83,9 +83,10 @@ pub async fn gone(api: &Api<DynamicObject>, name: &str) {
     .await;
 }
 
-/// `/metrics` of a pod, read from this host over the node's bridge.
-pub async fn metrics(pod: &Pod) -> String {
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+/// `/metrics` of a pod, read from this host over the node's bridge: over HTTPS with the token of
+/// a ServiceAccount of `cluster` (where the pod runs) allowed `get` on `/metrics`. Without a token
+/// the pod refuses (401), and its plain-HTTP probe port serves no metrics (404).
+pub async fn metrics(pod: &Pod, cluster: &kube::Client) -> String {
     let ip = pod
         .status
         .as_ref()
@@ -93,20 +94,102 @@ pub async fn metrics(pod: &Pod) -> String {
         .pod_ip
         .clone()
         .expect("a pod IP");
-    let mut stream = tokio::net::TcpStream::connect((ip.as_str(), 8000))
+    let token = metrics_reader_token(cluster).await;
+    let url = format!("https://{ip}:8443/metrics");
+    let (status, _) = curl(vec!["-k".into(), url.clone()]).await;
+    assert_eq!(status, "401", "no token");
+    let (status, _) = curl(vec![format!("http://{ip}:8000/metrics")]).await;
+    assert_eq!(status, "404", "metrics on the probe port");
+    common::eventually("the pod's /metrics", Duration::from_secs(60), || {
+        let args = vec![
+            "-k".into(),
+            "-H".into(),
+            format!("Authorization: Bearer {token}"),
+            url.clone(),
+        ];
+        async move {
+            let (status, body) = curl(args).await;
+            (status == "200").then_some(body)
+        }
+    })
+    .await
+}
+
+/// `curl -s` with `args`: the status code and the body.
+async fn curl(args: Vec<String>) -> (String, String) {
+    tokio::task::spawn_blocking(move || {
+        let body = tempfile_path();
+        let out = std::process::Command::new("curl")
+            .args(["-s", "--max-time", "10", "-o", &body, "-w", "%{http_code}"])
+            .args(&args)
+            .output()
+            .expect("curl runs");
+        let text = std::fs::read_to_string(&body).unwrap_or_default();
+        let _ = std::fs::remove_file(&body);
+        (String::from_utf8_lossy(&out.stdout).into_owned(), text)
+    })
+    .await
+    .unwrap()
+}
+
+fn tempfile_path() -> String {
+    std::env::temp_dir()
+        .join(common::unique("pods-metrics"))
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A token of ServiceAccount `default/metrics-reader`, bound to a ClusterRole that may `get`
+/// `/metrics` (as a Prometheus is).
+async fn metrics_reader_token(cluster: &kube::Client) -> String {
+    use k8s_openapi::api::authentication::v1::TokenRequest;
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+    use kube::api::{Patch, PatchParams};
+    let apply = PatchParams::apply("pods-metrics").force();
+    let accounts: Api<ServiceAccount> = Api::namespaced(cluster.clone(), "default");
+    let sa: ServiceAccount = serde_json::from_value(serde_json::json!({
+        "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "metrics-reader"},
+    }))
+    .unwrap();
+    accounts
+        .patch("metrics-reader", &apply, &Patch::Apply(&sa))
         .await
         .unwrap();
-    stream
-        .write_all(b"GET /metrics HTTP/1.0\r\nHost: pod\r\n\r\n")
+    let role: ClusterRole = serde_json::from_value(serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "pods-metrics-reader"},
+        "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}],
+    }))
+    .unwrap();
+    Api::<ClusterRole>::all(cluster.clone())
+        .patch("pods-metrics-reader", &apply, &Patch::Apply(&role))
         .await
         .unwrap();
-    let mut body = String::new();
-    stream.read_to_string(&mut body).await.unwrap();
-    assert!(
-        body.starts_with("HTTP/1.0 200") || body.starts_with("HTTP/1.1 200"),
-        "{body}"
-    );
-    body
+    let binding: ClusterRoleBinding = serde_json::from_value(serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "pods-metrics-reader"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "pods-metrics-reader"},
+        "subjects": [{"kind": "ServiceAccount", "name": "metrics-reader", "namespace": "default"}],
+    }))
+    .unwrap();
+    Api::<ClusterRoleBinding>::all(cluster.clone())
+        .patch("pods-metrics-reader", &apply, &Patch::Apply(&binding))
+        .await
+        .unwrap();
+    let request: TokenRequest =
+        serde_json::from_value(serde_json::json!({"spec": {"expirationSeconds": 600}})).unwrap();
+    accounts
+        .create_token_request(
+            "metrics-reader",
+            &kube::api::PostParams::default(),
+            &request,
+        )
+        .await
+        .unwrap()
+        .status
+        .and_then(|s| s.token)
+        .unwrap()
 }
 
 /// The pod runs our image as a non-root user, read-only, with no capabilities.
@@ -122,6 +205,23 @@ pub fn assert_runs_locked_down(pod: &Pod, image: &str) {
         Some(vec!["ALL".to_string()])
     );
     assert!(c.liveness_probe.is_some() && c.readiness_probe.is_some());
+    // Pod Security's restricted profile, which its namespace enforces: the runtime's default
+    // seccomp profile; and limits as well as requests.
+    let pod_sc = pod.spec.as_ref().unwrap().security_context.as_ref();
+    assert_eq!(
+        pod_sc
+            .and_then(|s| s.seccomp_profile.as_ref())
+            .map(|p| p.type_.as_str()),
+        Some("RuntimeDefault")
+    );
+    assert!(
+        c.resources
+            .as_ref()
+            .and_then(|r| r.limits.as_ref())
+            .is_some(),
+        "{:?}",
+        c.resources
+    );
 }
 
 /// `clusteradm accept --wait` on the hub, then waits until the cluster is Available.

@@ -214,7 +214,7 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
         work.data["status"]
     );
     // Both pods serve Prometheus metrics of what they did.
-    let agent_metrics = metrics(&agent_pod).await;
+    let agent_metrics = metrics(&agent_pod, &managed).await;
     assert!(
         agent_metrics.contains("clusteradm_work_apply_seconds_count"),
         "{agent_metrics}"
@@ -228,7 +228,7 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
         agent_metrics.contains("clusteradm_queue_depth{controller=\"work agent\"} 0"),
         "{agent_metrics}"
     );
-    let hub_metrics = metrics(&hub_pod).await;
+    let hub_metrics = metrics(&hub_pod, &hub).await;
     assert!(
         hub_metrics
             .contains("clusteradm_reconciles_total{controller=\"hub registration controller\"}"),

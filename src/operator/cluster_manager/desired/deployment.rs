@@ -65,13 +65,7 @@ pub fn args(c: Component, v: &Validated) -> Vec<String> {
 /// The Deployment of component `c`.
 #[must_use]
 pub fn deployment(c: Component, v: &Validated) -> Deployment {
-    let security = json!({
-        "allowPrivilegeEscalation": false,
-        "capabilities": {"drop": ["ALL"]},
-        "privileged": false,
-        "runAsNonRoot": true,
-        "readOnlyRootFilesystem": true,
-    });
+    let security = crate::operator::pod_security::container();
     let mut container = json!({
         "name": container_name(c),
         "image": c.image(v),
@@ -117,6 +111,7 @@ pub fn deployment(c: Component, v: &Validated) -> Deployment {
     };
     let mut pod_spec = json!({
         "serviceAccountName": c.service_account(),
+        "securityContext": crate::operator::pod_security::pod(),
         "containers": [container],
         "volumes": volumes,
         "affinity": anti_affinity(c.pod_label()),

@@ -14,6 +14,7 @@ use super::Component;
 use super::rbac::{self, rule};
 use crate::api::names::{ADDON_MANAGER_SA, HUB_NAMESPACE};
 use crate::operator::cluster_manager::validate::Validated;
+use crate::operator::pod_security;
 
 /// The Deployment's name and its pods' `app` label.
 pub const NAME: &str = "cluster-manager-hub";
@@ -23,8 +24,10 @@ pub const SERVICE_ACCOUNT: &str = "cluster-manager-hub-sa";
 pub const CLUSTER_ROLE: &str = "open-cluster-management:cluster-manager-hub";
 /// Pods of the Deployment: a leader and a standby.
 pub const REPLICAS: i32 = 2;
-/// Where `/healthz`, `/readyz` and `/metrics` are served.
+/// Where `/healthz` and `/readyz` are served.
 pub const PROBE_PORT: i32 = 8000;
+/// Where the hub pods serve `/metrics` over HTTPS to authenticated, authorised callers.
+pub const METRICS_PORT: i32 = crate::runtime::metrics_server::PORT;
 
 /// The Secret holding the hub Service's serving certificate (its webhooks').
 pub const SERVING_SECRET: &str = "cluster-manager-hub-serving-cert";
@@ -147,14 +150,12 @@ fn named_service_account(name: &str) -> ServiceAccount {
 }
 
 /// The ClusterRole: upstream's registration and placement controllers' rules (placements read,
-/// decisions written, cluster sets kept, bindings read) and [`extra_rules`], less TokenReviews:
-/// the hub pod authenticates nobody (upstream's placement controller does, for its debug
-/// endpoint).
+/// decisions written, cluster sets kept, bindings read; TokenReviews and SubjectAccessReviews,
+/// with which `/metrics` checks its callers) and [`extra_rules`].
 #[must_use]
 pub fn cluster_role() -> ClusterRole {
     let mut rules = rbac::rules(Component::RegistrationController);
     rules.extend(rbac::rules(Component::PlacementController));
-    rules.retain(|r| r.resources.as_deref() != Some(&["tokenreviews".to_string()][..]));
     rules.extend(extra_rules());
     ClusterRole {
         metadata: kube::api::ObjectMeta {
@@ -189,30 +190,29 @@ pub fn deployment(v: &Validated, image: &str) -> Deployment {
             "controller",
             "hub",
             format!("--probe-address=0.0.0.0:{PROBE_PORT}"),
+            format!("--metrics-address=0.0.0.0:{METRICS_PORT}"),
             format!("--webhook-cert-dir={SERVING_DIR}"),
         ],
         "ports": [
-            {"name": "metrics", "containerPort": PROBE_PORT, "protocol": "TCP"},
+            {"name": "healthz", "containerPort": PROBE_PORT, "protocol": "TCP"},
+            {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"},
             {"name": "webhook", "containerPort": WEBHOOK_PORT, "protocol": "TCP"},
         ],
         "volumeMounts": [{"name": "serving-cert", "mountPath": SERVING_DIR, "readOnly": true}],
         "livenessProbe": probe("/healthz"),
         "readinessProbe": probe("/readyz"),
-        "securityContext": {
-            "allowPrivilegeEscalation": false,
-            "capabilities": {"drop": ["ALL"]},
-            "privileged": false,
-            "runAsNonRoot": true,
-            "readOnlyRootFilesystem": true,
+        "securityContext": pod_security::container(),
+        "resources": {
+            "requests": {"cpu": "10m", "memory": "32Mi"},
+            "limits": {"cpu": "2", "memory": "2Gi"},
         },
-        "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}},
     });
     if let Some(resources) = &v.resources {
         container["resources"] = serde_json::to_value(resources).expect("serialisable");
     }
     let mut pod_spec = json!({
         "serviceAccountName": SERVICE_ACCOUNT,
-        "securityContext": {"runAsNonRoot": true},
+        "securityContext": pod_security::pod(),
         "containers": [container],
         "volumes": [{"name": "serving-cert", "secret": {"secretName": SERVING_SECRET}}],
     });
@@ -244,6 +244,28 @@ pub fn service() -> Service {
         },
     }))
     .expect("a valid Service")
+}
+
+/// Who may connect to the hub pods: the webhook port (the API server, whose address is not a
+/// pod's, so from anywhere; TLS, answering reviews only) and the authenticated metrics port.
+/// The plain-HTTP probe port is not opened: the kubelet probes from the node, which network
+/// policy implementations let through, and no other pod can hold its connections.
+#[must_use]
+pub fn network_policy() -> k8s_openapi::api::networking::v1::NetworkPolicy {
+    serde_json::from_value(json!({
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": NAME, "namespace": HUB_NAMESPACE},
+        "spec": {
+            "podSelector": {"matchLabels": {"app": NAME}},
+            "policyTypes": ["Ingress"],
+            "ingress": [{"ports": [
+                {"protocol": "TCP", "port": WEBHOOK_PORT},
+                {"protocol": "TCP", "port": METRICS_PORT},
+            ]}],
+        },
+    }))
+    .expect("a valid NetworkPolicy")
 }
 
 /// The Service's DNS name, which its serving certificate names.

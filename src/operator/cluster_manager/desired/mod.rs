@@ -59,6 +59,8 @@ pub struct Desired {
     pub services: Vec<Service>,
     /// One per deployed component.
     pub deployments: Vec<Deployment>,
+    /// Who may connect to the hub pods, when they are deployed.
+    pub network_policies: Vec<k8s_openapi::api::networking::v1::NetworkPolicy>,
     /// Validating admission, when the webhooks are deployed.
     pub validating_webhooks: Vec<ValidatingWebhookConfiguration>,
     /// Mutating admission, when the webhooks are deployed.
@@ -97,6 +99,22 @@ pub fn serving_specs(hub_pods: bool) -> Vec<ServingSpec> {
     specs
 }
 
+/// The hub namespace. Only the hub's pods run there, all held to Pod Security's `restricted`
+/// profile, which is enforced unless a webhook is asked to use the host's network (which no
+/// profile but `privileged` allows): then it is warned.
+fn hub_namespace(v: &Validated) -> Namespace {
+    use crate::operator::pod_security;
+    let host_network = v.registration_webhook.host_network || v.work_webhook.host_network;
+    Namespace {
+        metadata: ObjectMeta {
+            name: Some(HUB_NAMESPACE.into()),
+            labels: Some(pod_security::labels(!host_network)),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
 /// The hub for `v`. Components that run in this process are left out entirely; so are the
 /// webhook Services and configurations when no webhook is deployed, so that nothing points at a
 /// Service nobody serves.
@@ -124,13 +142,7 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
     let bundle = certs.ca_bundle.as_bytes();
     let mut desired = Desired {
         crds: crate::api::hub_crds(),
-        namespace: Namespace {
-            metadata: ObjectMeta {
-                name: Some(HUB_NAMESPACE.into()),
-                ..Default::default()
-            },
-            ..Default::default()
-        },
+        namespace: hub_namespace(v),
         service_accounts: deployed.iter().map(|c| rbac::service_account(*c)).collect(),
         cluster_roles: deployed.iter().map(|c| rbac::cluster_role(*c)).collect(),
         cluster_role_bindings: deployed
@@ -148,6 +160,7 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
             .iter()
             .map(|c| deployment::deployment(*c, v))
             .collect(),
+        network_policies: Vec::new(),
         validating_webhooks: Vec::new(),
         mutating_webhooks: Vec::new(),
         admission_policies: Vec::new(),
@@ -168,6 +181,7 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
             .push(hub::cluster_role_binding());
         desired.deployments.push(hub::deployment(v, image));
         desired.services.push(hub::service());
+        desired.network_policies.push(hub::network_policy());
         for crd in &mut desired.crds {
             if crate::hub::conversion::CRDS.contains(&crd.metadata.name.as_deref().unwrap_or("")) {
                 hub::convert_through_service(crd, bundle);
@@ -261,6 +275,9 @@ macro_rules! each {
             .for_each(|o| f(to_dynamic(o), related(o)));
         d.services.iter().for_each(|o| f(to_dynamic(o), related(o)));
         d.deployments
+            .iter()
+            .for_each(|o| f(to_dynamic(o), related(o)));
+        d.network_policies
             .iter()
             .for_each(|o| f(to_dynamic(o), related(o)));
         d.validating_webhooks
@@ -738,6 +755,47 @@ mod tests {
         let off = work_policy("[{feature: NilExecutorValidating, mode: Disable}]");
         assert!(on.contains(admission::NIL_EXECUTOR_USER), "{on}");
         assert!(!off.contains(admission::NIL_EXECUTOR_USER), "{off}");
+    }
+
+    #[test]
+    fn our_hub_pods_are_restricted_and_reachable_only_on_their_served_ports() {
+        const OURS: &str = "spec:
+  registrationImagePullSpec: example.com/clusteradm:v1
+  workImagePullSpec: example.com/clusteradm:v1
+  placementImagePullSpec: example.com/clusteradm:v1";
+        let v = validate(&cluster_manager(OURS)).unwrap();
+        let d = build(&v, &certs(), InProcess::HUB_DEPLOYMENT);
+        let pod = pod_spec(&d.deployments[0]);
+        // Held to Pod Security's restricted profile, enforced on its namespace; only the webhook
+        // and authenticated metrics ports open to other pods.
+        let spec = serde_json::to_value(pod).unwrap();
+        assert!(
+            crate::operator::pod_security::is_restricted(&spec),
+            "{spec:#}"
+        );
+        assert!(
+            pod.containers[0]
+                .resources
+                .as_ref()
+                .unwrap()
+                .limits
+                .is_some()
+        );
+        assert_eq!(
+            d.namespace.metadata.labels.as_ref().unwrap()[crate::operator::pod_security::ENFORCE],
+            "restricted"
+        );
+        let policy = serde_json::to_value(&d.network_policies[0]).unwrap();
+        let ports: Vec<_> = policy["spec"]["ingress"][0]["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["port"].as_i64().unwrap())
+            .collect();
+        assert_eq!(
+            ports,
+            [i64::from(hub::WEBHOOK_PORT), i64::from(hub::METRICS_PORT)]
+        );
     }
 
     #[test]

@@ -20,8 +20,10 @@ pub(super) fn agents(v: &Validated, deployed: &[Workload]) -> Vec<Deployment> {
     deployed.iter().map(|w| agent(v, *w)).collect()
 }
 
-/// Where our agent serves `/healthz`, `/readyz` and `/metrics`.
+/// Where our agent serves `/healthz` and `/readyz`.
 pub const PROBE_PORT: i32 = 8000;
+/// Where our agent serves `/metrics` to authenticated callers.
+pub const METRICS_PORT: i32 = crate::runtime::metrics_server::PORT;
 
 /// Our image's agent: `clusteradm controller agent`, which reads its secrets through the API.
 /// In Hosted modes it acts on the managed cluster through the mounted external kubeconfig.
@@ -35,6 +37,9 @@ fn our_args(v: &Validated) -> Vec<String> {
     ];
     if v.hosted {
         args.push(format!("--managed-kubeconfig={SPOKE_DIR}/kubeconfig"));
+    }
+    if super::rbac::serves_metrics(v) {
+        args.push(format!("--metrics-address=0.0.0.0:{METRICS_PORT}"));
     }
     // Both agents run in this one: both lists, as upstream's Singleton agent takes them.
     let gates = [v.registration_gates.clone(), v.work_gates.clone()].concat();
@@ -271,12 +276,7 @@ fn agent(v: &Validated, w: Workload) -> Deployment {
         "image": image,
         "args": args(v, w),
         "volumeMounts": mounts,
-        "securityContext": {
-            "allowPrivilegeEscalation": false,
-            "capabilities": {"drop": ["ALL"]},
-            "readOnlyRootFilesystem": true,
-            "runAsNonRoot": true,
-        },
+        "securityContext": crate::operator::pod_security::container(),
         "resources": v.resources,
     });
     if v.ours {
@@ -284,10 +284,17 @@ fn agent(v: &Validated, w: Workload) -> Deployment {
         container["livenessProbe"] = probe("/healthz");
         container["readinessProbe"] = probe("/readyz");
         container["ports"] =
-            json!([{"name": "metrics", "containerPort": PROBE_PORT, "protocol": "TCP"}]);
+            json!([{"name": "healthz", "containerPort": PROBE_PORT, "protocol": "TCP"}]);
+        if super::rbac::serves_metrics(v) {
+            container["ports"]
+                .as_array_mut()
+                .expect("a list")
+                .push(json!({"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"}));
+        }
     }
     let mut pod = json!({
         "serviceAccountName": sa_name(v, w),
+        "securityContext": crate::operator::pod_security::pod(),
         "containers": [container],
         "volumes": volumes,
     });

@@ -603,8 +603,19 @@ mod tests {
                 "agent",
                 "--cluster-name=c1",
                 "--agent-namespace=open-cluster-management-agent",
-                "--probe-address=0.0.0.0:8000"
+                "--probe-address=0.0.0.0:8000",
+                "--metrics-address=0.0.0.0:8443",
             ]
+        );
+        let spec = serde_json::to_value(pod(deployment)).unwrap();
+        assert!(
+            crate::operator::pod_security::is_restricted(&spec),
+            "{spec:#}"
+        );
+        let agent_ns = &d.management.namespaces[0];
+        assert_eq!(
+            agent_ns.metadata.labels.as_ref().unwrap()[crate::operator::pod_security::ENFORCE],
+            "restricted"
         );
         let container = &pod(deployment).containers[0];
         assert_eq!(

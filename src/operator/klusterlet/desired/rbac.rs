@@ -178,15 +178,33 @@ fn role_ref(kind: &str, name: &str) -> RoleRef {
 
 /// ClusterRoles and bindings on the managed cluster; bindings name ServiceAccounts in
 /// `namespace`.
+/// Whether our agent serves `/metrics` to authenticated callers: our image, where its pod runs
+/// on the cluster it manages (in Hosted modes its ServiceAccount there is not the pod's).
+#[must_use]
+pub fn serves_metrics(v: &Validated) -> bool {
+    v.ours && !v.hosted
+}
+
 pub(super) fn managed(
     v: &Validated,
     namespace: &str,
 ) -> (Vec<ClusterRole>, Vec<ClusterRoleBinding>) {
     let k = &v.name;
+    let mut registration = registration_cluster_role();
+    if serves_metrics(v) {
+        // Authenticate the callers of /metrics (it authorises them with the work role's
+        // SubjectAccessReviews), as upstream's hub components do; upstream's agents serve no
+        // authenticated metrics and hold no such right.
+        registration.push(rule(
+            &["authentication.k8s.io"],
+            &["tokenreviews"],
+            &["create"],
+        ));
+    }
     let roles = [
         (
             format!("open-cluster-management:{k}-registration:agent"),
-            registration_cluster_role(),
+            registration,
             Workload::Registration,
         ),
         (
