@@ -258,14 +258,15 @@ fn go_duration(text: &str) -> Result<std::time::Duration, String> {
 /// How often a mounted managed kubeconfig is compared with what the agents started with.
 const MOUNT_CHECK: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Cancels `shutdown` once the file at `path`, read every `period`, holds other bytes than now
-/// (the kubelet rewrites a mounted Secret in place); resolves to the path when it did.
+/// Cancels `shutdown` once one of the files at `paths`, read every `period`, holds other bytes
+/// than now (the kubelet rewrites a mounted Secret in place: a new kubeconfig, or a renewed token
+/// beside it, which the client read once); resolves to that path when one did.
 fn stop_when_changed(
-    path: std::path::PathBuf,
+    paths: Vec<std::path::PathBuf>,
     period: std::time::Duration,
     shutdown: crate::runtime::Shutdown,
 ) -> tokio::task::JoinHandle<Option<std::path::PathBuf>> {
-    let started_with = std::fs::read(&path).ok();
+    let started_with: Vec<_> = paths.iter().map(|p| std::fs::read(p).ok()).collect();
     tokio::spawn(async move {
         let mut every = tokio::time::interval(period);
         loop {
@@ -273,12 +274,14 @@ fn stop_when_changed(
                 () = shutdown.cancelled() => return None,
                 _ = every.tick() => {}
             }
-            let now = std::fs::read(&path).ok();
-            // A file missing for a moment (the kubelet's swap) is no change.
-            if now.is_some() && now != started_with {
-                tracing::warn!("{} changed: stopping the agents", path.display());
-                shutdown.cancel();
-                return Some(path);
+            for (path, before) in paths.iter().zip(&started_with) {
+                let now = std::fs::read(path).ok();
+                // A file missing for a moment (the kubelet's swap) is no change.
+                if now.is_some() && now != *before {
+                    tracing::warn!("{} changed: stopping the agents", path.display());
+                    shutdown.cancel();
+                    return Some(path.clone());
+                }
             }
         }
     })
@@ -351,10 +354,10 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             };
             // A new managed kubeconfig (the Secret changed) needs a new client: stop, and let
             // the kubelet start the container again with it, as upstream's agents do.
-            let replaced = a
-                .managed_kubeconfig
-                .as_ref()
-                .map(|path| stop_when_changed(path.clone(), MOUNT_CHECK, shutdown.clone()));
+            let replaced = a.managed_kubeconfig.as_ref().map(|path| {
+                let files = vec![path.clone(), path.with_file_name("token")];
+                stop_when_changed(files, MOUNT_CHECK, shutdown.clone())
+            });
             let agents = Agents {
                 managed,
                 management: client,
@@ -399,13 +402,17 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn a_rewritten_mounted_file_stops_the_agents_and_an_untouched_one_does_not() {
+    async fn a_renewed_token_beside_the_mounted_kubeconfig_stops_the_agents_and_untouched_files_do_not()
+     {
         let dir = std::env::temp_dir().join(format!("mounted-kubeconfig-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("kubeconfig");
+        let kubeconfig = dir.join("kubeconfig");
+        std::fs::write(&kubeconfig, "first").unwrap();
+        let path = dir.join("token");
         std::fs::write(&path, "first").unwrap();
         let shutdown = crate::runtime::Shutdown::new();
-        let watch = stop_when_changed(path.clone(), Duration::from_millis(10), shutdown.clone());
+        let files = vec![kubeconfig, path.clone()];
+        let watch = stop_when_changed(files, Duration::from_millis(10), shutdown.clone());
         // Unchanged: still running after several checks.
         let untouched =
             tokio::time::timeout(Duration::from_millis(100), shutdown.cancelled()).await;

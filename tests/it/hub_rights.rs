@@ -90,7 +90,7 @@ async fn the_hub_pod_may_touch_no_secret_and_impersonate_only_the_addon_managers
         );
     }
     // The user's objects: read (and what the controllers write: status, a finalizer), never
-    // created or deleted; and no TokenReviews (the hub pod authenticates nobody).
+    // created or deleted.
     for (verb, resource, namespace) in [
         ("create", (ADDON, "clustermanagementaddons"), ""),
         ("delete", (ADDON, "clustermanagementaddons"), ""),
@@ -101,7 +101,6 @@ async fn the_hub_pod_may_touch_no_secret_and_impersonate_only_the_addon_managers
         ("delete", (CLUSTER, "placements"), "default"),
         ("create", (CLUSTER, "managedclustersetbindings"), "default"),
         ("delete", (CLUSTER, "managedclustersetbindings"), "default"),
-        ("create", ("authentication.k8s.io", "tokenreviews"), ""),
     ] {
         assert!(
             !may(&hub, verb, resource, namespace, None).await,
@@ -114,6 +113,13 @@ async fn the_hub_pod_may_touch_no_secret_and_impersonate_only_the_addon_managers
         ("create", (CLUSTER, "placementdecisions"), "default"),
         ("create", (CLUSTER, "managedclustersets"), ""),
         ("create", (ADDON, "managedclusteraddons"), "default"),
+        // /metrics authenticates and authorises its callers.
+        ("create", ("authentication.k8s.io", "tokenreviews"), ""),
+        (
+            "create",
+            ("authorization.k8s.io", "subjectaccessreviews"),
+            "",
+        ),
     ] {
         assert!(
             may(&hub, verb, resource, namespace, None).await,

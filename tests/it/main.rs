@@ -23,5 +23,6 @@ mod metrics;
 mod placement;
 mod registration;
 mod replicaset;
+mod rights;
 mod shared_watch;
 mod work;

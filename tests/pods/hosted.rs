@@ -5,7 +5,7 @@
 //! ([`hosted_addon`]). `unjoin` leaves nothing on either cluster.
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams};
 
 use crate::fixture::condition_true;
@@ -102,6 +102,7 @@ pub async fn join_work_and_leave(
         "management",
         &format!("system:serviceaccount:{klusterlet}:{klusterlet}-agent-sa"),
     );
+    agent_acts_as_itself(&management, &klusterlet, &agent).await;
 
     // Leave: the work removed by the agent, the Klusterlet unjoined, the cluster deleted.
     works(hub, &cluster)
@@ -153,6 +154,48 @@ async fn join_and_accept(
 
 /// The name of the Klusterlet on `management` that serves `cluster` (hosted Klusterlets get a
 /// generated name, which is also their agents' namespace).
+/// On the hosted cluster the agent acts as its own ServiceAccount there, through the kubeconfig
+/// the operator minted for it, with only the RBAC rendered for it: never with the admin
+/// kubeconfig the user gave the operator, which its pod does not mount.
+async fn agent_acts_as_itself(management: &kube::Client, klusterlet: &str, agent: &Pod) {
+    let managed_ns = managed_namespace_of(management, klusterlet).await;
+    assert_no_refusals(
+        "hosted",
+        &format!("system:serviceaccount:{managed_ns}:{klusterlet}-agent-sa"),
+    );
+    let mounted: Vec<String> = agent
+        .spec
+        .as_ref()
+        .unwrap()
+        .volumes
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|v| v.secret.and_then(|s| s.secret_name))
+        .collect();
+    assert!(
+        mounted.contains(&"external-managed-kubeconfig-agent".to_string())
+            && !mounted.contains(&"external-managed-kubeconfig".to_string()),
+        "{mounted:?}"
+    );
+}
+
+/// The namespace of Klusterlet `name`'s agents on the managed cluster (`spec.namespace`).
+async fn managed_namespace_of(management: &kube::Client, name: &str) -> String {
+    let klusterlets = fixture::cluster_scoped(
+        management,
+        "operator.open-cluster-management.io",
+        "v1",
+        "Klusterlet",
+    );
+    let k = klusterlets.get(name).await.unwrap();
+    k.data["spec"]["namespace"]
+        .as_str()
+        .filter(|n| !n.is_empty())
+        .unwrap_or("open-cluster-management-agent")
+        .to_owned()
+}
+
 async fn klusterlet_of(management: &kube::Client, cluster: &str) -> String {
     let klusterlets = fixture::cluster_scoped(
         management,

@@ -18,7 +18,7 @@ use kube::runtime::watcher;
 use kube::{Client, ResourceExt as _};
 
 use super::desired::KLUSTERLET_LABEL;
-use super::{Options, apply, cleanup, desired, observe, status, validate};
+use super::{Options, apply, cleanup, desired, managed_kubeconfig, observe, status, validate};
 use crate::api::operator::{KLUSTERLET_FINALIZER, KLUSTERLET_HOSTED_FINALIZER, Klusterlet};
 use crate::apply::Applier;
 use crate::runtime::Shutdown;
@@ -172,6 +172,22 @@ async fn reconcile(k: Arc<Klusterlet>, ctx: Arc<Context>) -> Result<Action, Erro
 }
 
 /// observe → validate → build → apply → status.
+/// Hosted modes: each deployed agent's own kubeconfig for the managed cluster, made once its
+/// ServiceAccount there exists (applied just before).
+async fn hosted_kubeconfigs(
+    ctx: &Context,
+    managed: &Client,
+    v: &validate::Validated,
+    cluster: &managed_kubeconfig::ManagedCluster,
+) -> Result<(), String> {
+    let deployed = desired::service_account::deployed_agents(v, ctx.opts.in_process);
+    let written = managed_kubeconfig::sync(&ctx.client, managed, v, &deployed, cluster).await?;
+    if written > 0 {
+        tracing::info!(klusterlet = %v.name, written, "wrote the hosted agents' kubeconfigs");
+    }
+    Ok(())
+}
+
 async fn reconcile_apply(k: &Klusterlet, ctx: &Context) -> Result<Action, Error> {
     let api: Api<Klusterlet> = Api::all(ctx.client.clone());
     let now = Time(Timestamp::now());
@@ -232,12 +248,17 @@ async fn reconcile_apply(k: &Klusterlet, ctx: &Context) -> Result<Action, Error>
     }
     // Hosted modes reach another cluster, whose client comes from a Secret that may change: its
     // applier is built for the reconcile. Otherwise the kept one serves.
-    let hosted_applier = v.hosted.then(|| Applier::new(managed, CRD_TIMEOUT));
+    let hosted_applier = v.hosted.then(|| Applier::new(managed.clone(), CRD_TIMEOUT));
     let targets = apply::Targets {
         management: &ctx.applier,
         managed: hosted_applier.as_ref(),
     };
-    let applied = apply::apply(&targets, &desired).await;
+    let mut applied = apply::apply(&targets, &desired).await;
+    if let (Ok(_), Some(cluster)) = (&applied, &observed.managed_cluster) {
+        applied = hosted_kubeconfigs(ctx, &managed, &v, cluster)
+            .await
+            .and(applied);
+    }
     let inputs = status::Inputs {
         validated: &v,
         applied: &applied,

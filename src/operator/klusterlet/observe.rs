@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
 use kube::api::{Api, PostParams};
 
+use super::managed_kubeconfig::ManagedCluster;
 use super::validate::Validated;
 use crate::api::names::{BOOTSTRAP_SECRET, EXTERNAL_MANAGED_SECRET, HUB_KUBECONFIG_SECRET};
 use crate::runtime::client::{self as kubeconfig_client, Origin, Timeouts};
@@ -37,6 +38,9 @@ pub struct Observed {
     pub hub_kubeconfig: SecretCheck,
     /// A client for the managed cluster, or why there is none (Hosted without its kubeconfig).
     pub managed: Result<Client, String>,
+    /// Hosted modes: the managed cluster as the user's kubeconfig names it, for the agents' own
+    /// kubeconfigs.
+    pub managed_cluster: Option<ManagedCluster>,
     /// The operator namespace's image pull secret, if any (unreadable counts as none: the
     /// agents may not need it, and the next resync reads it again).
     pub pull_secret: Option<Secret>,
@@ -48,34 +52,46 @@ pub async fn observe(client: &Client, v: &Validated) -> Observed {
     let (bootstrap, hub_kubeconfig, managed, pull_secret) = tokio::join!(
         check(&secrets, BOOTSTRAP_SECRET),
         check(&secrets, HUB_KUBECONFIG_SECRET),
-        managed_client(client, &secrets, v.hosted),
+        managed(client, &secrets, v.hosted),
         crate::operator::pull_secret::read(client),
     );
     let pull_secret = pull_secret.unwrap_or_else(|e| {
         tracing::warn!(error = %e, "reading the image pull secret");
         None
     });
+    let (managed, managed_cluster) = match managed {
+        Ok((client, cluster)) => (Ok(client), cluster),
+        Err(e) => (Err(e), None),
+    };
     Observed {
         bootstrap,
         hub_kubeconfig,
         managed,
+        managed_cluster,
         pull_secret,
     }
 }
 
-async fn managed_client(
+async fn managed(
     client: &Client,
     secrets: &Api<Secret>,
     hosted: bool,
-) -> Result<Client, String> {
+) -> Result<(Client, Option<ManagedCluster>), String> {
     if !hosted {
-        return Ok(client.clone());
+        return Ok((client.clone(), None));
     }
-    external_managed_client(secrets).await
+    let (client, cluster) = external_managed(secrets).await?;
+    Ok((client, Some(cluster)))
 }
 
 /// Hosted modes: a client for the managed cluster from the `external-managed-kubeconfig` secret.
 pub async fn external_managed_client(secrets: &Api<Secret>) -> Result<Client, String> {
+    Ok(external_managed(secrets).await?.0)
+}
+
+/// Hosted modes: a client for the managed cluster from the `external-managed-kubeconfig` secret,
+/// and the cluster it names.
+async fn external_managed(secrets: &Api<Secret>) -> Result<(Client, ManagedCluster), String> {
     let secret = secrets
         .get_opt(EXTERNAL_MANAGED_SECRET)
         .await
@@ -83,14 +99,16 @@ pub async fn external_managed_client(secrets: &Api<Secret>) -> Result<Client, St
         .ok_or_else(|| format!("secret {EXTERNAL_MANAGED_SECRET} is missing"))?;
     let text = field(&secret, "kubeconfig")
         .ok_or_else(|| format!("secret {EXTERNAL_MANAGED_SECRET} has no kubeconfig"))?;
-    kubeconfig_client::from_kubeconfig(
-        &String::from_utf8_lossy(&text),
+    let text = String::from_utf8_lossy(&text);
+    let client = kubeconfig_client::from_kubeconfig(
+        &text,
         Origin::Cluster,
         &format!("secret {EXTERNAL_MANAGED_SECRET}"),
         Timeouts::LOOP,
     )
     .await
-    .map_err(|e| e.to_string())
+    .map_err(|e| e.to_string())?;
+    Ok((client, ManagedCluster::from_kubeconfig(&text)?))
 }
 
 fn field(secret: &Secret, key: &str) -> Option<Vec<u8>> {

@@ -441,6 +441,87 @@ async fn unjoin_without_an_operator_cleans_up_itself() {
     assert!(!exists(&deployments, "klusterlet-registration-agent").await);
 }
 
+/// Hosted mode: each agent mounts a kubeconfig of its own ServiceAccount on the managed cluster
+/// (upstream's Secret names), never the user's admin one; its token authenticates there as that
+/// account, lives 8640 hours, and a second pass of the loop leaves it as it is.
+async fn agents_get_their_own_kubeconfigs(
+    management: &Client,
+    deployments: &Api<Deployment>,
+    klusterlet: &str,
+    server: &str,
+) {
+    let secrets: Api<Secret> = Api::namespaced(management.clone(), klusterlet);
+    for (agent, secret) in [
+        ("registration", "external-managed-kubeconfig-registration"),
+        ("work", "external-managed-kubeconfig-work"),
+    ] {
+        let s = secrets.get(secret).await.unwrap();
+        let data = s.data.clone().unwrap();
+        let text = |k: &str| String::from_utf8(data[k].0.clone()).unwrap();
+        let kubeconfig = text("kubeconfig");
+        assert!(kubeconfig.contains(server), "{kubeconfig}");
+        assert!(
+            kubeconfig.contains("tokenFile: /spoke/config/token"),
+            "{kubeconfig}"
+        );
+        let with_token = kubeconfig.replace(
+            "tokenFile: /spoke/config/token",
+            &format!("token: {}", text("token")),
+        );
+        let client = common::client_from_yaml(&with_token).await;
+        let account = format!("{klusterlet}-{agent}-sa");
+        assert_eq!(
+            common::whoami(&client).await.unwrap(),
+            format!(
+                "system:serviceaccount:{}:{account}",
+                text("serviceaccount_namespace")
+            )
+        );
+        let expires: k8s_openapi::jiff::Timestamp = text("expiration").parse().unwrap();
+        let lifetime = expires.duration_since(k8s_openapi::jiff::Timestamp::now());
+        assert!(
+            lifetime.as_hours() > 8600 && lifetime.as_hours() <= 8640,
+            "{lifetime:?}"
+        );
+        let pod = deployments
+            .get(&format!("{klusterlet}-{agent}-agent"))
+            .await
+            .unwrap()
+            .spec
+            .unwrap()
+            .template
+            .spec
+            .unwrap();
+        let mounted: Vec<String> = pod
+            .volumes
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|v| v.secret.and_then(|s| s.secret_name))
+            .collect();
+        assert!(mounted.contains(&secret.to_string()), "{mounted:?}");
+        assert!(
+            !mounted.contains(&"external-managed-kubeconfig".to_string()),
+            "{mounted:?}"
+        );
+    }
+    // Idempotent: another pass writes nothing while the tokens are fresh.
+    let k = Api::<Klusterlet>::all(management.clone())
+        .get(klusterlet)
+        .await
+        .unwrap();
+    let v = operator::validate::validate(&k).unwrap();
+    let deployed =
+        operator::desired::service_account::deployed_agents(&v, operator::InProcess::default());
+    let external = secrets.get("external-managed-kubeconfig").await.unwrap();
+    let text = String::from_utf8(external.data.unwrap()["kubeconfig"].0.clone()).unwrap();
+    let cluster = operator::managed_kubeconfig::ManagedCluster::from_kubeconfig(&text).unwrap();
+    let managed = common::managed().await;
+    let written = operator::managed_kubeconfig::sync(management, &managed, &v, &deployed, &cluster)
+        .await
+        .unwrap();
+    assert_eq!(written, 0, "fresh tokens rewritten");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hosted_mode_runs_the_agents_on_the_management_cluster() {
     let _one_at_a_time = crate::serial().await;
@@ -524,6 +605,7 @@ async fn hosted_mode_runs_the_agents_on_the_management_cluster() {
     let deployments: Api<Deployment> = Api::namespaced(management.clone(), &name);
     assert!(exists(&deployments, &format!("{name}-registration-agent")).await);
     assert!(exists(&deployments, &format!("{name}-work-agent")).await);
+    agents_get_their_own_kubeconfigs(&management, &deployments, &name, &internal).await;
     let managed_roles: Api<ClusterRole> = Api::all(managed.clone());
     let role = format!("open-cluster-management:{name}-registration:agent");
     assert!(

@@ -7,13 +7,13 @@ use serde_json::{Value, json};
 use super::service_account::{Workload, name as sa_name};
 use super::{Agent, KLUSTERLET_LABEL, deployment_name};
 use crate::agent::registration::settings::ClaimLimits;
-use crate::api::names::{BOOTSTRAP_SECRET, EXTERNAL_MANAGED_SECRET, HUB_KUBECONFIG_SECRET};
+use crate::api::names::{BOOTSTRAP_SECRET, HUB_KUBECONFIG_SECRET};
 use crate::operator::klusterlet::validate::Validated;
 use crate::runtime::rate::Rate;
 
 const BOOTSTRAP_DIR: &str = "/spoke/bootstrap";
 const HUB_DIR: &str = "/spoke/hub-kubeconfig";
-const SPOKE_DIR: &str = "/spoke/config";
+const SPOKE_DIR: &str = crate::operator::klusterlet::managed_kubeconfig::MOUNT_DIR;
 
 /// Deployments of the deployed workloads.
 pub(super) fn agents(v: &Validated, deployed: &[Workload]) -> Vec<Deployment> {
@@ -268,7 +268,9 @@ fn agent(v: &Validated, w: Workload) -> Deployment {
         mounts.push(
             json!({"name": "spoke-kubeconfig-secret", "mountPath": SPOKE_DIR, "readOnly": true}),
         );
-        volumes.push(json!({"name": "spoke-kubeconfig-secret", "secret": {"secretName": EXTERNAL_MANAGED_SECRET}}));
+        // The agent's own least-privilege kubeconfig, never the user's admin one.
+        let secret = crate::operator::klusterlet::managed_kubeconfig::secret_name(w);
+        volumes.push(json!({"name": "spoke-kubeconfig-secret", "secret": {"secretName": secret}}));
     }
     let labels = json!({"app": app, KLUSTERLET_LABEL: v.name});
     let mut container = json!({

@@ -9,7 +9,7 @@ mod crd;
 mod deployment;
 mod namespace;
 mod rbac;
-mod service_account;
+pub mod service_account;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
@@ -22,6 +22,7 @@ use super::validate::Validated;
 use crate::apply::to_dynamic;
 
 pub use rbac::{registration_cluster_role, work_cluster_role, work_execution_cluster_role};
+pub use service_account::Workload;
 
 /// Label on every object built for a Klusterlet, naming it (for watches and cleanup).
 pub const KLUSTERLET_LABEL: &str = "operator.open-cluster-management.io/klusterlet";
@@ -112,7 +113,7 @@ impl Desired {
 }
 
 /// Metadata of a built object: its name, namespace and [`KLUSTERLET_LABEL`].
-fn meta(v: &Validated, name: &str, namespace: Option<&str>) -> kube::api::ObjectMeta {
+pub(crate) fn meta(v: &Validated, name: &str, namespace: Option<&str>) -> kube::api::ObjectMeta {
     kube::api::ObjectMeta {
         name: Some(name.to_string()),
         namespace: namespace.map(str::to_string),
@@ -641,13 +642,19 @@ mod tests {
             "{:?}",
             args(deployment)
         );
-        let volumes = pod(deployment).volumes.clone().unwrap();
+        // The agent's own kubeconfig (upstream's name), never the user's admin one.
+        let secrets: Vec<_> = pod(deployment)
+            .volumes
+            .clone()
+            .unwrap()
+            .into_iter()
+            .filter_map(|v| v.secret.and_then(|s| s.secret_name))
+            .collect();
         assert!(
-            volumes
-                .iter()
-                .any(|v| v.secret.as_ref().and_then(|s| s.secret_name.as_deref())
-                    == Some(crate::api::names::EXTERNAL_MANAGED_SECRET))
+            secrets.contains(&"external-managed-kubeconfig-agent".to_string()),
+            "{secrets:?}"
         );
+        assert!(!secrets.contains(&crate::api::names::EXTERNAL_MANAGED_SECRET.to_string()));
     }
 
     /// A Klusterlet setting every field that reaches the agents' pods and flags.

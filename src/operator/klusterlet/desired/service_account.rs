@@ -7,7 +7,7 @@ use crate::operator::klusterlet::validate::Validated;
 
 /// An agent workload: a Deployment with its own ServiceAccount.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Workload {
+pub enum Workload {
     /// `<k>-registration-agent`.
     Registration,
     /// `<k>-work-agent`.
@@ -17,7 +17,8 @@ pub(super) enum Workload {
 }
 
 /// The workloads to deploy: those whose agents do not run in this process.
-pub(super) fn deployed_agents(v: &Validated, in_process: InProcess) -> Vec<Workload> {
+#[must_use]
+pub fn deployed_agents(v: &Validated, in_process: InProcess) -> Vec<Workload> {
     if v.singleton {
         return if in_process.registration || in_process.work {
             vec![]
@@ -36,7 +37,8 @@ pub(super) fn deployed_agents(v: &Validated, in_process: InProcess) -> Vec<Workl
 }
 
 /// The ServiceAccount name of a workload (upstream's).
-pub(super) fn name(v: &Validated, w: Workload) -> String {
+#[must_use]
+pub fn name(v: &Validated, w: Workload) -> String {
     match w {
         Workload::Registration => format!("{}-registration-sa", v.name),
         Workload::Work => format!("{}-work-sa", v.name),

@@ -1,0 +1,458 @@
+//! Every identity our pods run as, with its effective rights as the API server computes them (a
+//! SelfSubjectRulesReview made as that identity, its rendered roles applied), against upstream
+//! v1.3.1's roles for the components whose work it does (`../shared/reference/ocm-v1.3.1-rbac/`).
+//! A right no upstream role of those components holds must be in [`BEYOND_UPSTREAM`], with the
+//! reason the README's security section gives; the test prints the table of each identity's
+//! rights, and of those beyond upstream's.
+use std::collections::BTreeSet;
+
+use clusteradm::operator::cluster_manager::desired::hub;
+use clusteradm::runtime::impersonate;
+use k8s_openapi::api::authorization::v1::{
+    ResourceRule, SelfSubjectRulesReview, SelfSubjectRulesReviewSpec,
+};
+use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+
+use crate::common;
+
+const REFERENCE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/reference/ocm-v1.3.1-rbac"
+);
+
+/// Rights an identity of ours holds that upstream's matching components do not, each with why:
+/// `(identity, group, resource, verb, why)`.
+const BEYOND_UPSTREAM: &[(&str, &str, &str, &str, &str)] = &[
+    (
+        "agent",
+        "authentication.k8s.io",
+        "tokenreviews",
+        "create",
+        "its /metrics authenticates callers (upstream's agents serve no authenticated metrics)",
+    ),
+    (
+        "hub pod",
+        "",
+        "serviceaccounts",
+        "impersonate",
+        "upstream's add-on manager's ServiceAccount only, by name: it reads a template add-on's \
+         signing CA as that account, whose rights the user grants as upstream documents",
+    ),
+    (
+        "hub pod",
+        "cluster.open-cluster-management.io",
+        "managedclustersets/join",
+        "create",
+        "the `default` set only, by name: the registration controller puts a cluster without a \
+         set there (upstream's mutating webhook does it in the request), and the admission \
+         policy asks the writer of that label for `join`",
+    ),
+    (
+        "hub pod",
+        "operator.open-cluster-management.io",
+        "clustermanagers",
+        "get",
+        "the webhooks read the ClusterManager's gates (upstream's get them as flags)",
+    ),
+    (
+        "hub pod",
+        "operator.open-cluster-management.io",
+        "clustermanagers",
+        "list",
+        "as `get`: the ClusterManager is watched",
+    ),
+    (
+        "hub pod",
+        "operator.open-cluster-management.io",
+        "clustermanagers",
+        "watch",
+        "as `get`: the ClusterManager is watched",
+    ),
+];
+
+/// One right: API group, resource, verb, and the names it is limited to (none: every name).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Right {
+    group: String,
+    resource: String,
+    verb: String,
+    names: Vec<String>,
+}
+
+fn rights_of(rules: &[ResourceRule]) -> BTreeSet<Right> {
+    let mut out = BTreeSet::new();
+    for rule in rules {
+        for group in rule.api_groups.clone().unwrap_or_default() {
+            for resource in rule.resources.clone().unwrap_or_default() {
+                for verb in &rule.verbs {
+                    out.insert(Right {
+                        group: group.clone(),
+                        resource: resource.clone(),
+                        verb: verb.clone(),
+                        names: rule.resource_names.clone().unwrap_or_default(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether `rules` grant `right` (wildcards, and names: a rule limited to names grants only those).
+fn granted(right: &Right, rules: &[PolicyRule]) -> bool {
+    let has = |list: Option<&Vec<String>>, item: &str| {
+        list.is_some_and(|l| l.iter().any(|x| x == "*" || x == item))
+    };
+    rules.iter().any(|r| {
+        has(r.api_groups.as_ref(), &right.group)
+            && has(r.resources.as_ref(), &right.resource)
+            && (r.verbs.iter().any(|v| v == "*" || *v == right.verb))
+            && match r.resource_names.as_deref() {
+                None | Some([]) => true,
+                Some(names) => {
+                    !right.names.is_empty() && right.names.iter().all(|n| names.contains(n))
+                }
+            }
+    })
+}
+
+/// The `rules` of the upstream role files named, their template directives dropped (every
+/// conditional rule counts: upstream's roles with every feature on).
+fn upstream_rules(files: &[&str]) -> Vec<PolicyRule> {
+    #[derive(serde::Deserialize)]
+    struct Rules {
+        rules: Vec<PolicyRule>,
+    }
+    let mut rules = Vec::new();
+    for file in files {
+        let path = format!("{REFERENCE}/{file}");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let start = text
+            .find("\nrules:")
+            .unwrap_or_else(|| panic!("{path} has no rules"));
+        let body: String = text[start..]
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("{{"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let parsed: Rules = serde_yaml::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}"));
+        rules.extend(parsed.rules);
+    }
+    rules
+}
+
+/// What `user` (a ServiceAccount) may do in `namespaces`, as the API server says, less what
+/// every authenticated ServiceAccount may (discovery, self reviews): `baseline`'s.
+async fn effective(
+    admin: &kube::Client,
+    (namespace, name): (&str, &str),
+    namespaces: &[&str],
+    baseline: &BTreeSet<Right>,
+) -> BTreeSet<Right> {
+    let (user, groups) = impersonate::service_account(namespace, name);
+    let client = impersonate::as_user(admin, &user, &groups);
+    let mut out = BTreeSet::new();
+    for ns in namespaces {
+        let review = SelfSubjectRulesReview {
+            spec: SelfSubjectRulesReviewSpec {
+                namespace: Some((*ns).to_owned()),
+            },
+            ..Default::default()
+        };
+        let status = Api::<SelfSubjectRulesReview>::all(client.clone())
+            .create(&PostParams::default(), &review)
+            .await
+            .unwrap()
+            .status
+            .unwrap();
+        out.extend(rights_of(&status.resource_rules));
+    }
+    out.retain(|r| !baseline.contains(r));
+    out
+}
+
+/// The rights of `identity` that `upstream` does not grant, less the listed ones; printed.
+/// Whether `right` is a `patch` where `upstream` grants `update` of the same resource: the same
+/// write, sent as a merge or server-side-apply patch (ours never replaces whole objects).
+fn patch_for_update(right: &Right, upstream: &[PolicyRule]) -> bool {
+    right.verb == "patch"
+        && granted(
+            &Right {
+                verb: "update".into(),
+                ..right.clone()
+            },
+            upstream,
+        )
+}
+
+fn beyond(identity: &str, ours: &BTreeSet<Right>, upstream: &[PolicyRule]) -> Vec<Right> {
+    let as_patch: Vec<&Right> = ours
+        .iter()
+        .filter(|r| !granted(r, upstream) && patch_for_update(r, upstream))
+        .collect();
+    for r in &as_patch {
+        println!(
+            "  patch where upstream's hold update: {}/{}",
+            r.group, r.resource
+        );
+    }
+    let extra: Vec<Right> = ours
+        .iter()
+        .filter(|r| !granted(r, upstream) && !patch_for_update(r, upstream))
+        .filter(|r| {
+            !BEYOND_UPSTREAM.iter().any(|(who, g, res, v, _)| {
+                *who == identity && r.group == *g && r.resource == *res && r.verb == *v
+            })
+        })
+        .cloned()
+        .collect();
+    println!(
+        "{identity}: {} rights, {} beyond upstream's unlisted",
+        ours.len(),
+        extra.len()
+    );
+    for (who, g, res, v, why) in BEYOND_UPSTREAM.iter().filter(|b| b.0 == identity) {
+        println!("  listed beyond upstream: {v} {g}/{res}: {why}");
+        let _ = who;
+    }
+    extra
+}
+
+async fn apply_roles(client: &kube::Client, objects: Vec<kube::api::DynamicObject>) {
+    clusteradm::apply::Applier::new(client.clone(), std::time::Duration::from_secs(30))
+        .apply(objects)
+        .await
+        .unwrap();
+}
+
+/// Deletes the cluster-scoped RBAC object `name` of resource `plural`, if it is there.
+async fn delete_rbac(client: &kube::Client, plural: &str, name: &str) {
+    let resource = kube::api::ApiResource::from_gvk_with_plural(
+        &kube::api::GroupVersionKind::gvk("rbac.authorization.k8s.io", "v1", ""),
+        plural,
+    );
+    let api: Api<kube::api::DynamicObject> = Api::all_with(client.clone(), &resource);
+    let _ = api.delete(name, &DeleteParams::default()).await;
+}
+
+/// A ServiceAccount's rights with no binding at all: what every one of them has.
+async fn baseline(admin: &kube::Client) -> BTreeSet<Right> {
+    let nobody = common::unique("nobody");
+    effective(admin, ("default", &nobody), &["default"], &BTreeSet::new()).await
+}
+
+#[tokio::test]
+async fn the_hub_pod_holds_nothing_beyond_upstreams_hub_components() {
+    let hub = common::hub().await;
+    let apply = PatchParams::apply("it-rights").force();
+    Api::<ClusterRole>::all(hub.clone())
+        .patch(
+            hub::CLUSTER_ROLE,
+            &apply,
+            &Patch::Apply(&hub::cluster_role()),
+        )
+        .await
+        .unwrap();
+    Api::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>::all(hub.clone())
+        .patch(
+            hub::CLUSTER_ROLE,
+            &apply,
+            &Patch::Apply(&hub::cluster_role_binding()),
+        )
+        .await
+        .unwrap();
+    let baseline = baseline(&hub).await;
+    let upstream = upstream_rules(&[
+        "cluster-manager__hub__registration__clusterrole.yaml",
+        "cluster-manager__hub__placement__clusterrole.yaml",
+        "cluster-manager__hub__work__clusterrole.yaml",
+        "cluster-manager__hub__addon-manager__clusterrole.yaml",
+        "cluster-manager__hub__clusterprofiles__clusterrole.yaml",
+        "cluster-manager__hub__registration__webhook-clusterrole.yaml",
+        "cluster-manager__hub__work__webhook-clusterrole.yaml",
+    ]);
+    let sa = ("open-cluster-management-hub", hub::SERVICE_ACCOUNT);
+    let ours = common::eventually(
+        "the hub pod's role in effect",
+        std::time::Duration::from_secs(30),
+        || {
+            let (hub, baseline) = (hub.clone(), baseline.clone());
+            async move {
+                let ours = effective(
+                    &hub,
+                    sa,
+                    &["default", "open-cluster-management-hub"],
+                    &baseline,
+                )
+                .await;
+                ours.iter()
+                    .any(|r| r.resource == "managedclusters")
+                    .then_some(ours)
+            }
+        },
+    )
+    .await;
+    let extra = beyond("hub pod", &ours, &upstream);
+    assert!(
+        extra.is_empty(),
+        "the hub pod holds beyond upstream's: {extra:#?}"
+    );
+    // What it needs no more than upstream: no Secret but through impersonation.
+    assert!(!ours.iter().any(|r| r.resource == "secrets"), "{ours:#?}");
+}
+
+#[tokio::test]
+async fn our_agent_holds_nothing_beyond_upstreams_agents_on_the_managed_cluster() {
+    use clusteradm::operator::klusterlet::{InProcess, desired, validate};
+    let managed = common::managed().await;
+    let name = common::unique("rights");
+    let klusterlet: clusteradm::api::operator::Klusterlet =
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "operator.open-cluster-management.io/v1", "kind": "Klusterlet",
+            "metadata": {"name": name},
+            "spec": {
+                "clusterName": name,
+                "namespace": name,
+                "registrationImagePullSpec": "example.com/clusteradm:v1",
+                "workImagePullSpec": "example.com/clusteradm:v1",
+            },
+        }))
+        .unwrap();
+    let v = validate::validate(&klusterlet).unwrap();
+    let d = desired::build(&v, InProcess::default());
+    // The roles and bindings only (no Deployment: no pod is wanted here).
+    let rbac = |o: &kube::api::DynamicObject| {
+        let kind = o
+            .types
+            .as_ref()
+            .map(|t| t.kind.as_str())
+            .unwrap_or_default();
+        matches!(
+            kind,
+            "Namespace"
+                | "ServiceAccount"
+                | "ClusterRole"
+                | "ClusterRoleBinding"
+                | "Role"
+                | "RoleBinding"
+        )
+    };
+    let objects: Vec<_> = d
+        .managed_objects()
+        .into_iter()
+        .chain(d.management_objects())
+        .filter(rbac)
+        .collect();
+    apply_roles(&managed, objects.clone()).await;
+    let baseline = baseline(&managed).await;
+    // Upstream's agents' roles, the built-in `admin` it binds, and what the aggregate role
+    // gathers on this cluster (upstream's aggregates the same label).
+    let mut upstream = upstream_rules(&[
+        "klusterlet__managed__klusterlet-registration-clusterrole.yaml",
+        "klusterlet__managed__klusterlet-registration-clusterrole-addon-management.yaml",
+        "klusterlet__managed__klusterlet-work-clusterrole.yaml",
+        "klusterlet__managed__klusterlet-work-clusterrole-execution.yaml",
+        "klusterlet__management__klusterlet-registration-clusterrole-addon-management.yaml",
+    ]);
+    let roles = Api::<ClusterRole>::all(managed.clone());
+    upstream.extend(roles.get("admin").await.unwrap().rules.unwrap_or_default());
+    let aggregated = roles
+        .list(&ListParams::default().labels("open-cluster-management.io/aggregate-to-work=true"))
+        .await
+        .unwrap();
+    upstream.extend(
+        aggregated
+            .items
+            .into_iter()
+            .flat_map(|r| r.rules.unwrap_or_default()),
+    );
+    // Its namespace's own Roles (leases, its secrets, events): upstream's management Roles hold
+    // the same, in the agent namespace only.
+    let sa = (name.as_str(), format!("{name}-agent-sa"));
+    let ours = common::eventually(
+        "the agent's roles in effect",
+        std::time::Duration::from_secs(30),
+        || {
+            let (managed, baseline, sa) = (managed.clone(), baseline.clone(), sa.clone());
+            async move {
+                let ours = effective(&managed, (sa.0, &sa.1), &["default", sa.0], &baseline).await;
+                ours.iter()
+                    .any(|r| r.resource == "appliedmanifestworks")
+                    .then_some(ours)
+            }
+        },
+    )
+    .await;
+    let extra = beyond("agent", &ours, &upstream);
+    for o in &objects {
+        let kind = &o.types.as_ref().unwrap().kind;
+        if kind == "ClusterRole" || kind == "ClusterRoleBinding" {
+            let plural = format!("{}s", kind.to_lowercase());
+            delete_rbac(&managed, &plural, o.metadata.name.as_deref().unwrap()).await;
+        }
+    }
+    let _ = Api::<k8s_openapi::api::core::v1::Namespace>::all(managed.clone())
+        .delete(&name, &DeleteParams::default())
+        .await;
+    assert!(
+        extra.is_empty(),
+        "the agent holds beyond upstream's: {extra:#?}"
+    );
+}
+
+#[tokio::test]
+async fn the_bootstrap_credential_holds_nothing_beyond_upstreams_bootstrap_role() {
+    let hub = common::hub().await;
+    // Our bootstrap role as init renders it (the template has no variables), bound to a fresh
+    // ServiceAccount under a name of this test's.
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/templates/hub-bootstrap/00-clusterrole.yaml.j2"
+    ))
+    .unwrap();
+    let mut role: ClusterRole = serde_yaml::from_str(&text).unwrap();
+    let name = common::unique("rights-bootstrap");
+    role.metadata.name = Some(name.clone());
+    let apply = PatchParams::apply("it-rights").force();
+    Api::<ClusterRole>::all(hub.clone())
+        .patch(&name, &apply, &Patch::Apply(&role))
+        .await
+        .unwrap();
+    let binding: k8s_openapi::api::rbac::v1::ClusterRoleBinding =
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": "default"}],
+        }))
+        .unwrap();
+    Api::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>::all(hub.clone())
+        .patch(&name, &apply, &Patch::Apply(&binding))
+        .await
+        .unwrap();
+    let baseline = baseline(&hub).await;
+    let upstream = upstream_rules(&["cluster-manager-chart__bootstrap_cluster_role.yaml"]);
+    let ours = common::eventually(
+        "the bootstrap role in effect",
+        std::time::Duration::from_secs(30),
+        || {
+            let (hub, baseline, name) = (hub.clone(), baseline.clone(), name.clone());
+            async move {
+                let ours = effective(&hub, ("default", &name), &["default"], &baseline).await;
+                ours.iter()
+                    .any(|r| r.resource == "certificatesigningrequests")
+                    .then_some(ours)
+            }
+        },
+    )
+    .await;
+    let extra = beyond("bootstrap", &ours, &upstream);
+    for plural in ["clusterrolebindings", "clusterroles"] {
+        delete_rbac(&hub, plural, &name).await;
+    }
+    assert!(
+        extra.is_empty(),
+        "the bootstrap credential holds beyond upstream's: {extra:#?}"
+    );
+}
