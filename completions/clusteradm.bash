@@ -22,6 +22,9 @@ _clusteradm() {
             clusteradm,addon)
                 cmd="clusteradm__subcmd__addon"
                 ;;
+            clusteradm,backup)
+                cmd="clusteradm__subcmd__backup"
+                ;;
             clusteradm,clean)
                 cmd="clusteradm__subcmd__clean"
                 ;;
@@ -57,6 +60,9 @@ _clusteradm() {
                 ;;
             clusteradm,operator)
                 cmd="clusteradm__subcmd__operator"
+                ;;
+            clusteradm,restore)
+                cmd="clusteradm__subcmd__restore"
                 ;;
             clusteradm,unjoin)
                 cmd="clusteradm__subcmd__unjoin"
@@ -262,6 +268,9 @@ _clusteradm() {
             clusteradm__subcmd__help,addon)
                 cmd="clusteradm__subcmd__help__subcmd__addon"
                 ;;
+            clusteradm__subcmd__help,backup)
+                cmd="clusteradm__subcmd__help__subcmd__backup"
+                ;;
             clusteradm__subcmd__help,clean)
                 cmd="clusteradm__subcmd__help__subcmd__clean"
                 ;;
@@ -297,6 +306,9 @@ _clusteradm() {
                 ;;
             clusteradm__subcmd__help,operator)
                 cmd="clusteradm__subcmd__help__subcmd__operator"
+                ;;
+            clusteradm__subcmd__help,restore)
+                cmd="clusteradm__subcmd__help__subcmd__restore"
                 ;;
             clusteradm__subcmd__help,unjoin)
                 cmd="clusteradm__subcmd__help__subcmd__unjoin"
@@ -434,7 +446,7 @@ _clusteradm() {
 
     case "${cmd}" in
         clusteradm)
-            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version init clean join unjoin accept get create delete addon clusterset operator controller version upgrade completion generate help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade completion generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1025,6 +1037,63 @@ _clusteradm() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__backup)
+            opts="-v -q -h -V --output-file --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --output-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3301,7 +3370,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help)
-            opts="init clean join unjoin accept get create delete addon clusterset operator controller version upgrade completion generate help"
+            opts="init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade completion generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3387,6 +3456,20 @@ _clusteradm() {
         clusteradm__subcmd__help__subcmd__addon__subcmd__enable)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__backup)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -3863,6 +3946,20 @@ _clusteradm() {
         clusteradm__subcmd__help__subcmd__operator__subcmd__klusterlet)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__restore)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -4513,6 +4610,67 @@ _clusteradm() {
                     ;;
                 --enable-sync-labels)
                     COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__restore)
+            opts="-f -v -q -h -V --filename --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --filename)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -f)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kubeconfig)

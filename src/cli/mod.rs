@@ -4,6 +4,7 @@ pub mod accept;
 pub mod addon;
 pub mod args;
 pub mod argv;
+pub mod backup;
 pub mod bundle;
 pub mod clean;
 pub mod clusters;
@@ -22,6 +23,7 @@ pub mod init;
 pub mod join;
 pub mod operator;
 pub mod placement;
+pub mod restore;
 pub mod unjoin;
 pub mod upgrade;
 pub mod values_file;
@@ -70,6 +72,12 @@ pub enum Command {
     Accept(accept::Args),
     /// Show hub state: the join token, ManifestWorks
     Get(get::Args),
+    /// Write the hub's OCM objects (clusters, sets, placements, works, add-ons) as a YAML stream,
+    /// for `restore` on a hub rebuilt from scratch
+    Backup(backup::Args),
+    /// Create the objects of a `backup` again on a hub `init` set up; objects already there are
+    /// left as they are
+    Restore(restore::Args),
     /// Create objects on the hub: a ManifestWork, a cluster set, a placement
     Create(create::Args),
     /// Delete objects from the hub: a ManifestWork, a cluster set, the join token
@@ -204,6 +212,8 @@ pub async fn run(cli: Cli, printer: Printer) -> anyhow::Result<ExitCode> {
         Command::Unjoin(args) => unjoin::run(args, &ctx).await,
         Command::Accept(args) => accept::run(args, &ctx).await,
         Command::Get(args) => get::run(args, &ctx).await,
+        Command::Backup(args) => backup::run(args, &ctx).await,
+        Command::Restore(args) => restore::run(args, &ctx).await,
         Command::Create(args) => create::run(args, &ctx).await,
         Command::Delete(args) => delete::run(args, &ctx).await,
         Command::Addon(args) => addon::run(args, &ctx).await,

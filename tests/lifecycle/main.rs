@@ -18,6 +18,7 @@ mod info;
 mod join;
 mod multiple_hubs;
 mod operator_hub;
+mod restore;
 mod signals;
 mod token;
 mod upstream_scripts;
