@@ -250,8 +250,8 @@ async fn assert_agent_roles(roles: &Api<ClusterRole>) {
 
 /// A ClusterRole labelled `open-cluster-management.io/aggregate-to-work=true` grants the work
 /// agent its rules (kube-controller-manager aggregates it into `…-work:aggregate`), as upstream's
-/// e2e "With CRD/CR" grants it a new kind.
-async fn assert_work_role_aggregates(managed: &Client) {
+/// e2e "With CRD/CR" grants it a new kind. `work_sa` is the agent's ServiceAccount user.
+async fn assert_work_role_aggregates(managed: &Client, work_sa: &str) {
     use k8s_openapi::api::authorization::v1::SubjectAccessReview;
     let name = common::unique("it-aggregate-to-work");
     let role: ClusterRole = serde_json::from_value(serde_json::json!({
@@ -266,7 +266,7 @@ async fn assert_work_role_aggregates(managed: &Client) {
         .unwrap();
     let review: SubjectAccessReview = serde_json::from_value(serde_json::json!({
         "spec": {
-            "user": format!("system:serviceaccount:{AGENT_NS}:klusterlet-work-sa"),
+            "user": work_sa,
             "resourceAttributes": {"group": "it.example", "resource": "guestbooks", "verb": "create", "namespace": "default"},
         },
     }))
@@ -352,7 +352,8 @@ async fn the_loop_installs_the_agents_and_unjoin_removes_everything() {
     assert_placement_and_rates_reach_the_agents(&managed).await;
     let roles: Api<ClusterRole> = Api::all(managed.clone());
     assert_agent_roles(&roles).await;
-    assert_work_role_aggregates(&managed).await;
+    let work_sa = format!("system:serviceaccount:{AGENT_NS}:klusterlet-work-sa");
+    assert_work_role_aggregates(&managed, &work_sa).await;
     let crds: Api<CustomResourceDefinition> = Api::all(managed.clone());
     for crd in MANAGED_CRDS {
         assert!(exists(&crds, crd).await, "{crd} missing");
@@ -470,13 +471,15 @@ async fn agents_get_their_own_kubeconfigs(
         );
         let client = common::client_from_yaml(&with_token).await;
         let account = format!("{klusterlet}-{agent}-sa");
-        assert_eq!(
-            common::whoami(&client).await.unwrap(),
-            format!(
-                "system:serviceaccount:{}:{account}",
-                text("serviceaccount_namespace")
-            )
+        let user = format!(
+            "system:serviceaccount:{}:{account}",
+            text("serviceaccount_namespace")
         );
+        assert_eq!(common::whoami(&client).await.unwrap(), user);
+        if agent == "work" {
+            // The aggregate role grants a new kind to that identity, in Hosted mode too.
+            assert_work_role_aggregates(&common::managed().await, &user).await;
+        }
         let expires: k8s_openapi::jiff::Timestamp = text("expiration").parse().unwrap();
         let lifetime = expires.duration_since(k8s_openapi::jiff::Timestamp::now());
         assert!(
