@@ -13,7 +13,7 @@ use anyhow::Context as _;
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec};
 use k8s_openapi::api::authorization::v1::{
     NonResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
@@ -23,7 +23,7 @@ use tokio::sync::Semaphore;
 use tokio_rustls::TlsAcceptor;
 
 use super::Shutdown;
-use super::probes::Open;
+use super::probes::{accept_capped, serve_http1};
 
 /// The port the pods serve `/metrics` on (upstream's components' secure port).
 pub const PORT: i32 = 8443;
@@ -78,24 +78,9 @@ async fn accept(
     reviewer: Arc<Reviewer>,
     shutdown: Shutdown,
 ) {
-    let open = Arc::new(Open::default());
-    loop {
-        let (stream, source) = tokio::select! {
-            () = shutdown.cancelled() => return,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, peer)) => (stream, peer.ip()),
-                Err(e) => {
-                    tracing::debug!("accepting a metrics connection: {e}");
-                    continue;
-                }
-            },
-        };
-        let Some(permit) = open.take(source) else {
-            continue;
-        };
-        let (tls, reviewer, shutdown) = (tls.clone(), reviewer.clone(), shutdown.clone());
-        tokio::spawn(async move {
-            let _permit = permit;
+    accept_capped(listener, "metrics", shutdown, move |stream| {
+        let (tls, reviewer) = (tls.clone(), reviewer.clone());
+        async move {
             let Ok(Ok(stream)) = tokio::time::timeout(HANDSHAKE_TIMEOUT, tls.accept(stream)).await
             else {
                 return;
@@ -104,16 +89,10 @@ async fn accept(
                 let reviewer = reviewer.clone();
                 async move { Ok::<_, Infallible>(respond(&req, &reviewer).await) }
             });
-            let conn = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(HANDSHAKE_TIMEOUT)
-                .serve_connection(TokioIo::new(stream), service);
-            tokio::select! {
-                _ = conn => {},
-                () = shutdown.cancelled() => {},
-            }
-        });
-    }
+            serve_http1(TokioIo::new(stream), service, HANDSHAKE_TIMEOUT).await;
+        }
+    })
+    .await;
 }
 
 async fn respond(req: &Request<Incoming>, reviewer: &Reviewer) -> Response<Full<Bytes>> {

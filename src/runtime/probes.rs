@@ -17,7 +17,7 @@ use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 
 use crate::runtime::Shutdown;
 
@@ -62,17 +62,17 @@ pub async fn serve(
 
 /// The connections open, per source address.
 #[derive(Default)]
-pub(super) struct Open(Mutex<HashMap<IpAddr, usize>>);
+struct Open(Mutex<HashMap<IpAddr, usize>>);
 
 /// One open connection, counted until dropped.
-pub(super) struct Slot {
+struct Slot {
     open: Arc<Open>,
     source: IpAddr,
 }
 
 impl Open {
     /// A slot for a connection from `source`, unless that source or everyone is at the cap.
-    pub(super) fn take(self: &Arc<Self>, source: IpAddr) -> Option<Slot> {
+    fn take(self: &Arc<Self>, source: IpAddr) -> Option<Slot> {
         let mut open = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let total: usize = open.values().sum();
         let mine = open.entry(source).or_default();
@@ -100,6 +100,29 @@ impl Drop for Slot {
 }
 
 async fn accept(listener: TcpListener, readiness: Arc<Readiness>, shutdown: Shutdown) {
+    accept_capped(listener, "probe", shutdown, move |stream| {
+        let readiness = readiness.clone();
+        let service = hyper::service::service_fn(move |req| {
+            std::future::ready(Ok::<_, Infallible>(respond(&req, &readiness)))
+        });
+        serve_http1(TokioIo::new(stream), service, HEADER_TIMEOUT)
+    })
+    .await;
+}
+
+/// Accepts connections on `listener` until `shutdown`, each within the caps of [`Open`] (at a
+/// cap the newcomer is dropped: a kubelet retries its probe), and runs `serve`'s future for each
+/// on a task of its own, which holds the connection's slot until it ends or `shutdown`. `what`
+/// names the endpoint in logs.
+pub(super) async fn accept_capped<F, Fut>(
+    listener: TcpListener,
+    what: &str,
+    shutdown: Shutdown,
+    serve: F,
+) where
+    F: Fn(TcpStream) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
     let open = Arc::new(Open::default());
     loop {
         let (stream, source) = tokio::select! {
@@ -107,32 +130,39 @@ async fn accept(listener: TcpListener, readiness: Arc<Readiness>, shutdown: Shut
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => (stream, peer.ip()),
                 Err(e) => {
-                    tracing::debug!("accepting a probe connection: {e}");
+                    tracing::debug!("accepting a {what} connection: {e}");
                     continue;
                 }
             },
         };
-        // At a cap, the newcomer is dropped: a kubelet retries its probe.
         let Some(permit) = open.take(source) else {
             continue;
         };
-        let readiness = readiness.clone();
+        let connection = serve(stream);
         let shutdown = shutdown.clone();
         tokio::spawn(async move {
             let _permit = permit;
-            let service = hyper::service::service_fn(move |req| {
-                std::future::ready(Ok::<_, Infallible>(respond(&req, &readiness)))
-            });
-            let conn = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_TIMEOUT)
-                .serve_connection(TokioIo::new(stream), service);
             tokio::select! {
-                _ = conn => {},
+                () = connection => {},
                 () = shutdown.cancelled() => {},
             }
         });
     }
+}
+
+/// Serves HTTP/1 on `io` with `service`, a request head due within `header_timeout` (also the
+/// idle timeout between kept-alive requests).
+pub(super) async fn serve_http1<I, S>(io: I, service: S, header_timeout: Duration)
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + 'static,
+    S: hyper::service::HttpService<Incoming, ResBody = Full<Bytes>>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let _ = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .serve_connection(io, service)
+        .await;
 }
 
 fn respond(req: &Request<Incoming>, readiness: &Readiness) -> Response<Full<Bytes>> {

@@ -5,8 +5,7 @@
 use std::process::Command;
 
 use clusteradm::runtime::{Shutdown, metrics_server, probes};
-use k8s_openapi::api::authentication::v1::TokenRequest;
-use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::json;
@@ -33,21 +32,6 @@ fn status_of(url: &str, token: Option<&str>) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-async fn token_of(hub: &kube::Client, namespace: &str, name: &str) -> String {
-    let accounts: Api<ServiceAccount> = Api::namespaced(hub.clone(), namespace);
-    let sa: ServiceAccount = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
-    accounts.create(&PostParams::default(), &sa).await.unwrap();
-    let request: TokenRequest =
-        serde_json::from_value(json!({"spec": {"expirationSeconds": 600}})).unwrap();
-    accounts
-        .create_token_request(name, &PostParams::default(), &request)
-        .await
-        .unwrap()
-        .status
-        .and_then(|s| s.token)
-        .unwrap()
-}
-
 // Several threads: curl blocks the one it runs on while the servers answer on the others.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_are_served_only_to_callers_the_api_server_allows() {
@@ -59,28 +43,10 @@ async fn metrics_are_served_only_to_callers_the_api_server_allows() {
         .create(&PostParams::default(), &namespace)
         .await
         .unwrap();
-    let reader = token_of(&hub, &ns, "reader").await;
-    let stranger = token_of(&hub, &ns, "stranger").await;
+    let reader = common::service_account_token(&hub, &ns, "reader").await;
+    let stranger = common::service_account_token(&hub, &ns, "stranger").await;
     let role_name = format!("{ns}-metrics-reader");
-    let role: ClusterRole = serde_json::from_value(json!({
-        "metadata": {"name": role_name},
-        "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}],
-    }))
-    .unwrap();
-    Api::<ClusterRole>::all(hub.clone())
-        .create(&PostParams::default(), &role)
-        .await
-        .unwrap();
-    let binding: ClusterRoleBinding = serde_json::from_value(json!({
-        "metadata": {"name": role_name},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role_name},
-        "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": ns}],
-    }))
-    .unwrap();
-    Api::<ClusterRoleBinding>::all(hub.clone())
-        .create(&PostParams::default(), &binding)
-        .await
-        .unwrap();
+    common::allow_metrics(&hub, &role_name, &ns, "reader").await;
 
     let shutdown = Shutdown::new();
     let addr = metrics_server::serve(

@@ -139,57 +139,11 @@ fn tempfile_path() -> String {
         .into_owned()
 }
 
-/// A token of ServiceAccount `default/metrics-reader`, bound to a ClusterRole that may `get`
-/// `/metrics` (as a Prometheus is).
+/// A token of ServiceAccount `default/metrics-reader`, allowed `get` on `/metrics` (as a
+/// Prometheus is).
 async fn metrics_reader_token(cluster: &kube::Client) -> String {
-    use k8s_openapi::api::authentication::v1::TokenRequest;
-    use k8s_openapi::api::core::v1::ServiceAccount;
-    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
-    use kube::api::{Patch, PatchParams};
-    let apply = PatchParams::apply("pods-metrics").force();
-    let accounts: Api<ServiceAccount> = Api::namespaced(cluster.clone(), "default");
-    let sa: ServiceAccount = serde_json::from_value(serde_json::json!({
-        "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "metrics-reader"},
-    }))
-    .unwrap();
-    accounts
-        .patch("metrics-reader", &apply, &Patch::Apply(&sa))
-        .await
-        .unwrap();
-    let role: ClusterRole = serde_json::from_value(serde_json::json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-        "metadata": {"name": "pods-metrics-reader"},
-        "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}],
-    }))
-    .unwrap();
-    Api::<ClusterRole>::all(cluster.clone())
-        .patch("pods-metrics-reader", &apply, &Patch::Apply(&role))
-        .await
-        .unwrap();
-    let binding: ClusterRoleBinding = serde_json::from_value(serde_json::json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": "pods-metrics-reader"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "pods-metrics-reader"},
-        "subjects": [{"kind": "ServiceAccount", "name": "metrics-reader", "namespace": "default"}],
-    }))
-    .unwrap();
-    Api::<ClusterRoleBinding>::all(cluster.clone())
-        .patch("pods-metrics-reader", &apply, &Patch::Apply(&binding))
-        .await
-        .unwrap();
-    let request: TokenRequest =
-        serde_json::from_value(serde_json::json!({"spec": {"expirationSeconds": 600}})).unwrap();
-    accounts
-        .create_token_request(
-            "metrics-reader",
-            &kube::api::PostParams::default(),
-            &request,
-        )
-        .await
-        .unwrap()
-        .status
-        .and_then(|s| s.token)
-        .unwrap()
+    common::allow_metrics(cluster, "pods-metrics-reader", "default", "metrics-reader").await;
+    common::service_account_token(cluster, "default", "metrics-reader").await
 }
 
 /// The pod runs our image as a non-root user, read-only, with no capabilities.

@@ -163,16 +163,7 @@ async fn agent_acts_as_itself(management: &kube::Client, klusterlet: &str, agent
         "hosted",
         &format!("system:serviceaccount:{managed_ns}:{klusterlet}-agent-sa"),
     );
-    let mounted: Vec<String> = agent
-        .spec
-        .as_ref()
-        .unwrap()
-        .volumes
-        .clone()
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|v| v.secret.and_then(|s| s.secret_name))
-        .collect();
+    let mounted = common::mounted_secrets(agent.spec.as_ref().unwrap());
     assert!(
         mounted.contains(&"external-managed-kubeconfig-agent".to_string())
             && !mounted.contains(&"external-managed-kubeconfig".to_string()),
@@ -180,14 +171,19 @@ async fn agent_acts_as_itself(management: &kube::Client, klusterlet: &str, agent
     );
 }
 
-/// The namespace of Klusterlet `name`'s agents on the managed cluster (`spec.namespace`).
-async fn managed_namespace_of(management: &kube::Client, name: &str) -> String {
-    let klusterlets = fixture::cluster_scoped(
+/// The Klusterlets of the management cluster.
+fn klusterlets(management: &kube::Client) -> Api<DynamicObject> {
+    fixture::cluster_scoped(
         management,
         "operator.open-cluster-management.io",
         "v1",
         "Klusterlet",
-    );
+    )
+}
+
+/// The namespace of Klusterlet `name`'s agents on the managed cluster (`spec.namespace`).
+async fn managed_namespace_of(management: &kube::Client, name: &str) -> String {
+    let klusterlets = klusterlets(management);
     let k = klusterlets.get(name).await.unwrap();
     k.data["spec"]["namespace"]
         .as_str()
@@ -197,12 +193,7 @@ async fn managed_namespace_of(management: &kube::Client, name: &str) -> String {
 }
 
 async fn klusterlet_of(management: &kube::Client, cluster: &str) -> String {
-    let klusterlets = fixture::cluster_scoped(
-        management,
-        "operator.open-cluster-management.io",
-        "v1",
-        "Klusterlet",
-    );
+    let klusterlets = klusterlets(management);
     klusterlets
         .list(&ListParams::default())
         .await

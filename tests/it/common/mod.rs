@@ -350,3 +350,65 @@ pub fn assert_closed_pipe_is_no_error(args: &[&str]) {
     assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
 }
+
+/// A token (10 minutes) of ServiceAccount `namespace/name`, which is made if it is not there.
+pub async fn service_account_token(client: &Client, namespace: &str, name: &str) -> String {
+    use k8s_openapi::api::authentication::v1::TokenRequest;
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    let accounts: kube::Api<ServiceAccount> = kube::Api::namespaced(client.clone(), namespace);
+    let sa: ServiceAccount = serde_json::from_value(serde_json::json!({
+        "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name},
+    }))
+    .unwrap();
+    let apply = kube::api::PatchParams::apply("it-service-account");
+    accounts
+        .patch(name, &apply, &kube::api::Patch::Apply(&sa))
+        .await
+        .unwrap();
+    let request: TokenRequest =
+        serde_json::from_value(serde_json::json!({"spec": {"expirationSeconds": 600}})).unwrap();
+    accounts
+        .create_token_request(name, &kube::api::PostParams::default(), &request)
+        .await
+        .unwrap()
+        .status
+        .and_then(|s| s.token)
+        .unwrap()
+}
+
+/// Lets ServiceAccount `namespace/account` `get` the non-resource URL `/metrics` (as a
+/// Prometheus may), by a ClusterRole and binding named `role`.
+pub async fn allow_metrics(client: &Client, role: &str, namespace: &str, account: &str) {
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+    let apply = kube::api::PatchParams::apply("it-metrics-reader").force();
+    let cluster_role: ClusterRole = serde_json::from_value(serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": role},
+        "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}],
+    }))
+    .unwrap();
+    kube::Api::<ClusterRole>::all(client.clone())
+        .patch(role, &apply, &kube::api::Patch::Apply(&cluster_role))
+        .await
+        .unwrap();
+    let binding: ClusterRoleBinding = serde_json::from_value(serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": role},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
+    }))
+    .unwrap();
+    kube::Api::<ClusterRoleBinding>::all(client.clone())
+        .patch(role, &apply, &kube::api::Patch::Apply(&binding))
+        .await
+        .unwrap();
+}
+
+/// The Secrets a pod spec mounts as volumes.
+pub fn mounted_secrets(pod: &k8s_openapi::api::core::v1::PodSpec) -> Vec<String> {
+    pod.volumes
+        .iter()
+        .flatten()
+        .filter_map(|v| v.secret.as_ref()?.secret_name.clone())
+        .collect()
+}

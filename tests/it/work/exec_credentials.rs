@@ -5,8 +5,7 @@
 use std::time::Duration;
 
 use clusteradm::api::cluster::ManagedCluster;
-use k8s_openapi::api::authentication::v1::TokenRequest;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::Client;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
@@ -45,20 +44,7 @@ async fn managed_with_token(token: &str) -> Client {
 
 /// A hub kubeconfig for a fresh ServiceAccount that holds no RBAC at all.
 async fn powerless_kubeconfig(hub: &Client, namespace: &str) -> std::path::PathBuf {
-    let accounts: Api<ServiceAccount> = Api::namespaced(hub.clone(), namespace);
-    let sa: ServiceAccount =
-        serde_json::from_value(json!({"metadata": {"name": "powerless"}})).unwrap();
-    accounts.create(&PostParams::default(), &sa).await.unwrap();
-    let request: TokenRequest =
-        serde_json::from_value(json!({"spec": {"audiences": [], "expirationSeconds": 600}}))
-            .unwrap();
-    let token = accounts
-        .create_token_request("powerless", &PostParams::default(), &request)
-        .await
-        .unwrap()
-        .status
-        .and_then(|s| s.token)
-        .unwrap();
+    let token = common::service_account_token(hub, namespace, "powerless").await;
     common::temp_file(
         "powerless.kubeconfig",
         &common::hub_kubeconfig_with_token(&token),

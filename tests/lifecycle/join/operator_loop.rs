@@ -495,12 +495,7 @@ async fn agents_get_their_own_kubeconfigs(
             .template
             .spec
             .unwrap();
-        let mounted: Vec<String> = pod
-            .volumes
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|v| v.secret.and_then(|s| s.secret_name))
-            .collect();
+        let mounted = common::mounted_secrets(&pod);
         assert!(mounted.contains(&secret.to_string()), "{mounted:?}");
         assert!(
             !mounted.contains(&"external-managed-kubeconfig".to_string()),

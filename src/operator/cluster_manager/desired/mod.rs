@@ -757,12 +757,14 @@ mod tests {
         assert!(!off.contains(admission::NIL_EXECUTOR_USER), "{off}");
     }
 
-    #[test]
-    fn our_hub_pods_are_restricted_and_reachable_only_on_their_served_ports() {
-        const OURS: &str = "spec:
+    /// One image for every component: ours.
+    const OURS: &str = "spec:
   registrationImagePullSpec: example.com/clusteradm:v1
   workImagePullSpec: example.com/clusteradm:v1
   placementImagePullSpec: example.com/clusteradm:v1";
+
+    #[test]
+    fn our_hub_pods_are_restricted_and_reachable_only_on_their_served_ports() {
         let v = validate(&cluster_manager(OURS)).unwrap();
         let d = build(&v, &certs(), InProcess::HUB_DEPLOYMENT);
         let pod = pod_spec(&d.deployments[0]);
@@ -800,10 +802,6 @@ mod tests {
 
     #[test]
     fn one_image_for_every_component_is_our_hub_deployment_serving_every_webhook() {
-        const OURS: &str = "spec:
-  registrationImagePullSpec: example.com/clusteradm:v1
-  workImagePullSpec: example.com/clusteradm:v1
-  placementImagePullSpec: example.com/clusteradm:v1";
         let v = validate(&cluster_manager(OURS)).unwrap();
         assert_eq!(v.single_image(), Some("example.com/clusteradm:v1"));
         assert_eq!(
@@ -941,10 +939,6 @@ mod tests {
 
     #[test]
     fn fields_nothing_here_acts_on_are_refused_with_the_field_named() {
-        const OURS: &str = "spec:
-  registrationImagePullSpec: example.com/clusteradm:v1
-  workImagePullSpec: example.com/clusteradm:v1
-  placementImagePullSpec: example.com/clusteradm:v1";
         let refused = |extra: &str, images: &str| match validate(&cluster_manager(&format!(
             "{images}\n{extra}"
         ))) {
