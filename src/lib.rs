@@ -5,7 +5,8 @@
 //!
 //! - foundations: the OCM API types and well-known names ([`api`]), YAML ([`yaml`]), PKI
 //!   ([`pki`]), Secret fields ([`secrets`]), user-facing errors ([`error`]), CEL with a cost
-//!   budget ([`cel_budget`]), bounded reads of the files users name ([`input`]);
+//!   budget ([`cel_budget`]), bounded reads of the files users name ([`input`]), JSON merge patches
+//!   ([`merge_patch`]);
 //! - machinery: rendering embedded templates ([`render`]), applying a bundle of objects with
 //!   server-side apply ([`apply`]), kubectl-style kubeconfig selection ([`kubeconfig`]), what
 //!   every loop needs ([`runtime`]), agent identities and CSR approval ([`identity`]);
@@ -29,6 +30,7 @@ pub mod input;
 pub mod install;
 pub mod join;
 pub mod kubeconfig;
+pub mod merge_patch;
 pub mod operator;
 pub mod pki;
 pub mod preflight;

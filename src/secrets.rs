@@ -58,6 +58,60 @@ pub fn redact_pull_secrets(objects: &[kube::api::DynamicObject]) -> Vec<kube::ap
     out
 }
 
+/// `objects` with every Secret's `kubeconfig` key holding no credential: each user's token,
+/// password, client key and exec/auth-provider settings replaced by [`REDACTED`] (the servers,
+/// CAs and names kept for review). A kubeconfig a values file gave is printed this way by
+/// `--dry-run`, as join's own bootstrap kubeconfig is.
+#[must_use]
+pub fn redact_kubeconfig_secrets(
+    objects: &[kube::api::DynamicObject],
+) -> Vec<kube::api::DynamicObject> {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut out = objects.to_vec();
+    for o in &mut out {
+        if o.types.as_ref().is_none_or(|t| t.kind != "Secret") {
+            continue;
+        }
+        let Some(encoded) = o.data["data"]["kubeconfig"].as_str() else {
+            continue;
+        };
+        let redacted = b64
+            .decode(encoded)
+            .ok()
+            .and_then(|bytes| serde_yaml::from_slice::<serde_json::Value>(&bytes).ok())
+            .and_then(|mut kc| {
+                redact_kubeconfig(&mut kc);
+                serde_yaml::to_string(&kc).ok()
+            })
+            .unwrap_or_else(|| REDACTED.to_owned());
+        o.data["data"]["kubeconfig"] = b64.encode(redacted).into();
+    }
+    out
+}
+
+fn redact_kubeconfig(kc: &mut serde_json::Value) {
+    let Some(users) = kc.get_mut("users").and_then(|u| u.as_array_mut()) else {
+        return;
+    };
+    for user in users
+        .iter_mut()
+        .filter_map(|u| u.get_mut("user")?.as_object_mut())
+    {
+        for key in [
+            "token",
+            "password",
+            "client-key-data",
+            "exec",
+            "auth-provider",
+        ] {
+            if let Some(v) = user.get_mut(key) {
+                *v = REDACTED.into();
+            }
+        }
+    }
+}
+
 fn redact_docker_config(config: &mut serde_json::Value) {
     let Some(auths) = config.get_mut("auths").and_then(|a| a.as_object_mut()) else {
         return;

@@ -210,7 +210,7 @@ pub const GATES: &[Gate] = &[
         HubPlacement,
         false,
         NotImplemented,
-        "upstream's placement debug endpoint (`/debug/placements/`, a sidecar of its placement pod behind Service `cluster-manager-placement`) is not served: `clusteradm get placements NAME --explain` answers the same question from the command line, with the hub's own scheduler (tests/it/placement.rs). Written into a ClusterManager (upstream's Helm chart does), it is named in `ValidFeatureGates`' message, with upstream's images too (this operator does not add upstream's sidecar)",
+        "upstream's placement debug endpoint (`/debug/placements/`, a sidecar of its placement pod behind Service `cluster-manager-placement`) is not served: `clusteradm get placements NAME --explain` answers the same question from the command line, with the hub's own scheduler (tests/it/placement.rs). With upstream's images (plain `init`) upstream's operator runs and adds its sidecar; written into a ClusterManager our operator reconciles (upstream's Helm chart does), it is named in `ValidFeatureGates`' message, with upstream's component images too (our operator does not add upstream's sidecar)",
     ),
     gate(
         "RawFeedbackJsonString",
@@ -263,14 +263,6 @@ pub fn hub_component(name: &str) -> Component {
     } else {
         HubRegistration
     }
-}
-
-/// Whether gate `name` needs something upstream's operator deploys and this one does not, so it
-/// is not honoured with upstream's images either: the placement debug server, a sidecar of
-/// upstream's placement pod.
-#[must_use]
-pub fn not_deployed_by_this_operator(name: &str) -> bool {
-    hub_component(name) == HubPlacement
 }
 
 /// The first of `gates` our klusterlet would not honour (`join` sets each on both agents).

@@ -134,7 +134,9 @@ impl BundleArgs {
         if self.output_file.is_some() {
             return self.write(objects);
         }
-        let printed = crate::secrets::redact_pull_secrets(objects);
+        let printed = crate::secrets::redact_kubeconfig_secrets(
+            &crate::secrets::redact_pull_secrets(objects),
+        );
         crate::ui::stdout::print(crate::apply::to_yaml(&printed)?)?;
         Ok(())
     }

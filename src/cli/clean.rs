@@ -90,6 +90,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             admission: crate::operator::cluster_manager::Admission::Webhooks,
             resource_requirement: None,
             drivers: crate::install::drivers::Drivers::default(),
+            ..InitOptions::default()
         };
         objects.extend(hub::plan(&opts)?);
     }

@@ -147,6 +147,12 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         validate_url(url)?;
     }
     let mut opts = options(&args, ours)?;
+    if !opts.deploy_operator && !opts.operator_pod.is_empty() {
+        ctx.printer.warn(format!(
+            "--in-process runs the operator in this process, so these values of --cluster-manager-values-file (for its Deployment) have no effect: {}",
+            opts.operator_pod.keys().join(", ")
+        ));
+    }
     let kube = ctx.kube().await?;
     opts.drivers
         .complete_arn(context_cluster(&kube).as_deref())
@@ -163,6 +169,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 secret: "<generated>".into(),
             };
         }
+        opts.extra_bootstrap.token_secret = "<generated>".into();
         args.bundle.dry_run(&hub::plan(&opts)?)?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -178,11 +185,15 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     {
         ctx.printer.done("created kube-public/cluster-info");
     }
-    if args.use_bootstrap_token {
+    if args.use_bootstrap_token || opts.extra_bootstrap.token {
         let secret = credential::existing_bootstrap_token_secret(&kube.client)
             .await?
             .unwrap_or_else(|| crate::pki::random_token_chars(16));
-        opts.credential = Credential::BootstrapToken { secret };
+        if args.use_bootstrap_token {
+            opts.credential = Credential::BootstrapToken { secret };
+        } else {
+            opts.extra_bootstrap.token_secret = secret;
+        }
     }
 
     apply_hub(&kube, ctx, &args.bundle, &opts).await?;
@@ -219,8 +230,12 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             },
         )
         .await?;
-    } else if args.wait {
+    } else if args.wait && opts.create_cluster_manager {
         wait_hub_ready(&kube, ctx).await?;
+    } else if args.wait {
+        ctx.printer.info(
+            "not waiting for the hub: the values file's clusterManager.create is false, so there is no ClusterManager to wait for",
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -260,11 +275,29 @@ fn options(args: &Args, ours: bool) -> anyhow::Result<InitOptions> {
         image_pull_credential,
         sync_labels: args.enable_sync_labels,
         feature_gates,
+        ..InitOptions::default()
     };
     if let Some(values) = values {
         values.onto_init(&mut opts);
+        check_values(&opts, ours)?;
     }
     Ok(opts)
+}
+
+/// What a values file set that our components would refuse (the ClusterManager, checked as the
+/// operator checks it, when ours run the hub), refused before anything is applied.
+fn check_values(opts: &InitOptions, ours: bool) -> anyhow::Result<()> {
+    if ours && opts.create_cluster_manager {
+        crate::operator::cluster_manager::validate::validate(&hub::cluster_manager(opts)).map_err(
+            |e| {
+                UserError::new(
+                    format!("the ClusterManager init would write is refused: {e}"),
+                    "drop that setting from --cluster-manager-values-file",
+                )
+            },
+        )?;
+    }
+    Ok(())
 }
 
 /// The kubeconfig context's cluster name: upstream's default for the hub's EKS ARN (an EKS

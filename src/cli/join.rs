@@ -331,6 +331,10 @@ async fn pin(args: &Args, ctx: &Ctx, managed: &kube::Client) -> anyhow::Result<O
 
 /// Checks every flag before any request is sent.
 fn check(args: &Args) -> anyhow::Result<()> {
+    super::args::check_registration_drivers(
+        std::slice::from_ref(&args.registration_auth),
+        "--registration-auth",
+    )?;
     names::validate_cluster_name(&args.cluster_name)
         .map_err(|e| UserError::new(e, "e.g. --cluster-name cluster1"))?;
     super::init::validate_url(&args.hub_apiserver)?;
@@ -380,10 +384,19 @@ fn refuse_multiple_hubs(
         .rev()
         .find(|(name, _)| name == "MultipleHubs")
         .is_some_and(|(_, on)| *on);
-    if on {
+    // A values file may carry the whole setup, as upstream's chart takes it: the hubs'
+    // bootstrap secrets and the Klusterlet's list of them.
+    let whole = values.is_some_and(|v| {
+        !v.multi_hub_kubeconfigs.is_empty()
+            && v.cr_spec
+                .as_ref()
+                .and_then(|s| s.pointer("/registrationConfiguration/bootstrapKubeConfigs"))
+                .is_some()
+    });
+    if on && !whole {
         return Err(UserError::new(
             "MultipleHubs=true needs the Klusterlet's spec.registrationConfiguration.bootstrapKubeConfigs (at least two hubs' bootstrap secrets), which join does not write",
-            "join without the gate, then create the hubs' bootstrap secrets and set the gate and the list on the Klusterlet (README: \"Moving between hubs\")",
+            "give both in --klusterlet-values-file (multiHubBootstrapHubKubeConfigs and klusterlet.registrationConfiguration.bootstrapKubeConfigs), or join without the gate, then create the hubs' bootstrap secrets and set the gate and the list on the Klusterlet (README: \"Moving between hubs\")",
         )
         .into());
     }
@@ -395,9 +408,23 @@ fn refuse_multiple_hubs(
 fn with_values(
     mut opts: JoinOptions,
     values: Option<super::values_file::Values>,
+    ctx: &Ctx,
 ) -> anyhow::Result<JoinOptions> {
     if let Some(values) = values {
+        if values.external_managed_kubeconfig.is_some() && !opts.hosted {
+            return Err(UserError::new(
+                "--klusterlet-values-file: externalManagedKubeConfig is read in Hosted modes only",
+                "drop it, or join with --mode hosted",
+            )
+            .into());
+        }
         values.onto_join(&mut opts);
+    }
+    if !opts.deploy_operator && !opts.operator_pod.is_empty() {
+        ctx.printer.warn(format!(
+            "no klusterlet operator Deployment is made (--in-process, or noOperator), so these values of --klusterlet-values-file have no effect: {}",
+            opts.operator_pod.keys().join(", ")
+        ));
     }
     crate::operator::klusterlet::validate::validate(&klusterlet::klusterlet(&opts)).map_err(
         |e| {
@@ -413,10 +440,6 @@ fn with_values(
 /// Runs `join`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     check(&args)?;
-    super::args::check_registration_drivers(
-        std::slice::from_ref(&args.registration_auth),
-        "--registration-auth",
-    )?;
     let tag = args.bundle.image_tag(&args.bundle_version)?;
     let feature_gates = crate::install::hub::parse_feature_gates(&args.feature_gates)
         .map_err(|e| UserError::new(e, "e.g. --feature-gates ClusterClaim=true"))?;
@@ -478,8 +501,11 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         image_pull_credential,
         sync_labels: args.enable_sync_labels,
         spec_overlay: None,
+        operator_pod: crate::install::operator_pod::OperatorPod::default(),
+        create_klusterlet: true,
+        multi_hub_kubeconfigs: Vec::new(),
     };
-    let opts = with_values(opts, values)?;
+    let opts = with_values(opts, values, ctx)?;
     if ctx.global.dry_run {
         args.bundle.dry_run(&klusterlet::plan(&opts)?)?;
         return Ok(ExitCode::SUCCESS);
@@ -528,8 +554,10 @@ async fn finish(
         ));
     };
     if !args.in_process {
-        if args.wait {
+        if args.wait && opts.create_klusterlet {
             wait(ctx, client, opts, bootstrap, true).await?;
+        } else if args.wait {
+            ctx.printer.info("not waiting: the values file's klusterlet.create is false, so there is no Klusterlet to wait for");
         }
         hint();
         return Ok(());

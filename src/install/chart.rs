@@ -139,6 +139,7 @@ pub fn cluster_manager() -> anyhow::Result<Chart> {
             admission: Admission::Webhooks,
             resource_requirement: None,
             drivers: crate::install::drivers::Drivers::default(),
+            ..InitOptions::default()
         })?;
         plant(
             &mut objects,
@@ -189,6 +190,9 @@ pub fn klusterlet() -> anyhow::Result<Chart> {
             image_pull_credential: None,
             sync_labels: on[1],
             spec_overlay: None,
+            operator_pod: crate::install::operator_pod::OperatorPod::default(),
+            create_klusterlet: true,
+            multi_hub_kubeconfigs: Vec::new(),
         })?;
         plant(
             &mut objects,

@@ -9,7 +9,7 @@ use kube::api::DynamicObject;
 use serde::Serialize;
 
 use crate::api::names::{
-    BOOTSTRAP_TOKEN_ID, DEFAULT_BUNDLE_VERSION, OPERATOR_NAMESPACE, image_ref,
+    BOOTSTRAP_TOKEN_ID, DEFAULT_BUNDLE_VERSION, DEFAULT_REGISTRY, OPERATOR_NAMESPACE, image_ref,
 };
 use crate::api::operator::{
     CLUSTER_MANAGER_NAME, ClusterManager, ClusterManagerDeployOption, ClusterManagerSpec,
@@ -59,6 +59,51 @@ pub struct InitOptions {
     /// driver's `autoApprovedIdentities` are the bootstrap identities whose clusters the hub
     /// approves without `accept`, with the `ManagedClusterAutoApproval` gate.
     pub drivers: super::drivers::Drivers,
+    /// Spec fields of a values file, merged over what the flags give (a JSON merge patch,
+    /// already checked against the ClusterManager's type).
+    pub spec_overlay: Option<serde_json::Value>,
+    /// A values file's settings of the operator's Deployment.
+    pub operator_pod: super::operator_pod::OperatorPod,
+    /// Bootstrap identities a values file asks for besides [`Self::credential`].
+    pub extra_bootstrap: ExtraBootstrap,
+    /// Make the ClusterManager CR (a values file's `clusterManager.create: false` does not).
+    pub create_cluster_manager: bool,
+}
+
+impl Default for InitOptions {
+    /// Upstream's images at the default bundle version, the ServiceAccount credential, the
+    /// operator deployed, admission by webhooks, nothing from a values file.
+    fn default() -> Self {
+        Self {
+            registry: DEFAULT_REGISTRY.into(),
+            tag: format!("v{DEFAULT_BUNDLE_VERSION}"),
+            single_image: None,
+            credential: Credential::ServiceAccount,
+            deploy_operator: true,
+            image_pull_credential: None,
+            sync_labels: false,
+            feature_gates: Vec::new(),
+            admission: Admission::Webhooks,
+            resource_requirement: None,
+            drivers: super::drivers::Drivers::default(),
+            spec_overlay: None,
+            operator_pod: super::operator_pod::OperatorPod::default(),
+            extra_bootstrap: ExtraBootstrap::default(),
+            create_cluster_manager: true,
+        }
+    }
+}
+
+/// Upstream's chart values `createBootstrapToken` and `createBootstrapSA`: identities made
+/// besides the credential init prints (which `--use-bootstrap-token` chooses).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExtraBootstrap {
+    /// The bootstrap token `ocmhub`.
+    pub token: bool,
+    /// Its secret half, found or made by init when the printed credential is not the token.
+    pub token_secret: String,
+    /// The ServiceAccount `agent-registration-bootstrap`.
+    pub service_account: bool,
 }
 
 /// Resolves `--bundle-version`: `default`, `latest`, or `x.y.z` (with or without `v`).
@@ -123,7 +168,10 @@ struct OperatorValues {
 #[derive(Serialize)]
 struct BootstrapValues {
     namespace: &'static str,
-    use_bootstrap_token: bool,
+    /// Make the bootstrap token (and its group's binding).
+    create_token: bool,
+    /// Make the bootstrap ServiceAccount (and its binding).
+    create_service_account: bool,
     token_id: &'static str,
     token_secret: String,
 }
@@ -133,6 +181,7 @@ struct BootstrapValues {
 pub fn plan(opts: &InitOptions) -> Result<Vec<DynamicObject>, render::Error> {
     let mut objects = vec![to_dynamic(&crate::api::operator_crd_cluster_manager())];
     if opts.deploy_operator {
+        let start = objects.len();
         let pull = opts
             .image_pull_credential
             .clone()
@@ -154,6 +203,7 @@ pub fn plan(opts: &InitOptions) -> Result<Vec<DynamicObject>, render::Error> {
                 docker_config_json_b64: base64::engine::general_purpose::STANDARD.encode(pull),
             },
         )?);
+        opts.operator_pod.apply(&mut objects[start..]);
     } else {
         // The bootstrap service account still needs its namespace.
         objects.extend(
@@ -171,20 +221,23 @@ pub fn plan(opts: &InitOptions) -> Result<Vec<DynamicObject>, render::Error> {
             .filter(|o| o.types.as_ref().is_some_and(|t| t.kind == "Namespace")),
         );
     }
-    let (use_bootstrap_token, token_secret) = match &opts.credential {
-        Credential::ServiceAccount => (false, String::new()),
-        Credential::BootstrapToken { secret } => (true, secret.clone()),
+    let token_secret = match &opts.credential {
+        Credential::ServiceAccount => None,
+        Credential::BootstrapToken { secret } => Some(secret.clone()),
     };
     objects.extend(render::render_bundle(
         "hub-bootstrap",
         &BootstrapValues {
             namespace: OPERATOR_NAMESPACE,
-            use_bootstrap_token,
+            create_token: token_secret.is_some() || opts.extra_bootstrap.token,
+            create_service_account: token_secret.is_none() || opts.extra_bootstrap.service_account,
             token_id: BOOTSTRAP_TOKEN_ID,
-            token_secret,
+            token_secret: token_secret.unwrap_or_else(|| opts.extra_bootstrap.token_secret.clone()),
         },
     )?);
-    objects.push(to_dynamic(&cluster_manager(opts)));
+    if opts.create_cluster_manager {
+        objects.push(to_dynamic(&cluster_manager(opts)));
+    }
     Ok(objects)
 }
 
@@ -260,7 +313,13 @@ pub fn cluster_manager(opts: &InitOptions) -> ClusterManager {
             .into(),
         );
     }
-    cm
+    let Some(overlay) = &opts.spec_overlay else {
+        return cm;
+    };
+    let mut value = serde_json::to_value(&cm).expect("a ClusterManager serialises");
+    crate::merge_patch::merge(&mut value["spec"], overlay);
+    serde_json::from_value(value)
+        .expect("the overlay was checked against the ClusterManager's type")
 }
 
 #[cfg(test)]
@@ -279,9 +338,10 @@ mod tests {
             replicas: 1,
             docker_config_json_b64: "e30=".into(),
         };
-        let bootstrap = |use_bootstrap_token| BootstrapValues {
+        let bootstrap = |token: bool| BootstrapValues {
             namespace: OPERATOR_NAMESPACE,
-            use_bootstrap_token,
+            create_token: token,
+            create_service_account: !token,
             token_id: BOOTSTRAP_TOKEN_ID,
             token_secret: "0123456789abcdef".into(),
         };
@@ -310,6 +370,7 @@ mod tests {
             sync_labels: false,
             feature_gates: vec![],
             admission: Admission::Webhooks,
+            ..InitOptions::default()
         }
     }
 

@@ -117,6 +117,13 @@ pub struct JoinOptions {
     /// Spec fields of a values file, merged over what the flags give (a JSON merge patch,
     /// already checked against the Klusterlet's type).
     pub spec_overlay: Option<serde_json::Value>,
+    /// A values file's settings of the operator's Deployment.
+    pub operator_pod: super::operator_pod::OperatorPod,
+    /// Make the Klusterlet CR (a values file's `klusterlet.create: false` does not).
+    pub create_klusterlet: bool,
+    /// A values file's `multiHubBootstrapHubKubeConfigs`: `(secret name, kubeconfig)`, written
+    /// instead of `bootstrap-hub-kubeconfig`, as upstream's chart does.
+    pub multi_hub_kubeconfigs: Vec<(String, String)>,
 }
 
 impl JoinOptions {
@@ -153,6 +160,8 @@ pub struct OperatorSettings {
     pub pull_secret: Option<Vec<u8>>,
     /// `--enable-sync-labels`.
     pub sync_labels: bool,
+    /// A values file's settings of the operator's Deployment.
+    pub pod: super::operator_pod::OperatorPod,
 }
 
 /// The Klusterlet CRD and the klusterlet operator (namespace, identity, RBAC, image pull secret,
@@ -183,6 +192,7 @@ pub fn operator_objects(
             docker_config_json_b64: base64::engine::general_purpose::STANDARD.encode(pull),
         },
     )?);
+    settings.pod.apply(&mut objects);
     Ok(objects)
 }
 
@@ -197,11 +207,19 @@ pub fn plan(opts: &JoinOptions) -> Result<Vec<DynamicObject>, render::Error> {
             resources: opts.resource_requirement.clone(),
             pull_secret: opts.image_pull_credential.clone(),
             sync_labels: opts.sync_labels,
+            pod: opts.operator_pod.clone(),
         },
     )?;
     objects.retain(|o| {
         opts.deploy_operator || o.types.as_ref().is_none_or(|t| t.kind != "Deployment")
     });
+    if let Some(class) = &opts.operator_pod.priority_class_name
+        && opts.deploy_operator
+        && !opts.hosted
+    {
+        // Upstream's chart makes the class it names, for the operator and the agents.
+        objects.push(priority_class(class));
+    }
     let namespace = opts.agent_namespace();
     objects.push(to_dynamic(&Namespace {
         metadata: ObjectMeta {
@@ -210,11 +228,16 @@ pub fn plan(opts: &JoinOptions) -> Result<Vec<DynamicObject>, render::Error> {
         },
         ..Default::default()
     }));
-    objects.push(to_dynamic(&secret(
-        &namespace,
-        BOOTSTRAP_SECRET,
-        opts.bootstrap_kubeconfig.as_bytes(),
-    )));
+    if opts.multi_hub_kubeconfigs.is_empty() {
+        objects.push(to_dynamic(&secret(
+            &namespace,
+            BOOTSTRAP_SECRET,
+            opts.bootstrap_kubeconfig.as_bytes(),
+        )));
+    }
+    for (name, kubeconfig) in &opts.multi_hub_kubeconfigs {
+        objects.push(to_dynamic(&secret(&namespace, name, kubeconfig.as_bytes())));
+    }
     if let Some(kubeconfig) = &opts.external_managed_kubeconfig {
         objects.push(to_dynamic(&secret(
             &namespace,
@@ -222,8 +245,25 @@ pub fn plan(opts: &JoinOptions) -> Result<Vec<DynamicObject>, render::Error> {
             kubeconfig,
         )));
     }
-    objects.push(to_dynamic(&klusterlet(opts)));
+    if opts.create_klusterlet {
+        objects.push(to_dynamic(&klusterlet(opts)));
+    }
     Ok(objects)
+}
+
+/// The PriorityClass upstream's klusterlet chart makes for its `priorityClassName`.
+fn priority_class(name: &str) -> DynamicObject {
+    let mut object = DynamicObject::new(
+        name,
+        &kube::discovery::ApiResource::erase::<k8s_openapi::api::scheduling::v1::PriorityClass>(&()),
+    );
+    object.data = serde_json::json!({
+        "value": 1_000_000,
+        "globalDefault": false,
+        "description": "For the klusterlet operator and agents (join --klusterlet-values-file's priorityClassName).",
+        "preemptionPolicy": "PreemptLowerPriority",
+    });
+    object
 }
 
 fn secret(namespace: &str, name: &str, kubeconfig: &[u8]) -> Secret {
@@ -250,28 +290,8 @@ pub fn klusterlet(opts: &JoinOptions) -> Klusterlet {
         return built;
     };
     let mut value = serde_json::to_value(&built).expect("a Klusterlet serialises");
-    merge(&mut value["spec"], overlay);
+    crate::merge_patch::merge(&mut value["spec"], overlay);
     serde_json::from_value(value).expect("the overlay was checked against the Klusterlet's type")
-}
-
-/// RFC 7386 merge: objects merge key by key, `null` removes, anything else replaces.
-fn merge(target: &mut serde_json::Value, patch: &serde_json::Value) {
-    use serde_json::Value;
-    let Value::Object(patch) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = Value::Object(serde_json::Map::new());
-    }
-    let map = target.as_object_mut().expect("made an object");
-    for (key, value) in patch {
-        if value.is_null() {
-            map.remove(key);
-        } else {
-            merge(map.entry(key.clone()).or_insert(Value::Null), value);
-        }
-    }
 }
 
 /// The Klusterlet the flags describe.
@@ -366,6 +386,9 @@ mod tests {
             image_pull_credential: None,
             sync_labels: false,
             spec_overlay: None,
+            operator_pod: crate::install::operator_pod::OperatorPod::default(),
+            create_klusterlet: true,
+            multi_hub_kubeconfigs: Vec::new(),
         }
     }
 

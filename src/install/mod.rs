@@ -9,6 +9,7 @@ pub mod drivers;
 pub mod hub;
 pub mod join_command;
 pub mod klusterlet;
+pub mod operator_pod;
 pub mod upgrade;
 
 /// `Kind/name` of each planned object, for the plans' tests.

@@ -56,6 +56,7 @@ pub fn hub_operator(
         admission: crate::operator::cluster_manager::Admission::Webhooks,
         resource_requirement: resources.cloned(),
         drivers: crate::install::drivers::Drivers::default(),
+        ..InitOptions::default()
     };
     let mut objects = plan(&opts)?;
     objects.retain(|o| {
@@ -90,6 +91,7 @@ pub fn klusterlet_operator(
             resources: resources.cloned(),
             pull_secret: None,
             sync_labels,
+            pod: crate::install::operator_pod::OperatorPod::default(),
         },
     )?;
     objects.retain(|o| o.types.as_ref().is_none_or(|t| t.kind != "Secret"));

@@ -564,7 +564,7 @@ clusterManager:
         registration.contains("ManagedClusterAutoApproval") && registration.contains("alice"),
         "{registration}"
     );
-    let unsupported = common::temp_file("cm-bad.yaml", "images: {overrides: {workImage: x}}\n");
+    let unsupported = common::temp_file("cm-bad.yaml", "imagePullSecrets: [{name: regcred}]\n");
     let (code, _, err) = fixture::on_hub(&[
         "init",
         "--dry-run",
@@ -574,7 +574,7 @@ clusterManager:
     .await;
     assert_eq!(code, 1, "{err}");
     assert!(
-        err.contains("images.overrides.workImage is not supported here"),
+        err.contains("imagePullSecrets is not supported here"),
         "{err}"
     );
 
@@ -642,6 +642,386 @@ async fn join_dry_run_with_values(name: &str, values: &str) -> std::process::Out
     fixture::run(join).await
 }
 
+/// Every field of `given` is in `stored` with its value (the API server may add defaults).
+fn assert_kept(given: &serde_json::Value, stored: &serde_json::Value, at: &str) {
+    match (given, stored) {
+        (serde_json::Value::Object(g), _) => {
+            for (k, v) in g {
+                assert_kept(v, &stored[k], &format!("{at}.{k}"));
+            }
+        }
+        (serde_json::Value::Array(g), serde_json::Value::Array(s)) if g.len() == s.len() => {
+            for (i, (g, s)) in g.iter().zip(s).enumerate() {
+                assert_kept(g, s, &format!("{at}[{i}]"));
+            }
+        }
+        _ => assert_eq!(given, stored, "{at}: dropped or changed by the API server"),
+    }
+}
+
+/// The kinds of the objects `clusteradm <args>` prints (a `--dry-run`).
+fn kinds_of(out: &str) -> Vec<String> {
+    clusteradm::apply::parse_objects(out, "stdout")
+        .unwrap()
+        .iter()
+        .map(|o| o.types.as_ref().unwrap().kind.clone())
+        .collect()
+}
+
+/// The API server's answer to creating the operator.open-cluster-management.io/v1 `kind` of
+/// `data` (a printed object's) named `name` (a dry run: nothing is stored).
+async fn server_dry_run(
+    client: &kube::Client,
+    kind: &str,
+    data: &serde_json::Value,
+    name: &str,
+) -> serde_json::Value {
+    let mut object = data.clone();
+    object["apiVersion"] = "operator.open-cluster-management.io/v1".into();
+    object["kind"] = kind.into();
+    let mut object: kube::api::DynamicObject = serde_json::from_value(object).unwrap();
+    object.metadata.name = Some(name.to_owned());
+    let types = object.types.clone().unwrap();
+    let gvk = kube::api::GroupVersionKind::try_from(&types).unwrap();
+    let plural = format!("{}s", types.kind.to_lowercase());
+    let resource = kube::api::ApiResource::from_gvk_with_plural(&gvk, &plural);
+    let api: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(client.clone(), &resource);
+    let params = kube::api::PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    serde_json::to_value(api.create(&params, &object).await.unwrap()).unwrap()
+}
+
+/// Upstream v1.3.1's cluster-manager chart values, every key at its default or a value a user
+/// sets.
+const WHOLE_CLUSTER_MANAGER_VALUES: &str = r#"replicaCount: 3
+images:
+  overrides: {registrationImage: "r.example/reg:v9", workImage: "", placementImage: "", addOnManagerImage: "", operatorImage: ""}
+  registry: r.example/ocm
+  tag: v1.3.1
+  imagePullPolicy: Always
+  imageCredentials: {createImageCredentials: false, userName: "", password: "", dockerConfigJson: ""}
+podSecurityContext: {runAsNonRoot: true}
+securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}, privileged: false, runAsNonRoot: true, readOnlyRootFilesystem: true}
+resources: {requests: {cpu: 2m, memory: 16Mi}}
+nodeSelector: {kubernetes.io/os: linux}
+tolerations: [{key: node-role.kubernetes.io/control-plane, operator: Exists, effect: NoSchedule}]
+affinity:
+  podAntiAffinity:
+    preferredDuringSchedulingIgnoredDuringExecution:
+    - weight: 30
+      podAffinityTerm: {topologyKey: kubernetes.io/hostname, labelSelector: {matchExpressions: [{key: app, operator: In, values: [cluster-manager]}]}}
+enableSyncLabels: false
+createBootstrapToken: true
+createBootstrapSA: false
+clusterManager:
+  create: true
+  mode: Default
+  resourceRequirement: {type: Default}
+  registrationConfiguration:
+    featureGates: [{feature: DefaultClusterSet, mode: Enable}]
+    registrationDrivers: [{authType: csr}]
+  workConfiguration: {workDriver: kube}
+  addOnManagerConfiguration: {}
+  placementConfiguration:
+    featureGates: [{feature: PlacementDebugServer, mode: Enable}]
+"#;
+
+/// Upstream v1.3.1's cluster-manager chart values, every key at its default or a value a user
+/// sets: each lands where upstream's chart puts it, and the API server keeps every field of
+/// the ClusterManager (nothing pruned).
+#[tokio::test]
+async fn a_whole_cluster_manager_values_file_is_honoured() {
+    let file = common::temp_file("cm-whole.yaml", WHOLE_CLUSTER_MANAGER_VALUES);
+    let (code, out, err) = fixture::on_hub(&[
+        "init",
+        "--dry-run",
+        "--cluster-manager-values-file",
+        file.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let operator = printed(&out, "Deployment");
+    assert_eq!(operator["spec"]["replicas"], 3);
+    let pod = &operator["spec"]["template"]["spec"];
+    assert_eq!(pod["nodeSelector"]["kubernetes.io/os"], "linux");
+    assert_eq!(pod["tolerations"][0]["effect"], "NoSchedule");
+    assert_eq!(
+        pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]["weight"],
+        30
+    );
+    assert_eq!(
+        pod["securityContext"]["seccompProfile"]["type"],
+        "RuntimeDefault"
+    );
+    let container = &pod["containers"][0];
+    assert_eq!(container["imagePullPolicy"], "Always");
+    assert_eq!(
+        container["image"],
+        "r.example/ocm/registration-operator:v1.3.1"
+    );
+    assert_eq!(container["resources"]["requests"]["memory"], "16Mi");
+    assert!(
+        !container["args"]
+            .to_string()
+            .contains("--disable-leader-election"),
+        "three replicas elect a leader: {}",
+        container["args"]
+    );
+    // The printed credential is the ServiceAccount's (no --use-bootstrap-token); the file asks
+    // for the bootstrap token besides.
+    let kinds: Vec<String> = clusteradm::apply::parse_objects(&out, "stdout")
+        .unwrap()
+        .iter()
+        .map(|o| {
+            format!(
+                "{}/{}",
+                o.types.as_ref().unwrap().kind,
+                o.metadata.name.as_deref().unwrap()
+            )
+        })
+        .collect();
+    for wanted in [
+        "Secret/bootstrap-token-ocmhub",
+        "ServiceAccount/agent-registration-bootstrap",
+        "ClusterRoleBinding/open-cluster-management:bootstrap:managedcluster",
+        "ClusterRoleBinding/open-cluster-management:bootstrap:agent-registration",
+    ] {
+        assert!(kinds.iter().any(|k| k == wanted), "{wanted} in {kinds:?}");
+    }
+    let cm = printed(&out, "ClusterManager");
+    let spec = &cm["spec"];
+    assert_eq!(spec["registrationImagePullSpec"], "r.example/reg:v9");
+    assert_eq!(spec["workImagePullSpec"], "r.example/ocm/work:v1.3.1");
+    assert_eq!(spec["workConfiguration"]["workDriver"], "kube");
+    assert_eq!(spec["resourceRequirement"]["type"], "Default");
+    let stored = server_dry_run(
+        &common::hub().await,
+        "ClusterManager",
+        &cm,
+        &common::unique("cm-values"),
+    )
+    .await;
+    for field in [
+        "registrationConfiguration",
+        "workConfiguration",
+        "placementConfiguration",
+        "resourceRequirement",
+    ] {
+        assert_kept(&spec[field], &stored["spec"][field], field);
+    }
+}
+
+/// The whole cluster-manager values file with our image: the gate our hub does not implement is
+/// refused by name; `clusterManager.create: false` makes no ClusterManager, as upstream's chart.
+#[tokio::test]
+async fn a_cluster_manager_values_file_for_our_image_or_without_a_cr() {
+    let file = common::temp_file("cm-whole.yaml", WHOLE_CLUSTER_MANAGER_VALUES);
+    let (code, _, err) = fixture::on_hub(&[
+        "init",
+        "--dry-run",
+        "--image",
+        "r.example/clusteradm:v9",
+        "--cluster-manager-values-file",
+        file.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("PlacementDebugServer=true is not honoured"),
+        "{err}"
+    );
+
+    // clusterManager.create: false makes no ClusterManager, as upstream's chart.
+    let none = common::temp_file("cm-none.yaml", "clusterManager: {create: false}\n");
+    let (code, out, err) = fixture::on_hub(&[
+        "init",
+        "--dry-run",
+        "--cluster-manager-values-file",
+        none.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        kinds_of(&out).iter().all(|k| k != "ClusterManager"),
+        "{out}"
+    );
+}
+
+/// Upstream v1.3.1's klusterlet chart values, every key set: PriorityClass `class`, two hubs'
+/// bootstrap kubeconfigs with MultipleHubs.
+fn whole_klusterlet_values(class: &str, hub1: &str, hub2: &str) -> String {
+    let indent = |text: &str| {
+        text.lines().fold(String::new(), |mut out, l| {
+            out.push_str("    ");
+            out.push_str(l);
+            out.push('\n');
+            out
+        })
+    };
+    format!(
+        r#"replicaCount: 1
+images:
+  overrides: {{registrationImage: "", workImage: "r.example/work:v9", operatorImage: "r.example/op:v9"}}
+  registry: r.example/ocm
+  tag: v1.3.1
+  imagePullPolicy: IfNotPresent
+  imageCredentials: {{createImageCredentials: false, userName: "", password: "", dockerConfigJson: ""}}
+podSecurityContext: {{runAsNonRoot: true}}
+securityContext: {{allowPrivilegeEscalation: false, capabilities: {{drop: [ALL]}}, privileged: false, runAsNonRoot: true, readOnlyRootFilesystem: true}}
+resources: {{requests: {{cpu: 2m, memory: 16Mi}}, limits: {{memory: 2Gi}}}}
+nodeSelector: {{kubernetes.io/os: linux}}
+tolerations: []
+affinity: {{}}
+enableSyncLabels: false
+bootstrapHubKubeConfig: ""
+grpcConfig: ""
+multiHubBootstrapHubKubeConfigs:
+- name: hub1
+  kubeConfig: |
+{}- name: hub2
+  kubeConfig: |
+{}externalManagedKubeConfig: ""
+noOperator: false
+priorityClassName: {class}
+klusterlet:
+  create: true
+  mode: Singleton
+  name: klusterlet
+  clusterName: cluster1
+  namespace: ""
+  externalServerURLs: []
+  resourceRequirement: {{type: Default}}
+  nodePlacement: {{tolerations: [{{key: dedicated, operator: Exists}}]}}
+  registrationConfiguration:
+    clientCertExpirationSeconds: 3600
+    featureGates: [{{feature: MultipleHubs, mode: Enable}}]
+    bootstrapKubeConfigs: {{type: LocalSecrets, localSecretsConfig: {{kubeConfigSecrets: [{{name: hub1}}, {{name: hub2}}], hubConnectionTimeoutSeconds: 600}}}}
+  workConfiguration: {{statusSyncInterval: 30s}}
+"#,
+        indent(hub1),
+        indent(hub2),
+    )
+}
+
+/// Upstream v1.3.1's klusterlet chart values, every key set: the operator Deployment, the
+/// PriorityClass, the hubs' bootstrap secrets and the Klusterlet as upstream's chart makes
+/// them, with no credential printed; the API server keeps every field of the Klusterlet.
+#[tokio::test]
+async fn a_whole_klusterlet_values_file_is_honoured() {
+    let env = common::env();
+    let (server, ca) = common::server_and_ca(&env.hub);
+    let kubeconfig = |token: &str| {
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters: [{{name: hub, cluster: {{server: '{server}', certificate-authority-data: {ca}}}}}]\ncontexts: [{{name: hub, context: {{cluster: hub, user: bootstrap}}}}]\nusers: [{{name: bootstrap, user: {{token: {token}}}}}]\ncurrent-context: hub\n"
+        )
+    };
+    let class = common::unique("ocm-agents");
+    let values =
+        whole_klusterlet_values(&class, &kubeconfig("secret-one"), &kubeconfig("secret-two"));
+    let out = join_dry_run_with_values("k-whole.yaml", &values).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !stdout.contains("secret-one")
+            && !stdout.contains(&base64::Engine::encode(
+                &base64::engine::general_purpose::STANDARD,
+                "secret-one"
+            )),
+        "a credential printed"
+    );
+    let objects = clusteradm::apply::parse_objects(&stdout, "stdout").unwrap();
+    let named = |kind: &str, name: &str| {
+        objects.iter().find(|o| {
+            o.types.as_ref().unwrap().kind == kind && o.metadata.name.as_deref() == Some(name)
+        })
+    };
+    assert!(named("Secret", "hub1").is_some() && named("Secret", "hub2").is_some());
+    assert!(
+        named("Secret", "bootstrap-hub-kubeconfig").is_none(),
+        "the hubs' secrets replace it, as upstream's chart"
+    );
+    let priority = named("PriorityClass", &class).expect("the chart's PriorityClass");
+    assert_eq!(priority.data["value"], 1_000_000);
+    let operator = printed(&stdout, "Deployment");
+    let pod = &operator["spec"]["template"]["spec"];
+    assert_eq!(pod["priorityClassName"], class.as_str());
+    assert_eq!(pod["containers"][0]["image"], "r.example/op:v9");
+    assert_eq!(pod["containers"][0]["resources"]["limits"]["memory"], "2Gi");
+    let klusterlet = printed(&stdout, "Klusterlet");
+    let spec = &klusterlet["spec"];
+    assert_eq!(spec["deployOption"]["mode"], "Singleton");
+    assert_eq!(
+        spec["clusterName"], "cluster1",
+        "the file's name wins over the flag's"
+    );
+    assert_eq!(spec["imagePullSpec"], "r.example/op:v9");
+    assert_eq!(spec["workImagePullSpec"], "r.example/work:v9");
+    assert_eq!(
+        spec["registrationImagePullSpec"],
+        "r.example/ocm/registration:v1.3.1"
+    );
+    assert_eq!(spec["priorityClassName"], class.as_str());
+    assert_eq!(
+        spec["registrationConfiguration"]["clientCertExpirationSeconds"],
+        3600
+    );
+    let managed = common::managed().await;
+    common::install_crds(
+        &managed,
+        &[clusteradm::api::operator_crd_klusterlet()],
+        std::time::Duration::from_secs(30),
+    )
+    .await;
+    let stored = server_dry_run(
+        &managed,
+        "Klusterlet",
+        &klusterlet,
+        &common::unique("k-values"),
+    )
+    .await;
+    for field in [
+        "registrationConfiguration",
+        "workConfiguration",
+        "nodePlacement",
+        "priorityClassName",
+        "imagePullSpec",
+    ] {
+        assert_kept(&spec[field], &stored["spec"][field], field);
+    }
+}
+
+/// `noOperator` and `klusterlet.create: false`: neither the operator nor the Klusterlet, the
+/// bootstrap secret still.
+#[tokio::test]
+async fn a_klusterlet_values_file_without_operator_or_cr() {
+    let out = join_dry_run_with_values(
+        "k-bare.yaml",
+        "noOperator: true\nklusterlet: {create: false}\n",
+    )
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kinds = kinds_of(&stdout);
+    assert!(
+        !kinds.iter().any(|k| k == "Deployment" || k == "Klusterlet"),
+        "{kinds:?}"
+    );
+    assert!(
+        stdout.contains("name: bootstrap-hub-kubeconfig"),
+        "{stdout}"
+    );
+}
+
 /// A Klusterlet field no agent here acts on, given in a values file: refused before anything is
 /// applied, naming it.
 #[tokio::test]
@@ -668,6 +1048,16 @@ async fn gates_our_components_would_not_honour_are_refused_before_anything_is_ap
     .await;
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("ClusterImporter"), "{out}");
+    // Upstream's operator adds the placement debug server's sidecar.
+    let (code, out, err) = fixture::on_hub(&[
+        "init",
+        "--dry-run",
+        "--feature-gates",
+        "PlacementDebugServer=true",
+    ])
+    .await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("PlacementDebugServer"), "{out}");
     // Ours would not: refused, naming the gate and why.
     for (args, gate) in [
         (
@@ -690,12 +1080,13 @@ async fn gates_our_components_would_not_honour_are_refused_before_anything_is_ap
             ],
             "CloudEventsDrivers=true",
         ),
-        // Upstream's operator adds the placement debug server's sidecar; this one does not, so
-        // it is refused with upstream's images too.
+        // Our hub does not serve the placement debug endpoint.
         (
             vec![
                 "init",
                 "--dry-run",
+                "--image",
+                "r.example/clusteradm:v9",
                 "--feature-gates",
                 "PlacementDebugServer=true",
             ],

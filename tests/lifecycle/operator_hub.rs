@@ -64,17 +64,9 @@ impl Operator {
 /// What `init --in-process` applies: the ClusterManager CRD, the operator namespace, the CR.
 async fn install(client: &Client) {
     let opts = clusteradm::install::hub::InitOptions {
-        registry: clusteradm::api::names::DEFAULT_REGISTRY.into(),
-        tag: "v1.3.1".into(),
-        single_image: None,
-        credential: clusteradm::install::hub::Credential::ServiceAccount,
         deploy_operator: false,
-        image_pull_credential: None,
-        sync_labels: false,
-        feature_gates: vec![],
         admission: operator::Admission::Policies,
-        resource_requirement: None,
-        drivers: clusteradm::install::drivers::Drivers::default(),
+        ..Default::default()
     };
     let objects = clusteradm::install::hub::plan(&opts)
         .unwrap()

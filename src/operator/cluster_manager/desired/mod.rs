@@ -703,6 +703,7 @@ mod tests {
             admission: crate::operator::cluster_manager::Admission::Webhooks,
             resource_requirement: None,
             drivers: crate::install::drivers::Drivers::default(),
+            ..InitOptions::default()
         };
         let role = plan(&opts)
             .unwrap()
