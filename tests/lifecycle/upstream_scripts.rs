@@ -15,7 +15,7 @@ use kube::api::{Api, DeleteParams, PostParams};
 use predicates::prelude::*;
 
 use crate::common;
-use crate::join::{Hub, MANAGED_SINGLETON, hub, reset};
+use crate::join::{Hub, MANAGED_SINGLETON, hub, join, reset};
 
 /// `join --dry-run` with the token and the API server only, as a script builds it.
 fn token_only_join(token: &str, server: &str, extra: &[&str]) -> assert_cmd::Command {
@@ -473,4 +473,91 @@ async fn init_run_again_with_other_flags_rewrites_the_cluster_manager() {
         "{gates:?}"
     );
     assert!(server.is_none());
+}
+
+/// A klusterlet values file as a team copies it from upstream's chart and edits it, given to a
+/// real `join`: the API server then holds what upstream's chart would have made (the operator
+/// Deployment's settings, the PriorityClass, the hubs' bootstrap secrets instead of the default
+/// one, the Klusterlet's fields), and the same join again changes nothing.
+#[tokio::test]
+async fn a_copied_klusterlet_values_file_joins_as_upstreams_chart_would() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::scheduling::v1::PriorityClass;
+    let _one_at_a_time = crate::serial().await;
+    let _m = MANAGED_SINGLETON.lock().await;
+    let hub = hub(false).await;
+    let managed = common::managed().await;
+    reset(&managed).await;
+    let class = common::unique("ocm-agents");
+    let bootstrap = format!(
+        "apiVersion: v1\nkind: Config\nclusters: [{{name: hub, cluster: {{server: '{}', insecure-skip-tls-verify: false}}}}]\ncontexts: [{{name: hub, context: {{cluster: hub, user: u}}}}]\nusers: [{{name: u, user: {{token: '{}'}}}}]\ncurrent-context: hub\n",
+        hub.server, hub.token
+    );
+    let values = serde_json::json!({
+        "replicaCount": 1,
+        "images": {"registry": "quay.io/open-cluster-management", "tag": "", "imagePullPolicy": "IfNotPresent",
+                   "overrides": {"registrationImage": "", "workImage": "", "operatorImage": ""}},
+        "podSecurityContext": {"runAsNonRoot": true},
+        "resources": {"requests": {"cpu": "2m", "memory": "16Mi"}, "limits": {"memory": "2Gi"}},
+        "nodeSelector": {"kubernetes.io/os": "linux"},
+        "tolerations": [], "affinity": {},
+        "priorityClassName": class,
+        "multiHubBootstrapHubKubeConfigs": [{"name": "hub1", "kubeConfig": bootstrap}, {"name": "hub2", "kubeConfig": bootstrap}],
+        "klusterlet": {"create": true, "mode": "Singleton", "name": "klusterlet", "clusterName": common::unique("values"),
+                       "registrationConfiguration": {
+                           "featureGates": [{"feature": "MultipleHubs", "mode": "Enable"}],
+                           "bootstrapKubeConfigs": {"type": "LocalSecrets", "localSecretsConfig": {"kubeConfigSecrets": [{"name": "hub1"}, {"name": "hub2"}]}}},
+                       "workConfiguration": {"statusSyncInterval": "30s"}},
+    });
+    let file = common::temp_file("values.yaml", &serde_yaml::to_string(&values).unwrap());
+    let args = ["--klusterlet-values-file", file.to_str().unwrap()];
+    join(&hub, &common::unique("flag-name"), &args)
+        .assert()
+        .success();
+
+    let priority: Api<PriorityClass> = Api::all(managed.clone());
+    assert_eq!(priority.get(&class).await.unwrap().value, Some(1_000_000));
+    let operator = Api::<Deployment>::namespaced(managed.clone(), "open-cluster-management")
+        .get("klusterlet")
+        .await
+        .unwrap();
+    let pod = operator.spec.unwrap().template.spec.unwrap();
+    assert_eq!(pod.priority_class_name.as_deref(), Some(class.as_str()));
+    assert_eq!(pod.node_selector.unwrap()["kubernetes.io/os"], "linux");
+    let secrets: Api<Secret> = Api::namespaced(managed.clone(), "open-cluster-management-agent");
+    for name in ["hub1", "hub2"] {
+        assert!(secrets.get_opt(name).await.unwrap().is_some(), "{name}");
+    }
+    assert!(
+        secrets
+            .get_opt("bootstrap-hub-kubeconfig")
+            .await
+            .unwrap()
+            .is_none(),
+        "the hubs' secrets replace the default one, as upstream's chart"
+    );
+    let klusterlet: Api<clusteradm::api::operator::Klusterlet> = Api::all(managed.clone());
+    let spec = serde_json::to_value(klusterlet.get("klusterlet").await.unwrap().spec).unwrap();
+    assert_eq!(spec["clusterName"], values["klusterlet"]["clusterName"]);
+    assert_eq!(spec["priorityClassName"], class.as_str());
+    assert_eq!(
+        spec["registrationConfiguration"]["bootstrapKubeConfigs"]["localSecretsConfig"]["kubeConfigSecrets"]
+            [1]["name"],
+        "hub2"
+    );
+    assert_eq!(spec["workConfiguration"]["statusSyncInterval"], "30s");
+
+    join(&hub, &common::unique("flag-name"), &args)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("already joined: nothing changed"));
+
+    reset(&managed).await;
+    priority
+        .delete(&class, &DeleteParams::default())
+        .await
+        .unwrap();
+    for name in ["hub1", "hub2"] {
+        let _ = secrets.delete(name, &DeleteParams::default()).await;
+    }
 }
