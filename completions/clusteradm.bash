@@ -1780,13 +1780,17 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__controller__subcmd__hub)
-            opts="-v -q -h -V --webhook-cert-dir --probe-address --metrics-address --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-v -q -h -V --webhook-cert-dir --placement-debug-address --probe-address --metrics-address --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --webhook-cert-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --placement-debug-address)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -209,8 +209,8 @@ pub const GATES: &[Gate] = &[
         "PlacementDebugServer",
         HubPlacement,
         false,
-        NotImplemented,
-        "upstream's placement debug endpoint (`/debug/placements/`, a sidecar of its placement pod behind Service `cluster-manager-placement`) is not served: `clusteradm get placements NAME --explain` answers the same question from the command line, with the hub's own scheduler (tests/it/placement.rs). With upstream's images (plain `init`) upstream's operator runs and adds its sidecar; written into a ClusterManager our operator reconciles (upstream's Helm chart does), it is named in `ValidFeatureGates`' message, with upstream's component images too (our operator does not add upstream's sidecar)",
+        Works,
+        "on: our hub pods serve upstream's placement debug endpoint (`GET /debug/placements/<namespace>/<name>`, or `POST` a Placement; upstream's `DebugResult`: the filter pipeline's clusters, each prioritizer's scores, the totals) behind upstream's Service `cluster-manager-placement` on 9443, over HTTPS to callers whose token the API server takes and who may `get`/`post` the URL and `create` placements in the namespace, as upstream's; off: no Service, nothing served (tests/it/placement_debug.rs; on nodes, tests/pods). Not in process, where there is no Service: `--in-process` refuses it, and `clusteradm get placements NAME --explain` answers the same question. Upstream's component images under our operator get no sidecar: named in `ValidFeatureGates`' message",
     ),
     gate(
         "RawFeedbackJsonString",
@@ -237,6 +237,20 @@ pub fn refusal(component: Component, name: &str, on: bool) -> Option<String> {
             component.label(),
             gate.note
         )
+    })
+}
+
+/// Why `PlacementDebugServer=true` is not honoured where the hub controllers run in process
+/// (or as upstream's component images under our operator): the endpoint is our hub pods'.
+#[must_use]
+pub fn placement_debug_refusal(gates: &[(String, bool)]) -> Option<String> {
+    let on = gates
+        .iter()
+        .rev()
+        .find(|(name, _)| name == "PlacementDebugServer")
+        .is_some_and(|(_, on)| *on);
+    on.then(|| {
+        "PlacementDebugServer=true is not honoured by this project's hub placement in process: the endpoint is served by our hub pods (init --image) behind upstream's Service; `clusteradm get placements NAME --explain` answers the same question".to_owned()
     })
 }
 
@@ -348,8 +362,15 @@ mod tests {
     fn what_is_not_honoured_is_refused_and_the_rest_passes() {
         assert!(refusal(HubRegistration, "ClusterImporter", true).is_some());
         assert!(refusal(HubRegistration, "ClusterImporter", false).is_none());
-        assert!(refusal(HubPlacement, "PlacementDebugServer", true).is_some());
-        assert!(hub_refusal(&[("PlacementDebugServer".into(), true)]).is_some());
+        assert!(refusal(HubPlacement, "PlacementDebugServer", true).is_none());
+        assert!(placement_debug_refusal(&[("PlacementDebugServer".into(), true)]).is_some());
+        assert!(
+            placement_debug_refusal(&[
+                ("PlacementDebugServer".into(), true),
+                ("PlacementDebugServer".into(), false)
+            ])
+            .is_none()
+        );
         assert!(refusal(HubRegistration, "ClusterProfile", true).is_none());
         assert!(refusal(HubRegistration, "ResourceCleanup", false).is_none());
         assert!(refusal(HubRegistration, "ManagedClusterAutoApproval", true).is_none());

@@ -62,6 +62,11 @@ pub struct HubArgs {
     /// from, and points the CRDs and configurations at itself
     #[arg(long, value_name = "DIR", alias = "conversion-cert-dir")]
     pub webhook_cert_dir: Option<std::path::PathBuf>,
+    /// Serve upstream's placement debug endpoint (/debug/placements/, the PlacementDebugServer
+    /// gate) over HTTPS on this address (e.g. 0.0.0.0:9444) to callers whose bearer token the API
+    /// server authenticates and allows the URL and `create` on the placement's namespace
+    #[arg(long, value_name = "ADDRESS")]
+    pub placement_debug_address: Option<SocketAddr>,
     #[command(flatten)]
     serve: Serve,
 }
@@ -287,6 +292,39 @@ fn stop_when_changed(
     })
 }
 
+/// The hub controllers under the hub's Lease, with the webhooks (every replica serves them with
+/// a mounted certificate, or the leader on its own address) and the placement debug endpoint.
+async fn run_hub(
+    h: HubArgs,
+    kube: &super::Kube,
+    shutdown: crate::runtime::Shutdown,
+    waiting: impl FnOnce(&str),
+) -> anyhow::Result<()> {
+    let client = kube.client.clone();
+    if let Some(addr) = h.placement_debug_address {
+        // Every replica serves: the endpoint reads from the API server and writes nothing.
+        crate::hub::placement::debug::serve(addr, client.clone(), shutdown.clone()).await?;
+    }
+    let webhook = match &h.webhook_cert_dir {
+        Some(dir) => {
+            // Every replica serves: webhooks need no Lease.
+            let addr = SocketAddr::from(([0, 0, 0, 0], webhook::mounted::PORT));
+            let reviewer = crate::hub::admission::Reviewer::start(client.clone(), shutdown.clone());
+            let settings = reviewer.settings();
+            let routes = webhook::HubRoutes::new(reviewer);
+            webhook::mounted::serve(dir, addr, routes, shutdown.clone()).await?;
+            Webhook::Service(settings)
+        }
+        None => Webhook::Leader(kube.loaded.config.cluster_url.clone()),
+    };
+    let lock = LeaseLock::new(client.clone(), HUB_NAMESPACE, HUB_LEASE);
+    lease::lead(lock, shutdown, waiting, move |token| {
+        crate::inprocess::hub::controllers(client, webhook, token)
+    })
+    .await?;
+    Ok(())
+}
+
 /// Runs `controller`.
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let hubs = match &args.which {
@@ -315,26 +353,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     };
     let client = kube.client.clone();
     match args.which {
-        Which::Hub(h) => {
-            let webhook = match &h.webhook_cert_dir {
-                Some(dir) => {
-                    // Every replica serves: webhooks need no Lease.
-                    let addr = SocketAddr::from(([0, 0, 0, 0], webhook::mounted::PORT));
-                    let reviewer =
-                        crate::hub::admission::Reviewer::start(client.clone(), shutdown.clone());
-                    let settings = reviewer.settings();
-                    let routes = webhook::HubRoutes::new(reviewer);
-                    webhook::mounted::serve(dir, addr, routes, shutdown.clone()).await?;
-                    Webhook::Service(settings)
-                }
-                None => Webhook::Leader(kube.loaded.config.cluster_url.clone()),
-            };
-            let lock = LeaseLock::new(client.clone(), HUB_NAMESPACE, HUB_LEASE);
-            lease::lead(lock, shutdown, waiting, move |token| {
-                crate::inprocess::hub::controllers(client, webhook, token)
-            })
-            .await?;
-        }
+        Which::Hub(h) => run_hub(h, &kube, shutdown, waiting).await?,
         Which::Agent(a) => {
             let registration = a.registration();
             let namespace = a

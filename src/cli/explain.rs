@@ -3,19 +3,13 @@
 //! now: the cluster left out before scoring and why (not in a bound set, no predicate matched, a
 //! taint), and each scored cluster's score per prioritizer, weight and total. What upstream's
 //! placement debug server answers, from the command line and with no server (beyond upstream).
-use std::collections::{BTreeSet, HashMap};
-use std::sync::Arc;
+use std::collections::BTreeSet;
 
-use anyhow::Context as _;
-use kube::api::{Api, ListParams};
 use kube::{Client, ResourceExt as _};
 use serde::Serialize;
 
-use crate::api::cluster::{
-    AddOnPlacementScore, ManagedCluster, ManagedClusterSet, ManagedClusterSetBinding,
-    PLACEMENT_LABEL, Placement, PlacementDecision,
-};
-use crate::hub::placement::schedule::{self, Inputs, Scheduled, Trace};
+use crate::api::cluster::Placement;
+use crate::hub::placement::schedule::{Scheduled, Trace};
 use crate::ui::output::{self, Format};
 use crate::ui::table;
 
@@ -106,58 +100,11 @@ pub fn explanation(placement: &Placement, scheduled: &Scheduled, trace: Trace) -
 }
 
 /// Reads what the hub's scheduler reads and explains `placement`.
+///
+/// # Errors
+/// What the scheduler reads could not be read.
 pub async fn explain(client: &Client, placement: &Placement) -> anyhow::Result<Explanation> {
-    let ns = placement.namespace().unwrap_or_default();
-    let list = ListParams::default();
-    let by_placement = ListParams::default().labels(PLACEMENT_LABEL);
-    let (bindings, sets, clusters, decisions, scores) = (
-        Api::<ManagedClusterSetBinding>::namespaced(client.clone(), &ns),
-        Api::<ManagedClusterSet>::all(client.clone()),
-        Api::<ManagedCluster>::all(client.clone()),
-        Api::<PlacementDecision>::all(client.clone()),
-        Api::<AddOnPlacementScore>::all(client.clone()),
-    );
-    let (bindings, sets, clusters, decisions, scores) = tokio::try_join!(
-        bindings.list(&list),
-        sets.list(&list),
-        clusters.list(&list),
-        decisions.list(&by_placement),
-        scores.list(&list),
-    )
-    .context("reading what the placement is scheduled from")?;
-    let bound_sets: Vec<&ManagedClusterSet> = bindings
-        .items
-        .iter()
-        .filter_map(|b| sets.items.iter().find(|s| s.name_any() == b.name_any()))
-        .collect();
-    let clusters: Vec<Arc<ManagedCluster>> = clusters.items.into_iter().map(Arc::new).collect();
-    // What the controller's decision index says, from the decisions as they are.
-    let view =
-        crate::hub::placement::index::Index::of(&decisions.items).view(&ns, &placement.name_any());
-    let scores: HashMap<(String, String), Arc<AddOnPlacementScore>> = scores
-        .items
-        .into_iter()
-        .map(|s| {
-            (
-                (s.namespace().unwrap_or_default(), s.name_any()),
-                Arc::new(s),
-            )
-        })
-        .collect();
-    let lookup: schedule::Scores = Arc::new(move |cluster: &str, resource: &str| {
-        scores
-            .get(&(cluster.to_owned(), resource.to_owned()))
-            .cloned()
-    });
-    let (scheduled, trace) = schedule::explain(&Inputs {
-        placement,
-        bound_sets,
-        clusters: &clusters,
-        current: &view.current,
-        others: &view.others,
-        scores: lookup,
-        now: k8s_openapi::jiff::Timestamp::now(),
-    });
+    let (scheduled, trace) = crate::hub::placement::explain::now(client, placement).await?;
     Ok(explanation(placement, &scheduled, trace))
 }
 

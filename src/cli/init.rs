@@ -254,7 +254,7 @@ fn options(args: &Args, ours: bool) -> anyhow::Result<InitOptions> {
     let values = super::values_file::read_checked(
         args.cluster_manager_values_file.as_deref(),
         super::values_file::Chart::ClusterManager,
-        ours,
+        super::values_file::Runs::of(args.in_process, args.image.is_some()),
         &feature_gates,
     )?;
     let drivers = driver_flags(args).resolve().map_err(|e| {

@@ -460,7 +460,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let values = super::values_file::read_checked(
         args.klusterlet_values_file.as_deref(),
         super::values_file::Chart::Klusterlet,
-        args.in_process || args.image.is_some(),
+        super::values_file::Runs::of(args.in_process, args.image.is_some()),
         &feature_gates,
     )?;
     refuse_multiple_hubs(&feature_gates, values.as_ref())?;

@@ -165,13 +165,36 @@ impl Chart {
 /// Which gate settings a side's components would not honour ([`crate::api::gates`]).
 type Refusal = fn(&[(String, bool)]) -> Option<String>;
 
-/// [`read`], when a file is given; then, when our components run the chart's part (`ours`), the
+/// What runs the chart's part: upstream's images, our image's pods, or this process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runs {
+    /// Upstream's images (upstream's operator): every gate upstream defines is honoured.
+    Upstream,
+    /// Our image (`--image`).
+    OurPods,
+    /// This process (`--in-process`).
+    InProcess,
+}
+
+impl Runs {
+    /// From `--in-process` and `--image`.
+    #[must_use]
+    pub fn of(in_process: bool, image: bool) -> Self {
+        match (in_process, image) {
+            (true, _) => Self::InProcess,
+            (false, true) => Self::OurPods,
+            (false, false) => Self::Upstream,
+        }
+    }
+}
+
+/// [`read`], when a file is given; then, when our components run the chart's part (`runs`), the
 /// gates of the flags (`flag_gates`) and the file refused where they would not honour them
 /// ([`crate::api::gates`]).
 pub fn read_checked(
     path: Option<&Path>,
     chart: Chart,
-    ours: bool,
+    runs: Runs,
     flag_gates: &[(String, bool)],
 ) -> anyhow::Result<Option<Values>> {
     use crate::api::gates::{self, Side};
@@ -189,22 +212,22 @@ pub fn read_checked(
     if let Some(why) = gates::unrecognized(side, &every) {
         return Err(UserError::new(why, "check the gate's spelling, or drop it").into());
     }
-    check_gates(ours, flag_gates, values.as_ref(), refusal)?;
+    check_gates(runs, flag_gates, values.as_ref(), refusal)?;
     Ok(values)
 }
 
 /// Refuses the gate settings (from the flags and a values file) our components would not honour,
-/// when they are what runs (`ours`: `--in-process` or `--image`); `refusal` is the hub's or the
+/// when they are what runs (`--in-process` or `--image`); `refusal` is the hub's or the
 /// klusterlet's ([`crate::api::gates`]). With upstream's images upstream's operator runs the hub
 /// or the klusterlet, and implements every gate upstream defines (the placement debug server's
 /// sidecar included).
 fn check_gates(
-    ours: bool,
+    runs: Runs,
     flags: &[(String, bool)],
     file: Option<&Values>,
     refusal: Refusal,
 ) -> anyhow::Result<()> {
-    if !ours {
+    if runs == Runs::Upstream {
         return Ok(());
     }
     let gates: Vec<(String, bool)> = flags
@@ -212,7 +235,12 @@ fn check_gates(
         .chain(file.iter().flat_map(|v| v.feature_gates.iter()))
         .cloned()
         .collect();
-    match refusal(&gates) {
+    let in_process = || {
+        (runs == Runs::InProcess)
+            .then(|| crate::api::gates::placement_debug_refusal(&gates))
+            .flatten()
+    };
+    match refusal(&gates).or_else(in_process) {
         Some(why) => Err(UserError::new(
             why,
             "drop the gate, or run upstream's images (no --in-process or --image), which implement it",

@@ -813,8 +813,9 @@ async fn a_whole_cluster_manager_values_file_is_honoured() {
     }
 }
 
-/// The whole cluster-manager values file with our image: the gate our hub does not implement is
-/// refused by name; `clusterManager.create: false` makes no ClusterManager, as upstream's chart.
+/// The whole cluster-manager values file with our image is taken; in process, the gate only our
+/// hub pods serve is refused by name; `clusterManager.create: false` makes no ClusterManager, as
+/// upstream's chart.
 #[tokio::test]
 async fn a_cluster_manager_values_file_for_our_image_or_without_a_cr() {
     let file = common::temp_file("cm-whole.yaml", WHOLE_CLUSTER_MANAGER_VALUES);
@@ -827,9 +828,19 @@ async fn a_cluster_manager_values_file_for_our_image_or_without_a_cr() {
         file.to_str().unwrap(),
     ])
     .await;
+    assert_eq!(code, 0, "our hub pods take the copied file: {err}");
+    let (code, _, err) = fixture::on_hub(&[
+        "init",
+        "--in-process",
+        "--cluster-manager-values-file",
+        file.to_str().unwrap(),
+    ])
+    .await;
     assert_eq!(code, 1, "{err}");
     assert!(
-        err.contains("PlacementDebugServer=true is not honoured"),
+        err.contains(
+            "PlacementDebugServer=true is not honoured by this project's hub placement in process"
+        ),
         "{err}"
     );
 
@@ -1048,16 +1059,19 @@ async fn gates_our_components_would_not_honour_are_refused_before_anything_is_ap
     .await;
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("ClusterImporter"), "{out}");
-    // Upstream's operator adds the placement debug server's sidecar.
-    let (code, out, err) = fixture::on_hub(&[
-        "init",
-        "--dry-run",
-        "--feature-gates",
-        "PlacementDebugServer=true",
-    ])
-    .await;
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("PlacementDebugServer"), "{out}");
+    // Upstream's operator adds the placement debug server's sidecar; our hub pods serve it.
+    for extra in [&[][..], &["--image", "r.example/clusteradm:v9"][..]] {
+        let mut args = vec![
+            "init",
+            "--dry-run",
+            "--feature-gates",
+            "PlacementDebugServer=true",
+        ];
+        args.extend(extra);
+        let (code, out, err) = fixture::on_hub(&args).await;
+        assert_eq!(code, 0, "{extra:?}: {err}");
+        assert!(out.contains("PlacementDebugServer"), "{out}");
+    }
     // Ours would not: refused, naming the gate and why.
     for (args, gate) in [
         (
@@ -1080,13 +1094,11 @@ async fn gates_our_components_would_not_honour_are_refused_before_anything_is_ap
             ],
             "CloudEventsDrivers=true",
         ),
-        // Our hub does not serve the placement debug endpoint.
+        // Our hub pods serve the placement debug endpoint; in process there is no Service.
         (
             vec![
                 "init",
-                "--dry-run",
-                "--image",
-                "r.example/clusteradm:v9",
+                "--in-process",
                 "--feature-gates",
                 "PlacementDebugServer=true",
             ],

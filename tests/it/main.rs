@@ -21,6 +21,7 @@ mod lease;
 mod managed_namespaces;
 mod metrics;
 mod placement;
+mod placement_debug;
 mod registration;
 mod replicaset;
 mod rights;

@@ -115,6 +115,74 @@ pub async fn metrics(pod: &Pod, cluster: &kube::Client) -> String {
     .await
 }
 
+/// The hub pod serves upstream's placement debug endpoint (`PlacementDebugServer`) behind
+/// upstream's Service: no token refused, a token allowed the URL and `create` on placements
+/// answered with upstream's `DebugResult` (here the error for a placement that does not exist).
+pub async fn placement_debug(pod: &Pod, hub: &kube::Client) {
+    use k8s_openapi::api::core::v1::Service;
+    let service = Api::<Service>::namespaced(hub.clone(), "open-cluster-management-hub")
+        .get("cluster-manager-placement")
+        .await
+        .expect("upstream's Service of the debug server");
+    let port = &service.spec.unwrap().ports.unwrap()[0];
+    assert_eq!(port.port, 9443);
+    let ip = pod
+        .status
+        .as_ref()
+        .unwrap()
+        .pod_ip
+        .clone()
+        .expect("a pod IP");
+    let url = format!("https://{ip}:9444/debug/placements/default/pods-nope");
+    let (status, _) = curl(vec!["-k".into(), url.clone()]).await;
+    assert_eq!(status, "401", "no token");
+    let account = "placement-debugger";
+    common::allow_urls(
+        hub,
+        "pods-placement-debugger",
+        "default",
+        account,
+        &["/debug/placements/*"],
+        &["get"],
+    )
+    .await;
+    // `create` on placements in the placement's namespace.
+    let role: k8s_openapi::api::rbac::v1::RoleBinding = serde_json::from_value(serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "pods-placement-debugger-admin", "namespace": "default"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
+        "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": "default"}],
+    }))
+    .unwrap();
+    Api::<k8s_openapi::api::rbac::v1::RoleBinding>::namespaced(hub.clone(), "default")
+        .patch(
+            "pods-placement-debugger-admin",
+            &kube::api::PatchParams::apply("pods-test").force(),
+            &kube::api::Patch::Apply(&role),
+        )
+        .await
+        .unwrap();
+    let token = common::service_account_token(hub, "default", account).await;
+    let body = common::eventually(
+        "the debug endpoint's answer",
+        Duration::from_secs(60),
+        || {
+            let args = vec![
+                "-k".into(),
+                "-H".into(),
+                format!("Authorization: Bearer {token}"),
+                url.clone(),
+            ];
+            async move {
+                let (status, body) = curl(args).await;
+                (status == "200" && body.contains("not found")).then_some(body)
+            }
+        },
+    )
+    .await;
+    assert!(body.starts_with("{\"error\":"), "{body}");
+}
+
 /// `curl -s` with `args`: the status code and the body.
 async fn curl(args: Vec<String>) -> (String, String) {
     tokio::task::spawn_blocking(move || {

@@ -20,7 +20,7 @@ use crate::fleet::{
     create_work, feedback, gone, holder, info_shows_ready, kill_container, leader,
     manifest_condition, metrics, wait_work,
 };
-use crate::{addon, hosted, node_down};
+use crate::{addon, fleet, hosted, node_down};
 
 const HUB_NS: &str = "open-cluster-management-hub";
 const OPERATOR_NS: &str = "open-cluster-management";
@@ -48,7 +48,7 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
         "--kubeconfig",
         hub_kc,
         "--feature-gates",
-        "NilExecutorValidating=true",
+        "NilExecutorValidating=true,PlacementDebugServer=true",
         "--wait",
     ]);
     ready_pod(
@@ -238,6 +238,7 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
         hub_metrics.contains("clusteradm_queue_depth{controller=\"add-on manager\"}"),
         "{hub_metrics}"
     );
+    fleet::placement_debug(&hub_pod, &hub).await;
     let deployments: Api<Deployment> = Api::namespaced(managed.clone(), &work_ns);
     let before = deployments
         .get("sleeper")

@@ -5,7 +5,9 @@
 //! and computes the [`status`], and the [`writer`] makes them so.
 mod budget;
 mod cel;
+pub mod debug;
 pub mod decide;
+pub mod explain;
 pub mod groups;
 pub mod index;
 pub mod schedule;

@@ -453,6 +453,8 @@ pub fn schedule(inputs: &Inputs<'_>) -> Scheduled {
 pub struct Trace {
     /// Clusters left out before scoring, with why.
     pub excluded: BTreeMap<String, String>,
+    /// Clusters that passed the predicates (before taints), in the order scheduled.
+    pub passed_predicates: Vec<String>,
     /// Clusters that passed the predicates and taints, scored, best first.
     pub scored: Vec<Score>,
 }
@@ -581,6 +583,9 @@ fn run(inputs: &Inputs<'_>, mut trace: Option<&mut Trace>) -> Scheduled {
                     ..misconfigured(m)
                 };
             }
+        }
+        if let Some(trace) = trace.as_deref_mut() {
+            trace.passed_predicates.push(mc.name_any());
         }
         let decided = inputs.current.contains(&mc.name_any());
         if passes_taints(mc, &p.spec.tolerations, decided, inputs.now, &mut expiry) {

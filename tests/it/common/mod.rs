@@ -379,12 +379,25 @@ pub async fn service_account_token(client: &Client, namespace: &str, name: &str)
 /// Lets ServiceAccount `namespace/account` `get` the non-resource URL `/metrics` (as a
 /// Prometheus may), by a ClusterRole and binding named `role`.
 pub async fn allow_metrics(client: &Client, role: &str, namespace: &str, account: &str) {
+    allow_urls(client, role, namespace, account, &["/metrics"], &["get"]).await;
+}
+
+/// Lets ServiceAccount `namespace/account` `verbs` the non-resource `urls`, by a ClusterRole and
+/// binding named `role`.
+pub async fn allow_urls(
+    client: &Client,
+    role: &str,
+    namespace: &str,
+    account: &str,
+    urls: &[&str],
+    verbs: &[&str],
+) {
     use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
-    let apply = kube::api::PatchParams::apply("it-metrics-reader").force();
+    let apply = kube::api::PatchParams::apply("it-url-reader").force();
     let cluster_role: ClusterRole = serde_json::from_value(serde_json::json!({
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
         "metadata": {"name": role},
-        "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}],
+        "rules": [{"nonResourceURLs": urls, "verbs": verbs}],
     }))
     .unwrap();
     kube::Api::<ClusterRole>::all(client.clone())

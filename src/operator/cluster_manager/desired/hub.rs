@@ -29,6 +29,11 @@ pub const PROBE_PORT: i32 = 8000;
 /// Where the hub pods serve `/metrics` over HTTPS to authenticated, authorised callers.
 pub const METRICS_PORT: i32 = crate::runtime::metrics_server::PORT;
 
+/// Where the hub pods serve the placement debug endpoint (`PlacementDebugServer`).
+pub const PLACEMENT_DEBUG_PORT: u16 = crate::hub::placement::debug::PORT;
+/// Upstream's Service in front of it.
+pub const PLACEMENT_DEBUG_SERVICE: &str = "cluster-manager-placement";
+
 /// The Secret holding the hub Service's serving certificate (its webhooks').
 pub const SERVING_SECRET: &str = "cluster-manager-hub-serving-cert";
 /// Where the hub pods mount it.
@@ -210,6 +215,17 @@ pub fn deployment(v: &Validated, image: &str) -> Deployment {
     if let Some(resources) = &v.resources {
         container["resources"] = serde_json::to_value(resources).expect("serialisable");
     }
+    if v.placement_debug_server() {
+        let port = i32::from(PLACEMENT_DEBUG_PORT);
+        container["args"]
+            .as_array_mut()
+            .expect("args")
+            .push(format!("--placement-debug-address=0.0.0.0:{port}").into());
+        container["ports"]
+            .as_array_mut()
+            .expect("ports")
+            .push(json!({"name": "placement-debug", "containerPort": port, "protocol": "TCP"}));
+    }
     let mut pod_spec = json!({
         "serviceAccountName": SERVICE_ACCOUNT,
         "securityContext": pod_security::pod(),
@@ -246,12 +262,36 @@ pub fn service() -> Service {
     .expect("a valid Service")
 }
 
-/// Who may connect to the hub pods: the webhook port (the API server, whose address is not a
-/// pod's, so from anywhere; TLS, answering reviews only) and the authenticated metrics port.
-/// The plain-HTTP probe port is not opened: the kubelet probes from the node, which network
-/// policy implementations let through, and no other pod can hold its connections.
+/// Upstream's Service of its placement debug server (`PlacementDebugServer`): its name and port
+/// (9443), to the port the hub pods serve the endpoint on.
 #[must_use]
-pub fn network_policy() -> k8s_openapi::api::networking::v1::NetworkPolicy {
+pub fn placement_debug_service() -> Service {
+    serde_json::from_value(json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": PLACEMENT_DEBUG_SERVICE, "namespace": HUB_NAMESPACE},
+        "spec": {
+            "selector": {"app": NAME},
+            "ports": [{"name": "https", "port": 9443, "targetPort": PLACEMENT_DEBUG_PORT, "protocol": "TCP"}],
+        },
+    }))
+    .expect("a valid Service")
+}
+
+/// Who may connect to the hub pods: the webhook port (the API server, whose address is not a
+/// pod's, so from anywhere; TLS, answering reviews only), the authenticated metrics port and,
+/// with `PlacementDebugServer`, the authenticated placement debug port. The plain-HTTP probe
+/// port is not opened: the kubelet probes from the node, which network policy implementations
+/// let through, and no other pod can hold its connections.
+#[must_use]
+pub fn network_policy(v: &Validated) -> k8s_openapi::api::networking::v1::NetworkPolicy {
+    let mut ports = vec![
+        json!({"protocol": "TCP", "port": WEBHOOK_PORT}),
+        json!({"protocol": "TCP", "port": METRICS_PORT}),
+    ];
+    if v.placement_debug_server() {
+        ports.push(json!({"protocol": "TCP", "port": PLACEMENT_DEBUG_PORT}));
+    }
     serde_json::from_value(json!({
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",
@@ -259,10 +299,7 @@ pub fn network_policy() -> k8s_openapi::api::networking::v1::NetworkPolicy {
         "spec": {
             "podSelector": {"matchLabels": {"app": NAME}},
             "policyTypes": ["Ingress"],
-            "ingress": [{"ports": [
-                {"protocol": "TCP", "port": WEBHOOK_PORT},
-                {"protocol": "TCP", "port": METRICS_PORT},
-            ]}],
+            "ingress": [{"ports": ports}],
         },
     }))
     .expect("a valid NetworkPolicy")

@@ -181,7 +181,14 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
             .push(hub::cluster_role_binding());
         desired.deployments.push(hub::deployment(v, image));
         desired.services.push(hub::service());
-        desired.network_policies.push(hub::network_policy());
+        if v.placement_debug_server() {
+            desired.services.push(hub::placement_debug_service());
+        } else {
+            desired
+                .removed
+                .push(to_dynamic(&hub::placement_debug_service()));
+        }
+        desired.network_policies.push(hub::network_policy(v));
         for crd in &mut desired.crds {
             if crate::hub::conversion::CRDS.contains(&crd.metadata.name.as_deref().unwrap_or("")) {
                 hub::convert_through_service(crd, bundle);
@@ -802,6 +809,53 @@ mod tests {
     }
 
     #[test]
+    fn the_placement_debug_gate_serves_upstreams_service_from_our_hub_pods() {
+        let on = format!(
+            "{OURS}\n  placementConfiguration: {{featureGates: [{{feature: PlacementDebugServer, mode: Enable}}]}}"
+        );
+        let v = validate(&cluster_manager(&on)).unwrap();
+        let d = build(&v, &certs(), InProcess::HUB_DEPLOYMENT);
+        assert_eq!(
+            names(&d.services),
+            [hub::NAME, hub::PLACEMENT_DEBUG_SERVICE]
+        );
+        let service = serde_json::to_value(&d.services[1]).unwrap();
+        assert_eq!(service["spec"]["ports"][0]["port"], 9443);
+        assert_eq!(
+            service["spec"]["ports"][0]["targetPort"],
+            i64::from(hub::PLACEMENT_DEBUG_PORT)
+        );
+        assert_eq!(service["spec"]["selector"]["app"], hub::NAME);
+        let args = pod_spec(&d.deployments[0]).containers[0]
+            .args
+            .clone()
+            .unwrap();
+        assert!(
+            args.contains(&format!(
+                "--placement-debug-address=0.0.0.0:{}",
+                hub::PLACEMENT_DEBUG_PORT
+            )),
+            "{args:?}"
+        );
+        let policy = serde_json::to_value(&d.network_policies[0]).unwrap();
+        assert!(
+            policy["spec"]["ingress"][0]["ports"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p["port"] == i64::from(hub::PLACEMENT_DEBUG_PORT))
+        );
+        // Off again: the Service goes.
+        let v = validate(&cluster_manager(OURS)).unwrap();
+        let d = build(&v, &certs(), InProcess::HUB_DEPLOYMENT);
+        assert!(
+            d.removed
+                .iter()
+                .any(|o| o.metadata.name.as_deref() == Some(hub::PLACEMENT_DEBUG_SERVICE))
+        );
+    }
+
+    #[test]
     fn one_image_for_every_component_is_our_hub_deployment_serving_every_webhook() {
         let v = validate(&cluster_manager(OURS)).unwrap();
         assert_eq!(v.single_image(), Some("example.com/clusteradm:v1"));
@@ -858,7 +912,8 @@ mod tests {
             ));
         }
         assert!(d.admission_policies.is_empty());
-        assert_eq!(d.removed.len(), admission::policies().len() * 2);
+        // The policies and their bindings, and the placement debug Service (the gate is off).
+        assert_eq!(d.removed.len(), admission::policies().len() * 2 + 1);
         assert_eq!(names(&d.services), [hub::NAME]);
         assert!(
             container

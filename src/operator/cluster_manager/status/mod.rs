@@ -129,7 +129,7 @@ pub fn compute(
             // Known to upstream, so valid; but said when our components run them and would not
             // honour one (upstream's e2e suite switches ClusterImporter on and needs this True).
             let ours = in_process.registration || in_process.hub_deployment;
-            let unhonoured = v.unhonoured_gates(ours);
+            let unhonoured = v.unhonoured_gates(ours, in_process.hub_deployment);
             let message = if unhonoured.is_empty() {
                 "Feature gates are all valid".to_string()
             } else {
@@ -423,8 +423,8 @@ mod tests {
             "Feature gates are all valid"
         );
 
-        // Upstream's chart switches the placement debug server on: named with either images,
-        // since this operator deploys upstream's sidecar neither.
+        // Upstream's chart switches the placement debug server on: served by our hub pods, named
+        // in process and with upstream's component images (this operator adds no sidecar).
         let cm = cluster_manager(
             "spec: {placementConfiguration: {featureGates: [{feature: PlacementDebugServer, mode: Enable}]}}",
         );
@@ -444,6 +444,11 @@ mod tests {
                 c.message
             );
         }
+        let pods = compute(&cm, &outcome, InProcess::HUB_DEPLOYMENT, t(1));
+        assert_eq!(
+            find(&pods, VALID_FEATURE_GATES).message,
+            "Feature gates are all valid"
+        );
 
         let cm = cluster_manager("spec: {deployOption: {mode: Hosted}}");
         let e = validate(&cm).unwrap_err();

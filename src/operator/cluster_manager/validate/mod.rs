@@ -156,26 +156,43 @@ impl Validated {
 
     /// The gates switched in the spec that would not be honoured (`Name=true`, with why), as
     /// `init` would refuse them ([`crate::api::gates`]): with `ours`, by this project's hub
-    /// components; else by this operator deploying upstream's.
+    /// components, the placement debug endpoint only by our hub pods (`pods`); else by this
+    /// operator deploying upstream's, which adds no debug sidecar to their placement pod.
     #[must_use]
-    pub fn unhonoured_gates(&self, ours: bool) -> Vec<String> {
-        use crate::api::gates::{Component, refusal};
+    pub fn unhonoured_gates(&self, ours: bool, pods: bool) -> Vec<String> {
+        use crate::api::gates::{Component, placement_debug_refusal, refusal};
         let flags = [
             (Component::HubRegistration, &self.registration_gates),
             (Component::HubWork, &self.work_gates),
             (Component::HubPlacement, &self.placement_gates),
         ];
-        flags
+        let mut unhonoured: Vec<String> = flags
             .into_iter()
-            // Upstream's components honour their gates, but the placement debug server is a
-            // sidecar its operator adds, which this one does not.
-            .filter(|(component, _)| ours || *component == Component::HubPlacement)
+            .filter(|_| ours)
             .flat_map(|(component, list)| list.iter().map(move |flag| (component, flag)))
             .filter_map(|(component, flag)| {
                 let (name, value) = flag.strip_prefix("--feature-gates=")?.split_once('=')?;
                 refusal(component, name, value == "true")
             })
-            .collect()
+            .collect();
+        if !pods {
+            let on = [(
+                "PlacementDebugServer".to_owned(),
+                self.placement_debug_server(),
+            )];
+            unhonoured.extend(placement_debug_refusal(&on));
+        }
+        unhonoured
+    }
+
+    /// Whether the `PlacementDebugServer` gate is on (placement; off unless switched on).
+    #[must_use]
+    pub fn placement_debug_server(&self) -> bool {
+        self.placement_gates
+            .iter()
+            .rev()
+            .find_map(|flag| flag.strip_prefix("--feature-gates=PlacementDebugServer="))
+            .is_some_and(|value| value == "true")
     }
 
     /// Whether the `ClusterProfile` gate is on (registration; off unless switched on).
