@@ -438,10 +438,11 @@ pub const FIELDS: &[Field] = &[
         "WellKnownStatus and JSON paths fed back",
         "feedback_reports_values_keeps_them_fresh_and_names_a_bad_path",
     ),
-    open(
+    honoured(
         MW,
         "spec.manifestConfigs[].feedbackScrapeType",
-        "WatchBased is served as Poll: feedback is read every statusSyncInterval",
+        "Poll: feedback read every statusSyncInterval; Watch: the object is watched and its feedback read again on every change",
+        "watched_feedback_arrives_without_waiting_for_the_status_sync",
     ),
     honoured(
         MW,

@@ -119,6 +119,8 @@ pub(crate) struct Context {
     pub executor_cache: Arc<SarCache>,
     /// How status feedback is read.
     pub feedback: super::feedback::Reader,
+    /// The objects watched for feedback (`feedbackScrapeType: Watch`).
+    pub watched: Arc<super::watched::Watched>,
 }
 
 impl Context {
@@ -140,7 +142,9 @@ impl Context {
 /// Runs the work agent until `shutdown` completes. Errors of single works are logged and
 /// retried; this returns only on shutdown.
 pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<()> {
+    let (watched, woken) = super::watched::Watched::new(opts.managed.clone(), &opts.cluster_name);
     let ctx = Arc::new(Context {
+        watched,
         hub_hash: build::hub_hash(opts.hub_url.trim_end_matches('/')),
         applied_names: opts.applied_names,
         discovery: Discovery::new(opts.managed.clone()),
@@ -176,7 +180,9 @@ pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<(
             ctx.executor_cache.clone(),
         )))
     });
-    Runner::new(CONTROLLER, Controller::for_stream(works, store))
+    // A watched object's change wakes its work (feedback read again at once).
+    let controller = Controller::for_stream(works, store).reconcile_on(woken);
+    Runner::new(CONTROLLER, controller)
         .wakes(Wakes::OnSpec)
         .concurrency(opts.concurrency)
         .backoff(Duration::from_secs(1), Duration::from_secs(30))

@@ -32,6 +32,7 @@ pub mod feedback;
 pub mod ignore_fields;
 pub mod status;
 pub mod supervisor;
+pub mod watched;
 
 /// What a Klusterlet's `workConfiguration` tells our work agent (upstream's work agent takes
 /// each as a flag of the same meaning).

@@ -71,6 +71,10 @@ pub(crate) async fn sync(work: &ManifestWork, ctx: &Context) -> Result<Duration,
     }
 
     let results: Vec<_> = outcomes.into_iter().map(|o| o.result).collect();
+    ctx.watched.set(
+        &name,
+        super::watched::targets(&work.spec.manifest_configs, &results),
+    );
     let failed = results.iter().any(|r| r.applied.is_err());
     let new_status = status::work_status(
         work.status.as_ref(),
@@ -162,6 +166,7 @@ fn ensure_removed(work: &str, removals: &[Removal]) -> Result<(), Error> {
 /// AppliedManifestWork. Errs while anything is left, so the work keeps its finalizer.
 pub(crate) async fn finalize(work: &ManifestWork, ctx: &Context) -> Result<(), Error> {
     let name = work.name_any();
+    ctx.watched.set(&name, Vec::new());
     let amw_name = ctx.applied_work_name(&name);
     let api: Api<AppliedManifestWork> = Api::all(ctx.managed.clone());
     let Some(amw) = api

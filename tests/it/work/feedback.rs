@@ -256,3 +256,69 @@ async fn feedback_follows_the_status_sync_interval() {
         );
     }
 }
+
+/// `feedbackScrapeType: Watch`, with the resync and the status sync at ten minutes: the replica
+/// count kube-controller-manager writes into a Deployment after the apply is fed back at once for
+/// the work that watches it (the agent watches the object and reads it again on its change), and
+/// not for the work that polls, which waits for the next status sync — as upstream's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watched_feedback_arrives_without_waiting_for_the_status_sync() {
+    use clusteradm::api::work::FeedbackScrapeType;
+    let _hub = super::hub_lock().await;
+    let c = TestCluster::new("it-work-watch").await;
+    let ns = c.managed_namespace().await;
+    let _agent = super::Agent::start_with(c.hub.clone(), c.managed.clone(), &c.name, |opts| {
+        opts.resync = Duration::from_secs(600);
+        opts.settings.status_sync = Duration::from_secs(600);
+    });
+    let spec = |deployment: &str, scrape: FeedbackScrapeType| ManifestWorkSpec {
+        workload: ManifestsTemplate {
+            manifests: vec![json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": deployment, "namespace": ns},
+                "spec": {"replicas": 1, "selector": {"matchLabels": {"app": deployment}},
+                    "template": {"metadata": {"labels": {"app": deployment}},
+                        "spec": {"containers": [{"name": "web", "image": "registry.invalid/web:1"}]}}}})],
+        },
+        manifest_configs: vec![ManifestConfigOption {
+            feedback_scrape_type: Some(scrape),
+            ..config(
+                "apps",
+                "deployments",
+                &ns,
+                deployment,
+                FeedbackRule {
+                    type_: FeedbackType::WellKnownStatus,
+                    json_paths: Vec::new(),
+                },
+            )
+        }],
+        ..Default::default()
+    };
+    let (watched, polled) = (common::unique("watched"), common::unique("polled"));
+    c.create_work(&polled, spec("polled", FeedbackScrapeType::Poll))
+        .await;
+    c.create_work(&watched, spec("watched", FeedbackScrapeType::Watch))
+        .await;
+    fn replicas(w: &ManifestWork) -> Option<i64> {
+        value(w, 0, "Replicas").and_then(|v| v.integer)
+    }
+    wait_work(
+        &c.works(),
+        &watched,
+        "the watched Deployment's replicas",
+        |w| replicas(w) == Some(1),
+    )
+    .await;
+    // Both Deployments got their status at the same moment; the polled work still shows none.
+    let works = c.works();
+    common::never(
+        "the polled work's replicas",
+        Duration::from_secs(10),
+        || {
+            let works = works.clone();
+            let polled = polled.clone();
+            async move { works.get(&polled).await.ok().and_then(|w| replicas(&w)) }
+        },
+    )
+    .await;
+}
