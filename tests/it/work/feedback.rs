@@ -31,6 +31,11 @@ fn value(work: &ManifestWork, ordinal: usize, name: &str) -> Option<FieldValue> 
         .map(|v| v.field_value.clone())
 }
 
+/// The `Replicas` a Deployment's well-known status fed back for manifest 0.
+fn replicas(w: &ManifestWork) -> Option<i64> {
+    value(w, 0, "Replicas").and_then(|v| v.integer)
+}
+
 fn config(
     group: &str,
     resource: &str,
@@ -299,9 +304,6 @@ async fn watched_feedback_arrives_without_waiting_for_the_status_sync() {
         .await;
     c.create_work(&watched, spec("watched", FeedbackScrapeType::Watch))
         .await;
-    fn replicas(w: &ManifestWork) -> Option<i64> {
-        value(w, 0, "Replicas").and_then(|v| v.integer)
-    }
     wait_work(
         &c.works(),
         &watched,
