@@ -1,5 +1,6 @@
-//! What this project does with every spec field of the Klusterlet, the ClusterManager and the
-//! ManifestWork: the kinds a platform team configures its fleet with. A field is honoured as
+//! What this project does with every spec field of every kind it serves: the Klusterlet, the
+//! ClusterManager and the ManifestWork a platform team configures its fleet with, and the
+//! clusters, sets, placements, replica sets and add-ons it runs. A field is honoured as
 //! upstream's components honour it, refused with a message where it is set, or listed here as
 //! still open — never accepted and silently dropped. Each entry names the test that proves it;
 //! an entry covers its field and everything under it, unless a longer entry says otherwise.
@@ -79,6 +80,19 @@ const fn open(kind: &'static str, path: &'static str, note: &'static str) -> Fie
 const K: &str = "Klusterlet";
 const CM: &str = "ClusterManager";
 const MW: &str = "ManifestWork";
+const MC: &str = "ManagedCluster";
+const MCS: &str = "ManagedClusterSet";
+const MCSB: &str = "ManagedClusterSetBinding";
+const PL: &str = "Placement";
+const MWRS: &str = "ManifestWorkReplicaSet";
+const AMW: &str = "AppliedManifestWork";
+const CC: &str = "ClusterClaim";
+const CPROP: &str = "ClusterProperty";
+const PROF: &str = "ClusterProfile";
+const ADC: &str = "AddOnDeploymentConfig";
+const AT: &str = "AddOnTemplate";
+const CMA: &str = "ClusterManagementAddOn";
+const MCA: &str = "ManagedClusterAddOn";
 
 /// Every field, by kind and path.
 pub const FIELDS: &[Field] = &[
@@ -474,6 +488,412 @@ pub const FIELDS: &[Field] = &[
         "refused in the manifest's Applied condition; use jsonPaths or jsonPointers",
         "an_ignored_path_the_agent_cannot_follow_is_refused_in_the_manifests_condition",
     ),
+    honoured(
+        MC,
+        "spec.hubAcceptsClient",
+        "accept: the hub approves the cluster's CSRs, grants its namespace and RBAC; false revokes them",
+        "denying_revokes_the_agents_access",
+    ),
+    honoured(
+        MC,
+        "spec.leaseDurationSeconds",
+        "the agent renews its lease this often; the hub marks the cluster Unknown after five durations (capped at a day)",
+        "an_absurd_lease_duration_degrades_only_its_cluster",
+    ),
+    honoured(
+        MC,
+        "spec.managedClusterClientConfigs",
+        "written by the agent from the Klusterlet's externalServerURLs; URLs checked by admission",
+        "cluster_names_and_client_urls_are_checked_for_everyone",
+    ),
+    honoured(
+        MC,
+        "spec.taints",
+        "the hub's availability taints set and timed; placements select only tolerating clusters",
+        "a_taint_time_is_the_hubs_and_is_renewed_when_the_taint_changes",
+    ),
+    honoured(
+        MCS,
+        "spec.clusterSelector",
+        "ExclusiveClusterSetLabel or a LabelSelector decides the set's members, reported in its status",
+        "the_hub_keeps_the_builtin_sets_and_reports_membership_and_binding",
+    ),
+    honoured(
+        MCS,
+        "spec.managedNamespaces",
+        "created on every member cluster, labelled, reported; released when the cluster leaves",
+        "a_sets_namespaces_are_created_labelled_reported_then_released_when_the_cluster_leaves",
+    ),
+    honoured(
+        MCSB,
+        "spec.clusterSet",
+        "binds the set to the namespace (named after it, needs bind), reported Bound",
+        "a_binding_is_named_after_its_set_and_needs_bind",
+    ),
+    honoured(
+        PL,
+        "spec.clusterSets",
+        "limits the placement to these bound sets",
+        "sets_must_be_bound_and_intersect",
+    ),
+    honoured(
+        PL,
+        "spec.numberOfClusters",
+        "how many clusters are selected; fewer is reported",
+        "a_placement_follows_labels_count_prioritizers_and_availability",
+    ),
+    honoured(
+        PL,
+        "spec.predicates",
+        "label selectors, ORed between predicates and ANDed within one",
+        "predicates_are_ored_and_selectors_within_one_anded",
+    ),
+    honoured(
+        PL,
+        "spec.predicates[].requiredClusterSelector.claimSelector",
+        "selects on the clusters' reported ClusterClaims",
+        "a_claim_on_the_managed_cluster_selects_it",
+    ),
+    honoured(
+        PL,
+        "spec.predicates[].requiredClusterSelector.celSelector",
+        "CEL over the cluster (and its scores), with a cost budget; one that does not compile is reported",
+        "a_cel_selector_picks_and_one_that_does_not_compile_is_misconfigured",
+    ),
+    honoured(
+        PL,
+        "spec.prioritizerPolicy",
+        "Additive (Balance and Steady) or Exact; built-in prioritizers with weights",
+        "prioritizers_rank_and_number_of_clusters_cuts",
+    ),
+    honoured(
+        PL,
+        "spec.prioritizerPolicy.configurations[].scoreCoordinate.addOn",
+        "AddOnPlacementScores rank clusters until they expire",
+        "addon_scores_and_spread_shape_decisions",
+    ),
+    honoured(
+        PL,
+        "spec.spreadPolicy",
+        "clusters spread over topology keys within maxSkew; whenUnsatisfiable as upstream",
+        "spread_keeps_skew_within_max_skew",
+    ),
+    honoured(
+        PL,
+        "spec.tolerations",
+        "taints tolerated, for tolerationSeconds when given",
+        "taints_need_tolerations_until_they_run_out",
+    ),
+    honoured(
+        PL,
+        "spec.decisionStrategy",
+        "decisions split into named groups by selector and clustersPerDecisionGroup, labelled as upstream's",
+        "decision_groups_and_unsatisfiable_placements_are_reported",
+    ),
+    open(
+        PL,
+        "spec.sortBy",
+        "decisions are ordered by cluster name (the default); Score is not acted on, nor by upstream v1.3.1's controller",
+    ),
+    open(
+        PL,
+        "spec.scoreRateLimit",
+        "decisions record no scores here, so there is nothing to limit; upstream v1.3.1's controller does not read it either",
+    ),
+    honoured(
+        MWRS,
+        "spec.manifestWorkTemplate",
+        "copied into a ManifestWork per selected cluster (its fields as the ManifestWork's, above)",
+        "a_replica_set_follows_its_placement_and_cleans_up",
+    ),
+    honoured(
+        MWRS,
+        "spec.placementRefs[].name",
+        "the placements whose decisions get the works",
+        "a_replica_set_follows_its_placement_and_cleans_up",
+    ),
+    honoured(
+        MWRS,
+        "spec.placementRefs[].rolloutStrategy",
+        "All, Progressive and ProgressivePerGroup, with maxConcurrency, mandatory groups, minSuccessTime, progressDeadline, maxFailures",
+        "a_progressive_rollout_waits_for_each_cluster",
+    ),
+    honoured(
+        MWRS,
+        "spec.placementRefs[].rolloutStrategy.progressivePerGroup",
+        "one decision group at a time, mandatory groups first",
+        "per_group_waits_for_each_group_and_mandatory_groups_go_first",
+    ),
+    honoured(
+        MWRS,
+        "spec.cascadeDeletionPolicy",
+        "Foreground keeps the set until its works are gone; Background lets it go at once",
+        "a_foreground_set_waits_for_its_works_and_a_background_one_does_not",
+    ),
+    honoured(
+        AMW,
+        "spec",
+        "written by the work agent: the hub's hash and the agent's id decide which records it keeps, evicts after the grace period, or leaves to another hub's agent",
+        "records_of_another_hub_are_evicted_after_the_grace_period_not_before",
+    ),
+    honoured(
+        CC,
+        "spec.value",
+        "reported in the ManagedCluster's status.clusterClaims (with ClusterClaim on), selectable by placements",
+        "a_claim_on_the_managed_cluster_selects_it",
+    ),
+    honoured(
+        CPROP,
+        "spec.value",
+        "reported in the ManagedCluster's status.clusterClaims with the ClusterProperty gate",
+        "properties_are_reported_with_the_gate_and_not_without",
+    ),
+    honoured(
+        PROF,
+        "spec",
+        "written by the hub from the bound cluster (ClusterProfile gate): the cluster manager's name and the display name",
+        "profiles_follow_bound_sets_while_the_gate_is_on",
+    ),
+    honoured(
+        ADC,
+        "spec.agentInstallNamespace",
+        "the agent's namespace: namespaced manifests, binding subjects, {{INSTALL_NAMESPACE}} and the add-on's status",
+        "a_deployment_config_fills_and_moves_the_template",
+    ),
+    honoured(
+        ADC,
+        "spec.customizedVariables",
+        "{{NAME}} values in the template's manifests (the built-ins win); a change re-renders the work",
+        "a_deployment_config_fills_and_moves_the_template",
+    ),
+    honoured(
+        ADC,
+        "spec.nodePlacement",
+        "node selector and tolerations of the template's Deployments and DaemonSets",
+        "namespace_placement_and_mirrors_are_applied",
+    ),
+    honoured(
+        ADC,
+        "spec.proxyConfig",
+        "proxy environment of the agent's containers; the CA in a ConfigMap they mount",
+        "a_deployment_config_fills_and_moves_the_template",
+    ),
+    honoured(
+        ADC,
+        "spec.proxyConfig.httpProxy",
+        "HTTP_PROXY and http_proxy of the agent's containers",
+        "proxy_and_resources_reach_the_matching_containers",
+    ),
+    honoured(
+        ADC,
+        "spec.proxyConfig.noProxy",
+        "NO_PROXY and no_proxy of the agent's containers",
+        "proxy_and_resources_reach_the_matching_containers",
+    ),
+    honoured(
+        ADC,
+        "spec.registries",
+        "image mirrors of the agent's containers, over the cluster's image-registries annotation",
+        "a_clusters_image_mirrors_reach_its_addon_below_a_config",
+    ),
+    honoured(
+        ADC,
+        "spec.registries[].source",
+        "the image prefix a mirror replaces; none: the mirror takes the image's last segment",
+        "mirrors_rewrite_images_as_upstreams_override_does",
+    ),
+    honoured(
+        ADC,
+        "spec.resourceRequirements",
+        "resources of the containers a containerID pattern matches (the last match wins)",
+        "a_deployment_config_fills_and_moves_the_template",
+    ),
+    honoured(
+        ADC,
+        "spec.resourceRequirements[].resources.limits",
+        "limits of the matched containers",
+        "proxy_and_resources_reach_the_matching_containers",
+    ),
+    open(
+        ADC,
+        "spec.resourceRequirements[].resources.claims",
+        "acted on, no test yet: copied with requests and limits into the matched containers' resources",
+    ),
+    // AddOnTemplate
+    open(
+        AT,
+        "spec.addonName",
+        "acted on, no test yet: a template change wakes that add-on's clusters; addon create refuses a mismatch",
+    ),
+    honoured(
+        AT,
+        "spec.agentSpec.workload.manifests",
+        "rendered per cluster into the deploy work addon-<name>-deploy-0",
+        "the_helloworld_template_addon_runs_end_to_end",
+    ),
+    honoured(
+        AT,
+        "spec.agentSpec.manifestConfigs",
+        "copied to the deploy work, the health feedback rules joined to its entry per resource",
+        "feedback_joins_the_templates_own_entry_for_a_resource",
+    ),
+    refused(
+        AT,
+        "spec.agentSpec.manifestConfigs[].updateStrategy.serverSideApply.ignoreFields[].jqPathExpressions",
+        "copied to the deploy work, whose agent refuses it in the manifest's Applied condition",
+        "an_ignored_path_the_agent_cannot_follow_is_refused_in_the_manifests_condition",
+    ),
+    open(
+        AT,
+        "spec.agentSpec.deleteOption",
+        "copied to the deploy work, no test yet; upstream's template agent takes only manifests and manifestConfigs",
+    ),
+    open(
+        AT,
+        "spec.agentSpec.executor",
+        "copied to the deploy work, no test yet; upstream's template agent takes only manifests and manifestConfigs",
+    ),
+    honoured(
+        AT,
+        "spec.registration[].type",
+        "KubeClient: a hub kubeconfig; CustomSigner: a certificate signed with the template's CA",
+        "a_custom_signer_is_signed_with_the_templates_ca",
+    ),
+    honoured(
+        AT,
+        "spec.registration[].customSigner",
+        "the agent's CSR to this signer is approved and signed here with the CA secret",
+        "a_custom_signer_is_signed_with_the_templates_ca",
+    ),
+    open(
+        AT,
+        "spec.registration[].customSigner.signingCA.namespace",
+        "acted on, no test yet: the CA secret is read there instead of the hub namespace",
+    ),
+    open(
+        AT,
+        "spec.registration[].customSigner.subject",
+        "acted on, no test from a template: becomes the registered subject the agent asks and the hub approves",
+    ),
+    open(
+        AT,
+        "spec.registration[].customSigner.subject.organizationUnit",
+        "recorded in the add-on's registrations but not put in the agent's CSR (upstream's agent adds it as OU)",
+    ),
+    honoured(
+        AT,
+        "spec.registration[].kubeClient.hubPermissions",
+        "a RoleBinding for the agent's user, owned by the add-on, in the cluster's namespace",
+        "the_helloworld_template_addon_runs_end_to_end",
+    ),
+    open(
+        AT,
+        "spec.registration[].kubeClient.hubPermissions[].singleNamespace",
+        "acted on, no test yet: a RoleBinding of roleRef in that namespace (not owned by the add-on)",
+    ),
+    // ClusterManagementAddOn
+    open(
+        CMA,
+        "spec.addOnConfiguration",
+        "deprecated upstream, whose controllers ignore it: stored, shown as CRD NAME, dropped in v1beta1",
+    ),
+    open(
+        CMA,
+        "spec.addOnMeta",
+        "descriptive; nothing acts on it upstream either (kubectl's DISPLAY NAME column)",
+    ),
+    honoured(
+        CMA,
+        "spec.installStrategy",
+        "Placements: the add-on on each cluster its placements decide, removed when undecided; Manual: by hand",
+        "a_placements_strategy_installs_on_decided_clusters_only",
+    ),
+    honoured(
+        CMA,
+        "spec.installStrategy.placements[].configs",
+        "configs of the placement's clusters, over the defaults (by group and resource)",
+        "a_placements_configs_and_an_addons_own_override_the_default",
+    ),
+    open(
+        CMA,
+        "spec.installStrategy.placements[].configs[].namespace",
+        "acted on, no test yet: finds a namespaced config (an AddOnDeploymentConfig)",
+    ),
+    honoured(
+        CMA,
+        "spec.installStrategy.placements[].rolloutStrategy",
+        "how config changes reach the placement's clusters: All, Progressive, ProgressivePerGroup",
+        "a_new_version_rolls_out_one_cluster_at_a_time",
+    ),
+    open(
+        CMA,
+        "spec.installStrategy.placements[].rolloutStrategy.all",
+        "progressDeadline acted on, no test under All; minSuccessTime and maxFailures unused under All, as upstream",
+    ),
+    honoured(
+        CMA,
+        "spec.installStrategy.placements[].rolloutStrategy.progressive.maxConcurrency",
+        "clusters in flight at once: a count or a percentage",
+        "a_new_version_rolls_out_one_cluster_at_a_time",
+    ),
+    honoured(
+        CMA,
+        "spec.installStrategy.placements[].rolloutStrategy.progressive.progressDeadline",
+        "a cluster in flight longer counts as timed out, a failure",
+        "an_addon_under_way_counts_as_progressing_and_one_past_its_deadline_as_timed_out",
+    ),
+    honoured(
+        CMA,
+        "spec.installStrategy.placements[].rolloutStrategy.progressive.minSuccessTime",
+        "a succeeded cluster stays in flight this long (soak)",
+        "progressive_keeps_max_concurrency_in_flight",
+    ),
+    honoured(
+        CMA,
+        "spec.installStrategy.placements[].rolloutStrategy.progressive.maxFailures",
+        "failures tolerated before the rollout stops",
+        "a_failure_past_the_deadline_stops_the_rollout",
+    ),
+    honoured(
+        CMA,
+        "spec.installStrategy.placements[].rolloutStrategy.progressive.mandatoryDecisionGroups",
+        "decision groups (by name) rolled out first, no failure allowed",
+        "per_group_waits_for_each_group_and_mandatory_groups_go_first",
+    ),
+    open(
+        CMA,
+        "spec.installStrategy.placements[].rolloutStrategy.progressive.mandatoryDecisionGroups[].groupIndex",
+        "acted on, no test yet: a group picked by index when no name is given",
+    ),
+    open(
+        CMA,
+        "spec.installStrategy.placements[].rolloutStrategy.progressivePerGroup",
+        "acted on by the shared rollout library, no test sets them: deadline, soak, failures per group, mandatory groups",
+    ),
+    honoured(
+        CMA,
+        "spec.supportedConfigs",
+        "the default AddOnTemplate and AddOnDeploymentConfig of the add-on's clusters",
+        "a_deployment_config_fills_and_moves_the_template",
+    ),
+    // ManagedClusterAddOn
+    honoured(
+        MCA,
+        "spec.installNamespace",
+        "where the agent's hub credentials are written and its lease read, unless the hub's status names one",
+        "each_registered_signer_gets_its_secret_in_the_install_namespace",
+    ),
+    honoured(
+        MCA,
+        "spec.configs",
+        "this cluster's configs, over the placement's and the add-on's defaults (by group and resource)",
+        "a_placements_configs_and_an_addons_own_override_the_default",
+    ),
+    open(
+        MCA,
+        "spec.configs[].namespace",
+        "acted on, no test yet: finds a namespaced config (an AddOnDeploymentConfig)",
+    ),
 ];
 
 /// The entry that decides `path` of `kind`: the longest that is it or above it.
@@ -536,7 +956,10 @@ mod tests {
         let schema = serde_json::to_value(&version.schema).unwrap();
         let spec = &schema["openAPIV3Schema"]["properties"]["spec"];
         let mut out = Vec::new();
-        walk(spec, "spec", &mut out);
+        // Kinds with no spec (decisions and scores are status only) have no field to say about.
+        if !spec.is_null() {
+            walk(spec, "spec", &mut out);
+        }
         out
     }
 
@@ -560,9 +983,12 @@ mod tests {
     #[test]
     fn every_field_is_honoured_refused_or_said_to_be_open() {
         let mut missing = Vec::new();
-        for kind in [K, CM, MW] {
-            for path in leaves(kind) {
-                if entry(kind, &path).is_none() {
+        for kind in crate::api::all_crds()
+            .iter()
+            .map(|c| c.spec.names.kind.clone())
+        {
+            for path in leaves(&kind) {
+                if entry(&kind, &path).is_none() {
                     missing.push(format!("{kind} {path}"));
                 }
             }

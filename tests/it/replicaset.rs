@@ -288,3 +288,97 @@ async fn a_progressive_rollout_waits_for_each_cluster() {
     works(hub, ns, "web", "works deleted", <[_]>::is_empty).await;
     remove(w).await;
 }
+
+/// A set named `name` in `ns` over placement `prod`, with deletion policy `policy`.
+async fn create_set(hub: &kube::Client, ns: &str, name: &str, policy: &str) {
+    let set: ManifestWorkReplicaSet = serde_json::from_value(json!({
+        "apiVersion": "work.open-cluster-management.io/v1alpha1", "kind": "ManifestWorkReplicaSet",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "cascadeDeletionPolicy": policy,
+            "placementRefs": [{"name": "prod"}],
+            "manifestWorkTemplate": {"workload": {"manifests": [
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}},
+            ]}},
+        },
+    }))
+    .unwrap();
+    Api::<ManifestWorkReplicaSet>::namespaced(hub.clone(), ns)
+        .create(&PostParams::default(), &set)
+        .await
+        .unwrap();
+}
+
+/// `cascadeDeletionPolicy`: a `Foreground` set stays (being deleted) until every work it made is
+/// gone; a `Background` one goes at once, leaving its works to go on their own. One work of each
+/// is held by a finalizer of the test's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreground_set_waits_for_its_works_and_a_background_one_does_not() {
+    const HOLD: &str = "it.example/hold";
+    let w = World::new("it-rs-cascade").await;
+    cluster_namespaces(&w).await;
+    let (hub, ns) = (&w.hub, w.ns.as_str());
+    let (code, _, err) = w
+        .create_placement("prod", &["--label-selectors", "env=prod"])
+        .await;
+    assert_eq!(code, 0, "{err}");
+    let sets: Api<ManifestWorkReplicaSet> = Api::namespaced(hub.clone(), ns);
+    let mut held = Vec::new();
+    for (name, policy) in [("fg", "Foreground"), ("bg", "Background")] {
+        create_set(hub, ns, name, policy).await;
+        let found = works(hub, ns, name, "a work on each prod cluster", |f| {
+            f.len() == 2
+        })
+        .await;
+        let (cluster, work) = &found[0];
+        let api = Api::<ManifestWork>::namespaced(hub.clone(), cluster);
+        let work_name = work.metadata.name.clone().unwrap();
+        api.patch(
+            &work_name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": [HOLD]}})),
+        )
+        .await
+        .unwrap();
+        sets.delete(name, &DeleteParams::default()).await.unwrap();
+        held.push((api, work_name));
+    }
+    // Background: the set goes while its held work is still there.
+    common::eventually(
+        "the Background set gone",
+        Duration::from_secs(30),
+        || async { sets.get_opt("bg").await.ok()?.is_none().then_some(()) },
+    )
+    .await;
+    assert!(held[1].0.get_opt(&held[1].1).await.unwrap().is_some());
+    // Foreground: its other work is gone, the held one stays, and so does the set.
+    works(hub, ns, "fg", "only the held work left", <[_]>::is_empty).await;
+    common::never(
+        "the Foreground set gone while a work remains",
+        Duration::from_secs(3),
+        || async { sets.get_opt("fg").await.ok().filter(Option::is_none) },
+    )
+    .await;
+    let fg = sets
+        .get_opt("fg")
+        .await
+        .unwrap()
+        .expect("the Foreground set waits");
+    assert!(fg.metadata.deletion_timestamp.is_some());
+    for (api, name) in &held {
+        api.patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .unwrap();
+    }
+    common::eventually(
+        "the Foreground set gone",
+        Duration::from_secs(30),
+        || async { sets.get_opt("fg").await.ok()?.is_none().then_some(()) },
+    )
+    .await;
+    remove(w).await;
+}

@@ -299,7 +299,12 @@ mod tests {
             agent_install_namespace: Some("elsewhere".into()),
             node_placement: Some(NodePlacement {
                 node_selector: [("role".to_string(), "infra".to_string())].into(),
-                tolerations: Vec::new(),
+                tolerations: vec![
+                    serde_json::from_value(
+                        json!({"key": "dedicated", "operator": "Equal", "value": "infra", "effect": "NoSchedule"}),
+                    )
+                    .unwrap(),
+                ],
             }),
             registries: vec![ImageMirror {
                 mirror: "mirror.local/ocm".into(),
@@ -314,6 +319,10 @@ mod tests {
         assert_eq!(
             deployment["spec"]["template"]["spec"]["nodeSelector"]["role"],
             "infra"
+        );
+        assert_eq!(
+            deployment["spec"]["template"]["spec"]["tolerations"],
+            json!([{"key": "dedicated", "operator": "Equal", "value": "infra", "effect": "NoSchedule"}])
         );
         assert_eq!(
             deployment["spec"]["template"]["spec"]["containers"][0]["image"],
