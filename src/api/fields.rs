@@ -775,10 +775,11 @@ pub const FIELDS: &[Field] = &[
         "spec.registration[].customSigner.subject",
         "acted on, no test from a template: becomes the registered subject the agent asks and the hub approves",
     ),
-    open(
+    honoured(
         AT,
         "spec.registration[].customSigner.subject.organizationUnit",
-        "recorded in the add-on's registrations but not put in the agent's CSR (upstream's agent adds it as OU)",
+        "asked for as the OUs of the agent's certificate request, as upstream's agent asks",
+        "the_request_carries_the_registered_subject",
     ),
     honoured(
         AT,

@@ -32,6 +32,8 @@ pub struct AddonSubject {
     pub user: String,
     /// The certificate's Os.
     pub groups: Vec<String>,
+    /// The certificate's OUs (a template's `customSigner.subject.organizationUnit`).
+    pub organization_units: Vec<String>,
 }
 
 /// The subject of `registration` for `addon` on `cluster`: as the hub registered it, with
@@ -47,7 +49,14 @@ pub fn subject(registration: &RegistrationConfig, cluster: &str, addon: &str) ->
         .map(|s| s.groups.clone())
         .filter(|g| !g.is_empty())
         .unwrap_or_else(|| vec![default_group(cluster, addon)]);
-    AddonSubject { user, groups }
+    let organization_units = given
+        .map(|s| s.organization_units.clone())
+        .unwrap_or_default();
+    AddonSubject {
+        user,
+        groups,
+        organization_units,
+    }
 }
 
 /// Whether the hub may approve `csr` for `addon` on `cluster`, whose ManagedClusterAddOn

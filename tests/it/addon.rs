@@ -319,8 +319,16 @@ async fn send_csr(
     signer: &str,
 ) -> String {
     let key = rcgen::KeyPair::generate().unwrap();
-    let pem =
-        clusteradm::agent::addon::request_pem(&AddonSubject { user, groups }, addon, &key).unwrap();
+    let pem = clusteradm::agent::addon::request_pem(
+        &AddonSubject {
+            user,
+            groups,
+            organization_units: Vec::new(),
+        },
+        addon,
+        &key,
+    )
+    .unwrap();
     let csr = clusteradm::agent::addon::csr_object(cluster, addon, signer, &pem, None);
     Api::<CertificateSigningRequest>::all(agent.clone())
         .create(&PostParams::default(), &csr)

@@ -396,6 +396,7 @@ pub fn request_pem(
     Ok(csr::subject_request(
         &subject.user,
         &subject.groups,
+        &subject.organization_units,
         dns,
         key,
     )?)
@@ -533,11 +534,22 @@ mod tests {
         let subject = AddonSubject {
             user: default_user("c1", "hello"),
             groups: vec![default_group("c1", "hello"), "system:authenticated".into()],
+            organization_units: vec!["team-a".into(), "ops".into()],
         };
         let pem = request_pem(&subject, "hello", &key).unwrap();
         let parsed = crate::identity::parse_request(pem.as_bytes()).unwrap();
         assert_eq!(parsed.common_name, subject.user);
         assert_eq!(parsed.organizations, subject.groups);
+        // A custom signer's organization units are asked for, as upstream's agent asks.
+        let (_, block) = x509_parser::pem::parse_x509_pem(pem.as_bytes()).unwrap();
+        let (_, request) = <x509_parser::certification_request::X509CertificationRequest as x509_parser::prelude::FromDer<_>>::from_der(&block.contents).unwrap();
+        let units: Vec<&str> = request
+            .certification_request_info
+            .subject
+            .iter_organizational_unit()
+            .map(|u| u.as_str().unwrap())
+            .collect();
+        assert_eq!(units, ["team-a", "ops"]);
         let csr = csr_object("c1", "hello", CLIENT_SIGNER, &pem, None);
         assert_eq!(
             csr.metadata.generate_name.as_deref(),

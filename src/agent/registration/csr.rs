@@ -21,6 +21,8 @@ use crate::identity::{self, MANAGED_CLUSTERS_GROUP};
 
 /// OID of the X.520 organizationName attribute (O).
 const ORGANIZATION_OID: &[u64] = &[2, 5, 4, 10];
+/// OU's object identifier, for the second OU on (rcgen keeps one value per attribute type).
+const ORGANIZATIONAL_UNIT_OID: &[u64] = &[2, 5, 4, 11];
 
 /// The usages the agent asks for (upstream's).
 pub const USAGES: [&str; 3] = ["digital signature", "key encipherment", "client auth"];
@@ -34,17 +36,19 @@ pub fn request_pem(cluster: &str, agent: &str, key: &rcgen::KeyPair) -> Result<S
     subject_request(
         &identity::common_name(cluster, agent),
         &groups,
+        &[],
         Vec::new(),
         key,
     )
     .map_err(|e| Error::Other(format!("building the CSR: {e}")))
 }
 
-/// A PEM certificate request for CN `user` with an O per group and `dns_names`, signed by `key`
-/// (the agent's own identity, and its add-ons').
+/// A PEM certificate request for CN `user` with an O per group, an OU per organization unit and
+/// `dns_names`, signed by `key` (the agent's own identity, and its add-ons').
 pub fn subject_request(
     user: &str,
     groups: &[String],
+    organization_units: &[String],
     dns_names: Vec<String>,
     key: &rcgen::KeyPair,
 ) -> Result<String, rcgen::Error> {
@@ -59,6 +63,14 @@ pub fn subject_request(
             rcgen::DnType::CustomDnType(ORGANIZATION_OID.to_vec())
         };
         dn.push(kind, group.as_str());
+    }
+    for (i, unit) in organization_units.iter().enumerate() {
+        let kind = if i == 0 {
+            rcgen::DnType::OrganizationalUnitName
+        } else {
+            rcgen::DnType::CustomDnType(ORGANIZATIONAL_UNIT_OID.to_vec())
+        };
+        dn.push(kind, unit.as_str());
     }
     params.distinguished_name = dn;
     params.serialize_request(key)?.pem()
