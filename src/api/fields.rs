@@ -714,10 +714,11 @@ pub const FIELDS: &[Field] = &[
         "limits of the matched containers",
         "proxy_and_resources_reach_the_matching_containers",
     ),
-    open(
+    honoured(
         ADC,
         "spec.resourceRequirements[].resources.claims",
-        "acted on, no test yet: copied with requests and limits into the matched containers' resources",
+        "resource claims of the matching containers, with their requests and limits",
+        "proxy_and_resources_reach_the_matching_containers",
     ),
     // AddOnTemplate
     open(
@@ -861,15 +862,17 @@ pub const FIELDS: &[Field] = &[
         "decision groups (by name) rolled out first, no failure allowed",
         "per_group_waits_for_each_group_and_mandatory_groups_go_first",
     ),
-    open(
+    honoured(
         CMA,
         "spec.installStrategy.placements[].rolloutStrategy.progressive.mandatoryDecisionGroups[].groupIndex",
-        "acted on, no test yet: a group picked by index when no name is given",
+        "a mandatory group named by its index goes first (the rollout library add-ons and replica sets share)",
+        "per_group_waits_for_each_group_and_mandatory_groups_go_first",
     ),
-    open(
+    honoured(
         CMA,
         "spec.installStrategy.placements[].rolloutStrategy.progressivePerGroup",
-        "acted on by the shared rollout library, no test sets them: deadline, soak, failures per group, mandatory groups",
+        "one decision group at a time, mandatory groups first (the rollout library add-ons and replica sets share)",
+        "per_group_waits_for_each_group_and_mandatory_groups_go_first",
     ),
     honoured(
         CMA,

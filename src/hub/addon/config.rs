@@ -377,7 +377,7 @@ mod tests {
                 "caBundle": base64::engine::general_purpose::STANDARD.encode(pem)},
             "resourceRequirements": [
                 {"containerID": "*:*:*", "resources": {"requests": {"memory": "64Mi"}}},
-                {"containerID": "deployments:agent:main", "resources": {"limits": {"cpu": "1"}}},
+                {"containerID": "deployments:agent:main", "resources": {"limits": {"cpu": "1"}, "claims": [{"name": "gpu"}]}},
                 {"containerID": "not-three-parts", "resources": {"limits": {"cpu": "9"}}},
             ],
         }))
@@ -407,7 +407,7 @@ mod tests {
         );
         assert_eq!(
             pod["containers"][0]["resources"],
-            json!({"limits": {"cpu": "1"}})
+            json!({"limits": {"cpu": "1"}, "claims": [{"name": "gpu"}]})
         );
         assert_eq!(
             pod["containers"][1]["resources"],

@@ -565,5 +565,15 @@ mod tests {
                 .to_apply,
             ["a"]
         );
+        // A mandatory group named by its index, as upstream's `groupIndex`.
+        let by_index = strategy(
+            json!({"type": "Progressive", "progressive": {"mandatoryDecisionGroups": [{"groupIndex": 1}], "maxConcurrency": 1}}),
+        );
+        assert_eq!(
+            plan(&by_index, &groups, &statuses(&[]), now())
+                .unwrap()
+                .to_apply,
+            ["c", "d"]
+        );
     }
 }
