@@ -4,16 +4,28 @@
 //! server's delegated authentication and authorisation) check theirs. Used by `/metrics`
 //! ([`super::metrics_server`]) and the placement debug endpoint
 //! ([`crate::hub::placement::debug`]).
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
-use hyper::Request;
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
 use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec, UserInfo};
 use k8s_openapi::api::authorization::v1::{
     NonResourceAttributes, ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
 };
 use kube::api::PostParams;
+use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
+use tokio_rustls::TlsAcceptor;
+
+use super::Shutdown;
+use super::probes::{accept_capped, serve_http1};
 
 /// Reviews asked of the API server at once: a flood of bogus tokens waits here instead of
 /// becoming a flood of TokenReviews.
@@ -152,4 +164,43 @@ pub fn self_signed(what: &str) -> anyhow::Result<rustls::ServerConfig> {
     .with_safe_default_protocol_versions()?
     .with_no_client_auth()
     .with_single_cert(vec![CertificateDer::from(pair.cert.der().to_vec())], key)?)
+}
+
+/// Serves HTTPS on `addr` with a [`self_signed`] certificate until `shutdown`, each request
+/// answered by `respond`; `timeout` bounds a TLS handshake and a request's head. `what` names
+/// the endpoint in logs and errors. Returns the address bound (`addr` may ask for any port).
+///
+/// # Errors
+/// The address cannot be bound, or no certificate could be made.
+pub async fn serve_https<F, Fut>(
+    addr: SocketAddr,
+    what: &'static str,
+    timeout: Duration,
+    shutdown: Shutdown,
+    respond: F,
+) -> anyhow::Result<SocketAddr>
+where
+    F: Fn(Request<Incoming>) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Response<Full<Bytes>>> + Send + 'static,
+{
+    let tls = TlsAcceptor::from(Arc::new(self_signed(what)?));
+    let listener = TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr} for {what}"))?;
+    let bound = listener.local_addr()?;
+    tracing::info!("serving {what} on https://{bound}");
+    tokio::spawn(accept_capped(listener, what, shutdown, move |stream| {
+        let (tls, respond) = (tls.clone(), respond.clone());
+        async move {
+            let Ok(Ok(stream)) = tokio::time::timeout(timeout, tls.accept(stream)).await else {
+                return;
+            };
+            let service = hyper::service::service_fn(move |req| {
+                let respond = respond.clone();
+                async move { Ok::<_, Infallible>(respond(req).await) }
+            });
+            serve_http1(TokioIo::new(stream), service, timeout).await;
+        }
+    }));
+    Ok(bound)
 }

@@ -4,22 +4,16 @@
 //! grants. The certificate is self-signed, made at start, as controller-runtime's default is:
 //! the token is what is secret, and TLS keeps it off the wire. The plain-HTTP probe port serves no
 //! metrics, so that an unauthenticated client learns nothing there.
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context as _;
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
-use tokio::net::TcpListener;
-use tokio_rustls::TlsAcceptor;
 
 use super::Shutdown;
-use super::callers::{Decision, Reviewer, self_signed};
-use super::probes::{accept_capped, serve_http1};
+use super::callers::{Decision, Reviewer, serve_https};
 
 /// The port the pods serve `/metrics` on (upstream's components' secure port).
 pub const PORT: i32 = 8443;
@@ -38,37 +32,12 @@ pub async fn serve(
     client: kube::Client,
     shutdown: Shutdown,
 ) -> anyhow::Result<SocketAddr> {
-    let tls = TlsAcceptor::from(Arc::new(self_signed(PATH)?));
-    let listener = TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("cannot listen on {addr} for /metrics"))?;
-    let bound = listener.local_addr()?;
-    tracing::info!("serving {PATH} on https://{bound} to callers allowed to get it");
-    tokio::spawn(accept(listener, tls, Reviewer::new(client), shutdown));
-    Ok(bound)
-}
-
-async fn accept(
-    listener: TcpListener,
-    tls: TlsAcceptor,
-    reviewer: Arc<Reviewer>,
-    shutdown: Shutdown,
-) {
-    accept_capped(listener, "metrics", shutdown, move |stream| {
-        let (tls, reviewer) = (tls.clone(), reviewer.clone());
-        async move {
-            let Ok(Ok(stream)) = tokio::time::timeout(HANDSHAKE_TIMEOUT, tls.accept(stream)).await
-            else {
-                return;
-            };
-            let service = hyper::service::service_fn(move |req| {
-                let reviewer = reviewer.clone();
-                async move { Ok::<_, Infallible>(respond(&req, &reviewer).await) }
-            });
-            serve_http1(TokioIo::new(stream), service, HANDSHAKE_TIMEOUT).await;
-        }
+    let reviewer: Arc<Reviewer> = Reviewer::new(client);
+    serve_https(addr, PATH, HANDSHAKE_TIMEOUT, shutdown, move |req| {
+        let reviewer = reviewer.clone();
+        async move { respond(&req, &reviewer).await }
     })
-    .await;
+    .await
 }
 
 async fn respond(req: &Request<Incoming>, reviewer: &Reviewer) -> Response<Full<Bytes>> {

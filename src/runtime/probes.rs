@@ -114,8 +114,12 @@ async fn accept(listener: TcpListener, readiness: Arc<Readiness>, shutdown: Shut
 /// cap the newcomer is dropped: a kubelet retries its probe), and runs `serve`'s future for each
 /// on a task of its own, which holds the connection's slot until it ends or `shutdown`. `what`
 /// names the endpoint in logs.
-pub async fn accept_capped<F, Fut>(listener: TcpListener, what: &str, shutdown: Shutdown, serve: F)
-where
+pub(super) async fn accept_capped<F, Fut>(
+    listener: TcpListener,
+    what: &str,
+    shutdown: Shutdown,
+    serve: F,
+) where
     F: Fn(TcpStream) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
@@ -148,7 +152,7 @@ where
 
 /// Serves HTTP/1 on `io` with `service`, a request head due within `header_timeout` (also the
 /// idle timeout between kept-alive requests).
-pub async fn serve_http1<I, S>(io: I, service: S, header_timeout: Duration)
+pub(super) async fn serve_http1<I, S>(io: I, service: S, header_timeout: Duration)
 where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + 'static,
     S: hyper::service::HttpService<Incoming, ResBody = Full<Bytes>>,

@@ -100,19 +100,8 @@ pub async fn metrics(pod: &Pod, cluster: &kube::Client) -> String {
     assert_eq!(status, "401", "no token");
     let (status, _) = curl(vec![format!("http://{ip}:8000/metrics")]).await;
     assert_eq!(status, "404", "metrics on the probe port");
-    common::eventually("the pod's /metrics", Duration::from_secs(60), || {
-        let args = vec![
-            "-k".into(),
-            "-H".into(),
-            format!("Authorization: Bearer {token}"),
-            url.clone(),
-        ];
-        async move {
-            let (status, body) = curl(args).await;
-            (status == "200").then_some(body)
-        }
-    })
-    .await
+    let ok = |(status, body): (String, String)| (status == "200").then_some(body);
+    eventually_answered("the pod's /metrics", &url, &token, ok).await
 }
 
 /// The hub pod serves upstream's placement debug endpoint (`PlacementDebugServer`) behind
@@ -163,24 +152,32 @@ pub async fn placement_debug(pod: &Pod, hub: &kube::Client) {
         .await
         .unwrap();
     let token = common::service_account_token(hub, "default", account).await;
-    let body = common::eventually(
-        "the debug endpoint's answer",
-        Duration::from_secs(60),
-        || {
-            let args = vec![
-                "-k".into(),
-                "-H".into(),
-                format!("Authorization: Bearer {token}"),
-                url.clone(),
-            ];
-            async move {
-                let (status, body) = curl(args).await;
-                (status == "200" && body.contains("not found")).then_some(body)
-            }
-        },
-    )
-    .await;
+    let answered = |(status, body): (String, String)| {
+        (status == "200" && body.contains("not found")).then_some(body)
+    };
+    let body = eventually_answered("the debug endpoint's answer", &url, &token, answered).await;
     assert!(body.starts_with("{\"error\":"), "{body}");
+}
+
+/// What `check` makes of `url` called with bearer `token` (a self-signed certificate), once
+/// it makes something of it, within a minute.
+async fn eventually_answered(
+    what: &str,
+    url: &str,
+    token: &str,
+    check: impl Fn((String, String)) -> Option<String>,
+) -> String {
+    common::eventually(what, Duration::from_secs(60), || {
+        let args = vec![
+            "-k".into(),
+            "-H".into(),
+            format!("Authorization: Bearer {token}"),
+            url.to_owned(),
+        ];
+        let check = &check;
+        async move { check(curl(args).await) }
+    })
+    .await
 }
 
 /// `curl -s` with `args`: the status code and the body.

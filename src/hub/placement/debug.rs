@@ -7,29 +7,23 @@
 //! `create` on placements in the placement's namespace; a refusal of the last, or a placement
 //! not found, is answered as upstream's is, in the result's `error`.
 use std::collections::BTreeMap;
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context as _;
 use http_body_util::{BodyExt as _, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 use k8s_openapi::api::authentication::v1::UserInfo;
 use k8s_openapi::api::authorization::v1::ResourceAttributes;
 use kube::ResourceExt as _;
 use serde::Serialize;
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
-use tokio_rustls::TlsAcceptor;
 
 use super::schedule::{Scheduled, Trace};
 use crate::api::cluster::Placement;
 use crate::runtime::Shutdown;
-use crate::runtime::callers::{Decision, Reviewer, self_signed};
-use crate::runtime::probes::{accept_capped, serve_http1};
+use crate::runtime::callers::{Decision, Reviewer, serve_https};
 
 /// The path every request starts with (upstream's `debugger.DebugPath`).
 pub const PATH: &str = "/debug/placements/";
@@ -51,33 +45,12 @@ pub async fn serve(
     client: kube::Client,
     shutdown: Shutdown,
 ) -> anyhow::Result<SocketAddr> {
-    let tls = TlsAcceptor::from(Arc::new(self_signed(PATH)?));
-    let listener = TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("cannot listen on {addr} for {PATH}"))?;
-    let bound = listener.local_addr()?;
-    tracing::info!("serving {PATH} on https://{bound}");
     let shared = Arc::new((Reviewer::new(client.clone()), client));
-    tokio::spawn(accept_capped(
-        listener,
-        "placement debug",
-        shutdown,
-        move |stream| {
-            let (tls, shared) = (tls.clone(), shared.clone());
-            async move {
-                let Ok(Ok(stream)) = tokio::time::timeout(IO_TIMEOUT, tls.accept(stream)).await
-                else {
-                    return;
-                };
-                let service = hyper::service::service_fn(move |req| {
-                    let shared = shared.clone();
-                    async move { Ok::<_, Infallible>(respond(req, &shared.0, &shared.1).await) }
-                });
-                serve_http1(TokioIo::new(stream), service, IO_TIMEOUT).await;
-            }
-        },
-    ));
-    Ok(bound)
+    serve_https(addr, PATH, IO_TIMEOUT, shutdown, move |req| {
+        let shared = shared.clone();
+        async move { respond(req, &shared.0, &shared.1).await }
+    })
+    .await
 }
 
 async fn respond(
