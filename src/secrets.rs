@@ -27,35 +27,21 @@ pub const REDACTED: &str = "<redacted>";
 /// built (join's bootstrap kubeconfig comes with its token already redacted).
 #[must_use]
 pub fn redact_pull_secrets(objects: &[kube::api::DynamicObject]) -> Vec<kube::api::DynamicObject> {
-    use base64::Engine as _;
-    let b64 = base64::engine::general_purpose::STANDARD;
-    let mut out = objects.to_vec();
-    for o in &mut out {
-        let is_pull_secret = o.types.as_ref().is_some_and(|t| t.kind == "Secret")
-            && o.data["type"] == "kubernetes.io/dockerconfigjson";
-        let Some(encoded) = o.data["data"][".dockerconfigjson"]
-            .as_str()
-            .filter(|_| is_pull_secret)
-        else {
-            continue;
-        };
-        let config = b64
-            .decode(encoded)
-            .ok()
-            .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok());
-        let redacted = match config {
-            Some(original) => {
+    let is_pull_secret =
+        |o: &kube::api::DynamicObject| o.data["type"] == "kubernetes.io/dockerconfigjson";
+    redact_key(
+        objects,
+        ".dockerconfigjson",
+        is_pull_secret,
+        |bytes| match serde_json::from_slice::<serde_json::Value>(bytes) {
+            Ok(original) => {
                 let mut config = original.clone();
                 redact_docker_config(&mut config);
                 (config != original).then(|| config.to_string())
             }
-            None => Some(REDACTED.to_owned()),
-        };
-        if let Some(redacted) = redacted {
-            o.data["data"][".dockerconfigjson"] = b64.encode(redacted).into();
-        }
-    }
-    out
+            Err(_) => Some(REDACTED.to_owned()),
+        },
+    )
 }
 
 /// `objects` with every Secret's `kubeconfig` key holding no credential: each user's token,
@@ -66,26 +52,48 @@ pub fn redact_pull_secrets(objects: &[kube::api::DynamicObject]) -> Vec<kube::ap
 pub fn redact_kubeconfig_secrets(
     objects: &[kube::api::DynamicObject],
 ) -> Vec<kube::api::DynamicObject> {
+    redact_key(
+        objects,
+        "kubeconfig",
+        |_| true,
+        |bytes| {
+            let redacted = serde_yaml::from_slice::<serde_json::Value>(bytes)
+                .ok()
+                .and_then(|mut kc| {
+                    redact_kubeconfig(&mut kc);
+                    serde_yaml::to_string(&kc).ok()
+                });
+            Some(redacted.unwrap_or_else(|| REDACTED.to_owned()))
+        },
+    )
+}
+
+/// `objects` with data key `key` of each Secret that is `wanted` rewritten by `redact`: given
+/// its decoded bytes, the text to store instead (`None` keeps it); a value that is not base64
+/// is [`REDACTED`].
+fn redact_key(
+    objects: &[kube::api::DynamicObject],
+    key: &str,
+    wanted: impl Fn(&kube::api::DynamicObject) -> bool,
+    redact: impl Fn(&[u8]) -> Option<String>,
+) -> Vec<kube::api::DynamicObject> {
     use base64::Engine as _;
     let b64 = base64::engine::general_purpose::STANDARD;
     let mut out = objects.to_vec();
     for o in &mut out {
-        if o.types.as_ref().is_none_or(|t| t.kind != "Secret") {
+        if o.types.as_ref().is_none_or(|t| t.kind != "Secret") || !wanted(o) {
             continue;
         }
-        let Some(encoded) = o.data["data"]["kubeconfig"].as_str() else {
+        let Some(encoded) = o.data["data"][key].as_str() else {
             continue;
         };
-        let redacted = b64
-            .decode(encoded)
-            .ok()
-            .and_then(|bytes| serde_yaml::from_slice::<serde_json::Value>(&bytes).ok())
-            .and_then(|mut kc| {
-                redact_kubeconfig(&mut kc);
-                serde_yaml::to_string(&kc).ok()
-            })
-            .unwrap_or_else(|| REDACTED.to_owned());
-        o.data["data"]["kubeconfig"] = b64.encode(redacted).into();
+        let replaced = match b64.decode(encoded) {
+            Ok(bytes) => redact(&bytes),
+            Err(_) => Some(REDACTED.to_owned()),
+        };
+        if let Some(replaced) = replaced {
+            o.data["data"][key] = b64.encode(replaced).into();
+        }
     }
     out
 }

@@ -242,6 +242,9 @@ pub fn refusal(component: Component, name: &str, on: bool) -> Option<String> {
 
 /// Why `PlacementDebugServer=true` is not honoured where the hub controllers run in process
 /// (or as upstream's component images under our operator): the endpoint is our hub pods'.
+pub const PLACEMENT_DEBUG_NOT_SERVED: &str = "PlacementDebugServer=true is not honoured by this project's hub placement in process: the endpoint is served by our hub pods (init --image) behind upstream's Service; `clusteradm get placements NAME --explain` answers the same question";
+
+/// [`PLACEMENT_DEBUG_NOT_SERVED`], when the last setting of the gate in `gates` is on.
 #[must_use]
 pub fn placement_debug_refusal(gates: &[(String, bool)]) -> Option<String> {
     let on = gates
@@ -249,9 +252,7 @@ pub fn placement_debug_refusal(gates: &[(String, bool)]) -> Option<String> {
         .rev()
         .find(|(name, _)| name == "PlacementDebugServer")
         .is_some_and(|(_, on)| *on);
-    on.then(|| {
-        "PlacementDebugServer=true is not honoured by this project's hub placement in process: the endpoint is served by our hub pods (init --image) behind upstream's Service; `clusteradm get placements NAME --explain` answers the same question".to_owned()
-    })
+    on.then(|| PLACEMENT_DEBUG_NOT_SERVED.to_owned())
 }
 
 /// The first of `gates` (`Name`, on) our hub would not honour, routed to components as `init`

@@ -81,15 +81,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         let opts = InitOptions {
             registry: crate::api::names::DEFAULT_REGISTRY.into(),
             tag: "unused".into(),
-            single_image: None,
             credential,
-            deploy_operator: true,
-            image_pull_credential: None,
-            sync_labels: false,
-            feature_gates: vec![],
-            admission: crate::operator::cluster_manager::Admission::Webhooks,
-            resource_requirement: None,
-            drivers: crate::install::drivers::Drivers::default(),
             ..InitOptions::default()
         };
         objects.extend(hub::plan(&opts)?);

@@ -11,10 +11,9 @@ use std::fmt::Write as _;
 
 use kube::api::DynamicObject;
 
-use super::hub::{Credential, InitOptions};
+use super::hub::InitOptions;
 use super::klusterlet::JoinOptions;
 use crate::api::names::{DEFAULT_BUNDLE_VERSION, DEFAULT_REGISTRY};
-use crate::operator::cluster_manager::Admission;
 
 /// A value a flag sets: planted in the plan as `sentinel`, written as the Helm `expression`.
 struct Hole {
@@ -131,14 +130,7 @@ pub fn cluster_manager() -> anyhow::Result<Chart> {
             registry: REGISTRY.sentinel.into(),
             tag: TAG.sentinel.into(),
             single_image: on[0].then(|| IMAGE.sentinel.into()),
-            credential: Credential::ServiceAccount,
-            deploy_operator: true,
-            image_pull_credential: None,
             sync_labels: on[1],
-            feature_gates: vec![],
-            admission: Admission::Webhooks,
-            resource_requirement: None,
-            drivers: crate::install::drivers::Drivers::default(),
             ..InitOptions::default()
         })?;
         plant(

@@ -181,7 +181,6 @@ struct BootstrapValues {
 pub fn plan(opts: &InitOptions) -> Result<Vec<DynamicObject>, render::Error> {
     let mut objects = vec![to_dynamic(&crate::api::operator_crd_cluster_manager())];
     if opts.deploy_operator {
-        let start = objects.len();
         let pull = opts
             .image_pull_credential
             .clone()
@@ -203,7 +202,7 @@ pub fn plan(opts: &InitOptions) -> Result<Vec<DynamicObject>, render::Error> {
                 docker_config_json_b64: base64::engine::general_purpose::STANDARD.encode(pull),
             },
         )?);
-        opts.operator_pod.apply(&mut objects[start..]);
+        opts.operator_pod.apply(&mut objects);
     } else {
         // The bootstrap service account still needs its namespace.
         objects.extend(
@@ -325,7 +324,7 @@ pub fn cluster_manager(opts: &InitOptions) -> ClusterManager {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::names::{BOOTSTRAP_CLUSTER_ROLE, BOOTSTRAP_GROUP, DEFAULT_REGISTRY};
+    use crate::api::names::{BOOTSTRAP_CLUSTER_ROLE, BOOTSTRAP_GROUP};
 
     /// Each template of the hub's bundles, rendered alone with the values `plan` gives it,
     /// yields named objects (a template that renders to nothing would hide in the bundle).
@@ -359,17 +358,9 @@ mod tests {
 
     fn opts(credential: Credential, deploy_operator: bool) -> InitOptions {
         InitOptions {
-            resource_requirement: None,
-            drivers: crate::install::drivers::Drivers::default(),
-            registry: DEFAULT_REGISTRY.into(),
             tag: "v1.3.1".into(),
-            single_image: None,
             credential,
             deploy_operator,
-            image_pull_credential: None,
-            sync_labels: false,
-            feature_gates: vec![],
-            admission: Admission::Webhooks,
             ..InitOptions::default()
         }
     }

@@ -98,22 +98,22 @@ impl OperatorPod {
             }
             "podSecurityContext" => {
                 self.pod_security_context =
-                    Some(typed::<PodSecurityContext>(v).map_err(bad_ref(path))?);
+                    Some(typed::<PodSecurityContext>(v).map_err(|e| bad(&e))?);
             }
             "securityContext" => {
-                self.security_context = Some(typed::<SecurityContext>(v).map_err(bad_ref(path))?);
+                self.security_context = Some(typed::<SecurityContext>(v).map_err(|e| bad(&e))?);
             }
             "resources" => {
-                self.resources = Some(typed::<ResourceRequirements>(v).map_err(bad_ref(path))?);
+                self.resources = Some(typed::<ResourceRequirements>(v).map_err(|e| bad(&e))?);
             }
             "nodeSelector" => {
                 self.node_selector =
-                    Some(typed::<BTreeMap<String, String>>(v).map_err(bad_ref(path))?);
+                    Some(typed::<BTreeMap<String, String>>(v).map_err(|e| bad(&e))?);
             }
             "tolerations" => {
-                self.tolerations = Some(typed::<Vec<Toleration>>(v).map_err(bad_ref(path))?);
+                self.tolerations = Some(typed::<Vec<Toleration>>(v).map_err(|e| bad(&e))?);
             }
-            "affinity" => self.affinity = Some(typed::<Affinity>(v).map_err(bad_ref(path))?),
+            "affinity" => self.affinity = Some(typed::<Affinity>(v).map_err(|e| bad(&e))?),
             _ => return Ok(false),
         }
         Ok(true)
@@ -200,10 +200,6 @@ impl OperatorPod {
 fn typed<T: serde::de::DeserializeOwned>(v: &Value) -> Result<Value, serde_json::Error> {
     serde_json::from_value::<T>(v.clone())?;
     Ok(v.clone())
-}
-
-fn bad_ref(path: &str) -> impl Fn(serde_json::Error) -> String + '_ {
-    move |e| format!("{path}: {e}")
 }
 
 /// An empty map, list or string, or null: upstream's charts write nothing for it.

@@ -43,19 +43,13 @@ pub fn hub_operator(
     resources: Option<&ResourceRequirement>,
     sync_labels: bool,
 ) -> Result<Vec<DynamicObject>, render::Error> {
-    use crate::install::hub::{Credential, InitOptions, plan};
+    use crate::install::hub::{InitOptions, plan};
     let opts = InitOptions {
         registry: images.registry.clone(),
         tag: images.tag.clone(),
         single_image: images.single.clone(),
-        credential: Credential::ServiceAccount,
-        deploy_operator: true,
-        image_pull_credential: None,
         sync_labels,
-        feature_gates: vec![],
-        admission: crate::operator::cluster_manager::Admission::Webhooks,
         resource_requirement: resources.cloned(),
-        drivers: crate::install::drivers::Drivers::default(),
         ..InitOptions::default()
     };
     let mut objects = plan(&opts)?;

@@ -7,6 +7,9 @@
 use std::process::Command;
 use std::time::Duration;
 
+use clusteradm::api::cluster::{
+    ManagedCluster, ManagedClusterSet, ManagedClusterSetBinding, Placement,
+};
 use clusteradm::runtime::Shutdown;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
@@ -56,45 +59,28 @@ async fn setup(hub: &kube::Client, ns: &str) -> (String, String) {
         .create(&PostParams::default(), &namespace)
         .await
         .unwrap();
-    let cluster_scoped = |kind: &str, version: &str| {
-        let gvk =
-            kube::api::GroupVersionKind::gvk("cluster.open-cluster-management.io", version, kind);
-        Api::<kube::api::DynamicObject>::all_with(
-            hub.clone(),
-            &kube::api::ApiResource::from_gvk(&gvk),
-        )
-    };
-    let namespaced = |kind: &str, version: &str| {
-        let gvk =
-            kube::api::GroupVersionKind::gvk("cluster.open-cluster-management.io", version, kind);
-        Api::<kube::api::DynamicObject>::namespaced_with(
-            hub.clone(),
-            ns,
-            &kube::api::ApiResource::from_gvk(&gvk),
-        )
-    };
     apply(
-        &cluster_scoped("ManagedClusterSet", "v1beta2"),
+        &Api::<ManagedClusterSet>::all(hub.clone()),
         json!({
             "apiVersion": "cluster.open-cluster-management.io/v1beta2", "kind": "ManagedClusterSet",
             "metadata": {"name": set},
         }),
     )
     .await;
-    apply(&namespaced("ManagedClusterSetBinding", "v1beta2"), json!({
+    apply(&Api::<ManagedClusterSetBinding>::namespaced(hub.clone(), ns), json!({
         "apiVersion": "cluster.open-cluster-management.io/v1beta2", "kind": "ManagedClusterSetBinding",
         "metadata": {"name": set, "namespace": ns}, "spec": {"clusterSet": set},
     }))
     .await;
     let cluster = format!("{ns}-cluster");
-    apply(&cluster_scoped("ManagedCluster", "v1"), json!({
+    apply(&Api::<ManagedCluster>::all(hub.clone()), json!({
         "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
         "metadata": {"name": cluster, "labels": {"cluster.open-cluster-management.io/clusterset": set, "env": "test"}},
         "spec": {"hubAcceptsClient": true},
     }))
     .await;
     apply(
-        &namespaced("Placement", "v1beta1"),
+        &Api::<Placement>::namespaced(hub.clone(), ns),
         json!({
             "apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement",
             "metadata": {"name": "p", "namespace": ns},
@@ -229,24 +215,10 @@ async fn the_placement_debug_endpoint_answers_as_upstreams() {
     let _ = Api::<Namespace>::all(hub.clone())
         .delete(&ns, &DeleteParams::default())
         .await;
-    let gvk = kube::api::GroupVersionKind::gvk(
-        "cluster.open-cluster-management.io",
-        "v1",
-        "ManagedCluster",
-    );
-    let clusters = Api::<kube::api::DynamicObject>::all_with(
-        hub.clone(),
-        &kube::api::ApiResource::from_gvk(&gvk),
-    );
-    let _ = clusters.delete(&cluster, &DeleteParams::default()).await;
-    let gvk = kube::api::GroupVersionKind::gvk(
-        "cluster.open-cluster-management.io",
-        "v1beta2",
-        "ManagedClusterSet",
-    );
-    let sets = Api::<kube::api::DynamicObject>::all_with(
-        hub.clone(),
-        &kube::api::ApiResource::from_gvk(&gvk),
-    );
-    let _ = sets.delete(&set, &DeleteParams::default()).await;
+    let _ = Api::<ManagedCluster>::all(hub.clone())
+        .delete(&cluster, &DeleteParams::default())
+        .await;
+    let _ = Api::<ManagedClusterSet>::all(hub.clone())
+        .delete(&set, &DeleteParams::default())
+        .await;
 }

@@ -83,17 +83,19 @@ pub async fn gone(api: &Api<DynamicObject>, name: &str) {
     .await;
 }
 
+/// The pod's IP, which this host reaches over the node's bridge.
+fn pod_ip(pod: &Pod) -> String {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.pod_ip.clone())
+        .expect("a pod IP")
+}
+
 /// `/metrics` of a pod, read from this host over the node's bridge: over HTTPS with the token of
 /// a ServiceAccount of `cluster` (where the pod runs) allowed `get` on `/metrics`. Without a token
 /// the pod refuses (401), and its plain-HTTP probe port serves no metrics (404).
 pub async fn metrics(pod: &Pod, cluster: &kube::Client) -> String {
-    let ip = pod
-        .status
-        .as_ref()
-        .unwrap()
-        .pod_ip
-        .clone()
-        .expect("a pod IP");
+    let ip = pod_ip(pod);
     let token = metrics_reader_token(cluster).await;
     let url = format!("https://{ip}:8443/metrics");
     let (status, _) = curl(vec!["-k".into(), url.clone()]).await;
@@ -115,13 +117,7 @@ pub async fn placement_debug(pod: &Pod, hub: &kube::Client) {
         .expect("upstream's Service of the debug server");
     let port = &service.spec.unwrap().ports.unwrap()[0];
     assert_eq!(port.port, 9443);
-    let ip = pod
-        .status
-        .as_ref()
-        .unwrap()
-        .pod_ip
-        .clone()
-        .expect("a pod IP");
+    let ip = pod_ip(pod);
     let url = format!("https://{ip}:9444/debug/placements/default/pods-nope");
     let (status, _) = curl(vec!["-k".into(), url.clone()]).await;
     assert_eq!(status, "401", "no token");

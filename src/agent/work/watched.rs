@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use futures::{Stream, StreamExt as _};
-use kube::api::{Api, ApiResource, DynamicObject};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::runtime::WatchStreamExt as _;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::{self, Event};
@@ -94,17 +94,6 @@ impl Watched {
             watches.insert(work.to_owned(), next);
         }
     }
-
-    /// How many objects are watched, for the tests.
-    #[must_use]
-    pub fn count(&self) -> usize {
-        self.watches
-            .lock()
-            .expect("not poisoned")
-            .values()
-            .map(HashMap::len)
-            .sum()
-    }
 }
 
 /// The objects of `results` whose config asks for `Watch`, as applied.
@@ -119,20 +108,13 @@ pub fn targets(configs: &[ManifestConfigOption], results: &[ManifestResult]) -> 
         })
         .filter_map(|r| {
             let m = &r.meta;
-            let group = m.group.clone().unwrap_or_default();
-            let version = m.version.clone()?;
+            let gvk = GroupVersionKind::gvk(
+                m.group.as_deref().unwrap_or_default(),
+                m.version.as_deref()?,
+                m.kind.as_deref()?,
+            );
             Some(Target {
-                resource: ApiResource {
-                    api_version: if group.is_empty() {
-                        version.clone()
-                    } else {
-                        format!("{group}/{version}")
-                    },
-                    group,
-                    version,
-                    kind: m.kind.clone()?,
-                    plural: m.resource.clone()?,
-                },
+                resource: ApiResource::from_gvk_with_plural(&gvk, m.resource.as_deref()?),
                 namespace: m.namespace.clone().filter(|n| !n.is_empty()),
                 name: m.name.clone()?,
             })

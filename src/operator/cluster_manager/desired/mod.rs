@@ -697,19 +697,10 @@ mod tests {
     /// builds, in each admission mode.
     #[test]
     fn the_operators_role_covers_every_kind_it_applies() {
-        use crate::install::hub::{Credential, InitOptions, plan};
+        use crate::install::hub::{InitOptions, plan};
         let opts = InitOptions {
             registry: "r".into(),
             tag: "v1".into(),
-            single_image: None,
-            credential: Credential::ServiceAccount,
-            deploy_operator: true,
-            image_pull_credential: None,
-            sync_labels: false,
-            feature_gates: vec![],
-            admission: crate::operator::cluster_manager::Admission::Webhooks,
-            resource_requirement: None,
-            drivers: crate::install::drivers::Drivers::default(),
             ..InitOptions::default()
         };
         let role = plan(&opts)

@@ -160,7 +160,7 @@ impl Validated {
     /// operator deploying upstream's, which adds no debug sidecar to their placement pod.
     #[must_use]
     pub fn unhonoured_gates(&self, ours: bool, pods: bool) -> Vec<String> {
-        use crate::api::gates::{Component, placement_debug_refusal, refusal};
+        use crate::api::gates::{Component, PLACEMENT_DEBUG_NOT_SERVED, refusal};
         let flags = [
             (Component::HubRegistration, &self.registration_gates),
             (Component::HubWork, &self.work_gates),
@@ -175,12 +175,8 @@ impl Validated {
                 refusal(component, name, value == "true")
             })
             .collect();
-        if !pods {
-            let on = [(
-                "PlacementDebugServer".to_owned(),
-                self.placement_debug_server(),
-            )];
-            unhonoured.extend(placement_debug_refusal(&on));
+        if !pods && self.placement_debug_server() {
+            unhonoured.push(PLACEMENT_DEBUG_NOT_SERVED.to_owned());
         }
         unhonoured
     }
