@@ -8,7 +8,8 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 use clusteradm::api::cluster::{
-    ManagedCluster, PLACEMENT_LABEL, Placement, PlacementDecision, UNAVAILABLE_TAINT,
+    AddOnPlacementScore, ManagedCluster, PLACEMENT_LABEL, Placement, PlacementDecision,
+    UNAVAILABLE_TAINT,
 };
 use clusteradm::api::conditions;
 
@@ -55,26 +56,12 @@ pub(crate) async fn decided(
     what: &str,
     check: impl Fn(&[String]) -> bool,
 ) -> Vec<String> {
-    let api: Api<PlacementDecision> = Api::namespaced(hub.clone(), ns);
-    let lp = ListParams::default().labels(&format!("{PLACEMENT_LABEL}={placement}"));
-    common::eventually(what, Duration::from_secs(30), || {
-        let (api, lp) = (api.clone(), lp.clone());
-        let check = &check;
-        async move {
-            let mut clusters: Vec<String> = api
-                .list(&lp)
-                .await
-                .ok()?
-                .items
-                .iter()
-                .flat_map(|d| d.status.iter().flat_map(|s| &s.decisions))
-                .map(|c| c.cluster_name.clone())
-                .collect();
-            clusters.sort();
-            check(&clusters).then_some(clusters)
-        }
-    })
-    .await
+    let sorted = |d: &[(String, Option<i64>)]| {
+        let mut clusters: Vec<String> = d.iter().map(|(c, _)| c.clone()).collect();
+        clusters.sort();
+        clusters
+    };
+    sorted(&decided_in_order(hub, ns, placement, what, |d| check(&sorted(d))).await)
 }
 
 async fn condition(
@@ -550,9 +537,132 @@ async fn a_claim_on_the_managed_cluster_selects_it() {
     agent.remove().await;
 }
 
+/// An AddOnPlacementScore `usage` in each cluster's namespace (made here), `cpuFree` = value.
+async fn publish_scores<const N: usize>(hub: &kube::Client, clusters: &[String], values: [i64; N]) {
+    for (cluster, value) in clusters.iter().zip(values) {
+        let nsobj: Namespace =
+            serde_json::from_value(json!({"metadata": {"name": cluster}})).unwrap();
+        Api::<Namespace>::all(hub.clone())
+            .create(&PostParams::default(), &nsobj)
+            .await
+            .unwrap();
+        let score: AddOnPlacementScore = serde_json::from_value(json!({
+            "apiVersion": "cluster.open-cluster-management.io/v1alpha1", "kind": "AddOnPlacementScore",
+            "metadata": {"name": "usage", "namespace": cluster}})).unwrap();
+        Api::<AddOnPlacementScore>::namespaced(hub.clone(), cluster)
+            .create(&PostParams::default(), &score)
+            .await
+            .unwrap();
+        rescore(
+            hub,
+            cluster,
+            json!({"scores": [{"name": "cpuFree", "value": value}]}),
+        )
+        .await;
+    }
+}
+
+/// Sets the status of `cluster`'s AddOnPlacementScore `usage`.
+async fn rescore(hub: &kube::Client, cluster: &str, status: serde_json::Value) {
+    Api::<AddOnPlacementScore>::namespaced(hub.clone(), cluster)
+        .patch_status(
+            "usage",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": status})),
+        )
+        .await
+        .unwrap();
+}
+
+/// The clusters of `placement`'s decisions with their recorded scores, in the order written,
+/// once `check` holds for them.
+async fn decided_in_order(
+    hub: &kube::Client,
+    ns: &str,
+    placement: &str,
+    what: &str,
+    check: impl Fn(&[(String, Option<i64>)]) -> bool,
+) -> Vec<(String, Option<i64>)> {
+    let api: Api<PlacementDecision> = Api::namespaced(hub.clone(), ns);
+    let lp = ListParams::default().labels(&format!("{PLACEMENT_LABEL}={placement}"));
+    common::eventually(what, Duration::from_secs(30), || {
+        let (api, lp) = (api.clone(), lp.clone());
+        let check = &check;
+        async move {
+            let decided: Vec<(String, Option<i64>)> = api
+                .list(&lp)
+                .await
+                .ok()?
+                .items
+                .iter()
+                .flat_map(|d| d.status.iter().flat_map(|s| &s.decisions))
+                .map(|c| (c.cluster_name.clone(), c.score))
+                .collect();
+            check(&decided).then_some(decided)
+        }
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sort_by_score_orders_and_records_scores_and_holds_a_rescore_to_the_rate_limit() {
+    let w = World::new("it-plsort").await;
+    let (hub, ns, c) = (&w.hub, w.ns.as_str(), &w.clusters);
+    publish_scores(hub, c, [10, 90, 50]).await;
+    let placements: Api<Placement> = Api::namespaced(hub.clone(), ns);
+    let prioritizers = json!({"mode": "Exact", "configurations": [
+        {"scoreCoordinate": {"type": "AddOn", "addOn": {"resourceName": "usage", "scoreName": "cpuFree"}}}]});
+    for (name, extra) in [
+        (
+            "by-score",
+            json!({"sortBy": "Score", "scoreRateLimit": "5s"}),
+        ),
+        ("by-name", json!({})),
+    ] {
+        let mut spec = json!({"prioritizerPolicy": prioritizers});
+        spec.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        let p: Placement = serde_json::from_value(json!({
+            "apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement",
+            "metadata": {"name": name, "namespace": ns}, "spec": spec}))
+        .unwrap();
+        placements.create(&PostParams::default(), &p).await.unwrap();
+    }
+    let at = |i: usize, score: Option<i64>| (c[i].clone(), score);
+
+    // Best first, each with its score; the default order is by name, with no score recorded
+    // (as upstream's decisions).
+    let best_first = [at(1, Some(90)), at(2, Some(50)), at(0, Some(10))];
+    decided_in_order(hub, ns, "by-score", "best first", |d| d == best_first).await;
+    let written = Instant::now();
+    let by_name = [at(0, None), at(1, None), at(2, None)];
+    decided_in_order(hub, ns, "by-name", "by name", |d| d == by_name).await;
+
+    // A new score that chooses no other cluster waits for the rest of the 5 s limit.
+    rescore(
+        hub,
+        &c[0],
+        json!({"scores": [{"name": "cpuFree", "value": 95}]}),
+    )
+    .await;
+    let rescored = [at(0, Some(95)), at(1, Some(90)), at(2, Some(50))];
+    decided_in_order(hub, ns, "by-score", "the new scores", |d| d == rescored).await;
+    let waited = written.elapsed();
+    assert!(
+        waited >= Duration::from_secs(4),
+        "a rescore was written {waited:?} after the last one, under a limit of 5 s"
+    );
+    for cluster in c {
+        let _ = Api::<Namespace>::all(hub.clone())
+            .delete(cluster, &DeleteParams::default())
+            .await;
+    }
+    w.remove().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn addon_scores_and_spread_shape_decisions() {
-    use clusteradm::api::cluster::AddOnPlacementScore;
     let w = World::new("it-pls").await;
     let (hub, ns, c) = (&w.hub, w.ns.as_str(), &w.clusters);
     let place = |name: &str, spec: serde_json::Value| -> Placement {
@@ -565,28 +675,7 @@ async fn addon_scores_and_spread_shape_decisions() {
     let placements: Api<Placement> = Api::namespaced(hub.clone(), ns);
 
     // Scores published by an add-on in each cluster's namespace: the best one wins.
-    for (cluster, value) in c.iter().zip([10, 90, 50]) {
-        let nsobj: Namespace =
-            serde_json::from_value(json!({"metadata": {"name": cluster}})).unwrap();
-        Api::<Namespace>::all(hub.clone())
-            .create(&PostParams::default(), &nsobj)
-            .await
-            .unwrap();
-        let score: AddOnPlacementScore = serde_json::from_value(json!({
-            "apiVersion": "cluster.open-cluster-management.io/v1alpha1", "kind": "AddOnPlacementScore",
-            "metadata": {"name": "usage", "namespace": cluster}})).unwrap();
-        let scores: Api<AddOnPlacementScore> = Api::namespaced(hub.clone(), cluster);
-        scores.create(&PostParams::default(), &score).await.unwrap();
-        scores
-            .patch_status(
-                "usage",
-                &PatchParams::default(),
-                &Patch::Merge(json!({"status": {
-                "scores": [{"name": "cpuFree", "value": value}]}})),
-            )
-            .await
-            .unwrap();
-    }
+    publish_scores(hub, c, [10, 90, 50]).await;
     let by_score = place(
         "scored",
         json!({"numberOfClusters": 1, "prioritizerPolicy": {"mode": "Exact", "configurations": [
@@ -598,25 +687,14 @@ async fn addon_scores_and_spread_shape_decisions() {
         .unwrap();
     decided(hub, ns, "scored", "the best score", |d| d == [c[1].clone()]).await;
     // A score changes: the decision follows; an expired score counts as 0.
-    let rescore = |cluster: &str, status: serde_json::Value| {
-        let api: Api<AddOnPlacementScore> = Api::namespaced(hub.clone(), cluster);
-        async move {
-            api.patch_status(
-                "usage",
-                &PatchParams::default(),
-                &Patch::Merge(json!({"status": status})),
-            )
-            .await
-            .unwrap();
-        }
-    };
     rescore(
+        hub,
         &c[1],
         json!({"scores": [{"name": "cpuFree", "value": -50}]}),
     )
     .await;
     decided(hub, ns, "scored", "the next best", |d| d == [c[2].clone()]).await;
-    rescore(&c[2], json!({"validUntil": "2020-01-01T00:00:00Z"})).await;
+    rescore(hub, &c[2], json!({"validUntil": "2020-01-01T00:00:00Z"})).await;
     decided(hub, ns, "scored", "past an expired score", |d| {
         d == [c[0].clone()]
     })

@@ -2,16 +2,18 @@
 //! and the decisions it has, the decisions it should have and its status. The reconcile reads
 //! the stores, this decides, and the [`super::writer`] writes.
 use std::sync::Arc;
+use std::time::Duration;
 
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt as _;
 
-use super::groups::{self, Decision};
+use super::groups::{self, Decision, Order};
+use super::rescore;
 use super::schedule::Scheduled;
 use super::status;
 use crate::api::cluster::{
     DECISION_GROUP_INDEX_LABEL, DECISION_GROUP_NAME_LABEL, ManagedCluster, Placement,
-    PlacementDecision, PlacementStatus,
+    PlacementDecision, PlacementStatus, SortBy,
 };
 
 /// What one reconcile makes of a placement.
@@ -22,24 +24,48 @@ pub struct Plan {
     pub decisions: Option<Vec<Decision>>,
     /// Its status, counting the decisions it will have.
     pub status: PlacementStatus,
+    /// The decisions written carry new scores (the time starts `scoreRateLimit` again).
+    pub writes_scores: bool,
+    /// New scores alone are held back by `scoreRateLimit`: look again then.
+    pub scores_held_for: Option<Duration>,
 }
 
 /// The plan for `p`, scheduled as `scheduled` (which `selected` are the clusters of), holding
-/// `current` decisions, at `now`.
+/// `current` decisions, at `now`; its scores were last written at `last_scored`.
 #[must_use]
 pub fn decide(
     p: &Placement,
     scheduled: &Scheduled,
     selected: &[&ManagedCluster],
     current: &[Arc<PlacementDecision>],
+    last_scored: Option<Timestamp>,
     now: Timestamp,
 ) -> Plan {
-    let (groups, misconfiguration) = match (&scheduled.misconfigured, groups::groups(p, selected)) {
-        (Some(m), _) => (None, Some(m.clone())),
-        (None, Err(m)) => (None, Some(m)),
-        (None, Ok(g)) => (Some(g), None),
-    };
-    let decisions = groups.map(|g| groups::decisions(&p.name_any(), &g));
+    let order = Order::of(p, &scheduled.scores);
+    let (groups, misconfiguration) =
+        match (&scheduled.misconfigured, groups::groups(p, selected, order)) {
+            (Some(m), _) => (None, Some(m.clone())),
+            (None, Err(m)) => (None, Some(m)),
+            (None, Ok(g)) => (Some(g), None),
+        };
+    let mut decisions = groups.map(|g| groups::decisions(&p.name_any(), &g, order));
+    let (mut writes_scores, mut scores_held_for) = (false, None);
+    if let Some(want) = &decisions
+        && p.spec.sort_by == Some(SortBy::Score)
+    {
+        let have = as_decisions(current);
+        let mut sorted = want.clone();
+        sorted.sort_by_key(|d| (d.group_index, d.name.clone()));
+        if sorted != have {
+            scores_held_for = rescore::only_scores_differ(&sorted, &have)
+                .then(|| rescore::wait(last_scored, rescore::limit(p), now))
+                .flatten();
+            writes_scores = scores_held_for.is_none();
+        }
+    }
+    if scores_held_for.is_some() {
+        decisions = None;
+    }
     let kept;
     let counted = if let Some(d) = &decisions {
         d.as_slice()
@@ -54,7 +80,12 @@ pub fn decide(
         counted,
         now,
     );
-    Plan { decisions, status }
+    Plan {
+        decisions,
+        status,
+        writes_scores,
+        scores_held_for,
+    }
 }
 
 /// The decisions `existing` hold, as [`Decision`]s (for a placement whose decisions are kept).
@@ -79,6 +110,12 @@ pub fn as_decisions(existing: &[Arc<PlacementDecision>]) -> Vec<Decision> {
                 .iter()
                 .flat_map(|s| &s.decisions)
                 .map(|c| c.cluster_name.clone())
+                .collect(),
+            scores: d
+                .status
+                .iter()
+                .flat_map(|s| &s.decisions)
+                .map_while(|c| c.score)
                 .collect(),
         })
         .collect();
@@ -125,6 +162,7 @@ mod tests {
             &scheduled,
             &[&a, &b],
             &[],
+            None,
             Timestamp::now(),
         );
         let decisions = plan.decisions.expect("decisions to write");
@@ -145,6 +183,7 @@ mod tests {
             &scheduled,
             &[],
             &current,
+            None,
             Timestamp::now(),
         );
         assert!(plan.decisions.is_none(), "nothing is rewritten");

@@ -2,10 +2,14 @@
 //! `decisionStrategy` take their clusters first (first match wins, in spec order), the rest form
 //! unnamed groups; each group is split into `clustersPerDecisionGroup`-sized groups, sorted by
 //! name, and each group into PlacementDecisions of at most [`MAX_PER_DECISION`] clusters, named
-//! `<placement>-decision-<n>` with `n` counting from 1 across groups.
+//! `<placement>-decision-<n>` with `n` counting from 1 across groups. Under `sortBy: Score`
+//! groups and decisions are ordered by score instead (best first, ties by name) and the
+//! decisions record each cluster's score, as the API describes (upstream v1.3.1 does neither).
+use std::collections::BTreeMap;
+
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use crate::api::cluster::{ManagedCluster, Placement};
+use crate::api::cluster::{ManagedCluster, Placement, SortBy};
 
 /// Most clusters in one PlacementDecision (upstream's).
 pub const MAX_PER_DECISION: usize = 100;
@@ -28,8 +32,49 @@ pub struct Decision {
     pub group_index: usize,
     /// Name of its group.
     pub group_name: String,
-    /// Its clusters, sorted by name.
+    /// Its clusters, in the placement's order.
     pub clusters: Vec<String>,
+    /// Their scores, under `sortBy: Score`; empty otherwise (nothing recorded).
+    pub scores: Vec<i64>,
+}
+
+/// The order of clusters in groups and decisions.
+#[derive(Debug, Clone, Copy)]
+pub struct Order<'a> {
+    /// Under `sortBy: Score`, each cluster's score.
+    scores: Option<&'a BTreeMap<String, i64>>,
+}
+
+impl<'a> Order<'a> {
+    /// By name.
+    pub const BY_NAME: Order<'static> = Order { scores: None };
+
+    /// `p`'s order, `scores` being its selected clusters' scores.
+    #[must_use]
+    pub fn of(p: &Placement, scores: &'a BTreeMap<String, i64>) -> Self {
+        Self {
+            scores: (p.spec.sort_by == Some(SortBy::Score)).then_some(scores),
+        }
+    }
+
+    fn sort(self, clusters: &mut [String]) {
+        match self.scores {
+            None => clusters.sort(),
+            Some(scores) => {
+                let score = |c: &String| scores.get(c).copied().unwrap_or(0);
+                clusters.sort_by(|a, b| score(b).cmp(&score(a)).then_with(|| a.cmp(b)));
+            }
+        }
+    }
+
+    fn recorded(self, clusters: &[String]) -> Vec<i64> {
+        self.scores.map_or_else(Vec::new, |scores| {
+            clusters
+                .iter()
+                .map(|c| scores.get(c).copied().unwrap_or(0))
+                .collect()
+        })
+    }
 }
 
 /// How many clusters go in each group: `clustersPerDecisionGroup` of `total`.
@@ -60,8 +105,14 @@ fn group_length(p: &Placement, total: usize) -> Result<usize, String> {
     })
 }
 
-fn chunks(name: &str, mut clusters: Vec<String>, length: usize, out: &mut Vec<Group>) {
-    clusters.sort();
+fn chunks(
+    name: &str,
+    mut clusters: Vec<String>,
+    length: usize,
+    order: Order<'_>,
+    out: &mut Vec<Group>,
+) {
+    order.sort(&mut clusters);
     for chunk in clusters.chunks(length.max(1)) {
         out.push(Group {
             name: name.to_string(),
@@ -70,9 +121,13 @@ fn chunks(name: &str, mut clusters: Vec<String>, length: usize, out: &mut Vec<Gr
     }
 }
 
-/// The groups of `selected` (the scheduler's clusters) under `p`'s decision strategy; always at
-/// least one (empty) group.
-pub fn groups(p: &Placement, selected: &[&ManagedCluster]) -> Result<Vec<Group>, String> {
+/// The groups of `selected` (the scheduler's clusters) under `p`'s decision strategy, each in
+/// `order`; always at least one (empty) group.
+pub fn groups(
+    p: &Placement,
+    selected: &[&ManagedCluster],
+    order: Order<'_>,
+) -> Result<Vec<Group>, String> {
     use kube::ResourceExt as _;
     let length = group_length(p, selected.len())?;
     let mut left: Vec<&ManagedCluster> = selected.to_vec();
@@ -95,6 +150,7 @@ pub fn groups(p: &Placement, selected: &[&ManagedCluster]) -> Result<Vec<Group>,
                 &g.group_name,
                 taken.iter().map(|mc| mc.name_any()).collect(),
                 length,
+                order,
                 &mut out,
             );
         }
@@ -104,6 +160,7 @@ pub fn groups(p: &Placement, selected: &[&ManagedCluster]) -> Result<Vec<Group>,
             "",
             left.iter().map(|mc| mc.name_any()).collect(),
             length,
+            order,
             &mut out,
         );
     }
@@ -118,7 +175,7 @@ pub fn groups(p: &Placement, selected: &[&ManagedCluster]) -> Result<Vec<Group>,
 
 /// The PlacementDecisions of `groups` for the placement `name`: every group gets at least one.
 #[must_use]
-pub fn decisions(name: &str, groups: &[Group]) -> Vec<Decision> {
+pub fn decisions(name: &str, groups: &[Group], order: Order<'_>) -> Vec<Decision> {
     let mut out = Vec::new();
     for (index, g) in groups.iter().enumerate() {
         let parts: Vec<&[String]> = if g.clusters.is_empty() {
@@ -132,6 +189,7 @@ pub fn decisions(name: &str, groups: &[Group]) -> Vec<Decision> {
                 group_index: index,
                 group_name: g.name.clone(),
                 clusters: part.to_vec(),
+                scores: order.recorded(part),
             });
         }
     }
@@ -175,7 +233,7 @@ mod tests {
         let p = placement(serde_json::json!({"groupStrategy": {
             "clustersPerDecisionGroup": "50%",
             "decisionGroups": [{"groupName": "canary", "groupClusterSelector": {"labelSelector": {"matchLabels": {"canary": "true"}}}}]}}));
-        let groups = groups(&p, &refs).unwrap();
+        let groups = groups(&p, &refs, Order::BY_NAME).unwrap();
         let shape: Vec<(&str, Vec<&str>)> = groups
             .iter()
             .map(|g| {
@@ -189,7 +247,7 @@ mod tests {
             shape,
             [("canary", vec!["c0", "c1"]), ("", vec!["c2", "c3", "c4"])]
         );
-        let ds = decisions("p", &groups);
+        let ds = decisions("p", &groups, Order::BY_NAME);
         assert_eq!(
             ds.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(),
             ["p-decision-1", "p-decision-2"]
@@ -203,8 +261,8 @@ mod tests {
             .map(|i| cluster(&format!("c{i:03}"), &[]))
             .collect();
         let refs: Vec<&ManagedCluster> = clusters.iter().collect();
-        let g = groups(&placement(serde_json::Value::Null), &refs).unwrap();
-        let ds = decisions("p", &g);
+        let g = groups(&placement(serde_json::Value::Null), &refs, Order::BY_NAME).unwrap();
+        let ds = decisions("p", &g, Order::BY_NAME);
         assert_eq!(
             ds.iter().map(|d| d.clusters.len()).collect::<Vec<_>>(),
             [100, 100, 50]
@@ -212,7 +270,8 @@ mod tests {
         assert_eq!(ds[2].name, "p-decision-3");
         let empty = decisions(
             "p",
-            &groups(&placement(serde_json::Value::Null), &[]).unwrap(),
+            &groups(&placement(serde_json::Value::Null), &[], Order::BY_NAME).unwrap(),
+            Order::BY_NAME,
         );
         assert_eq!(empty.len(), 1);
         assert!(empty[0].clusters.is_empty() && empty[0].group_name.is_empty());
@@ -223,6 +282,10 @@ mod tests {
         let p =
             placement(serde_json::json!({"groupStrategy": {"clustersPerDecisionGroup": "half"}}));
         let c = cluster("c", &[]);
-        assert!(groups(&p, &[&c]).unwrap_err().contains("not a percentage"));
+        assert!(
+            groups(&p, &[&c], Order::BY_NAME)
+                .unwrap_err()
+                .contains("not a percentage")
+        );
     }
 }

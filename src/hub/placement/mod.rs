@@ -10,6 +10,7 @@ pub mod decide;
 pub mod explain;
 pub mod groups;
 pub mod index;
+mod rescore;
 pub mod schedule;
 mod seen;
 mod spread;
@@ -61,6 +62,7 @@ struct Context {
     echoes: Arc<writer::Echoes>,
     index: Arc<index::Index>,
     over_budget: budget::OverBudget,
+    rescored: rescore::Rescored,
 }
 
 /// The placements whose spec, labels or annotations (the scheduling-disable one) changed, not
@@ -139,6 +141,7 @@ pub fn run_with(
         decisions: decisions.clone(),
         scores: scores.clone(),
         over_budget: budget::OverBudget::default(),
+        rescored: rescore::Rescored::default(),
         lag: writer::Lag::default(),
         echoes: echoes.clone(),
         index: decision_index,
@@ -248,6 +251,7 @@ async fn schedule_off_the_workers(
 async fn reconcile(p: Arc<Placement>, ctx: Arc<Context>) -> Result<Action, Error> {
     if p.metadata.deletion_timestamp.is_some() {
         ctx.over_budget.forget(&p);
+        ctx.rescored.forget(&p);
         // Its decisions are owned by it: the garbage collector removes them.
         return Ok(Action::await_change());
     }
@@ -285,19 +289,26 @@ async fn reconcile(p: Arc<Placement>, ctx: Arc<Context>) -> Result<Action, Error
         .iter()
         .filter_map(|d| ctx.decisions.get(&ObjectRef::new(d).within(&ns)))
         .collect();
-    let plan = decide::decide(&p, &scheduled, &selected, &mine, now);
+    let plan = decide::decide(&p, &scheduled, &selected, &mine, ctx.rescored.last(&p), now);
     let writer = writer::Writer::new(ctx.client.clone(), &p, &ctx.lag, &ctx.echoes);
     let mut deferred = false;
     if let Some(decisions) = &plan.decisions {
         deferred |= writer.decisions(decisions, &mine).await?;
+        if plan.writes_scores {
+            ctx.rescored.wrote(&p, now);
+        }
     }
     deferred |= writer.status(&p, plan.status).await?;
     // Own writes do not wake a placement (see `run_with`): a write held back for the store to
     // catch up is retried here.
-    let requeue = match (deferred.then_some(CATCH_UP), scheduled.requeue_in) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
+    let requeue = [
+        deferred.then_some(CATCH_UP),
+        scheduled.requeue_in,
+        plan.scores_held_for,
+    ]
+    .into_iter()
+    .flatten()
+    .min();
     Ok(requeue.map_or_else(Action::await_change, |d| {
         Action::requeue(d.max(Duration::from_millis(100)))
     }))

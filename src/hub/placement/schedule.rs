@@ -75,6 +75,8 @@ pub struct Scheduled {
     pub requeue_in: Option<Duration>,
     /// `misconfigured` says a CEL evaluation ran out of its budget.
     pub out_of_budget: bool,
+    /// Each selected cluster's total weighted score (what `sortBy: Score` orders and records).
+    pub scores: BTreeMap<String, i64>,
 }
 
 /// Whether scheduling `p` evaluates CEL expressions.
@@ -595,19 +597,33 @@ fn run(inputs: &Inputs<'_>, mut trace: Option<&mut Trace>) -> Scheduled {
         }
     }
 
-    let scores = rank(&feasible, &weights, inputs, &mut expiry);
-    let ranked: Vec<String> = scores.iter().map(|s| s.cluster.clone()).collect();
+    let ranked = rank(&feasible, &weights, inputs, &mut expiry);
+    let names: Vec<String> = ranked.iter().map(|s| s.cluster.clone()).collect();
+    let (clusters, shortfall) = select(p, names, &feasible);
+    let scores = totals_of(&ranked, &clusters);
     if let Some(trace) = trace {
-        trace.scored = scores;
+        trace.scored = ranked;
     }
-    let (clusters, shortfall) = select(p, ranked, &feasible);
     Scheduled {
         clusters,
         misconfigured: None,
         shortfall,
         requeue_in: expiry.map(|e: Timestamp| e.duration_since(inputs.now).unsigned_abs()),
         out_of_budget: false,
+        scores,
     }
+}
+
+/// The total scores of `clusters`, as `ranked` scored them.
+fn totals_of(ranked: &[Score], clusters: &[String]) -> BTreeMap<String, i64> {
+    let totals: HashMap<&str, i64> = ranked
+        .iter()
+        .map(|s| (s.cluster.as_str(), s.total))
+        .collect();
+    clusters
+        .iter()
+        .map(|c| (c.clone(), totals.get(c.as_str()).copied().unwrap_or(0)))
+        .collect()
 }
 
 /// The best of `ranked` as many as `p` wants (by its spread policy, if any), and the shortfall.

@@ -152,10 +152,11 @@ fn status_of(d: &Decision) -> PlacementDecisionStatus {
         decisions: d
             .clusters
             .iter()
-            .map(|c| ClusterDecision {
+            .enumerate()
+            .map(|(i, c)| ClusterDecision {
                 cluster_name: c.clone(),
                 reason: String::new(),
-                score: None,
+                score: d.scores.get(i).copied(),
             })
             .collect(),
     }
