@@ -38,6 +38,7 @@ mod hosted;
 mod probers;
 mod rollout;
 mod template;
+mod template_fields;
 
 /// A ManagedCluster and nothing else: no agent, no namespace (the hub has not accepted it).
 async fn new_cluster(prefix: &str) -> String {

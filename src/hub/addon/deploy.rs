@@ -21,12 +21,14 @@ use crate::api::addon::{
     ADDON_TEMPLATES, AddOnDeploymentConfig, AddOnDeploymentConfigSpec, AddOnTemplate, CONFIGURED,
     ConfigReference, ConfigSpecHash, HEALTH_PROBE_FIELDS_ANNOTATION, HOSTING_MANIFEST_APPLIED,
     HealthCheck, HealthCheckMode, HealthProber, HubPermissionType, MANIFEST_APPLIED,
-    ManagedClusterAddOn, ManagedClusterAddOnStatus, REGISTRATION_APPLIED, RegistrationType,
+    ManagedClusterAddOn, ManagedClusterAddOnStatus, REGISTRATION_APPLIED, RegistrationConfig,
+    RegistrationType,
 };
 use crate::api::cluster::{
     MANAGED_CLUSTER_CONDITION_AVAILABLE as CLUSTER_AVAILABLE, ManagedCluster,
 };
 use crate::api::conditions::{self, APPLIED, AVAILABLE, FALSE, PROGRESSING, TRUE, UNKNOWN};
+use crate::api::names::CLIENT_SIGNER;
 use crate::api::work::{ManifestConfigOption, ManifestWork, ManifestWorkSpec};
 
 /// Work annotation with the spec hashes of the configs the work was made from (upstream's
@@ -131,7 +133,7 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
     let config = config.map(|(_, _, spec)| spec);
     status.namespace = Some(template::install_namespace(template, config));
     status.registrations = template::registrations(template, &cluster, &addon);
-    let bindings = bindings(template, mca);
+    let bindings = bindings(template, mca, &status.registrations);
     registration_applied(&mut status, now);
     let rendering = super::config::with_cluster_mirrors(config, inputs.cluster);
     let (manifests, configs) = template::render(template, &cluster, &addon, rendering.as_deref())?;
@@ -493,17 +495,42 @@ fn work(
 }
 
 /// The RoleBindings of the template's `KubeClient` hub permissions for the subject the status
-/// registers: the ClusterRole in the cluster's namespace (owned by the add-on, so it goes with
-/// it), or a role in a named namespace.
-fn bindings(template: &AddOnTemplate, mca: &ManagedClusterAddOn) -> Vec<RoleBinding> {
+/// registers (its user and groups but `system:authenticated`, as upstream binds them): the
+/// ClusterRole in the cluster's namespace (owned by the add-on, so it goes with it), or a role
+/// in a named namespace. Upstream binds the group of every cluster's agent of the add-on in the
+/// cluster's namespace too, which lets one cluster's agent act in every other's; that group is
+/// bound only in a named namespace here, where every cluster's agent shares the binding.
+fn bindings(
+    template: &AddOnTemplate,
+    mca: &ManagedClusterAddOn,
+    registrations: &[RegistrationConfig],
+) -> Vec<RoleBinding> {
     let (addon, cluster) = (mca.name_any(), mca.namespace().unwrap_or_default());
-    let user = template::agent_user(&cluster, &addon);
-    let subjects = vec![RbacSubject {
-        kind: "User".into(),
+    let rbac = |kind: &str, name: &str| RbacSubject {
+        kind: kind.into(),
         api_group: Some("rbac.authorization.k8s.io".into()),
-        name: user,
+        name: name.into(),
         namespace: None,
-    }];
+    };
+    let Some(subject) = registrations
+        .iter()
+        .find(|r| r.signer_name == CLIENT_SIGNER)
+        .and_then(|r| r.subject.as_ref())
+    else {
+        return Vec::new();
+    };
+    let subjects: Vec<RbacSubject> = subject
+        .user
+        .iter()
+        .map(|u| rbac("User", u))
+        .chain(
+            subject
+                .groups
+                .iter()
+                .filter(|g| *g != "system:authenticated")
+                .map(|g| rbac("Group", g)),
+        )
+        .collect();
     let permissions = template
         .spec
         .registration
@@ -513,7 +540,7 @@ fn bindings(template: &AddOnTemplate, mca: &ManagedClusterAddOn) -> Vec<RoleBind
         .flat_map(|k| &k.hub_permissions);
     let mut out = Vec::new();
     for permission in permissions {
-        let (namespace, role_ref, owned) = match permission.type_ {
+        let (namespace, role_ref, shared) = match permission.type_ {
             HubPermissionType::CurrentCluster => {
                 let Some(current) = &permission.current_cluster else {
                     continue;
@@ -523,7 +550,7 @@ fn bindings(template: &AddOnTemplate, mca: &ManagedClusterAddOn) -> Vec<RoleBind
                     kind: "ClusterRole".into(),
                     name: current.cluster_role_name.clone(),
                 };
-                (cluster.clone(), role_ref, true)
+                (cluster.clone(), role_ref, false)
             }
             HubPermissionType::SingleNamespace => {
                 let Some(single) = &permission.single_namespace else {
@@ -534,9 +561,15 @@ fn bindings(template: &AddOnTemplate, mca: &ManagedClusterAddOn) -> Vec<RoleBind
                     kind: single.role_ref.kind.clone(),
                     name: single.role_ref.name.clone(),
                 };
-                (single.namespace.clone(), role_ref, false)
+                (single.namespace.clone(), role_ref, true)
             }
         };
+        let every_cluster = crate::identity::addon::addon_group(&addon);
+        let bound = subjects
+            .iter()
+            .filter(|s| shared || s.name != every_cluster)
+            .cloned()
+            .collect();
         out.push(RoleBinding {
             metadata: ObjectMeta {
                 name: Some(binding_name(&addon, &role_ref.kind)),
@@ -545,11 +578,11 @@ fn bindings(template: &AddOnTemplate, mca: &ManagedClusterAddOn) -> Vec<RoleBind
                     (ADDON_NAME_LABEL.into(), addon.clone()),
                     (ADDON_TEMPLATE_LABEL.into(), String::new()),
                 ])),
-                owner_references: owned.then(|| vec![owner_reference(mca, false)]),
+                owner_references: (!shared).then(|| vec![owner_reference(mca, false)]),
                 ..ObjectMeta::default()
             },
             role_ref,
-            subjects: Some(subjects.clone()),
+            subjects: Some(bound),
         });
     }
     out

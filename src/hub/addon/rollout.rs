@@ -787,6 +787,38 @@ mod tests {
     }
 
     #[test]
+    fn under_all_a_progress_deadline_times_out_the_late_and_holds_back_no_one() {
+        // c1 under way since 00:00 (now 00:10), c2 done with version 1: All gives c2 version 2
+        // at once, and past a 5-minute deadline c1 counts as timed out.
+        let under_way = [
+            mca("c1", Some("hello-2"), false),
+            mca("c2", Some("hello-1"), true),
+        ];
+        let all = cma(
+            "hello-2",
+            json!({"type": "All", "all": {"progressDeadline": "5m"}}),
+        );
+        let out = decide_for(&all, &under_way, &["c1", "c2"]);
+        assert_eq!(
+            progressing(&out).2,
+            "selected clusters 2. configured addons 1/2 progressing..., 0 failed 1 timeout."
+        );
+        let c2 = out
+            .addons
+            .iter()
+            .find(|(m, _)| m.namespace().as_deref() == Some("c2"))
+            .unwrap();
+        assert_eq!(pinned(&c2.1), ["hello-2"], "no one waits under All");
+        let patient = cma("hello-2", json!({"type": "All"}));
+        assert!(
+            progressing(&decide_for(&patient, &under_way, &["c1", "c2"]))
+                .2
+                .ends_with("0 failed 0 timeout."),
+            "no deadline, no time-out"
+        );
+    }
+
+    #[test]
     fn an_addon_under_way_counts_as_progressing_and_one_past_its_deadline_as_timed_out() {
         let under_way = [
             mca("c1", Some("hello-2"), false),

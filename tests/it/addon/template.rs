@@ -530,19 +530,20 @@ async fn signed_addon(hub: &kube::Client, addon: &str) -> std::path::PathBuf {
         k8s_openapi::jiff::Timestamp::now().as_second(),
     )
     .unwrap();
+    let ns = signing_namespace(addon);
     let secret: Secret = serde_json::from_value(json!({
-        "metadata": {"name": format!("{addon}-ca"), "namespace": "open-cluster-management-hub"},
+        "metadata": {"name": format!("{addon}-ca"), "namespace": ns},
         "stringData": {"tls.crt": ca.cert, "tls.key": ca.key},
     }))
     .unwrap();
-    let _ = Api::<Namespace>::all(hub.clone())
+    Api::<Namespace>::all(hub.clone())
         .create(
             &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": "open-cluster-management-hub"}}))
-                .unwrap(),
+            &serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap(),
         )
-        .await;
-    Api::<Secret>::namespaced(hub.clone(), "open-cluster-management-hub")
+        .await
+        .unwrap();
+    Api::<Secret>::namespaced(hub.clone(), &ns)
         .create(&PostParams::default(), &secret)
         .await
         .unwrap();
@@ -550,15 +551,20 @@ async fn signed_addon(hub: &kube::Client, addon: &str) -> std::path::PathBuf {
     common::temp_file(
         "template.yaml",
         &format!(
-            "apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: AddOnTemplate\nmetadata:\n  name: t\nspec:\n  addonName: {addon}\n  registration:\n  - type: CustomSigner\n    customSigner:\n      signerName: {signer}\n      signingCA:\n        name: {addon}-ca\n  agentSpec:\n    workload:\n      manifests:\n      - apiVersion: v1\n        kind: ConfigMap\n        metadata:\n          name: {addon}\n          namespace: default\n        data:\n          a: b\n"
+            "apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: AddOnTemplate\nmetadata:\n  name: t\nspec:\n  addonName: {addon}\n  registration:\n  - type: CustomSigner\n    customSigner:\n      signerName: {signer}\n      signingCA:\n        name: {addon}-ca\n        namespace: {ns}\n      subject:\n        user: {addon}-agent\n        groups: [{addon}-group]\n        organizationUnit: [{addon}-unit]\n  agentSpec:\n    workload:\n      manifests:\n      - apiVersion: v1\n        kind: ConfigMap\n        metadata:\n          name: {addon}\n          namespace: default\n        data:\n          a: b\n"
         ),
     )
+}
+
+/// The namespace the template's `signingCA.namespace` names (not the hub's).
+fn signing_namespace(addon: &str) -> String {
+    format!("{addon}-signing")
 }
 
 /// Lets upstream's add-on manager's ServiceAccount read `<addon>-ca`, as upstream's e2e suite
 /// does (`signca_secret_role.yaml`, `signca_secret_rolebinding.yaml`).
 async fn grant_signing_ca(hub: &kube::Client, addon: &str) {
-    let ns = "open-cluster-management-hub";
+    let ns = signing_namespace(addon);
     let name = format!("{addon}-ca");
     let role: Role = serde_json::from_value(json!({
         "metadata": {"name": name, "namespace": ns},
@@ -568,22 +574,24 @@ async fn grant_signing_ca(hub: &kube::Client, addon: &str) {
     let binding: RoleBinding = serde_json::from_value(json!({
         "metadata": {"name": name, "namespace": ns},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
-        "subjects": [{"kind": "ServiceAccount", "name": "addon-manager-controller-sa", "namespace": ns}],
+        "subjects": [{"kind": "ServiceAccount", "name": "addon-manager-controller-sa",
+            "namespace": "open-cluster-management-hub"}],
     }))
     .unwrap();
-    Api::<Role>::namespaced(hub.clone(), ns)
+    Api::<Role>::namespaced(hub.clone(), &ns)
         .create(&PostParams::default(), &role)
         .await
         .unwrap();
-    Api::<RoleBinding>::namespaced(hub.clone(), ns)
+    Api::<RoleBinding>::namespaced(hub.clone(), &ns)
         .create(&PostParams::default(), &binding)
         .await
         .unwrap();
 }
 
 /// A template add-on without workloads, whose agent registers a custom signer: the hub approves
-/// and signs its CSR with the template's CA, the agent stores the certificate as upstream names
-/// it, and the add-on is Available once its work is.
+/// and signs its CSR with the template's CA (read from the namespace the template names), for
+/// the subject the template names; the agent stores the certificate as upstream names it, and
+/// the add-on is Available once its work is.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_custom_signer_is_signed_with_the_templates_ca() {
     let (agent, shutdown) = supervised_agent("it-signer").await;
@@ -638,6 +646,14 @@ async fn a_custom_signer_is_signed_with_the_templates_ca() {
         "{}",
         cert.issuer()
     );
+    let subject = cert.subject().to_string();
+    for part in [
+        format!("CN={addon}-agent"),
+        format!("O={addon}-group"),
+        format!("OU={addon}-unit"),
+    ] {
+        assert!(subject.contains(&part), "{part} in {subject}");
+    }
     fixture::wait(
         Api::<ManagedClusterAddOn>::namespaced(hub.clone(), &c),
         &addon,
@@ -673,14 +689,8 @@ async fn a_custom_signer_is_signed_with_the_templates_ca() {
     let _ = Api::<AddOnTemplate>::all(hub.clone())
         .delete(&format!("{addon}-0.0.1"), &dp)
         .await;
-    let _ = Api::<Secret>::namespaced(hub.clone(), "open-cluster-management-hub")
-        .delete(&format!("{addon}-ca"), &dp)
-        .await;
-    let _ = Api::<Role>::namespaced(hub.clone(), "open-cluster-management-hub")
-        .delete(&format!("{addon}-ca"), &dp)
-        .await;
-    let _ = Api::<RoleBinding>::namespaced(hub, "open-cluster-management-hub")
-        .delete(&format!("{addon}-ca"), &dp)
+    let _ = Api::<Namespace>::all(hub)
+        .delete(&signing_namespace(&addon), &dp)
         .await;
     let _ = Api::<Secret>::namespaced(managed, clusteradm::api::addon::DEFAULT_INSTALL_NAMESPACE)
         .delete(&name, &dp)
