@@ -1,8 +1,8 @@
 //! What this project does with every spec field of every kind it serves: the Klusterlet, the
 //! ClusterManager and the ManifestWork a platform team configures its fleet with, and the
 //! clusters, sets, placements, replica sets and add-ons it runs. A field is honoured as
-//! upstream's components honour it, refused with a message where it is set, or listed here as
-//! still open — never accepted and silently dropped. Each entry names the test that proves it;
+//! upstream's components honour it, or refused with a message where it is set — never accepted
+//! and silently dropped (there is no third way to list a field). Each entry names the test that proves it;
 //! an entry covers its field and everything under it, unless a longer entry says otherwise.
 //!
 //! The tests below walk the CRDs generated from our types and fail for a field no entry covers,
@@ -18,8 +18,6 @@ pub enum Treatment {
     Honoured,
     /// Refused where it is set, with the field named (a condition or a CLI error).
     Refused,
-    /// Not acted on yet, said here rather than silently: the reason is in the note.
-    Open,
 }
 
 /// One field (and what is under it) of one kind.
@@ -33,8 +31,8 @@ pub struct Field {
     pub treatment: Treatment,
     /// What it does here.
     pub note: &'static str,
-    /// The test that proves it (none for an open field).
-    pub proof: Option<&'static str>,
+    /// The test that proves it.
+    pub proof: &'static str,
 }
 
 const fn honoured(
@@ -48,7 +46,7 @@ const fn honoured(
         path,
         treatment: Treatment::Honoured,
         note,
-        proof: Some(proof),
+        proof,
     }
 }
 
@@ -63,17 +61,7 @@ const fn refused(
         path,
         treatment: Treatment::Refused,
         note,
-        proof: Some(proof),
-    }
-}
-
-const fn open(kind: &'static str, path: &'static str, note: &'static str) -> Field {
-    Field {
-        kind,
-        path,
-        treatment: Treatment::Open,
-        note,
-        proof: None,
+        proof,
     }
 }
 
@@ -284,10 +272,11 @@ pub const FIELDS: &[Field] = &[
         "placement controller image",
         "default_mode_deploys_every_component_with_the_images_of_the_spec",
     ),
-    open(
+    honoured(
         CM,
         "spec.addOnManagerImagePullSpec",
-        "with our image the add-on manager runs in the hub pod; with upstream's images this operator deploys no add-on manager yet",
+        "with upstream's images, the image of upstream's add-on manager and add-on webhook, which the operator deploys as upstream's does; with our image the hub pod runs both",
+        "upstreams_addon_manager_addon_webhook_and_work_controller_follow_their_gates",
     ),
     honoured(
         CM,
@@ -337,11 +326,11 @@ pub const FIELDS: &[Field] = &[
         "likewise",
         "awsirsa_settings_and_host_network_reach_upstreams_pods",
     ),
-    refused(
+    honoured(
         CM,
         "spec.deployOption.default.addonWebhookConfiguration",
-        "no add-on webhook is deployed",
-        "fields_nothing_here_acts_on_are_refused_with_the_field_named",
+        "with upstream's images, the ports and host network of upstream's add-on webhook (the add-on API's conversion); refused with our image, whose hub pod converts",
+        "upstreams_addon_manager_addon_webhook_and_work_controller_follow_their_gates",
     ),
     honoured(
         CM,
@@ -388,7 +377,7 @@ pub const FIELDS: &[Field] = &[
     honoured(
         CM,
         "spec.workConfiguration.featureGates",
-        "the work components' gates",
+        "the work components' gates; with upstream's images ManifestWorkReplicaSet also deploys upstream's work controller",
         "the_nil_executor_gate_reaches_the_manifest_work_policy",
     ),
     refused(
@@ -406,7 +395,7 @@ pub const FIELDS: &[Field] = &[
     honoured(
         CM,
         "spec.addOnManagerConfiguration.featureGates",
-        "the add-on manager's gates",
+        "the add-on manager's gates; with upstream's images AddonManagement (on by default) deploys upstream's add-on manager",
         "the_addon_manager_acts_only_with_its_gate_on",
     ),
     refused(
@@ -590,15 +579,17 @@ pub const FIELDS: &[Field] = &[
         "decisions split into named groups by selector and clustersPerDecisionGroup, labelled as upstream's",
         "decision_groups_and_unsatisfiable_placements_are_reported",
     ),
-    open(
+    honoured(
         PL,
         "spec.sortBy",
-        "decisions are ordered by cluster name (the default); Score is not acted on, nor by upstream v1.3.1's controller",
+        "ClusterName (default): decisions by name, no score recorded, as upstream's; Score: best first, ties by name, each with its score (upstream v1.3.1 ignores it)",
+        "sort_by_score_orders_and_records_scores_and_holds_a_rescore_to_the_rate_limit",
     ),
-    open(
+    honoured(
         PL,
         "spec.scoreRateLimit",
-        "decisions record no scores here, so there is nothing to limit; upstream v1.3.1's controller does not read it either",
+        "under sortBy Score, new scores that choose no other cluster are written at most once per this period (default 1m); new clusters at once",
+        "sort_by_score_orders_and_records_scores_and_holds_a_rescore_to_the_rate_limit",
     ),
     honoured(
         MWRS,
@@ -721,10 +712,11 @@ pub const FIELDS: &[Field] = &[
         "proxy_and_resources_reach_the_matching_containers",
     ),
     // AddOnTemplate
-    open(
+    honoured(
         AT,
         "spec.addonName",
-        "acted on, no test yet: a template change wakes that add-on's clusters; addon create refuses a mismatch",
+        "a template change re-renders that add-on's clusters' works; addon create refuses another add-on's template",
+        "a_templates_name_work_options_and_namespaced_permission_reach_the_hub",
     ),
     honoured(
         AT,
@@ -744,15 +736,17 @@ pub const FIELDS: &[Field] = &[
         "copied to the deploy work, whose agent refuses it in the manifest's Applied condition",
         "an_ignored_path_the_agent_cannot_follow_is_refused_in_the_manifests_condition",
     ),
-    open(
+    honoured(
         AT,
         "spec.agentSpec.deleteOption",
-        "copied to the deploy work, no test yet; upstream's template agent takes only manifests and manifestConfigs",
+        "copied to the deploy work (upstream's template agent drops it and takes orphaning from object annotations only)",
+        "a_templates_name_work_options_and_namespaced_permission_reach_the_hub",
     ),
-    open(
+    honoured(
         AT,
         "spec.agentSpec.executor",
-        "copied to the deploy work, no test yet; upstream's template agent takes only manifests and manifestConfigs",
+        "copied to the deploy work (upstream's template agent drops it): the agent applies as that identity",
+        "a_templates_name_work_options_and_namespaced_permission_reach_the_hub",
     ),
     honoured(
         AT,
@@ -766,15 +760,17 @@ pub const FIELDS: &[Field] = &[
         "the agent's CSR to this signer is approved and signed here with the CA secret",
         "a_custom_signer_is_signed_with_the_templates_ca",
     ),
-    open(
+    honoured(
         AT,
         "spec.registration[].customSigner.signingCA.namespace",
-        "acted on, no test yet: the CA secret is read there instead of the hub namespace",
+        "the CA secret is read there instead of the hub namespace, as the add-on manager's identity",
+        "a_custom_signer_is_signed_with_the_templates_ca",
     ),
-    open(
+    honoured(
         AT,
         "spec.registration[].customSigner.subject",
-        "acted on, no test from a template: becomes the registered subject the agent asks and the hub approves",
+        "the registered subject: CN, O and OU of the certificate the agent asks for and the hub signs",
+        "a_custom_signer_is_signed_with_the_templates_ca",
     ),
     honoured(
         AT,
@@ -788,21 +784,24 @@ pub const FIELDS: &[Field] = &[
         "a RoleBinding for the agent's user, owned by the add-on, in the cluster's namespace",
         "the_helloworld_template_addon_runs_end_to_end",
     ),
-    open(
+    honoured(
         AT,
         "spec.registration[].kubeClient.hubPermissions[].singleNamespace",
-        "acted on, no test yet: a RoleBinding of roleRef in that namespace (not owned by the add-on)",
+        "a RoleBinding of roleRef in that namespace for the agent's user and groups, every cluster's agent included (upstream's)",
+        "a_templates_name_work_options_and_namespaced_permission_reach_the_hub",
     ),
     // ClusterManagementAddOn
-    open(
+    honoured(
         CMA,
         "spec.addOnConfiguration",
-        "deprecated upstream, whose controllers ignore it: stored, shown as CRD NAME, dropped in v1beta1",
+        "deprecated upstream, whose controllers ignore it: stored and shown as kubectl's CRD NAME column, dropped in v1beta1",
+        "an_addons_meta_and_crd_name_are_what_kubectl_shows",
     ),
-    open(
+    honoured(
         CMA,
         "spec.addOnMeta",
-        "descriptive; nothing acts on it upstream either (kubectl's DISPLAY NAME column)",
+        "descriptive, as upstream's: stored and shown as kubectl's DISPLAY NAME column",
+        "an_addons_meta_and_crd_name_are_what_kubectl_shows",
     ),
     honoured(
         CMA,
@@ -816,10 +815,11 @@ pub const FIELDS: &[Field] = &[
         "configs of the placement's clusters, over the defaults (by group and resource)",
         "a_placements_configs_and_an_addons_own_override_the_default",
     ),
-    open(
+    honoured(
         CMA,
         "spec.installStrategy.placements[].configs[].namespace",
-        "acted on, no test yet: finds a namespaced config (an AddOnDeploymentConfig)",
+        "finds a namespaced config (an AddOnDeploymentConfig) for the placement's clusters",
+        "configs_named_with_their_namespace_by_a_placement_or_a_cluster_fill_the_template",
     ),
     honoured(
         CMA,
@@ -827,10 +827,11 @@ pub const FIELDS: &[Field] = &[
         "how config changes reach the placement's clusters: All, Progressive, ProgressivePerGroup",
         "a_new_version_rolls_out_one_cluster_at_a_time",
     ),
-    open(
+    honoured(
         CMA,
         "spec.installStrategy.placements[].rolloutStrategy.all",
-        "progressDeadline acted on, no test under All; minSuccessTime and maxFailures unused under All, as upstream",
+        "every cluster at once; progressDeadline counts the late as timed out; minSuccessTime and maxFailures hold nothing back under All, as upstream's",
+        "under_all_a_progress_deadline_times_out_the_late_and_holds_back_no_one",
     ),
     honoured(
         CMA,
@@ -893,10 +894,11 @@ pub const FIELDS: &[Field] = &[
         "this cluster's configs, over the placement's and the add-on's defaults (by group and resource)",
         "a_placements_configs_and_an_addons_own_override_the_default",
     ),
-    open(
+    honoured(
         MCA,
         "spec.configs[].namespace",
-        "acted on, no test yet: finds a namespaced config (an AddOnDeploymentConfig)",
+        "finds a namespaced config (an AddOnDeploymentConfig) for this cluster, over the placement's and the default",
+        "configs_named_with_their_namespace_by_a_placement_or_a_cluster_fill_the_template",
     ),
 ];
 
@@ -924,15 +926,14 @@ pub fn table() -> String {
         let mark = match f.treatment {
             Treatment::Honoured => "✅",
             Treatment::Refused => "⛔ refused:",
-            Treatment::Open => "❌ open:",
         };
-        let proof = f.proof.map_or(String::new(), |p| format!("`{p}`"));
         let _ = writeln!(
             out,
-            "| {} | `{}` | {mark} {} | {proof} |",
+            "| {} | `{}` | {mark} {} | `{}` |",
             f.kind,
             f.path.trim_start_matches("spec."),
-            f.note
+            f.note,
+            f.proof
         );
     }
     out
@@ -985,7 +986,7 @@ mod tests {
     }
 
     #[test]
-    fn every_field_is_honoured_refused_or_said_to_be_open() {
+    fn every_field_is_honoured_or_refused() {
         let mut missing = Vec::new();
         for kind in crate::api::all_crds()
             .iter()
@@ -1018,19 +1019,12 @@ mod tests {
                 f.kind,
                 f.path
             );
-            if let Some(proof) = f.proof {
-                assert!(
-                    sources.contains(&format!("fn {proof}(")),
-                    "{} {}: no test {proof}",
-                    f.kind,
-                    f.path
-                );
-            }
-            assert_eq!(
-                f.proof.is_none(),
-                f.treatment == Treatment::Open,
-                "{}",
-                f.path
+            assert!(
+                sources.contains(&format!("fn {}(", f.proof)),
+                "{} {}: no test {}",
+                f.kind,
+                f.path,
+                f.proof
             );
         }
     }

@@ -456,3 +456,50 @@ async fn the_bootstrap_credential_holds_nothing_beyond_upstreams_bootstrap_role(
         "the bootstrap credential holds beyond upstream's: {extra:#?}"
     );
 }
+
+/// With upstream's images our operator deploys upstream's components: each is given no right
+/// the matching upstream role does not hold (read from the rendered roles, no cluster needed).
+#[test]
+fn upstreams_components_from_our_operator_hold_no_more_than_upstreams_roles() {
+    use clusteradm::operator::cluster_manager::desired::Component;
+    use clusteradm::operator::cluster_manager::desired::rbac::rules;
+    let mut beyond_upstream = Vec::new();
+    for c in Component::ALL {
+        let file = match c {
+            Component::RegistrationController => {
+                "cluster-manager__hub__registration__clusterrole.yaml"
+            }
+            Component::RegistrationWebhook => {
+                "cluster-manager__hub__registration__webhook-clusterrole.yaml"
+            }
+            Component::WorkWebhook => "cluster-manager__hub__work__webhook-clusterrole.yaml",
+            Component::PlacementController => "cluster-manager__hub__placement__clusterrole.yaml",
+            Component::AddonManager => "cluster-manager__hub__addon-manager__clusterrole.yaml",
+            Component::WorkController => "cluster-manager__hub__work__clusterrole.yaml",
+            // Upstream gives its add-on webhook no role; ours has none either.
+            Component::AddonWebhook => {
+                assert!(rules(c).is_empty());
+                continue;
+            }
+        };
+        let upstream = upstream_rules(&[file]);
+        let ours: Vec<ResourceRule> = rules(c)
+            .into_iter()
+            .map(|r| ResourceRule {
+                api_groups: r.api_groups,
+                resources: r.resources,
+                resource_names: r.resource_names,
+                verbs: r.verbs,
+            })
+            .collect();
+        for right in rights_of(&ours) {
+            if !granted(&right, &upstream) && !patch_for_update(&right, &upstream) {
+                beyond_upstream.push(format!(
+                    "{c:?}: {} {}/{}",
+                    right.verb, right.group, right.resource
+                ));
+            }
+        }
+    }
+    assert!(beyond_upstream.is_empty(), "{beyond_upstream:#?}");
+}

@@ -15,24 +15,48 @@ pub enum Component {
     WorkWebhook,
     /// Schedules Placements into PlacementDecisions.
     PlacementController,
+    /// Installs and deploys add-ons (the `AddonManagement` gate, on by default).
+    AddonManager,
+    /// Serves the add-on API's conversion between its versions.
+    AddonWebhook,
+    /// Rolls ManifestWorkReplicaSets out (the `ManifestWorkReplicaSet` gate, off by default).
+    WorkController,
 }
 
 impl Component {
     /// Every component, in apply order.
-    pub const ALL: [Self; 4] = [
+    pub const ALL: [Self; 7] = [
         Self::RegistrationController,
         Self::RegistrationWebhook,
         Self::WorkWebhook,
         Self::PlacementController,
+        Self::AddonManager,
+        Self::AddonWebhook,
+        Self::WorkController,
     ];
 
-    /// Whether the operator deploys this component (rather than nobody or this process running it).
+    /// Whether the operator deploys this component (rather than nobody or this process running
+    /// it). The add-on manager, its webhook and the work controller run wherever the hub
+    /// controllers run: in this process or our hub pods, else as upstream's Deployments.
     #[must_use]
     pub fn deployed(self, in_process: InProcess) -> bool {
         match self {
-            Self::RegistrationController => !in_process.registration,
+            Self::RegistrationController
+            | Self::AddonManager
+            | Self::AddonWebhook
+            | Self::WorkController => !in_process.registration,
             Self::RegistrationWebhook | Self::WorkWebhook => !in_process.webhooks,
             Self::PlacementController => !in_process.placement,
+        }
+    }
+
+    /// Whether the spec's gates ask for this component at all.
+    #[must_use]
+    pub fn wanted(self, v: &Validated) -> bool {
+        match self {
+            Self::AddonManager => v.addon_management(),
+            Self::WorkController => v.manifest_work_replica_set(),
+            _ => true,
         }
     }
 
@@ -44,6 +68,9 @@ impl Component {
             Self::RegistrationWebhook => "cluster-manager-registration-webhook",
             Self::WorkWebhook => "cluster-manager-work-webhook",
             Self::PlacementController => "cluster-manager-placement-controller",
+            Self::AddonManager => "cluster-manager-addon-manager-controller",
+            Self::AddonWebhook => "cluster-manager-addon-webhook",
+            Self::WorkController => "cluster-manager-work-controller",
         }
     }
 
@@ -53,7 +80,11 @@ impl Component {
         match self {
             Self::RegistrationController => "clustermanager-registration-controller",
             Self::PlacementController => "clustermanager-placement-controller",
-            Self::RegistrationWebhook | Self::WorkWebhook => self.deployment(),
+            Self::AddonManager => "clustermanager-addon-manager-controller",
+            Self::RegistrationWebhook
+            | Self::WorkWebhook
+            | Self::AddonWebhook
+            | Self::WorkController => self.deployment(),
         }
     }
 
@@ -65,6 +96,9 @@ impl Component {
             Self::RegistrationWebhook => "registration-webhook-sa",
             Self::WorkWebhook => "work-webhook-sa",
             Self::PlacementController => "placement-controller-sa",
+            Self::AddonManager => crate::api::names::ADDON_MANAGER_SA,
+            Self::AddonWebhook => "addon-webhook-sa",
+            Self::WorkController => "work-controller-sa",
         }
     }
 
@@ -82,6 +116,11 @@ impl Component {
             Self::PlacementController => {
                 "open-cluster-management:cluster-manager-placement:controller"
             }
+            Self::AddonManager => {
+                "open-cluster-management:cluster-manager-addon-manager:controller"
+            }
+            Self::AddonWebhook => "open-cluster-management:cluster-manager-addon:webhook",
+            Self::WorkController => "open-cluster-management:cluster-manager-work:controller",
         }
     }
 
@@ -91,12 +130,20 @@ impl Component {
         matches!(self, Self::RegistrationWebhook | Self::WorkWebhook)
     }
 
+    /// Whether it serves HTTPS behind a Service of its own: the admission webhooks and the
+    /// add-on API's conversion webhook.
+    #[must_use]
+    pub fn is_served(self) -> bool {
+        self.is_webhook() || self == Self::AddonWebhook
+    }
+
     /// The Secret holding the webhook's serving certificate.
     #[must_use]
     pub fn serving_secret(self) -> Option<&'static str> {
         match self {
             Self::RegistrationWebhook => Some("registration-webhook-serving-cert"),
             Self::WorkWebhook => Some("work-webhook-serving-cert"),
+            Self::AddonWebhook => Some("addon-webhook-serving-cert"),
             _ => None,
         }
     }
@@ -112,8 +159,9 @@ impl Component {
     pub fn image(self, v: &Validated) -> &str {
         match self {
             Self::RegistrationController | Self::RegistrationWebhook => &v.registration_image,
-            Self::WorkWebhook => &v.work_image,
+            Self::WorkWebhook | Self::WorkController => &v.work_image,
             Self::PlacementController => &v.placement_image,
+            Self::AddonManager | Self::AddonWebhook => &v.addon_manager_image,
         }
     }
 }

@@ -5,24 +5,39 @@ use serde_json::{Value, json};
 
 use super::Component;
 use crate::api::names::HUB_NAMESPACE;
-use crate::operator::cluster_manager::validate::Validated;
+use crate::operator::cluster_manager::validate::{Validated, WebhookPorts};
+
+/// The ports of a served component (a webhook): `None` for a controller.
+#[must_use]
+pub fn ports(c: Component, v: &Validated) -> Option<WebhookPorts> {
+    match c {
+        Component::RegistrationWebhook => Some(v.registration_webhook),
+        Component::WorkWebhook => Some(v.work_webhook),
+        Component::AddonWebhook => Some(v.addon_webhook),
+        _ => None,
+    }
+}
 
 /// The container arguments of a component.
 #[must_use]
 pub fn args(c: Component, v: &Validated) -> Vec<String> {
-    let webhook_ports = |p: crate::operator::cluster_manager::validate::WebhookPorts| {
-        vec![
+    let (binary, command) = match c {
+        Component::RegistrationController => ("/registration", "controller"),
+        Component::RegistrationWebhook => ("/registration", "webhook-server"),
+        Component::WorkWebhook => ("/work", "webhook-server"),
+        Component::PlacementController => ("/placement", "controller"),
+        Component::AddonManager => ("/addon", "manager"),
+        Component::AddonWebhook => ("/addon", "webhook-server"),
+        Component::WorkController => ("/work", "manager"),
+    };
+    let mut args: Vec<String> = vec![binary.into(), command.into()];
+    if let Some(p) = ports(c, v) {
+        args.extend([
             format!("--port={}", p.port),
             format!("--health-probe-port={}", p.health_probe_port),
             format!("--metrics-port={}", p.metrics_port),
-        ]
-    };
-    let mut args: Vec<String> = match c {
-        Component::RegistrationController => vec!["/registration".into(), "controller".into()],
-        Component::RegistrationWebhook => vec!["/registration".into(), "webhook-server".into()],
-        Component::WorkWebhook => vec!["/work".into(), "webhook-server".into()],
-        Component::PlacementController => vec!["/placement".into(), "controller".into()],
-    };
+        ]);
+    }
     match c {
         Component::RegistrationController => {
             args.extend(v.registration_gates.iter().cloned());
@@ -47,17 +62,17 @@ pub fn args(c: Component, v: &Validated) -> Vec<String> {
             args.extend(awsirsa_flags(v));
         }
         Component::RegistrationWebhook => {
-            args.extend(webhook_ports(v.registration_webhook));
             if v.registration_gates.is_empty() {
                 args.push("--feature-gates=DefaultClusterSet=true".into());
             }
             args.extend(v.registration_gates.iter().cloned());
         }
-        Component::WorkWebhook => {
-            args.extend(webhook_ports(v.work_webhook));
+        Component::WorkWebhook | Component::WorkController => {
             args.extend(v.work_gates.iter().cloned());
         }
         Component::PlacementController => args.extend(v.placement_gates.iter().cloned()),
+        Component::AddonManager => args.extend(v.addon_gates.iter().cloned()),
+        Component::AddonWebhook => {}
     }
     args
 }
@@ -75,12 +90,7 @@ pub fn deployment(c: Component, v: &Validated) -> Deployment {
     if let Some(resources) = &v.resources {
         container["resources"] = serde_json::to_value(resources).expect("serialisable");
     }
-    let volumes = if let Some(secret) = c.serving_secret() {
-        let ports = if c == Component::RegistrationWebhook {
-            v.registration_webhook
-        } else {
-            v.work_webhook
-        };
+    let volumes = if let (Some(secret), Some(ports)) = (c.serving_secret(), ports(c, v)) {
         let probe = |path: &str| {
             json!({
                 "httpGet": {"path": path, "scheme": "HTTP", "port": ports.health_probe_port},
@@ -105,7 +115,15 @@ pub fn deployment(c: Component, v: &Validated) -> Deployment {
         container["livenessProbe"] = probe.clone();
         container["livenessProbe"]["periodSeconds"] = json!(10);
         container["readinessProbe"] = probe;
-        container["env"] = json!([{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]);
+        let field = |name: &str, path: &str| json!({"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}});
+        container["env"] = if c == Component::AddonManager {
+            json!([
+                field("POD_NAMESPACE", "metadata.namespace"),
+                field("POD_NAME", "metadata.name")
+            ])
+        } else {
+            json!([field("POD_NAME", "metadata.name")])
+        };
         container["volumeMounts"] = json!([{"name": "tmpdir", "mountPath": "/tmp"}]);
         json!([{"name": "tmpdir", "emptyDir": {}}])
     };
@@ -117,12 +135,7 @@ pub fn deployment(c: Component, v: &Validated) -> Deployment {
         "affinity": anti_affinity(c.pod_label()),
     });
     place(&mut pod_spec, v);
-    let host_network = match c {
-        Component::RegistrationWebhook => v.registration_webhook.host_network,
-        Component::WorkWebhook => v.work_webhook.host_network,
-        _ => false,
-    };
-    if host_network {
+    if ports(c, v).is_some_and(|p| p.host_network) {
         pod_spec["hostNetwork"] = json!(true);
     }
     serde_json::from_value(json!({
@@ -182,6 +195,9 @@ fn container_name(c: Component) -> &'static str {
         Component::RegistrationController => "hub-registration-controller",
         Component::RegistrationWebhook | Component::WorkWebhook => "cluster-manager-webhook",
         Component::PlacementController => "placement-controller",
+        Component::AddonManager => "addon-manager-controller",
+        Component::AddonWebhook => "cluster-manager-addon-webhook",
+        Component::WorkController => "cluster-manager-work-controller",
     }
 }
 

@@ -42,6 +42,7 @@ const SERVING_DIR: &str = "/serving-cert";
 pub const WEBHOOK_PORT: u16 = crate::hub::webhook::mounted::PORT;
 const ADDON: &str = "addon.open-cluster-management.io";
 const WORK: &str = "work.open-cluster-management.io";
+const CLUSTER: &str = "cluster.open-cluster-management.io";
 const MANAGE: &[&str] = &[
     "get", "list", "watch", "create", "update", "patch", "delete",
 ];
@@ -76,6 +77,13 @@ fn extra_rules() -> Vec<PolicyRule> {
             &["addondeploymentconfigs", "addontemplates"],
             &["get", "list", "watch"],
         ),
+        // Our registration controller puts clusters without a set in `default` (what upstream's
+        // mutating webhook does): the admission policy asks the writer of that label for
+        // `managedclustersets/join`.
+        PolicyRule {
+            resource_names: Some(vec![crate::api::cluster::DEFAULT_CLUSTER_SET.into()]),
+            ..rule(&[CLUSTER], &["managedclustersets/join"], &["create"])
+        },
         // The works the add-on manager and the replica-set controller write pass the work
         // webhook's executor check (`execute-as`, asked for the default executor too under
         // NilExecutorValidating): upstream grants it to its work controller, and to its add-on
@@ -84,20 +92,7 @@ fn extra_rules() -> Vec<PolicyRule> {
         // Template add-ons' hubPermissions bind roles in cluster namespaces, and RBAC lets the
         // add-on manager grant only what it holds: upstream's add-on manager holds every verb on
         // configmaps (upstream's e2e template grants `patch` on them).
-        rule(
-            &[""],
-            &["configmaps"],
-            &[
-                "get",
-                "list",
-                "watch",
-                "create",
-                "update",
-                "delete",
-                "deletecollection",
-                "patch",
-            ],
-        ),
+        rule(&[""], &["configmaps"], rbac::EVERY),
         // The user's: read, their finalizer added and removed (a patch).
         rule(
             &[WORK],
@@ -311,8 +306,14 @@ pub fn service_dns() -> String {
     format!("{NAME}.{HUB_NAMESPACE}.svc")
 }
 
-/// Points an add-on CRD's conversion at the Service, trusting `ca_bundle` (PEM).
-pub fn convert_through_service(crd: &mut CustomResourceDefinition, ca_bundle: &[u8]) {
+/// Points an add-on CRD's conversion at Service `name` in the hub namespace, on `port`,
+/// trusting `ca_bundle` (PEM): our hub pods', or upstream's add-on webhook's.
+pub fn convert_through_service(
+    crd: &mut CustomResourceDefinition,
+    name: &str,
+    port: i32,
+    ca_bundle: &[u8],
+) {
     crd.spec.conversion = Some(
         serde_json::from_value(json!({
             "strategy": "Webhook",
@@ -321,9 +322,9 @@ pub fn convert_through_service(crd: &mut CustomResourceDefinition, ca_bundle: &[
                 "clientConfig": {
                     "service": {
                         "namespace": HUB_NAMESPACE,
-                        "name": NAME,
+                        "name": name,
                         "path": crate::hub::conversion::PATH,
-                        "port": WEBHOOK_PORT,
+                        "port": port,
                     },
                     "caBundle": base64::Engine::encode(&base64::engine::general_purpose::STANDARD, ca_bundle),
                 },

@@ -6,7 +6,7 @@ mod component;
 mod config_map;
 mod deployment;
 pub mod hub;
-mod rbac;
+pub mod rbac;
 mod secret;
 mod service;
 pub mod webhook;
@@ -122,7 +122,7 @@ fn hub_namespace(v: &Validated) -> Namespace {
 pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
     let deployed: Vec<Component> = Component::ALL
         .into_iter()
-        .filter(|c| c.deployed(in_process))
+        .filter(|c| c.deployed(in_process) && c.wanted(v))
         .collect();
     let mut secrets = vec![secret::tls(SIGNER_SECRET, &certs.signer)];
     for spec in serving_specs(in_process.hub_deployment) {
@@ -135,25 +135,27 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
             certs.serving.get(spec.secret).unwrap_or(&empty),
         ));
     }
-    let port = |c: Component| match c {
-        Component::WorkWebhook => v.work_webhook.port,
-        _ => v.registration_webhook.port,
-    };
+    let port = |c: Component| deployment::ports(c, v).map_or(0, |p| p.port);
     let bundle = certs.ca_bundle.as_bytes();
     let mut desired = Desired {
         crds: crate::api::hub_crds(),
         namespace: hub_namespace(v),
         service_accounts: deployed.iter().map(|c| rbac::service_account(*c)).collect(),
-        cluster_roles: deployed.iter().map(|c| rbac::cluster_role(*c)).collect(),
+        cluster_roles: deployed
+            .iter()
+            .filter(|c| !rbac::rules(**c).is_empty())
+            .map(|c| rbac::cluster_role(*c))
+            .collect(),
         cluster_role_bindings: deployed
             .iter()
+            .filter(|c| !rbac::rules(**c).is_empty())
             .map(|c| rbac::cluster_role_binding(*c))
             .collect(),
         secrets,
         config_maps: vec![config_map::ca_bundle(&certs.ca_bundle)],
         services: deployed
             .iter()
-            .filter(|c| c.is_webhook())
+            .filter(|c| c.is_served())
             .map(|c| service::service(*c, port(*c)))
             .collect(),
         deployments: deployed
@@ -169,6 +171,7 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
         synced_labels: std::collections::BTreeMap::new(),
     };
     add_admission(&mut desired, v, in_process, bundle);
+    add_upstream_addon_and_work(&mut desired, v, in_process, bundle);
     if in_process.hub_deployment {
         let image = v.single_image().unwrap_or(&v.registration_image);
         desired.service_accounts.push(hub::service_account());
@@ -191,7 +194,8 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
         desired.network_policies.push(hub::network_policy(v));
         for crd in &mut desired.crds {
             if crate::hub::conversion::CRDS.contains(&crd.metadata.name.as_deref().unwrap_or("")) {
-                hub::convert_through_service(crd, bundle);
+                let port = i32::from(hub::WEBHOOK_PORT);
+                hub::convert_through_service(crd, hub::NAME, port, bundle);
             }
         }
     }
@@ -199,6 +203,41 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
         add_cluster_profiles(&mut desired);
     }
     desired
+}
+
+/// With upstream's images, what goes with upstream's add-on manager, add-on webhook and work
+/// controller: the work-executor role upstream binds the add-on manager to, the add-on API's
+/// conversion through upstream's add-on webhook; and, to be removed, a gated component whose
+/// gate is now off.
+fn add_upstream_addon_and_work(
+    desired: &mut Desired,
+    v: &Validated,
+    in_process: InProcess,
+    bundle: &[u8],
+) {
+    if Component::AddonManager.deployed(in_process) && v.addon_management() {
+        let (role, binding) = rbac::work_executor_admin();
+        desired.cluster_roles.push(role);
+        desired.cluster_role_bindings.push(binding);
+    }
+    if Component::AddonWebhook.deployed(in_process) {
+        let c = Component::AddonWebhook;
+        for crd in &mut desired.crds {
+            if crate::hub::conversion::CRDS.contains(&crd.metadata.name.as_deref().unwrap_or("")) {
+                hub::convert_through_service(crd, c.deployment(), v.addon_webhook.port, bundle);
+            }
+        }
+    }
+    for c in Component::ALL {
+        if c.deployed(in_process) && !c.wanted(v) {
+            desired.removed.extend([
+                to_dynamic(&deployment::deployment(c, v)),
+                to_dynamic(&rbac::cluster_role_binding(c)),
+                to_dynamic(&rbac::cluster_role(c)),
+                to_dynamic(&rbac::service_account(c)),
+            ]);
+        }
+    }
 }
 
 /// The `ClusterProfile` gate: the ClusterInventory's CRD, and the rights to write profiles for
@@ -370,7 +409,8 @@ mod tests {
     const IMAGES: &str = "spec:
   registrationImagePullSpec: example.com/registration:v9
   workImagePullSpec: example.com/work:v9
-  placementImagePullSpec: example.com/placement:v9";
+  placementImagePullSpec: example.com/placement:v9
+  addOnManagerImagePullSpec: example.com/addon-manager:v9";
 
     #[test]
     fn a_pull_secret_is_copied_to_the_hub_namespace_and_named_by_every_pod() {
@@ -422,7 +462,9 @@ mod tests {
                 "cluster-manager-registration-controller",
                 "cluster-manager-registration-webhook",
                 "cluster-manager-work-webhook",
-                "cluster-manager-placement-controller"
+                "cluster-manager-placement-controller",
+                "cluster-manager-addon-manager-controller",
+                "cluster-manager-addon-webhook"
             ]
         );
         let image = |name: &str| {
@@ -456,11 +498,18 @@ mod tests {
             image("cluster-manager-placement-controller"),
             "example.com/placement:v9"
         );
+        for addon in [
+            "cluster-manager-addon-manager-controller",
+            "cluster-manager-addon-webhook",
+        ] {
+            assert_eq!(image(addon), "example.com/addon-manager:v9");
+        }
         assert_eq!(
             names(&d.services),
             [
                 "cluster-manager-registration-webhook",
-                "cluster-manager-work-webhook"
+                "cluster-manager-work-webhook",
+                "cluster-manager-addon-webhook"
             ]
         );
         assert_eq!(
@@ -489,8 +538,9 @@ mod tests {
             );
             assert_eq!(hook.failure_policy.as_deref(), Some("Fail"));
         }
-        assert_eq!(d.service_accounts.len(), 4);
-        assert_eq!(d.cluster_role_bindings.len(), 4);
+        assert_eq!(d.service_accounts.len(), 6);
+        // The add-on webhook holds no rights; the add-on manager is bound to two roles.
+        assert_eq!(d.cluster_role_bindings.len(), 6);
     }
 
     #[test]
@@ -509,7 +559,8 @@ mod tests {
             [
                 SIGNER_SECRET,
                 "registration-webhook-serving-cert",
-                "work-webhook-serving-cert"
+                "work-webhook-serving-cert",
+                "addon-webhook-serving-cert"
             ]
         );
         assert_eq!(d.crds.len(), crate::api::hub_crds().len());
@@ -624,14 +675,129 @@ mod tests {
         );
     }
 
+    /// Upstream's add-on manager, add-on webhook and (gated) work controller, as upstream's
+    /// operator deploys them: their images, args, rights, the add-on API's conversion through
+    /// the add-on webhook, and a component whose gate goes off removed.
+    #[test]
+    fn upstreams_addon_manager_addon_webhook_and_work_controller_follow_their_gates() {
+        let spec = format!(
+            "{IMAGES}
+  workConfiguration: {{featureGates: [{{feature: ManifestWorkReplicaSet, mode: Enable}}]}}
+  deployOption: {{mode: Default, default: {{addonWebhookConfiguration: {{bindConfiguration: {{port: 9444}}}}}}}}"
+        );
+        let (d, _) = desired(&spec, InProcess::NOTHING);
+        let args = |name: &str| {
+            d.deployments
+                .iter()
+                .find(|x| x.metadata.name.as_deref() == Some(name))
+                .and_then(|x| {
+                    x.spec.as_ref()?.template.spec.as_ref()?.containers[0]
+                        .args
+                        .clone()
+                })
+                .unwrap()
+        };
+        assert_eq!(
+            args("cluster-manager-addon-manager-controller")[..2],
+            ["/addon", "manager"]
+        );
+        assert_eq!(
+            args("cluster-manager-addon-webhook"),
+            [
+                "/addon",
+                "webhook-server",
+                "--port=9444",
+                "--health-probe-port=8000",
+                "--metrics-port=8080"
+            ]
+        );
+        assert_eq!(
+            args("cluster-manager-work-controller"),
+            [
+                "/work",
+                "manager",
+                "--feature-gates=ManifestWorkReplicaSet=true"
+            ]
+        );
+        for crd in &d.crds {
+            let name = crd.metadata.name.as_deref().unwrap();
+            if crate::hub::conversion::CRDS.contains(&name) {
+                let service = crd
+                    .spec
+                    .conversion
+                    .as_ref()
+                    .unwrap()
+                    .webhook
+                    .as_ref()
+                    .unwrap()
+                    .client_config
+                    .as_ref()
+                    .unwrap()
+                    .service
+                    .clone()
+                    .unwrap();
+                assert_eq!(
+                    (service.name.as_str(), service.port),
+                    ("cluster-manager-addon-webhook", Some(9444))
+                );
+            }
+        }
+        let roles = names(&d.cluster_roles);
+        for role in [
+            "open-cluster-management:cluster-manager-addon-manager:controller",
+            "open-cluster-management:cluster-manager-work:controller",
+            "open-cluster-management:cluster-manager-work-executor-admin:webhook",
+        ] {
+            assert!(roles.contains(&role), "{role} in {roles:?}");
+        }
+
+        // Gates off: neither the add-on manager nor the work controller, and both removed.
+        let off = format!(
+            "{IMAGES}
+  addOnManagerConfiguration: {{featureGates: [{{feature: AddonManagement, mode: Disable}}]}}"
+        );
+        let (d, _) = desired(&off, InProcess::NOTHING);
+        let deployed = names(&d.deployments);
+        assert!(!deployed.contains(&"cluster-manager-addon-manager-controller"));
+        assert!(!deployed.contains(&"cluster-manager-work-controller"));
+        assert!(deployed.contains(&"cluster-manager-addon-webhook"));
+        let removed: Vec<_> = d
+            .removed
+            .iter()
+            .filter_map(|o| o.metadata.name.as_deref())
+            .collect();
+        for gone in [
+            "cluster-manager-addon-manager-controller",
+            "cluster-manager-work-controller",
+        ] {
+            assert!(removed.contains(&gone), "{gone} in {removed:?}");
+        }
+
+        // With our image, the hub pod runs all three: none is deployed.
+        let (ours, _) = desired(OURS, InProcess::HUB_DEPLOYMENT);
+        assert!(
+            names(&ours.deployments)
+                .iter()
+                .all(|n| !n.contains("addon") && *n != "cluster-manager-work-controller")
+        );
+    }
+
     #[test]
     fn each_binding_grants_its_role_to_its_service_account_only() {
         let (d, _) = desired("spec: {}", InProcess::NOTHING);
-        for (crb, sa) in d.cluster_role_bindings.iter().zip(&d.service_accounts) {
-            assert_eq!(crb.role_ref.name, crb.metadata.name.clone().unwrap());
+        for c in Component::ALL.iter().filter(|c| !rules(**c).is_empty()) {
+            let crb = d
+                .cluster_role_bindings
+                .iter()
+                .find(|b| b.metadata.name.as_deref() == Some(c.cluster_role()));
+            let Some(crb) = crb else {
+                assert_eq!(*c, Component::WorkController, "deployed but unbound");
+                continue;
+            };
+            assert_eq!(crb.role_ref.name, c.cluster_role());
             let subjects = crb.subjects.as_ref().unwrap();
             assert_eq!(subjects.len(), 1);
-            assert_eq!(Some(&subjects[0].name), sa.metadata.name.as_ref());
+            assert_eq!(subjects[0].name, c.service_account());
         }
         // Webhooks only review access; they cannot write anything.
         let writes = ["create", "update", "patch", "delete"];
@@ -675,14 +841,14 @@ mod tests {
             names(&d.deployments),
             [
                 "cluster-manager-registration-controller",
-                "cluster-manager-placement-controller"
-            ]
+                "cluster-manager-placement-controller",
+                "cluster-manager-addon-manager-controller",
+                "cluster-manager-addon-webhook"
+            ],
+            "the add-on webhook converts; it admits nothing"
         );
-        assert!(
-            d.services.is_empty()
-                && d.validating_webhooks.is_empty()
-                && d.mutating_webhooks.is_empty()
-        );
+        assert_eq!(names(&d.services), ["cluster-manager-addon-webhook"]);
+        assert!(d.validating_webhooks.is_empty() && d.mutating_webhooks.is_empty());
         assert_eq!(names(&d.admission_policies), names(&admission::policies()));
         assert_eq!(
             d.admission_policy_bindings.len(),
@@ -1015,7 +1181,7 @@ mod tests {
             ),
             (
                 "  deployOption: {mode: Default, default: {addonWebhookConfiguration: {}}}",
-                IMAGES,
+                OURS,
                 "addonWebhookConfiguration",
             ),
             (

@@ -11,6 +11,17 @@ const READ: &[&str] = &["get", "list", "watch"];
 const MANAGE: &[&str] = &[
     "get", "list", "watch", "create", "update", "patch", "delete",
 ];
+/// Every verb of a collection but `*`.
+pub(super) const EVERY: &[&str] = &[
+    "get",
+    "list",
+    "watch",
+    "create",
+    "update",
+    "patch",
+    "delete",
+    "deletecollection",
+];
 const STATUS: &[&str] = &["update", "patch"];
 const EVENTS: &[&str] = &["create", "patch", "update"];
 
@@ -26,15 +37,20 @@ pub(super) fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Polic
 
 const CLUSTER: &str = "cluster.open-cluster-management.io";
 const WORK: &str = "work.open-cluster-management.io";
+const ADDON: &str = "addon.open-cluster-management.io";
 const RBAC: &str = "rbac.authorization.k8s.io";
 
-/// The rules of one component. Each block says why the component needs it.
+/// The rules of one component (none for the add-on webhook, which only converts what the API
+/// server sends it). Each block says why the component needs it.
 #[must_use]
 pub fn rules(c: Component) -> Vec<PolicyRule> {
     match c {
         Component::RegistrationController => registration_controller(),
         Component::RegistrationWebhook | Component::WorkWebhook => webhook(),
         Component::PlacementController => placement_controller(),
+        Component::AddonManager => addon_manager(),
+        Component::WorkController => work_controller(),
+        Component::AddonWebhook => Vec::new(),
     }
 }
 
@@ -95,28 +111,9 @@ fn registration_controller() -> Vec<PolicyRule> {
         ),
         // Maintains the default and global cluster sets.
         rule(&[CLUSTER], &["managedclustersets"], MANAGE),
-        // Puts clusters without a set in `default` (what upstream's mutating webhook does): the
-        // admission policy asks the writer of that label for `managedclustersets/join`.
-        PolicyRule {
-            resource_names: Some(vec![crate::api::cluster::DEFAULT_CLUSTER_SET.into()]),
-            ..rule(&[CLUSTER], &["managedclustersets/join"], &["create"])
-        },
         rule(&[CLUSTER], &["managedclustersetbindings"], READ),
         // Removes a deleted cluster's works; grants agents work access (see above).
-        rule(
-            &[WORK],
-            &["manifestworks"],
-            &[
-                "get",
-                "list",
-                "watch",
-                "create",
-                "update",
-                "patch",
-                "delete",
-                "deletecollection",
-            ],
-        ),
+        rule(&[WORK], &["manifestworks"], EVERY),
         rule(&[WORK], &["manifestworks/status"], STATUS),
         rule(
             &["addon.open-cluster-management.io"],
@@ -203,6 +200,173 @@ fn placement_controller() -> Vec<PolicyRule> {
     ]
 }
 
+/// Upstream's add-on manager: upstream's rules, since its binary is what runs.
+fn addon_manager() -> Vec<PolicyRule> {
+    vec![
+        // Leader election, events, and finding its own pod and ReplicaSet for the events.
+        rule(&[""], &["configmaps", "events"], EVERY),
+        rule(&[""], &["pods"], &["get"]),
+        rule(&["apps"], &["replicasets"], &["get"]),
+        rule(
+            &["coordination.k8s.io"],
+            &["leases"],
+            &["get", "list", "watch", "create", "update", "patch"],
+        ),
+        rule(
+            &["authorization.k8s.io"],
+            &["subjectaccessreviews"],
+            &["get", "create"],
+        ),
+        // Installs add-ons on the clusters placements choose.
+        rule(
+            &[CLUSTER],
+            &["managedclusters", "placements", "placementdecisions"],
+            READ,
+        ),
+        rule(
+            &[ADDON],
+            &[
+                "managedclusteraddons/finalizers",
+                "clustermanagementaddons/finalizers",
+            ],
+            &["update"],
+        ),
+        rule(&[ADDON], &["clustermanagementaddons/status"], STATUS),
+        rule(
+            &[ADDON],
+            &["clustermanagementaddons"],
+            &["patch", "get", "list", "watch"],
+        ),
+        rule(
+            &[ADDON],
+            &["managedclusteraddons"],
+            &["get", "list", "watch", "create", "update", "delete"],
+        ),
+        rule(&[ADDON], &["managedclusteraddons/status"], STATUS),
+        rule(
+            &[ADDON],
+            &["addontemplates", "addondeploymentconfigs"],
+            READ,
+        ),
+        // Deploys each add-on's agent as a ManifestWork.
+        rule(
+            &[WORK],
+            &["manifestworks"],
+            &[
+                "get", "list", "watch", "create", "update", "delete", "patch",
+            ],
+        ),
+        // Template add-ons: approves and signs their CSRs, binds their hub permissions, and
+        // makes their token identities.
+        rule(
+            &["certificates.k8s.io"],
+            &["certificatesigningrequests"],
+            &["create", "get", "list", "watch"],
+        ),
+        rule(
+            &["certificates.k8s.io"],
+            &[
+                "certificatesigningrequests/approval",
+                "certificatesigningrequests/status",
+            ],
+            &["update"],
+        ),
+        rule(&["certificates.k8s.io"], &["signers"], &["approve", "sign"]),
+        rule(
+            &[RBAC],
+            &["rolebindings", "roles"],
+            &["get", "list", "watch", "create", "update", "delete"],
+        ),
+        rule(
+            &[""],
+            &["serviceaccounts"],
+            &["get", "list", "watch", "create", "update", "delete"],
+        ),
+        rule(&[""], &["serviceaccounts/token"], &["create", "subscribe"]),
+    ]
+}
+
+/// Upstream's work controller (ManifestWorkReplicaSets): upstream's rules.
+fn work_controller() -> Vec<PolicyRule> {
+    vec![
+        rule(&[""], &["configmaps"], READ),
+        rule(&[""], &["pods"], &["get"]),
+        rule(&["apps"], &["replicasets"], &["get"]),
+        rule(
+            &["authorization.k8s.io"],
+            &["subjectaccessreviews"],
+            &["create"],
+        ),
+        rule(
+            &["coordination.k8s.io"],
+            &["leases"],
+            &["create", "get", "list", "update", "watch", "patch"],
+        ),
+        rule(&["", "events.k8s.io"], &["events"], EVENTS),
+        // Writes one ManifestWork per chosen cluster, as whichever executor the set names.
+        rule(&[WORK], &["manifestworks"], EVERY),
+        rule(&[WORK], &["manifestworks"], &["execute-as"]),
+        rule(
+            &[WORK],
+            &["manifestworkreplicasets"],
+            &["get", "list", "watch", "update", "patch"],
+        ),
+        rule(&[WORK], &["manifestworkreplicasets/status"], STATUS),
+        rule(
+            &[WORK],
+            &["manifestworkreplicasets/finalizers"],
+            &["update"],
+        ),
+        rule(&[CLUSTER], &["placements", "placementdecisions"], READ),
+        // Upstream's binary asks whether it runs on OpenShift.
+        rule(&["config.openshift.io"], &["infrastructures"], &["get"]),
+    ]
+}
+
+/// The ClusterRole upstream's add-on manager is bound to besides its own: `execute-as` the
+/// work agent's default identity, which the work webhook asks of a work without an executor
+/// under `NilExecutorValidating`.
+#[must_use]
+pub fn work_executor_admin() -> (ClusterRole, ClusterRoleBinding) {
+    let role = "open-cluster-management:cluster-manager-work-executor-admin:webhook";
+    let cluster_role = ClusterRole {
+        metadata: ObjectMeta {
+            name: Some(role.into()),
+            ..Default::default()
+        },
+        rules: Some(vec![PolicyRule {
+            resource_names: Some(vec!["system:serviceaccount::klusterlet-work-sa".into()]),
+            ..rule(&[WORK], &["manifestworks"], &["execute-as"])
+        }]),
+        ..Default::default()
+    };
+    let binding = ClusterRoleBinding {
+        metadata: ObjectMeta {
+            name: Some(
+                "open-cluster-management:cluster-manager-addon-manager-work-executor:controller"
+                    .into(),
+            ),
+            ..Default::default()
+        },
+        role_ref: RoleRef {
+            api_group: Some(RBAC.into()),
+            kind: "ClusterRole".into(),
+            name: role.into(),
+        },
+        subjects: Some(vec![service_account_subject(Component::AddonManager)]),
+    };
+    (cluster_role, binding)
+}
+
+fn service_account_subject(c: Component) -> Subject {
+    Subject {
+        kind: "ServiceAccount".into(),
+        name: c.service_account().into(),
+        namespace: Some(HUB_NAMESPACE.into()),
+        ..Default::default()
+    }
+}
+
 /// The component's ServiceAccount.
 #[must_use]
 pub fn service_account(c: Component) -> ServiceAccount {
@@ -253,11 +417,6 @@ pub fn cluster_role_binding(c: Component) -> ClusterRoleBinding {
             kind: "ClusterRole".into(),
             name: c.cluster_role().into(),
         },
-        subjects: Some(vec![Subject {
-            kind: "ServiceAccount".into(),
-            name: c.service_account().into(),
-            namespace: Some(HUB_NAMESPACE.into()),
-            ..Default::default()
-        }]),
+        subjects: Some(vec![service_account_subject(c)]),
     }
 }

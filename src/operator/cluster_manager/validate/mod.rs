@@ -16,6 +16,8 @@ pub const DEFAULT_REGISTRATION_IMAGE: &str = "quay.io/open-cluster-management/re
 pub const DEFAULT_WORK_IMAGE: &str = "quay.io/open-cluster-management/work";
 /// Image of the placement controller when the spec names none.
 pub const DEFAULT_PLACEMENT_IMAGE: &str = "quay.io/open-cluster-management/placement";
+/// Image of the add-on manager and its webhook when the spec names none.
+pub const DEFAULT_ADDON_MANAGER_IMAGE: &str = "quay.io/open-cluster-management/addon-manager";
 
 /// Gates the hub registration controller and webhook know (upstream `DefaultHubRegistrationFeatureGates`).
 pub const REGISTRATION_GATES: &[&str] = &[
@@ -116,12 +118,17 @@ pub struct Validated {
     pub work_image: String,
     /// Placement image.
     pub placement_image: String,
+    /// Add-on manager (and add-on webhook) image: upstream's components only; with our image
+    /// the hub pod runs the add-on manager and serves the add-on API's conversion.
+    pub addon_manager_image: String,
     /// `--feature-gates=...` flags of the registration controller and webhook.
     pub registration_gates: Vec<String>,
     /// `--feature-gates=...` flags of the work webhook.
     pub work_gates: Vec<String>,
     /// `--feature-gates=...` flags of the placement controller.
     pub placement_gates: Vec<String>,
+    /// `--feature-gates=...` flags of the add-on manager.
+    pub addon_gates: Vec<String>,
     /// Users whose registrations are approved automatically.
     pub auto_approve_users: Vec<String>,
     /// Enabled registration drivers (`csr`, `awsirsa`, `grpc`).
@@ -141,6 +148,8 @@ pub struct Validated {
     pub registration_webhook: WebhookPorts,
     /// Work webhook ports.
     pub work_webhook: WebhookPorts,
+    /// Add-on webhook ports (upstream's add-on webhook serves the add-on API's conversion).
+    pub addon_webhook: WebhookPorts,
     /// How admission is enforced.
     pub admission: Admission,
 }
@@ -184,21 +193,27 @@ impl Validated {
     /// Whether the `PlacementDebugServer` gate is on (placement; off unless switched on).
     #[must_use]
     pub fn placement_debug_server(&self) -> bool {
-        self.placement_gates
-            .iter()
-            .rev()
-            .find_map(|flag| flag.strip_prefix("--feature-gates=PlacementDebugServer="))
-            .is_some_and(|value| value == "true")
+        last_setting(&self.placement_gates, "PlacementDebugServer") == Some(true)
+    }
+
+    /// Whether the `AddonManagement` gate is on (add-on manager; on unless switched off): with
+    /// upstream's images the operator deploys upstream's add-on manager.
+    #[must_use]
+    pub fn addon_management(&self) -> bool {
+        last_setting(&self.addon_gates, "AddonManagement").is_none_or(|on| on)
+    }
+
+    /// Whether the `ManifestWorkReplicaSet` gate is on (work; off unless switched on): with
+    /// upstream's images the operator deploys upstream's work controller.
+    #[must_use]
+    pub fn manifest_work_replica_set(&self) -> bool {
+        last_setting(&self.work_gates, "ManifestWorkReplicaSet") == Some(true)
     }
 
     /// Whether the `ClusterProfile` gate is on (registration; off unless switched on).
     #[must_use]
     pub fn cluster_profile(&self) -> bool {
-        self.registration_gates
-            .iter()
-            .rev()
-            .find_map(|flag| flag.strip_prefix("--feature-gates=ClusterProfile="))
-            .is_some_and(|value| value == "true")
+        last_setting(&self.registration_gates, "ClusterProfile") == Some(true)
     }
 }
 
@@ -240,14 +255,16 @@ pub fn validate(cm: &ClusterManager) -> Result<Validated, Error> {
         PLACEMENT_GATES,
         &mut invalid_gates,
     );
-    // The add-on manager is not deployed yet, but a wrong gate is still worth reporting.
-    gate_flags(
+    let addon_gates = gate_flags(
         "addOnManager",
         &addon_config.feature_gates,
         ADDON_GATES,
         &mut invalid_gates,
     );
     let default_webhooks = deploy.default.unwrap_or_default();
+    let ports = |w: &Option<crate::api::operator::DefaultWebhookConfiguration>| {
+        WebhookPorts::from(w.as_ref().and_then(|w| w.bind_configuration.as_ref()))
+    };
     let admission = admission(cm)?;
     unsupported(cm)?;
     Ok(Validated {
@@ -271,6 +288,12 @@ pub fn validate(cm: &ClusterManager) -> Result<Validated, Error> {
         registration_gates,
         work_gates,
         placement_gates,
+        addon_gates,
+        addon_manager_image: image(
+            &spec.add_on_manager_image_pull_spec,
+            "addOnManagerImagePullSpec",
+            DEFAULT_ADDON_MANAGER_IMAGE,
+        )?,
         auto_approve_users: registration.auto_approve_users.clone(),
         registration_drivers: driver_names(&registration),
         csr_auto_approved: registration
@@ -287,18 +310,9 @@ pub fn validate(cm: &ClusterManager) -> Result<Validated, Error> {
         node_placement: spec.node_placement.clone().unwrap_or_default(),
         resources: crate::operator::resources::of(spec.resource_requirement.as_ref())
             .map_err(|_| Error::MissingResourceRequirements)?,
-        registration_webhook: WebhookPorts::from(
-            default_webhooks
-                .registration_webhook_configuration
-                .as_ref()
-                .and_then(|w| w.bind_configuration.as_ref()),
-        ),
-        work_webhook: WebhookPorts::from(
-            default_webhooks
-                .work_webhook_configuration
-                .as_ref()
-                .and_then(|w| w.bind_configuration.as_ref()),
-        ),
+        registration_webhook: ports(&default_webhooks.registration_webhook_configuration),
+        work_webhook: ports(&default_webhooks.work_webhook_configuration),
+        addon_webhook: ports(&default_webhooks.addon_webhook_configuration),
     })
 }
 
@@ -360,11 +374,6 @@ fn unsupported(cm: &ClusterManager) -> Result<(), Error> {
         .as_ref()
         .and_then(|d| d.default.clone())
         .unwrap_or_default();
-    if default_webhooks.addon_webhook_configuration.is_some() {
-        return refuse(
-            "spec.deployOption.default.addonWebhookConfiguration: this operator deploys no add-on webhook (the add-on API's conversion is served by the hub controllers)",
-        );
-    }
     let images = [
         &spec.registration_image_pull_spec,
         &spec.work_image_pull_spec,
@@ -380,9 +389,15 @@ fn unsupported(cm: &ClusterManager) -> Result<(), Error> {
             "spec.registrationConfiguration.registrationDrivers: our image's hub registers clusters with CSRs only (awsirsa needs upstream's images)",
         );
     }
+    if ours && default_webhooks.addon_webhook_configuration.is_some() {
+        return refuse(
+            "spec.deployOption.default.addonWebhookConfiguration: our image serves the add-on API's conversion from the hub pod (upstream's images deploy the add-on webhook it configures)",
+        );
+    }
     let host_network = [
         &default_webhooks.registration_webhook_configuration,
         &default_webhooks.work_webhook_configuration,
+        &default_webhooks.addon_webhook_configuration,
     ]
     .iter()
     .any(|w| {
@@ -415,6 +430,16 @@ pub fn admission(cm: &ClusterManager) -> Result<Admission, Error> {
         Some(v) if v == Admission::Policies.as_str() => Ok(Admission::Policies),
         Some(v) => Err(Error::InvalidAdmission(v.clone())),
     }
+}
+
+/// The last setting of gate `name` among `flags` (`--feature-gates=Name=bool`).
+fn last_setting(flags: &[String], name: &str) -> Option<bool> {
+    let prefix = format!("--feature-gates={name}=");
+    flags
+        .iter()
+        .rev()
+        .find_map(|f| f.strip_prefix(&prefix))
+        .map(|value| value == "true")
 }
 
 /// `--feature-gates=Name=true|false` for each known gate; unknown ones go to `invalid`.
