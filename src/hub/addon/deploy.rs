@@ -538,6 +538,7 @@ fn bindings(
         .filter(|r| r.type_ == RegistrationType::KubeClient)
         .filter_map(|r| r.kube_client.as_ref())
         .flat_map(|k| &k.hub_permissions);
+    let every_cluster = crate::identity::addon::addon_group(&addon);
     let mut out = Vec::new();
     for permission in permissions {
         let (namespace, role_ref, shared) = match permission.type_ {
@@ -564,7 +565,6 @@ fn bindings(
                 (single.namespace.clone(), role_ref, true)
             }
         };
-        let every_cluster = crate::identity::addon::addon_group(&addon);
         let bound = subjects
             .iter()
             .filter(|s| shared || s.name != every_cluster)

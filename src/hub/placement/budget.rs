@@ -9,13 +9,14 @@ use kube::ResourceExt as _;
 use crate::api::cluster::Placement;
 
 /// Namespace and name of a placement.
-type Key = (String, String);
+/// A placement's `(namespace, name)`, by which the per-placement memories key it.
+pub(super) type Key = (String, String);
 
 /// The placements that ran out of budget, with the generation and the message.
 #[derive(Default)]
 pub(super) struct OverBudget(Mutex<HashMap<Key, (Option<i64>, String)>>);
 
-fn key(p: &Placement) -> Key {
+pub(super) fn key(p: &Placement) -> Key {
     (p.namespace().unwrap_or_default(), p.name_any())
 }
 

@@ -7,8 +7,8 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
-use kube::ResourceExt as _;
 
+use super::budget::{Key, key};
 use super::groups::Decision;
 use crate::api::cluster::Placement;
 
@@ -58,15 +58,9 @@ pub fn wait(last: Option<Timestamp>, limit: Duration, now: Timestamp) -> Option<
     (since < limit).then(|| (limit - since).unsigned_abs())
 }
 
-type Key = (String, String);
-
 /// When this process last wrote each placement's scores.
 #[derive(Default)]
 pub(super) struct Rescored(Mutex<HashMap<Key, Timestamp>>);
-
-fn key(p: &Placement) -> Key {
-    (p.namespace().unwrap_or_default(), p.name_any())
-}
 
 impl Rescored {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Timestamp>> {

@@ -171,7 +171,7 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
         synced_labels: std::collections::BTreeMap::new(),
     };
     add_admission(&mut desired, v, in_process, bundle);
-    add_upstream_addon_and_work(&mut desired, v, in_process, bundle);
+    add_upstream_addon_and_work(&mut desired, v, &deployed, in_process, bundle);
     if in_process.hub_deployment {
         let image = v.single_image().unwrap_or(&v.registration_image);
         desired.service_accounts.push(hub::service_account());
@@ -212,15 +212,16 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
 fn add_upstream_addon_and_work(
     desired: &mut Desired,
     v: &Validated,
+    deployed: &[Component],
     in_process: InProcess,
     bundle: &[u8],
 ) {
-    if Component::AddonManager.deployed(in_process) && v.addon_management() {
+    if deployed.contains(&Component::AddonManager) {
         let (role, binding) = rbac::work_executor_admin();
         desired.cluster_roles.push(role);
         desired.cluster_role_bindings.push(binding);
     }
-    if Component::AddonWebhook.deployed(in_process) {
+    if deployed.contains(&Component::AddonWebhook) {
         let c = Component::AddonWebhook;
         for crd in &mut desired.crds {
             if crate::hub::conversion::CRDS.contains(&crd.metadata.name.as_deref().unwrap_or("")) {
