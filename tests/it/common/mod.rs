@@ -425,3 +425,23 @@ pub fn mounted_secrets(pod: &k8s_openapi::api::core::v1::PodSpec) -> Vec<String>
         .filter_map(|v| v.secret.as_ref()?.secret_name.clone())
         .collect()
 }
+
+/// What only a writer of spec or metadata changes. The resourceVersion serves where the API server
+/// keeps no generation; where it does (the Deployment), kube-controller-manager's status writes move
+/// the resourceVersion at any moment, so the generation and the metadata we set stand in for it.
+pub fn written_by_us(obj: &kube::api::DynamicObject) -> String {
+    match obj.metadata.generation {
+        Some(generation) => {
+            // The deployment controller stamps its revision once it first syncs.
+            let ours: std::collections::BTreeMap<_, _> = kube::ResourceExt::annotations(obj)
+                .iter()
+                .filter(|(key, _)| !key.starts_with("deployment.kubernetes.io/"))
+                .collect();
+            format!(
+                "generation {generation}, labels {:?}, annotations {ours:?}",
+                obj.metadata.labels
+            )
+        }
+        None => obj.metadata.resource_version.clone().unwrap(),
+    }
+}
