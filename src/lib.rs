@@ -17,6 +17,7 @@
 //! - `create work`'s side of ManifestWorks ([`work`]), terminal output ([`ui`]), may-I checks
 //!   ([`preflight`]), and the commands ([`cli`]).
 
+pub mod addon;
 pub mod agent;
 pub mod api;
 pub mod apply;

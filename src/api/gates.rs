@@ -255,6 +255,27 @@ pub fn placement_debug_refusal(gates: &[(String, bool)]) -> Option<String> {
     on.then(|| PLACEMENT_DEBUG_NOT_SERVED.to_owned())
 }
 
+/// Gates the hub registration controller and webhook know (upstream `DefaultHubRegistrationFeatureGates`).
+pub const REGISTRATION_GATES: &[&str] = &[
+    "DefaultClusterSet",
+    "V1beta1CSRAPICompatibility",
+    "ManagedClusterAutoApproval",
+    "ResourceCleanup",
+    "ClusterProfile",
+    "ClusterImporter",
+];
+/// Gates the hub work webhook knows (upstream `DefaultHubWorkFeatureGates`).
+pub const WORK_GATES: &[&str] = &[
+    "NilExecutorValidating",
+    "ManifestWorkReplicaSet",
+    "CloudEventsDrivers",
+    "CleanUpCompletedManifestWork",
+];
+/// Gates the add-on manager knows (upstream `DefaultHubAddonManagerFeatureGates`).
+pub const ADDON_GATES: &[&str] = &["AddonManagement"];
+/// Upstream defines no placement gates.
+pub const PLACEMENT_GATES: &[&str] = &["PlacementDebugServer"];
+
 /// The first of `gates` (`Name`, on) our hub would not honour, routed to components as `init`
 /// routes them.
 #[must_use]
@@ -268,7 +289,6 @@ pub fn hub_refusal(gates: &[(String, bool)]) -> Option<String> {
 /// registration (where the operator reports an unknown gate rather than dropping it).
 #[must_use]
 pub fn hub_component(name: &str) -> Component {
-    use crate::operator::cluster_manager::validate::{ADDON_GATES, PLACEMENT_GATES, WORK_GATES};
     if WORK_GATES.contains(&name) {
         HubWork
     } else if ADDON_GATES.contains(&name) {
@@ -413,12 +433,9 @@ mod tests {
         }
     }
 
-    /// The operator's lists of known gates are upstream's, and this table has each.
+    /// The lists of known gates are upstream's, and this table has each.
     #[test]
     fn every_gate_the_operator_knows_is_in_the_table() {
-        use crate::operator::cluster_manager::validate::{
-            ADDON_GATES, PLACEMENT_GATES, REGISTRATION_GATES, WORK_GATES,
-        };
         for (component, known) in [
             (HubRegistration, REGISTRATION_GATES),
             (HubWork, WORK_GATES),

@@ -7,6 +7,12 @@
 pub const OPERATOR_NAMESPACE: &str = "open-cluster-management";
 /// Namespace of the hub components (Default mode).
 pub const HUB_NAMESPACE: &str = "open-cluster-management-hub";
+/// Upstream's registration webhook: its Deployment and Service in the hub namespace.
+pub const REGISTRATION_WEBHOOK: &str = "cluster-manager-registration-webhook";
+/// Upstream's work webhook: its Deployment and Service in the hub namespace.
+pub const WORK_WEBHOOK: &str = "cluster-manager-work-webhook";
+/// Our hub pods' Deployment and Service in the hub namespace (one for upstream's hub controllers).
+pub const HUB_SERVICE: &str = "cluster-manager-hub";
 /// Namespace of the agents on a managed cluster when the Klusterlet names none.
 pub const AGENT_NAMESPACE: &str = "open-cluster-management-agent";
 /// Namespace add-on agents are installed into by default.

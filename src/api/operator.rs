@@ -209,3 +209,33 @@ pub struct RelatedResourceMeta {
     /// Object name.
     pub name: String,
 }
+
+/// How the hub's admission rules are enforced ([`ADMISSION_ANNOTATION`](crate::api::names::ADMISSION_ANNOTATION)).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Admission {
+    /// Upstream's webhooks (the default): served by upstream's webhook Deployments, our hub pods,
+    /// or the in-process hub (the hub's admission module).
+    #[default]
+    Webhooks,
+    /// ValidatingAdmissionPolicies the API server enforces itself; no webhook server.
+    Policies,
+}
+
+impl Admission {
+    /// The annotation value.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Webhooks => "webhooks",
+            Self::Policies => "policies",
+        }
+    }
+
+    /// The mode an annotation value names.
+    #[must_use]
+    pub fn parse(value: &str) -> Option<Self> {
+        [Self::Webhooks, Self::Policies]
+            .into_iter()
+            .find(|mode| mode.as_str() == value)
+    }
+}

@@ -22,8 +22,11 @@ pub const APPLIED_MANIFEST_WORK_FINALIZER: &str =
     "cluster.open-cluster-management.io/applied-manifest-work-cleanup";
 /// Field manager the work agent uses for server-side apply.
 pub const WORK_AGENT_FIELD_MANAGER: &str = "work-agent";
-/// ManifestWork condition: every manifest has run to completion.
+/// ManifestWork condition: every manifest has run to completion (the completion rules set it,
+/// `CleanUpCompletedManifestWork` reads it).
 pub const COMPLETE: &str = "Complete";
+/// The most manifest bytes a ManifestWork may hold (upstream's webhook limit).
+pub const MAX_MANIFESTS_BYTES: usize = 500 * 1024;
 /// ManifestWork condition: the work is being deleted.
 pub const DELETING: &str = "Deleting";
 /// Per-manifest condition: status feedback was collected.

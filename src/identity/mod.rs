@@ -8,6 +8,7 @@
 //! another cluster's identity, or for `O=system:masters`.
 pub mod addon;
 pub mod approval;
+pub mod request;
 
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use x509_parser::certification_request::X509CertificationRequest;

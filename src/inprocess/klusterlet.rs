@@ -204,23 +204,7 @@ pub async fn agents(agents: Agents, token: Shutdown) -> anyhow::Result<()> {
     registration.map_err(|e| e.context("the registration agent stopped"))
 }
 
-/// Which cluster, with secrets in which namespace and with which gates, a Klusterlet's agents
-/// serve: agents serving otherwise are restarted.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Served {
-    /// The cluster's name on the hub.
-    pub cluster: String,
-    /// The namespace of their secrets.
-    pub namespace: String,
-    /// The feature gates they act on.
-    pub gates: Gates,
-    /// `MultipleHubs`: the hubs they choose from.
-    pub hubs: Option<HubList>,
-    /// The Klusterlet's work settings.
-    pub work: agent::work::Settings,
-    /// The Klusterlet's registration settings.
-    pub registration: agent::registration::settings::Settings,
-}
+pub use operator::Served;
 
 /// The Klusterlets whose agents run in this process.
 pub struct Host {

@@ -13,8 +13,7 @@ use serde_json::Value;
 use crate::api::work::{ManifestWork, ManifestWorkSpec, ManifestsTemplate};
 pub use crate::input::{MAX_TREE_BYTES, MAX_TREE_ENTRIES};
 
-/// The most manifest bytes a ManifestWork may hold (upstream's webhook limit).
-pub const MAX_BYTES: usize = 500 * 1024;
+pub use crate::api::work::MAX_MANIFESTS_BYTES as MAX_BYTES;
 /// The most bytes read from one input: YAML may be larger than the JSON it becomes (comments,
 /// indentation), but nothing past this can fit in a work — `-f /dev/zero` stops here. The same
 /// bound as every other file flag's ([`crate::input::MAX_FILE_BYTES`]).

@@ -17,64 +17,18 @@ use kube::runtime::{WatchStreamExt as _, watcher};
 use super::{AgentOptions, Error};
 use crate::api::cluster::CLUSTER_NAME_LABEL;
 use crate::api::names::CLIENT_SIGNER;
-use crate::identity::{self, MANAGED_CLUSTERS_GROUP};
-
-/// OID of the X.520 organizationName attribute (O).
-const ORGANIZATION_OID: &[u64] = &[2, 5, 4, 10];
-/// OU's object identifier, for the second OU on (rcgen keeps one value per attribute type).
-const ORGANIZATIONAL_UNIT_OID: &[u64] = &[2, 5, 4, 11];
+use crate::identity;
 
 /// The usages the agent asks for (upstream's).
 pub const USAGES: [&str; 3] = ["digital signature", "key encipherment", "client auth"];
 
 /// A PEM certificate request for the agent's identity, signed by `key`.
 pub fn request_pem(cluster: &str, agent: &str, key: &rcgen::KeyPair) -> Result<String, Error> {
-    let groups = [
-        identity::cluster_group(cluster),
-        MANAGED_CLUSTERS_GROUP.to_string(),
-    ];
-    subject_request(
-        &identity::common_name(cluster, agent),
-        &groups,
-        &[],
-        Vec::new(),
-        key,
-    )
-    .map_err(|e| Error::Other(format!("building the CSR: {e}")))
+    identity::request::cluster_agent(cluster, agent, key)
+        .map_err(|e| Error::Other(format!("building the CSR: {e}")))
 }
 
-/// A PEM certificate request for CN `user` with an O per group, an OU per organization unit and
-/// `dns_names`, signed by `key` (the agent's own identity, and its add-ons').
-pub fn subject_request(
-    user: &str,
-    groups: &[String],
-    organization_units: &[String],
-    dns_names: Vec<String>,
-    key: &rcgen::KeyPair,
-) -> Result<String, rcgen::Error> {
-    let mut params = rcgen::CertificateParams::new(dns_names)?;
-    let mut dn = rcgen::DistinguishedName::new();
-    dn.push(rcgen::DnType::CommonName, user);
-    for (i, group) in groups.iter().enumerate() {
-        // rcgen keeps one value per attribute type: further Os are the same OID under another key.
-        let kind = if i == 0 {
-            rcgen::DnType::OrganizationName
-        } else {
-            rcgen::DnType::CustomDnType(ORGANIZATION_OID.to_vec())
-        };
-        dn.push(kind, group.as_str());
-    }
-    for (i, unit) in organization_units.iter().enumerate() {
-        let kind = if i == 0 {
-            rcgen::DnType::OrganizationalUnitName
-        } else {
-            rcgen::DnType::CustomDnType(ORGANIZATIONAL_UNIT_OID.to_vec())
-        };
-        dn.push(kind, unit.as_str());
-    }
-    params.distinguished_name = dn;
-    params.serialize_request(key)?.pem()
-}
+pub use identity::request::subject_request;
 
 /// The CSR object for a PEM request.
 #[must_use]
@@ -215,7 +169,10 @@ mod tests {
         );
         assert_eq!(
             subject.organizations,
-            ["system:open-cluster-management:c1", MANAGED_CLUSTERS_GROUP]
+            [
+                "system:open-cluster-management:c1",
+                identity::MANAGED_CLUSTERS_GROUP
+            ]
         );
         assert_eq!(identity::check_subject(&subject, "c1"), Ok(()));
     }

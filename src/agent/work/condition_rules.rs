@@ -20,8 +20,7 @@ pub const REASON_PREFIX: &str = "ConditionRule";
 pub const EVALUATED: &str = "ConditionRuleEvaluated";
 /// An expression did not compile, failed or gave no boolean.
 pub const EXPRESSION_ERROR: &str = "ConditionRuleExpressionError";
-/// The condition the completion rules set (and `CleanUpCompletedManifestWork` reads).
-pub const COMPLETE: &str = "Complete";
+pub use crate::api::work::COMPLETE;
 
 static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| Arc::new(cel_budget::env()));
 

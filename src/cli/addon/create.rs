@@ -1,5 +1,5 @@
 //! `addon create NAME -f FILE...`: the flags of upstream's command, checked, and what
-//! [`crate::hub::addon::define`] plans and applies (the add-on, its template and the hub roles
+//! [`crate::addon::define`] plans and applies (the add-on, its template and the hub roles
 //! beside it), printed.
 use crate::api::addon::ClusterManagementAddOn;
 use kube::CustomResourceExt as _;
@@ -10,7 +10,7 @@ use super::pairs;
 use crate::api::names::is_dns_label;
 use crate::cli::Ctx;
 use crate::error::UserError;
-use crate::hub::addon::define::{self, Request};
+use crate::addon::define::{self, Request};
 use crate::ui::stdout::println;
 
 /// Flags of `addon create`.

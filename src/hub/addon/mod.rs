@@ -15,7 +15,6 @@
 //!   with the hub's other webhooks ([`crate::hub::webhook`]).
 pub mod annotation;
 pub mod config;
-pub mod define;
 pub mod deploy;
 pub mod discovery;
 pub mod healthcheck;

@@ -19,8 +19,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::settings::Watched;
+use super::webhooks::{self as webhook, Endpoint};
 use crate::hub::webhook::Serving;
-use crate::operator::cluster_manager::desired::webhook::{self, Endpoint};
 use crate::runtime::Shutdown;
 
 /// How often the configurations are checked again without a change of settings (someone may

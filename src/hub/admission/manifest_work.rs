@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::access::{Lookup, attributes};
 use super::{Denied, Request, Settings};
-use crate::work::manifests::MAX_BYTES;
+use crate::api::work::MAX_MANIFESTS_BYTES as MAX_BYTES;
 
 const WORK: &str = "work.open-cluster-management.io";
 /// The account a work without an executor is checked as under `NilExecutorValidating`

@@ -18,6 +18,7 @@ mod managed_cluster;
 mod manifest_work;
 mod review;
 pub mod settings;
+pub mod webhooks;
 
 use futures::future::BoxFuture;
 use kube::Client;

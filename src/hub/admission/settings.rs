@@ -5,11 +5,12 @@
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use kube::Client;
 use kube::runtime::{WatchStreamExt as _, watcher};
+use kube::{Client, ResourceExt as _};
 use tokio::sync::watch;
 
-use crate::api::operator::{CLUSTER_MANAGER_NAME, ClusterManager, FeatureGate};
+use crate::api::names::ADMISSION_ANNOTATION;
+use crate::api::operator::{Admission, CLUSTER_MANAGER_NAME, ClusterManager, FeatureGate};
 use crate::runtime::Shutdown;
 
 /// How long a review waits for the ClusterManager's first read before it is refused.
@@ -62,8 +63,11 @@ impl Settings {
             };
         };
         // An annotation naming no mode is the operator's to report: webhooks meanwhile.
-        let policies = crate::operator::cluster_manager::validate::admission(cm)
-            .is_ok_and(|a| a == crate::operator::cluster_manager::Admission::Policies);
+        let policies = cm
+            .annotations()
+            .get(ADMISSION_ANNOTATION)
+            .and_then(|value| Admission::parse(value))
+            == Some(Admission::Policies);
         let registration = cm
             .spec
             .registration_configuration

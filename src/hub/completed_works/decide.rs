@@ -5,8 +5,8 @@ use std::time::Duration;
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt as _;
 
-use crate::agent::work::condition_rules::COMPLETE;
 use crate::api::conditions;
+use crate::api::work::COMPLETE;
 use crate::api::work::ManifestWork;
 use crate::api::work::REPLICA_SET_LABEL;
 

@@ -377,7 +377,7 @@ mod tests {
     ) -> CertificateSigningRequest {
         let key = rcgen::KeyPair::generate().unwrap();
         let request =
-            crate::agent::registration::csr::request_pem(subject_cluster, "ab12c", &key).unwrap();
+            crate::identity::request::cluster_agent(subject_cluster, "ab12c", &key).unwrap();
         serde_json::from_value(json!({
         "metadata": {"name": name, "labels": {"open-cluster-management.io/cluster-name": cluster}},
         "spec": {"request": base64(&request), "signerName": "kubernetes.io/kube-apiserver-client",

@@ -94,27 +94,7 @@ impl From<InProcess> for Options {
     }
 }
 
-/// How the hub's admission rules are enforced ([`crate::api::names::ADMISSION_ANNOTATION`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum Admission {
-    /// Upstream's webhooks (the default): served by upstream's webhook Deployments, our hub pods,
-    /// or the in-process hub ([`crate::hub::admission`]).
-    #[default]
-    Webhooks,
-    /// ValidatingAdmissionPolicies the API server enforces itself; no webhook server.
-    Policies,
-}
-
-impl Admission {
-    /// The annotation value.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Webhooks => "webhooks",
-            Self::Policies => "policies",
-        }
-    }
-}
+pub use crate::api::operator::Admission;
 
 /// Which hub components run inside this process rather than as Deployments. A component that
 /// runs here is not deployed: two controllers must never reconcile the same objects.

@@ -236,7 +236,7 @@ async fn reconcile_apply(k: &Klusterlet, ctx: &Context) -> Result<Action, Error>
     if let (Some(host), false, true) =
         (&ctx.opts.agents, v.hosted, ctx.opts.in_process.registration)
     {
-        let served = crate::inprocess::klusterlet::Served {
+        let served = super::Served {
             cluster: v.cluster_name.clone(),
             namespace: v.agent_namespace.clone(),
             gates: v.agent_gates(),

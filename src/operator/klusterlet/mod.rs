@@ -92,13 +92,31 @@ pub struct InProcess {
 }
 
 /// Runs Klusterlets' agents in this process, for an operator whose agents are in-process: the
-/// composition root ([`crate::inprocess::klusterlet`]) provides it, so every Klusterlet the
+/// composition root (`inprocess::klusterlet`) provides it, so every Klusterlet the
 /// operator reconciles — not only the one `join` made — gets agents, as Deployments would.
 pub trait AgentHost: Send + Sync {
     /// Makes the agents of Klusterlet `name` run as `served` says; a no-op while they already do.
-    fn ensure(&self, name: &str, served: &crate::inprocess::klusterlet::Served);
+    fn ensure(&self, name: &str, served: &Served);
     /// Stops the agents of Klusterlet `name`, if any run.
     fn stop(&self, name: &str);
+}
+
+/// Which cluster, with secrets in which namespace and with which gates, a Klusterlet's agents
+/// serve: agents serving otherwise are restarted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Served {
+    /// The cluster's name on the hub.
+    pub cluster: String,
+    /// The namespace of their secrets.
+    pub namespace: String,
+    /// The feature gates they act on.
+    pub gates: crate::agent::gates::Gates,
+    /// `MultipleHubs`: the hubs they choose from.
+    pub hubs: Option<crate::agent::registration::hubs::HubList>,
+    /// The Klusterlet's work settings.
+    pub work: crate::agent::work::Settings,
+    /// The Klusterlet's registration settings.
+    pub registration: crate::agent::registration::settings::Settings,
 }
 
 /// How the loop runs.

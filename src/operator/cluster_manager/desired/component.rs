@@ -2,7 +2,7 @@
 //! tooling written for upstream hubs finds them).
 use super::super::InProcess;
 use super::super::validate::Validated;
-use crate::api::names::HUB_NAMESPACE;
+use crate::api::names::{HUB_NAMESPACE, REGISTRATION_WEBHOOK, WORK_WEBHOOK};
 
 /// One hub component.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -65,8 +65,8 @@ impl Component {
     pub fn deployment(self) -> &'static str {
         match self {
             Self::RegistrationController => "cluster-manager-registration-controller",
-            Self::RegistrationWebhook => "cluster-manager-registration-webhook",
-            Self::WorkWebhook => "cluster-manager-work-webhook",
+            Self::RegistrationWebhook => REGISTRATION_WEBHOOK,
+            Self::WorkWebhook => WORK_WEBHOOK,
             Self::PlacementController => "cluster-manager-placement-controller",
             Self::AddonManager => "cluster-manager-addon-manager-controller",
             Self::AddonWebhook => "cluster-manager-addon-webhook",

@@ -17,7 +17,7 @@ use crate::operator::cluster_manager::validate::Validated;
 use crate::operator::pod_security;
 
 /// The Deployment's name and its pods' `app` label.
-pub const NAME: &str = "cluster-manager-hub";
+pub const NAME: &str = crate::api::names::HUB_SERVICE;
 /// Its ServiceAccount.
 pub const SERVICE_ACCOUNT: &str = "cluster-manager-hub-sa";
 /// Its ClusterRole and ClusterRoleBinding.

@@ -9,7 +9,6 @@ pub mod hub;
 pub mod rbac;
 mod secret;
 mod service;
-pub mod webhook;
 
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
@@ -23,6 +22,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
 use kube::api::DynamicObject;
 
+pub use crate::hub::admission::webhooks as webhook;
 pub use component::Component;
 pub use deployment::args;
 pub use rbac::rules;

@@ -4,6 +4,7 @@
 use k8s_openapi::api::core::v1::ResourceRequirements;
 
 use super::Admission;
+use crate::api::gates::{ADDON_GATES, PLACEMENT_GATES, REGISTRATION_GATES, WORK_GATES};
 use crate::api::names::ADMISSION_ANNOTATION;
 use crate::api::operator::{
     BindConfiguration, ClusterManager, FeatureGate, HubInstallMode, NodePlacement,
@@ -18,27 +19,6 @@ pub const DEFAULT_WORK_IMAGE: &str = "quay.io/open-cluster-management/work";
 pub const DEFAULT_PLACEMENT_IMAGE: &str = "quay.io/open-cluster-management/placement";
 /// Image of the add-on manager and its webhook when the spec names none.
 pub const DEFAULT_ADDON_MANAGER_IMAGE: &str = "quay.io/open-cluster-management/addon-manager";
-
-/// Gates the hub registration controller and webhook know (upstream `DefaultHubRegistrationFeatureGates`).
-pub const REGISTRATION_GATES: &[&str] = &[
-    "DefaultClusterSet",
-    "V1beta1CSRAPICompatibility",
-    "ManagedClusterAutoApproval",
-    "ResourceCleanup",
-    "ClusterProfile",
-    "ClusterImporter",
-];
-/// Gates the hub work webhook knows (upstream `DefaultHubWorkFeatureGates`).
-pub const WORK_GATES: &[&str] = &[
-    "NilExecutorValidating",
-    "ManifestWorkReplicaSet",
-    "CloudEventsDrivers",
-    "CleanUpCompletedManifestWork",
-];
-/// Gates the add-on manager knows (upstream `DefaultHubAddonManagerFeatureGates`).
-pub const ADDON_GATES: &[&str] = &["AddonManagement"];
-/// Upstream defines no placement gates.
-pub const PLACEMENT_GATES: &[&str] = &["PlacementDebugServer"];
 
 /// Why a spec cannot be acted on.
 #[derive(Debug, thiserror::Error)]
@@ -426,9 +406,7 @@ pub fn admission(cm: &ClusterManager) -> Result<Admission, Error> {
         .and_then(|a| a.get(ADMISSION_ANNOTATION))
     {
         None => Ok(Admission::Webhooks),
-        Some(v) if v == Admission::Webhooks.as_str() => Ok(Admission::Webhooks),
-        Some(v) if v == Admission::Policies.as_str() => Ok(Admission::Policies),
-        Some(v) => Err(Error::InvalidAdmission(v.clone())),
+        Some(v) => Admission::parse(v).ok_or_else(|| Error::InvalidAdmission(v.clone())),
     }
 }
 

@@ -4,7 +4,7 @@
 use k8s_openapi::api::admissionregistration::v1::Validation;
 
 use super::{Policy, forbidden, invalid, may, or_default, variable};
-use crate::work::manifests::MAX_BYTES;
+use crate::api::work::MAX_MANIFESTS_BYTES as MAX_BYTES;
 
 /// Name of the ManifestWork policy and its binding.
 pub const POLICY: &str = "manifestworks.admission.open-cluster-management.io";

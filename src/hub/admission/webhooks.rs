@@ -9,9 +9,9 @@ use k8s_openapi::api::admissionregistration::v1::{
 };
 use serde_json::{Value, json};
 
-use super::{Component, hub};
-use crate::api::names::HUB_NAMESPACE;
+use crate::api::names::{HUB_NAMESPACE, HUB_SERVICE, REGISTRATION_WEBHOOK, WORK_WEBHOOK};
 use crate::hub::admission as paths;
+use crate::hub::webhook::mounted::PORT as HUB_WEBHOOK_PORT;
 
 /// ManagedCluster validation.
 pub const MANAGED_CLUSTER_VALIDATOR: &str =
@@ -53,26 +53,33 @@ pub enum Endpoint<'a> {
     Url(&'a str),
 }
 
+/// Which of upstream's webhook servers serves a configuration.
+#[derive(Debug, Clone, Copy)]
+enum Server {
+    Registration,
+    Work,
+}
+
 impl Endpoint<'_> {
-    /// The `clientConfig` reaching the webhook at `path`, served by `component` upstream.
-    fn client_config(self, component: Component, path: &str, ca_bundle: &[u8]) -> Value {
+    /// The `clientConfig` reaching the webhook at `path`, served by `server` upstream.
+    fn client_config(self, server: Server, path: &str, ca_bundle: &[u8]) -> Value {
         let ca = ByteString(ca_bundle.to_vec());
         match self {
             Self::Upstream {
                 registration_port,
                 work_port,
             } => {
-                let port = match component {
-                    Component::WorkWebhook => work_port,
-                    _ => registration_port,
+                let (name, port) = match server {
+                    Server::Work => (WORK_WEBHOOK, work_port),
+                    Server::Registration => (REGISTRATION_WEBHOOK, registration_port),
                 };
                 json!({
-                    "service": {"namespace": HUB_NAMESPACE, "name": component.deployment(), "path": path, "port": port},
+                    "service": {"namespace": HUB_NAMESPACE, "name": name, "path": path, "port": port},
                     "caBundle": ca,
                 })
             }
             Self::HubService => json!({
-                "service": {"namespace": HUB_NAMESPACE, "name": hub::NAME, "path": path, "port": hub::WEBHOOK_PORT},
+                "service": {"namespace": HUB_NAMESPACE, "name": HUB_SERVICE, "path": path, "port": HUB_WEBHOOK_PORT},
                 "caBundle": ca,
             }),
             Self::Url(base) => json!({"url": format!("{base}{path}"), "caBundle": ca}),
@@ -126,7 +133,7 @@ pub fn validating(endpoint: Endpoint<'_>, ca_bundle: &[u8]) -> Vec<ValidatingWeb
     let mut hooks = vec![
         (
             MANAGED_CLUSTER_VALIDATOR,
-            Component::RegistrationWebhook,
+            Server::Registration,
             paths::VALIDATE_MANAGED_CLUSTER,
             cluster,
             "*",
@@ -134,7 +141,7 @@ pub fn validating(endpoint: Endpoint<'_>, ca_bundle: &[u8]) -> Vec<ValidatingWeb
         ),
         (
             CLUSTER_SET_BINDING_VALIDATOR,
-            Component::RegistrationWebhook,
+            Server::Registration,
             paths::VALIDATE_CLUSTER_SET_BINDING,
             cluster,
             "v1beta2",
@@ -142,7 +149,7 @@ pub fn validating(endpoint: Endpoint<'_>, ca_bundle: &[u8]) -> Vec<ValidatingWeb
         ),
         (
             MANIFEST_WORK_VALIDATOR,
-            Component::WorkWebhook,
+            Server::Work,
             paths::VALIDATE_MANIFEST_WORK,
             work,
             "*",
@@ -152,7 +159,7 @@ pub fn validating(endpoint: Endpoint<'_>, ca_bundle: &[u8]) -> Vec<ValidatingWeb
     if endpoint.validates_replica_sets() {
         hooks.push((
             REPLICA_SET_VALIDATOR,
-            Component::WorkWebhook,
+            Server::Work,
             paths::VALIDATE_REPLICA_SET,
             work,
             "v1alpha1",
@@ -161,8 +168,8 @@ pub fn validating(endpoint: Endpoint<'_>, ca_bundle: &[u8]) -> Vec<ValidatingWeb
     }
     hooks
         .into_iter()
-        .map(|(name, component, path, group, versions, resource)| {
-            let config = endpoint.client_config(component, path, ca_bundle);
+        .map(|(name, server, path, group, versions, resource)| {
+            let config = endpoint.client_config(server, path, ca_bundle);
             let hook = webhook(name, &config, group, versions, resource);
             serde_json::from_value(configuration("ValidatingWebhookConfiguration", name, &hook))
                 .expect("a valid ValidatingWebhookConfiguration")
@@ -174,7 +181,7 @@ pub fn validating(endpoint: Endpoint<'_>, ca_bundle: &[u8]) -> Vec<ValidatingWeb
 #[must_use]
 pub fn mutating(endpoint: Endpoint<'_>, ca_bundle: &[u8]) -> Vec<MutatingWebhookConfiguration> {
     let config = endpoint.client_config(
-        Component::RegistrationWebhook,
+        Server::Registration,
         paths::MUTATE_MANAGED_CLUSTER,
         ca_bundle,
     );
