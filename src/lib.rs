@@ -19,7 +19,7 @@
 
 pub mod addon;
 pub mod agent;
-pub mod api;
+pub use ocm_api as api;
 pub mod apply;
 pub mod cel_budget;
 pub mod cli;
@@ -40,7 +40,7 @@ pub mod runtime;
 pub mod secrets;
 pub mod ui;
 pub mod work;
-pub mod yaml;
+pub use ocm_api::yaml;
 
 /// The field manager every server-side apply of this tool uses.
 pub const FIELD_MANAGER: &str = "clusteradm";

@@ -199,7 +199,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::api::work::identifier::test_id as id;
+    use crate::api::work::identifier::named as id;
     use crate::api::work::{ResourceIdentifier, SelectivelyOrphan, UpdateStrategyType};
 
     fn applied(group: &str, resource: &str, ns: &str, name: &str) -> AppliedManifestResourceMeta {

@@ -46,13 +46,13 @@ pub struct RolloutConfig {
     pub min_success_time: Option<String>,
     /// How long a cluster may take before it counts as failed (`None`: forever).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("default" = "None"), pattern(crate::api::schema::DEADLINE))]
+    #[schemars(extend("default" = "None"), pattern(crate::schema::DEADLINE))]
     pub progress_deadline: Option<String>,
     /// Failures tolerated: a count or a percentage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(
-        schema_with = "crate::api::schema::int_or_string",
-        extend("default" = 0, "pattern" = crate::api::schema::COUNT_OR_PERCENT)
+        schema_with = "crate::schema::int_or_string",
+        extend("default" = 0, "pattern" = crate::schema::COUNT_OR_PERCENT)
     )]
     pub max_failures: Option<IntOrString>,
 }
@@ -69,7 +69,7 @@ pub struct RolloutProgressive {
     pub mandatory_decision_groups: Vec<MandatoryDecisionGroup>,
     /// Clusters updated at once: a count or a percentage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "crate::api::schema::int_or_string", extend("pattern" = crate::api::schema::COUNT_OR_PERCENT))]
+    #[schemars(schema_with = "crate::schema::int_or_string", extend("pattern" = crate::schema::COUNT_OR_PERCENT))]
     pub max_concurrency: Option<IntOrString>,
 }
 

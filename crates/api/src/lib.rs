@@ -26,6 +26,7 @@ pub mod operator;
 pub mod quantity;
 pub mod rollout;
 pub mod work;
+pub mod yaml;
 
 #[cfg(test)]
 mod compat;

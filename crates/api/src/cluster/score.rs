@@ -6,7 +6,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::api::conditions::Condition;
+use crate::conditions::Condition;
 
 /// Scores of one managed cluster, published by an add-on.
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -25,7 +25,7 @@ pub struct AddOnPlacementScoreFields {}
 pub struct AddOnPlacementScoreStatus {
     /// State of the scores.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "crate::api::conditions::schema")]
+    #[schemars(schema_with = "crate::conditions::schema")]
     pub conditions: Vec<Condition>,
     /// Named scores, -100 to 100.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -3,7 +3,7 @@
 //! agents and add-on managers read `v1beta1`, its `clusteradm` writes `v1alpha1`. What differs:
 //! the default configs of an add-on are one flat list, a ManagedClusterAddOn's install namespace
 //! is an annotation, and each registration says its type. The hub converts between the two
-//! (`crate::hub::conversion`).
+//! (the hub's `conversion` module).
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -12,7 +12,7 @@ use super::{
     AddOnConfig, AddOnMeta, ConfigGroupResource, ConfigSpecHash, HealthCheck, InstallProgression,
     InstallStrategy, ObjectReference,
 };
-use crate::api::conditions::Condition;
+use crate::conditions::Condition;
 
 /// Annotation carrying a `v1alpha1` ManagedClusterAddOn's `spec.installNamespace` in `v1beta1`.
 pub const INSTALL_NAMESPACE_ANNOTATION: &str =
@@ -102,7 +102,7 @@ pub struct ManagedClusterAddOnSpec {
 pub struct ManagedClusterAddOnStatus {
     /// Current conditions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "crate::api::conditions::schema")]
+    #[schemars(schema_with = "crate::conditions::schema")]
     pub conditions: Vec<Condition>,
     /// Objects that make up the add-on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

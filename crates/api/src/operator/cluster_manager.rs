@@ -132,7 +132,7 @@ pub struct HostedHubConfiguration {
 #[serde(rename_all = "camelCase")]
 pub struct HostedWebhookConfiguration {
     /// DNS name of the webhook.
-    #[schemars(pattern(crate::api::schema::HOSTNAME))]
+    #[schemars(pattern(crate::schema::HOSTNAME))]
     pub address: String,
     /// Port of the webhook.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -225,7 +225,7 @@ pub struct AutoApproval {
 pub struct AwsIrsaHubConfig {
     /// ARN of the hub EKS cluster.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(pattern(crate::api::schema::EKS_ARN))]
+    #[schemars(pattern(crate::schema::EKS_ARN))]
     pub hub_cluster_arn: Option<String>,
     /// Managed-cluster ARN patterns approved automatically.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -345,7 +345,7 @@ pub struct HostnameEndpoint {
     pub host: String,
     /// CA bundle clients trust.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "crate::api::schema::bytes")]
+    #[schemars(schema_with = "crate::schema::bytes")]
     pub ca_bundle: Option<ByteString>,
 }
 
@@ -358,6 +358,6 @@ pub struct HostEndpoint {
     pub host: Option<String>,
     /// CA bundle clients trust.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "crate::api::schema::bytes")]
+    #[schemars(schema_with = "crate::schema::bytes")]
     pub ca_bundle: Option<ByteString>,
 }

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::api::conditions::Condition;
+use crate::conditions::Condition;
 
 /// Observed state of a ManifestWork, reported by the work agent.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -11,7 +11,7 @@ use crate::api::conditions::Condition;
 pub struct ManifestWorkStatus {
     /// Conditions of the whole work.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "crate::api::conditions::schema")]
+    #[schemars(schema_with = "crate::conditions::schema")]
     pub conditions: Vec<Condition>,
     /// Per-object status.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -37,7 +37,7 @@ pub struct ManifestCondition {
     #[serde(rename = "statusFeedback", skip_serializing_if = "Option::is_none")]
     pub status_feedback: Option<StatusFeedbackResult>,
     /// Conditions of the object.
-    #[schemars(schema_with = "crate::api::conditions::schema")]
+    #[schemars(schema_with = "crate::conditions::schema")]
     pub conditions: Vec<Condition>,
 }
 

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Subject;
-use crate::api::work::{FeedbackRule, ManifestWorkSpec, ResourceIdentifier};
+use crate::work::{FeedbackRule, ManifestWorkSpec, ResourceIdentifier};
 
 /// Resource name of AddOnTemplates, as ClusterManagementAddOns name them in `supportedConfigs`.
 pub const ADDON_TEMPLATES: &str = "addontemplates";

@@ -2,7 +2,7 @@
 //! cluster-inventory-api v0.1.0 as upstream OCM v1.3.1 vendors it): one object per managed cluster
 //! in each namespace whose bound cluster sets hold it, so tools that read the inventory (Argo CD,
 //! MultiKueue and the like) find the fleet without knowing OCM. Written by the hub when the
-//! `ClusterProfile` gate is on ([`crate::hub::cluster_profiles`]).
+//! `ClusterProfile` gate is on (the hub's `cluster_profiles` controller).
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -210,8 +210,9 @@ pub struct RelatedResourceMeta {
     pub name: String,
 }
 
-/// How the hub's admission rules are enforced ([`ADMISSION_ANNOTATION`](crate::api::names::ADMISSION_ANNOTATION)).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+/// How the hub's admission rules are enforced ([`ADMISSION_ANNOTATION`](crate::names::ADMISSION_ANNOTATION)).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Admission {
     /// Upstream's webhooks (the default): served by upstream's webhook Deployments, our hub pods,
     /// or the in-process hub (the hub's admission module).

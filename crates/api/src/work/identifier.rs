@@ -53,9 +53,9 @@ pub fn identifies_reported(id: &ResourceIdentifier, meta: &ManifestResourceMeta)
     )
 }
 
-/// An identifier naming group, resource, namespace and name as given (the tests' shorthand).
-#[cfg(test)]
-pub(crate) fn test_id(group: &str, resource: &str, ns: &str, name: &str) -> ResourceIdentifier {
+/// An identifier naming group, resource, namespace and name as given.
+#[must_use]
+pub fn named(group: &str, resource: &str, ns: &str, name: &str) -> ResourceIdentifier {
     ResourceIdentifier {
         group: Some(group.into()),
         resource: resource.into(),
@@ -66,7 +66,7 @@ pub(crate) fn test_id(group: &str, resource: &str, ns: &str, name: &str) -> Reso
 
 #[cfg(test)]
 mod tests {
-    use super::test_id as id;
+    use super::named as id;
     use super::*;
 
     #[test]

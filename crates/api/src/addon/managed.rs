@@ -4,8 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{AddOnConfig, AddOnMeta, ConfigCoordinates, ConfigSpecHash};
-use crate::api::conditions::Condition;
-use crate::api::operator::AddOnAuthType;
+use crate::conditions::Condition;
+use crate::operator::AddOnAuthType;
 
 /// An add-on enabled on one managed cluster.
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -35,7 +35,7 @@ use crate::api::operator::AddOnAuthType;
 pub struct ManagedClusterAddOnSpec {
     /// Namespace on the managed cluster the agent is installed into.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("default" = "open-cluster-management-agent-addon"), length(max = 63), pattern(crate::api::schema::DNS_LABEL))]
+    #[schemars(extend("default" = "open-cluster-management-agent-addon"), length(max = 63), pattern(crate::schema::DNS_LABEL))]
     pub install_namespace: Option<String>,
     /// Configs for this cluster, overriding the defaults.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -74,7 +74,7 @@ impl ManagedClusterAddOn {
 pub struct ManagedClusterAddOnStatus {
     /// Current conditions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "crate::api::conditions::schema")]
+    #[schemars(schema_with = "crate::conditions::schema")]
     pub conditions: Vec<Condition>,
     /// Objects that make up the add-on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

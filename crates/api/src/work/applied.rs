@@ -40,7 +40,7 @@ pub struct AppliedManifestWorkStatus {
     pub applied_resources: Vec<AppliedManifestResourceMeta>,
     /// When eviction of this (orphaned) record started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "crate::api::schema::time")]
+    #[schemars(schema_with = "crate::schema::time")]
     pub eviction_start_time: Option<Time>,
 }
 

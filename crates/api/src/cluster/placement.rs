@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::TaintEffect;
-use crate::api::conditions::Condition;
+use crate::conditions::Condition;
 
 /// Label on a PlacementDecision naming its Placement.
 pub const PLACEMENT_LABEL: &str = "cluster.open-cluster-management.io/placement";
@@ -95,7 +95,7 @@ pub struct ClusterPredicate {
 pub struct ClusterSelector {
     /// Cluster labels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "crate::api::schema::label_selector")]
+    #[schemars(schema_with = "crate::schema::label_selector")]
     pub label_selector: Option<LabelSelector>,
     /// Cluster claims.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -111,7 +111,7 @@ pub struct ClusterSelector {
 pub struct ClusterClaimSelector {
     /// Requirements, AND-ed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "crate::api::schema::selector_requirements")]
+    #[schemars(schema_with = "crate::schema::selector_requirements")]
     pub match_expressions: Vec<LabelSelectorRequirement>,
 }
 
@@ -253,7 +253,7 @@ pub enum SortBy {
 pub struct Toleration {
     /// Taint key (all keys when empty with `Exists`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 316), pattern(crate::api::schema::QUALIFIED_NAME))]
+    #[schemars(length(max = 316), pattern(crate::schema::QUALIFIED_NAME))]
     pub key: Option<String>,
     /// `Equal` or `Exists`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -290,7 +290,7 @@ pub struct GroupStrategy {
     /// Size of the remaining groups: a count or a percentage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(
-        schema_with = "crate::api::schema::int_or_string",
+        schema_with = "crate::schema::int_or_string",
         extend("default" = "100%", "pattern" = r"^((100|[1-9][0-9]{0,1})%|[1-9][0-9]*)$")
     )]
     pub clusters_per_decision_group: Option<IntOrString>,
@@ -313,7 +313,7 @@ pub struct DecisionGroup {
 pub struct GroupClusterSelector {
     /// Cluster labels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "crate::api::schema::label_selector")]
+    #[schemars(schema_with = "crate::schema::label_selector")]
     pub label_selector: Option<LabelSelector>,
     /// Cluster claims.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -332,11 +332,11 @@ pub struct PlacementStatus {
     pub decision_groups: Vec<DecisionGroupStatus>,
     /// Current conditions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "crate::api::conditions::schema")]
+    #[schemars(schema_with = "crate::conditions::schema")]
     pub conditions: Vec<Condition>,
     /// When scores were last refreshed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "crate::api::schema::time")]
+    #[schemars(schema_with = "crate::schema::time")]
     pub last_score_update_time: Option<Time>,
 }
 

@@ -39,7 +39,7 @@ pub struct KlusterletSpec {
     pub image_pull_spec: Option<String>,
     /// Name the cluster registers under.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 63), pattern(crate::api::schema::DNS_LABEL))]
+    #[schemars(length(max = 63), pattern(crate::schema::DNS_LABEL))]
     pub cluster_name: Option<String>,
     /// API server URLs of this cluster reported to the hub.
     #[serde(
@@ -79,7 +79,7 @@ pub struct ServerUrl {
     pub url: String,
     /// CA bundle for the URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "crate::api::schema::bytes")]
+    #[schemars(schema_with = "crate::schema::bytes")]
     pub ca_bundle: Option<ByteString>,
 }
 
@@ -97,10 +97,10 @@ pub struct KlusterletDeployOption {
 #[serde(rename_all = "camelCase")]
 pub struct HubApiServerHostAlias {
     /// IPv4 address.
-    #[schemars(pattern(crate::api::schema::IPV4))]
+    #[schemars(pattern(crate::schema::IPV4))]
     pub ip: String,
     /// Host name it resolves.
-    #[schemars(pattern(crate::api::schema::HOSTNAME))]
+    #[schemars(pattern(crate::schema::HOSTNAME))]
     pub hostname: String,
 }
 
@@ -202,10 +202,10 @@ pub struct RegistrationDriver {
 #[serde(rename_all = "camelCase")]
 pub struct AwsIrsa {
     /// ARN of the hub EKS cluster.
-    #[schemars(length(min = 1), pattern(crate::api::schema::EKS_ARN))]
+    #[schemars(length(min = 1), pattern(crate::schema::EKS_ARN))]
     pub hub_cluster_arn: String,
     /// ARN of this EKS cluster.
-    #[schemars(length(min = 1), pattern(crate::api::schema::EKS_ARN))]
+    #[schemars(length(min = 1), pattern(crate::schema::EKS_ARN))]
     pub managed_cluster_arn: String,
 }
 
@@ -279,10 +279,10 @@ pub struct KlusterletWorkConfiguration {
     pub hub_kube_api_burst: Option<i32>,
     /// How long an AppliedManifestWork of an unknown hub is kept (e.g. `60m`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(pattern(crate::api::schema::DURATION))]
+    #[schemars(pattern(crate::schema::DURATION))]
     pub applied_manifest_work_eviction_grace_period: Option<String>,
     /// How often resource status is sent back (e.g. `10s`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(pattern(crate::api::schema::DURATION))]
+    #[schemars(pattern(crate::schema::DURATION))]
     pub status_sync_interval: Option<String>,
 }

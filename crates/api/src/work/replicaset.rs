@@ -6,8 +6,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::ManifestWorkSpec;
-use crate::api::conditions::Condition;
-use crate::api::rollout::RolloutStrategy;
+use crate::conditions::Condition;
+use crate::rollout::RolloutStrategy;
 
 /// Label on each ManifestWork of a replica set: `<namespace>.<name>` of the set.
 pub const REPLICA_SET_LABEL: &str = "work.open-cluster-management.io/manifestworkreplicaset";
@@ -51,11 +51,11 @@ pub const MANIFEST_WORK_APPLIED: &str = "ManifestworkApplied";
 )]
 #[serde(rename_all = "camelCase")]
 // Required as upstream's (the API server defaults it), yet read leniently here.
-#[schemars(transform = |s: &mut schemars::Schema| crate::api::schema::require(s, "cascadeDeletionPolicy"))]
+#[schemars(transform = |s: &mut schemars::Schema| crate::schema::require(s, "cascadeDeletionPolicy"))]
 pub struct ManifestWorkReplicaSetSpec {
     /// The ManifestWork each decided cluster gets.
     #[serde(default)]
-    #[schemars(transform = crate::api::schema::no_default)]
+    #[schemars(transform = crate::schema::no_default)]
     pub manifest_work_template: ManifestWorkSpec,
     /// Placements choosing the clusters, each with its rollout strategy.
     #[schemars(length(min = 1))]
@@ -94,21 +94,21 @@ pub enum CascadeDeletionPolicy {
 pub struct ManifestWorkReplicaSetStatus {
     /// PlacementVerified, PlacementRolledOut, ManifestworkApplied.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "crate::api::conditions::schema")]
+    #[schemars(schema_with = "crate::conditions::schema")]
     pub conditions: Vec<Condition>,
     /// Per placement: its rollout and its works.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placement_summary: Vec<PlacementSummary>,
     /// Over all placements.
     #[serde(default)]
-    #[schemars(transform = crate::api::schema::no_default)]
+    #[schemars(transform = crate::schema::no_default)]
     pub summary: ManifestWorkReplicaSetSummary,
 }
 
 /// One placement's part of a replica set.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, rename_all = "camelCase")]
-#[schemars(transform = crate::api::schema::no_property_defaults)]
+#[schemars(transform = crate::schema::no_property_defaults)]
 pub struct PlacementSummary {
     /// Placement name.
     pub name: String,
@@ -121,28 +121,28 @@ pub struct PlacementSummary {
 /// Counts of ManifestWorks by condition.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, rename_all = "camelCase")]
-#[schemars(transform = crate::api::schema::no_property_defaults)]
+#[schemars(transform = crate::schema::no_property_defaults)]
 pub struct ManifestWorkReplicaSetSummary {
     /// Works that exist.
-    #[schemars(schema_with = "crate::api::schema::count")]
+    #[schemars(schema_with = "crate::schema::count")]
     pub total: i64,
     /// Works wanted: in the API, but OCM v1.3.1's controller never sets it, so neither does ours
     /// (always 0).
-    #[schemars(schema_with = "crate::api::schema::count")]
+    #[schemars(schema_with = "crate::schema::count")]
     pub desired_total: i64,
     /// Works Applied.
-    #[schemars(schema_with = "crate::api::schema::count")]
+    #[schemars(schema_with = "crate::schema::count")]
     pub applied: i64,
     /// Works Available.
-    #[schemars(schema_with = "crate::api::schema::count")]
+    #[schemars(schema_with = "crate::schema::count")]
     pub available: i64,
     /// Works Degraded.
-    #[schemars(schema_with = "crate::api::schema::count")]
+    #[schemars(schema_with = "crate::schema::count")]
     pub degraded: i64,
     /// Works Progressing.
-    #[schemars(schema_with = "crate::api::schema::count")]
+    #[schemars(schema_with = "crate::schema::count")]
     pub progressing: i64,
     /// Works carrying the current template: as `desiredTotal`, never set (always 0).
-    #[schemars(schema_with = "crate::api::schema::count")]
+    #[schemars(schema_with = "crate::schema::count")]
     pub updated: i64,
 }

@@ -144,11 +144,11 @@ pub struct Resources {
     pub claims: Vec<ResourceClaim>,
     /// Upper bounds.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    #[schemars(schema_with = "crate::api::schema::quantities")]
+    #[schemars(schema_with = "crate::schema::quantities")]
     pub limits: BTreeMap<String, Quantity>,
     /// What is reserved.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    #[schemars(schema_with = "crate::api::schema::quantities")]
+    #[schemars(schema_with = "crate::schema::quantities")]
     pub requests: BTreeMap<String, Quantity>,
 }
 
