@@ -20,27 +20,19 @@
 pub mod addon;
 pub mod agent;
 pub use ocm_api as api;
-pub mod apply;
-pub mod cel_budget;
+pub use ocm_runtime as runtime;
+pub use ocm_runtime::{FIELD_MANAGER, apply, cel_budget, identity, input, pki, secrets};
 pub mod cli;
 pub mod error;
 pub mod hub;
-pub mod identity;
 pub mod inprocess;
-pub mod input;
 pub mod install;
 pub mod join;
 pub mod kubeconfig;
 pub mod merge_patch;
 pub mod operator;
-pub mod pki;
 pub mod preflight;
 pub mod render;
-pub mod runtime;
-pub mod secrets;
 pub mod ui;
 pub mod work;
 pub use ocm_api::yaml;
-
-/// The field manager every server-side apply of this tool uses.
-pub const FIELD_MANAGER: &str = "clusteradm";

@@ -137,7 +137,7 @@ pub const QUALIFIED_NAME: &str = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-
 /// A Go-style duration in hours, minutes and seconds (`1h30m`).
 pub const DURATION: &str = r"^([0-9]+(s|m|h))+$";
 
-/// A duration of the [`DURATION`] form (`90s`, `5m`, `1h30m`, Go's `1h0m0s`); `None` for any
+/// A duration of Go's duration form (`90s`, `5m`, `1h30m`, Go's `1h0m0s`); `None` for any
 /// other text, or one too long to count.
 #[must_use]
 pub fn go_duration(text: &str) -> Option<std::time::Duration> {

@@ -12,7 +12,7 @@
 //! it: from when *this* process saw the lease last change, on its own monotonic clock, never
 //! from the holder's `renewTime` against the local wall clock (a holder whose clock runs a
 //! minute behind would look expired while it renews, and two processes would lead). A leader
-//! that loses the lease stops its work within [`WORK_STOP`], well inside the lease duration a
+//! that loses the lease stops its work within `WORK_STOP`, well inside the lease duration a
 //! successor waits out.
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -388,7 +388,7 @@ async fn stop_within(
 }
 
 /// How long stopping work may take before it is aborted; with [`RELEASE_WITHIN`], within
-/// [`crate::runtime::shutdown::STOP_DEADLINE`].
+/// [`crate::shutdown::STOP_DEADLINE`].
 const WORK_STOP: Duration = Duration::from_secs(2);
 /// How long releasing the Lease may take when stopping.
 const RELEASE_WITHIN: Duration = Duration::from_secs(1);

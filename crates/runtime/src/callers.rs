@@ -3,7 +3,7 @@
 //! SubjectAccessReview, as upstream's components (controller-runtime's and the generic API
 //! server's delegated authentication and authorisation) check theirs. Used by `/metrics`
 //! ([`super::metrics_server`]) and the placement debug endpoint
-//! ([`crate::hub::placement::debug`]).
+//! (the placement debug endpoint).
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;

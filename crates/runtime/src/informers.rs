@@ -25,15 +25,15 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Client, ResourceExt as _};
 
-use crate::api::addon::{
+use ocm_api::addon::{
     AddOnDeploymentConfig, AddOnTemplate, ClusterManagementAddOn, ManagedClusterAddOn,
 };
-use crate::api::cluster::{
+use ocm_api::cluster::{
     AddOnPlacementScore, CLUSTER_LEASE_NAME, CLUSTER_NAME_LABEL, ManagedCluster, ManagedClusterSet,
     ManagedClusterSetBinding, PLACEMENT_LABEL, Placement, PlacementDecision,
 };
-use crate::api::work::{ManifestWork, ManifestWorkReplicaSet};
-use crate::runtime::{Backoff, Shutdown};
+use ocm_api::work::{ManifestWork, ManifestWorkReplicaSet};
+use crate::{Backoff, Shutdown};
 
 /// A failed watch is retried from this delay, doubling up to the cap (a missing CRD, an API
 /// server away).
@@ -107,11 +107,11 @@ impl Informed for CertificateSigningRequest {
     }
 }
 /// The one ClusterManager: its settings (admission, auto-approval) for the hub controllers.
-impl Informed for crate::api::operator::ClusterManager {
+impl Informed for ocm_api::operator::ClusterManager {
     fn config() -> watcher::Config {
         watcher::Config::default().fields(&format!(
             "metadata.name={}",
-            crate::api::operator::CLUSTER_MANAGER_NAME
+            ocm_api::operator::CLUSTER_MANAGER_NAME
         ))
     }
 }
@@ -427,7 +427,7 @@ mod tests {
         assert_eq!(informer.deletions.lock().len(), 1);
         // Both handles read the one store the one writer fills.
         let mut writer = informer.writer.lock().unwrap().take().unwrap();
-        let mc = ManagedCluster::new("c1", crate::api::cluster::ManagedClusterSpec::default());
+        let mc = ManagedCluster::new("c1", ocm_api::cluster::ManagedClusterSpec::default());
         writer.apply_watcher_event(&watcher::Event::InitApply(mc));
         writer.apply_watcher_event(&watcher::Event::<ManagedCluster>::InitDone);
         assert_eq!(first.state().len(), 1);

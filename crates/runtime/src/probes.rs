@@ -1,6 +1,6 @@
 //! The plain-HTTP endpoint a kubelet reads in a pod: `/healthz` (the process answers) and
 //! `/readyz` (it reached its API server and its loops run). `/metrics` is served apart, to
-//! authenticated callers only ([`crate::runtime::metrics_server`]). Nothing secret is served
+//! authenticated callers only ([`crate::metrics_server`]). Nothing secret is served
 //! here, so no TLS; every connection is bounded
 //! in time and count, as anything on the pod network can reach the port. The count is kept per
 //! source address as well as in all: a client holding connections open (slowly sending, or not
@@ -19,7 +19,7 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::runtime::Shutdown;
+use crate::Shutdown;
 
 /// Connections served at once from all sources.
 const MAX_CONNECTIONS: usize = 1024;

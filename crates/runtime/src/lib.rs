@@ -1,3 +1,6 @@
+//! `ocm-runtime`: the machinery every OCM loop of clusteradm stands on, the layer above
+//! [`ocm_api`].
+//!
 //! What every loop needs, written once: a shutdown token ([`shutdown`]), a jittered exponential
 //! backoff ([`backoff`]), one way to run a controller ([`controller`]) over one watch per kind
 //! ([`informers`]), a Lease for liveness and leader election ([`lease`]), clients built from
@@ -6,25 +9,39 @@
 //! ([`uninstall`]), and what a pod exposes: [`probes`] over [`metrics`], and its callers as the API
 //! server vouches for them ([`callers`]).
 //!
-//! Operators, hub controllers and agents depend on this module instead of each writing their own;
-//! it depends on nothing above [`crate::api`].
+//! Beside them, what loops and commands both use: server-side apply of a bundle of objects
+//! ([`apply`]), PKI ([`pki`]), Secret fields ([`secrets`]), agent identities and CSR approval
+//! ([`identity`]), CEL with a cost budget ([`cel_budget`]), bounded reads of the files users name
+//! ([`input`]) and the errors a user acts on ([`error`]).
+//!
+//! Operators, hub controllers and agents depend on this crate instead of each writing their own.
+pub mod apply;
 pub mod backoff;
+pub mod cel_budget;
 pub mod callers;
 pub mod client;
 pub mod controller;
+pub mod error;
 pub mod fan_out;
+pub mod identity;
 pub mod impersonate;
 pub mod informers;
+pub mod input;
 pub mod lease;
 pub mod metrics;
 pub mod metrics_server;
+pub mod pki;
 pub mod probes;
 pub mod queue_depth;
 pub mod rate;
 pub mod ready;
 pub mod report;
+pub mod secrets;
 pub mod shutdown;
 pub mod uninstall;
 
 pub use backoff::Backoff;
 pub use shutdown::Shutdown;
+
+/// The field manager every server-side apply of this tool uses.
+pub const FIELD_MANAGER: &str = "clusteradm";

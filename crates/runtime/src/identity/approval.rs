@@ -1,7 +1,7 @@
 //! What `clusteradm accept` does for one cluster, decided from what it observed (pure): which
 //! pending CSRs to approve, which to refuse and why, and whether to set `hubAcceptsClient`.
-use crate::api::cluster::{MANAGED_CLUSTER_JOINED, ManagedCluster};
-use crate::api::conditions;
+use ocm_api::cluster::{MANAGED_CLUSTER_JOINED, ManagedCluster};
+use ocm_api::conditions;
 use crate::identity::CsrFacts;
 
 /// An annotation upstream uses for clusters registered through AWS IAM (no CSR involved).
@@ -149,11 +149,11 @@ mod tests {
             cluster: Some("c1".into()),
             username: user.into(),
             groups: if user.starts_with("system:bootstrap:") {
-                vec![crate::api::names::BOOTSTRAP_GROUP.into()]
+                vec![ocm_api::names::BOOTSTRAP_GROUP.into()]
             } else {
                 vec![]
             },
-            signer: crate::api::names::CLIENT_SIGNER.into(),
+            signer: ocm_api::names::CLIENT_SIGNER.into(),
             usages: vec!["client auth".into()],
             subject: Ok(Subject {
                 common_name: common_name(subject_cluster, agent),
@@ -170,7 +170,7 @@ mod tests {
     }
 
     fn mc(accepted: bool) -> ManagedCluster {
-        let mut mc = ManagedCluster::new("c1", crate::api::cluster::ManagedClusterSpec::default());
+        let mut mc = ManagedCluster::new("c1", ocm_api::cluster::ManagedClusterSpec::default());
         mc.spec.hub_accepts_client = accepted;
         mc
     }

@@ -4,8 +4,8 @@
 use std::collections::BTreeSet;
 
 use super::{ALLOWED_USAGES, CsrFacts, PREFIX, cluster_group};
-use crate::api::addon::RegistrationConfig;
-use crate::api::names::CLIENT_SIGNER;
+use ocm_api::addon::RegistrationConfig;
+use ocm_api::names::CLIENT_SIGNER;
 
 /// The group of every agent of `addon` on `cluster` (upstream's `DefaultOrganization`).
 #[must_use]
@@ -165,7 +165,7 @@ fn within_addon(asked: &super::Subject, cluster: &str, addon: &str) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::addon::Subject as RegisteredSubject;
+    use ocm_api::addon::Subject as RegisteredSubject;
     use crate::identity::Subject;
 
     fn registration() -> RegistrationConfig {

@@ -1,4 +1,4 @@
-//! One shutdown signal for every loop: a [`CancellationToken`]. The process cancels the root
+//! One shutdown signal for every loop: a [`CancellationToken`](tokio_util::sync::CancellationToken). The process cancels the root
 //! token on Ctrl-C or SIGTERM ([`on_signal`]); each loop takes a child token, so stopping one
 //! part (leadership lost, an agent restarted with a new credential) never stops its siblings.
 use std::future::Future;

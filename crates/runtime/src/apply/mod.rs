@@ -369,11 +369,11 @@ pub fn gvk_of(obj: &DynamicObject) -> Option<GroupVersionKind> {
 }
 
 /// Prints a bundle as a multi-document YAML stream (what `--dry-run` shows).
-pub fn to_yaml(objects: &[DynamicObject]) -> Result<String, crate::yaml::Error> {
+pub fn to_yaml(objects: &[DynamicObject]) -> Result<String, ocm_api::yaml::Error> {
     let mut out = String::new();
     for obj in objects {
         out.push_str("---\n");
-        out.push_str(&crate::yaml::to_string(obj)?);
+        out.push_str(&ocm_api::yaml::to_string(obj)?);
     }
     Ok(out)
 }
@@ -382,7 +382,7 @@ pub fn to_yaml(objects: &[DynamicObject]) -> Result<String, crate::yaml::Error> 
 pub fn parse_objects(text: &str, source: &str) -> anyhow::Result<Vec<DynamicObject>> {
     use anyhow::Context as _;
     let docs =
-        crate::yaml::from_str_multi(text).with_context(|| format!("{source} is not valid YAML"))?;
+        ocm_api::yaml::from_str_multi(text).with_context(|| format!("{source} is not valid YAML"))?;
     docs.into_iter()
         .enumerate()
         .map(|(i, doc)| {

@@ -1,7 +1,7 @@
 //! The process's Prometheus metrics, in one registry: what every controller reports through
-//! [`crate::runtime::controller::Runner`] (through [`crate::runtime::report::record`]), its queue depth
-//! ([`crate::runtime::queue_depth`]), and what the work agent measures per apply.
-//! Served as text at `/metrics` by [`crate::runtime::probes`].
+//! [`crate::controller::Runner`] (through [`crate::report::record`]), its queue depth
+//! ([`crate::queue_depth`]), and what the work agent measures per apply.
+//! Served as text at `/metrics` by [`crate::probes`].
 use std::sync::LazyLock;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -82,7 +82,7 @@ pub fn work_applied(seconds: f64) {
 /// The metrics in Prometheus' text format (queue depths as of now).
 #[must_use]
 pub fn text() -> String {
-    for (controller, depth) in crate::runtime::queue_depth::depths() {
+    for (controller, depth) in crate::queue_depth::depths() {
         METRICS
             .queue_depth
             .get_or_create(&ControllerLabel { controller })

@@ -47,7 +47,7 @@ pub type ControllerResult<K, E, Q> = Result<
 >;
 
 /// Counts one result of `controller` in its metrics (reconciles, errors, queue depth); the
-/// [`crate::runtime::controller::Runner`] logs it.
+/// [`crate::controller::Runner`] logs it.
 pub fn record<K, E, Q>(controller: &str, result: &ControllerResult<K, E, Q>)
 where
     K: kube::Resource,
@@ -55,7 +55,7 @@ where
     use kube::runtime::controller::Error as Failure;
     let failed = matches!(result, Err(Failure::ReconcilerFailed(..)));
     if !matches!(result, Err(Failure::ObjectNotFound(_))) {
-        crate::runtime::metrics::reconciled(controller, failed);
+        crate::metrics::reconciled(controller, failed);
     }
     let (namespace, name) = match result {
         Ok((obj, _)) => (obj.namespace.as_deref(), obj.name.as_str()),
@@ -64,7 +64,7 @@ where
         }
         Err(_) => return,
     };
-    crate::runtime::queue_depth::reconciled(controller, namespace, name);
+    crate::queue_depth::reconciled(controller, namespace, name);
 }
 
 #[cfg(test)]

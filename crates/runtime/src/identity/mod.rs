@@ -14,8 +14,8 @@ use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use x509_parser::certification_request::X509CertificationRequest;
 use x509_parser::prelude::FromDer as _;
 
-use crate::api::cluster::CLUSTER_NAME_LABEL;
-use crate::api::names::CLIENT_SIGNER;
+use ocm_api::cluster::CLUSTER_NAME_LABEL;
+use ocm_api::names::CLIENT_SIGNER;
 
 /// Prefix of every agent user name and cluster group.
 pub const PREFIX: &str = "system:open-cluster-management:";
@@ -123,7 +123,7 @@ pub fn is_bootstrap_requester(username: &str, groups: &[String]) -> bool {
         || (username.starts_with(BOOTSTRAP_USER_PREFIX)
             && groups
                 .iter()
-                .any(|g| g == crate::api::names::BOOTSTRAP_GROUP))
+                .any(|g| g == ocm_api::names::BOOTSTRAP_GROUP))
 }
 
 /// What matters of a CSR for approval decisions.
@@ -329,7 +329,7 @@ mod tests {
         assert!(node_token.check_bootstrap("c1", false).is_err());
     }
 
-    const BOOTSTRAP_GROUP: &str = crate::api::names::BOOTSTRAP_GROUP;
+    const BOOTSTRAP_GROUP: &str = ocm_api::names::BOOTSTRAP_GROUP;
 
     #[test]
     fn another_clusters_identity_is_refused() {

@@ -18,8 +18,8 @@ use kube::Resource;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 
-use crate::runtime::queue_depth::{self, Wakes};
-use crate::runtime::{Backoff, Shutdown, report, shutdown};
+use crate::queue_depth::{self, Wakes};
+use crate::{Backoff, Shutdown, report, shutdown};
 
 /// The first retry of a failed object, and the cap its backoff grows to.
 const FLOOR: Duration = Duration::from_millis(500);
@@ -156,7 +156,7 @@ where
     {
         let store = store.clone();
         self.ready.push(Box::pin(async move {
-            let _ = crate::runtime::ready::until_ready(&store).await;
+            let _ = crate::ready::until_ready(&store).await;
         }));
         self
     }
