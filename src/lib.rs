@@ -18,13 +18,13 @@
 //!   ([`preflight`]), and the commands ([`cli`]).
 
 pub mod addon;
-pub mod agent;
 pub use ocm_api as api;
 pub use ocm_runtime as runtime;
+pub use ocm_hub as hub;
+pub use ocm_agent as agent;
 pub use ocm_runtime::{FIELD_MANAGER, apply, cel_budget, identity, input, pki, secrets};
 pub mod cli;
 pub mod error;
-pub mod hub;
 pub mod inprocess;
 pub mod install;
 pub mod join;

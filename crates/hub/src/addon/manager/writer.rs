@@ -1,0 +1,327 @@
+//! The add-on manager's writes, the only place it changes the hub: the add-on's owner,
+//! finalizers and status, its deploy, hook and hosting works, and its hub RoleBindings. Each is
+//! skipped when the store, or this process's last write, already shows it as wanted.
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::rbac::v1::RoleBinding;
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::{Client, ResourceExt as _};
+use serde_json::json;
+
+use ocm_api::addon::{
+    ADDON_NAME_LABEL, ADDON_NAMESPACE_LABEL, ClusterManagementAddOn,
+    DEPRECATED_PRE_DELETE_HOOK_FINALIZER, HOSTING_MANIFEST_FINALIZER, ManagedClusterAddOn,
+    ManagedClusterAddOnStatus, PRE_DELETE_HOOK_FINALIZER,
+};
+use ocm_api::work::ManifestWork;
+use crate::addon::deploy;
+
+const FIELD_MANAGER: &str = "clusteradm-addon-manager";
+
+/// The manager's client and what it last wrote.
+pub struct Writer {
+    client: Client,
+    /// RoleBindings as this process last applied them: applied again only when they change.
+    bindings: Mutex<HashMap<(String, String), RoleBinding>>,
+    /// Works as this process last applied them, until the store shows them: a reconcile woken
+    /// by its own status write does not apply the same work again.
+    works: Mutex<HashMap<(String, String), (ManifestWork, Instant)>>,
+}
+
+/// How long a work this process created may be missing from the store before it is taken as
+/// deleted (by the garbage collector, a user, or this writer) and written again.
+const STORE_CATCH_UP: Duration = Duration::from_secs(10);
+
+impl Writer {
+    /// Writes with `client`, nothing written yet.
+    #[must_use]
+    pub fn new(client: Client) -> Self {
+        Self {
+            client,
+            bindings: Mutex::default(),
+            works: Mutex::default(),
+        }
+    }
+
+    /// The add-on's status, as [`write_status`] writes it.
+    pub async fn status(
+        &self,
+        mca: &ManagedClusterAddOn,
+        status: &ManagedClusterAddOnStatus,
+    ) -> Result<(), kube::Error> {
+        write_status(&self.client, mca, status).await
+    }
+
+    /// Applies the hook work unless it is there as this process last wrote it.
+    pub async fn apply_hook_work(
+        &self,
+        exists: bool,
+        wanted: &ManifestWork,
+    ) -> Result<(), kube::Error> {
+        let key = (wanted.namespace().unwrap_or_default(), wanted.name_any());
+        let written = self
+            .works
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+            .is_some_and(|(w, _)| w == wanted);
+        if exists && written {
+            return Ok(());
+        }
+        self.write_work(key, wanted).await
+    }
+
+    /// Applies a work and remembers it as written.
+    async fn write_work(
+        &self,
+        key: (String, String),
+        wanted: &ManifestWork,
+    ) -> Result<(), kube::Error> {
+        Api::<ManifestWork>::namespaced(self.client.clone(), &key.0)
+            .patch(
+                &key.1,
+                &PatchParams::apply(FIELD_MANAGER).force(),
+                &Patch::Apply(wanted),
+            )
+            .await?;
+        self.works
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key, (wanted.clone(), Instant::now()));
+        Ok(())
+    }
+
+    /// Adds or removes the hook finalizer (and drops the deprecated one, as upstream does).
+    pub async fn set_hook_finalizer(
+        &self,
+        mca: &ManagedClusterAddOn,
+        present: bool,
+    ) -> Result<(), kube::Error> {
+        let mut mca = mca.clone();
+        mca.finalizers_mut()
+            .retain(|f| f != DEPRECATED_PRE_DELETE_HOOK_FINALIZER);
+        self.set_finalizer(&mca, PRE_DELETE_HOOK_FINALIZER, present)
+            .await
+    }
+
+    /// Adds or removes `finalizer`, guarded by the version read.
+    pub async fn set_finalizer(
+        &self,
+        mca: &ManagedClusterAddOn,
+        finalizer: &str,
+        present: bool,
+    ) -> Result<(), kube::Error> {
+        let mut finalizers: Vec<String> = mca
+            .finalizers()
+            .iter()
+            .filter(|f| *f != finalizer)
+            .cloned()
+            .collect();
+        if present {
+            finalizers.push(finalizer.into());
+        }
+        self.update_metadata(mca, json!({"finalizers": finalizers}))
+            .await
+            .map(|_| ())
+    }
+
+    /// Applies the deploy work unless the store, or this process's last write, shows it as wanted.
+    pub async fn apply_work(
+        &self,
+        current: Option<&ManifestWork>,
+        wanted: &ManifestWork,
+    ) -> Result<(), kube::Error> {
+        let key = (wanted.namespace().unwrap_or_default(), wanted.name_any());
+        let written = {
+            let mut memo = self.works.lock().unwrap_or_else(PoisonError::into_inner);
+            if current.is_some_and(|w| same_work(w, wanted)) {
+                memo.remove(&key);
+                true
+            } else {
+                // A store that shows no work at all has either not caught up with the write
+                // or seen the work deleted since: only the former for long.
+                memo.get(&key).is_some_and(|(w, at)| {
+                    same_work(w, wanted) && (current.is_some() || at.elapsed() < STORE_CATCH_UP)
+                })
+            }
+        };
+        if written {
+            return Ok(());
+        }
+        self.write_work(key, wanted).await
+    }
+
+    /// Applies a hub RoleBinding of the add-on unless this process last applied it as it is.
+    pub async fn apply_binding(&self, binding: &RoleBinding) -> Result<(), kube::Error> {
+        let key = (binding.namespace().unwrap_or_default(), binding.name_any());
+        if self
+            .bindings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+            == Some(binding)
+        {
+            return Ok(());
+        }
+        let mut body = serde_json::to_value(binding).map_err(kube::Error::SerdeError)?;
+        body["apiVersion"] = json!("rbac.authorization.k8s.io/v1");
+        body["kind"] = json!("RoleBinding");
+        Api::<RoleBinding>::namespaced(self.client.clone(), &key.0)
+            .patch(
+                &key.1,
+                &PatchParams::apply(FIELD_MANAGER).force(),
+                &Patch::Apply(&body),
+            )
+            .await?;
+        self.bindings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key, binding.clone());
+        Ok(())
+    }
+
+    /// Makes the ClusterManagementAddOn an owner of `mca`, as upstream's addon-owner controller
+    /// does.
+    pub async fn own(
+        &self,
+        mca: &ManagedClusterAddOn,
+        cma: &ClusterManagementAddOn,
+    ) -> Result<Updated, kube::Error> {
+        let uid = cma.uid().unwrap_or_default();
+        if mca.owner_references().iter().any(|o| o.uid == uid) {
+            return Ok(Updated::Unchanged);
+        }
+        let mut owners = mca.owner_references().to_vec();
+        owners.push(deploy::owner_reference(cma, false));
+        self.update_metadata(mca, json!({"ownerReferences": owners}))
+            .await
+    }
+
+    /// Merges `metadata` into the add-on's, guarded by the version read.
+    async fn update_metadata(
+        &self,
+        mca: &ManagedClusterAddOn,
+        mut metadata: serde_json::Value,
+    ) -> Result<Updated, kube::Error> {
+        metadata["resourceVersion"] = json!(mca.metadata.resource_version);
+        match Api::<ManagedClusterAddOn>::namespaced(
+            self.client.clone(),
+            &mca.namespace().unwrap_or_default(),
+        )
+        .patch(
+            &mca.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": metadata})),
+        )
+        .await
+        {
+            Ok(updated) => Ok(Updated::Now(Box::new(updated))),
+            Err(kube::Error::Api(e)) if e.code == 409 => Ok(Updated::Conflict),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Deletes the add-on's works on hosting clusters (the work agent there then removes what they
+    /// made).
+    pub async fn delete_hosting_works(
+        &self,
+        mca: &ManagedClusterAddOn,
+        works: &[Arc<ManifestWork>],
+    ) -> Result<(), kube::Error> {
+        for work in works {
+            let namespace = work.namespace().unwrap_or_default();
+            match Api::<ManifestWork>::namespaced(self.client.clone(), &namespace)
+                .delete(&work.name_any(), &DeleteParams::default())
+                .await
+            {
+                Ok(_) => {
+                    tracing::info!(addon = %mca.name_any(), "deleted hosting work {namespace}/{}", work.name_any());
+                    self.works
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .remove(&(namespace.clone(), work.name_any()));
+                }
+                Err(kube::Error::Api(e)) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes the hosting works of an add-on that holds the hosting finalizer, then releases it.
+    pub async fn remove_hosting(
+        &self,
+        mca: &ManagedClusterAddOn,
+        works: &[Arc<ManifestWork>],
+    ) -> Result<(), kube::Error> {
+        self.delete_hosting_works(mca, works).await?;
+        self.set_finalizer(mca, HOSTING_MANIFEST_FINALIZER, false)
+            .await
+    }
+}
+
+/// What a metadata update found or did.
+pub enum Updated {
+    /// Nothing needed changing.
+    Unchanged,
+    /// Updated: the object as written.
+    Now(Box<ManagedClusterAddOn>),
+    /// It changed since it was read.
+    Conflict,
+}
+
+/// Writes the add-on's status if it differs, guarded by the version read: the agent's own status
+/// writes are not overwritten (a conflict's change wakes the add-on again).
+pub async fn write_status(
+    client: &Client,
+    mca: &ManagedClusterAddOn,
+    status: &ManagedClusterAddOnStatus,
+) -> Result<(), kube::Error> {
+    if mca.status.as_ref() == Some(status) {
+        return Ok(());
+    }
+    let patch = json!({
+        "metadata": {"resourceVersion": mca.metadata.resource_version},
+        "status": status,
+    });
+    match Api::<ManagedClusterAddOn>::namespaced(
+        client.clone(),
+        &mca.namespace().unwrap_or_default(),
+    )
+    .patch_status(
+        &mca.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(patch),
+    )
+    .await
+    {
+        // A conflict: the add-on changed meanwhile, and that change wakes its controllers again;
+        // gone: nothing to write.
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(e)) if e.code == 409 || e.code == 404 => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether the stored work already is what `wanted` says: made from the same template, asking
+/// for the same status feedback (which the template's prober annotation, outside its spec,
+/// changes), with the label and owner.
+fn same_work(current: &ManifestWork, wanted: &ManifestWork) -> bool {
+    // Only identifiers and rules: the API server fills in the options' other defaults.
+    let feedback = |w: &ManifestWork| {
+        w.spec
+            .manifest_configs
+            .iter()
+            .map(|c| (c.resource_identifier.clone(), c.feedback_rules.clone()))
+            .collect::<Vec<_>>()
+    };
+    // The manifests too: the cluster's image mirrors change them with no config changing.
+    deploy::same_configs(current, wanted)
+        && current.spec.workload.manifests == wanted.spec.workload.manifests
+        && feedback(current) == feedback(wanted)
+        && current.labels().get(ADDON_NAME_LABEL) == wanted.labels().get(ADDON_NAME_LABEL)
+        && current.labels().get(ADDON_NAMESPACE_LABEL) == wanted.labels().get(ADDON_NAMESPACE_LABEL)
+        && current.owner_references() == wanted.owner_references()
+}

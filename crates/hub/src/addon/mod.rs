@@ -1,0 +1,67 @@
+//! The hub's add-on controllers, run by `init --in-process` over the hub's shared watches
+//! ([`ocm_runtime::informers`]):
+//! - [`registration`]: approves add-on agents' CSRs, only for identities their add-on registered,
+//!   and signs those of its template's custom signers ([`signer`]);
+//! - [`manager`]: owns each ManagedClusterAddOn by its add-on and deploys template add-ons
+//!   ([`template`], [`deploy`]), judges their health ([`probe`]) and runs their pre-delete hooks
+//!   ([`hook`]);
+//! - [`install`]: the `Placements` install strategy, and the [`rollout`] of config changes by
+//!   each placement's `rolloutStrategy`;
+//! - [`annotation`]: a cluster's add-on annotations carried over to its add-ons;
+//! - [`discovery`]: each cluster labelled with its add-ons' health, and [`healthcheck`]: a
+//!   cluster whose agent went silent makes its add-ons' health unknown (upstream runs these two
+//!   in its registration-controller; here they share the add-on watch);
+//! - the conversion webhook between the add-on API's versions ([`crate::conversion`]) runs
+//!   with the hub's other webhooks ([`crate::webhook`]).
+pub mod annotation;
+pub mod config;
+pub mod deploy;
+pub mod discovery;
+pub mod healthcheck;
+pub mod hook;
+pub mod hosting;
+pub mod install;
+pub mod manager;
+pub mod probe;
+pub mod registration;
+pub mod rollout;
+pub mod signer;
+pub mod template;
+
+use kube::Client;
+
+use crate::admission::settings::Watched;
+use ocm_runtime::Shutdown;
+use ocm_runtime::informers::Informers;
+
+/// The add-on controllers over `informers`, running until `shutdown` is cancelled (each returns
+/// then) or one of them fails.
+///
+/// The add-on manager's controllers act only while the ClusterManager's `AddonManagement` gate
+/// is on (upstream's operator then runs no add-on manager); [`discovery`] and [`healthcheck`],
+/// upstream's registration controller's, always do.
+pub fn run_with(
+    hub: Client,
+    informers: &Informers,
+    settings: &Watched,
+    shutdown: Shutdown,
+) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
+    let gate = || settings.gate(|s| s.addon_management);
+    let registration = registration::run_with(hub.clone(), informers, gate(), shutdown.clone());
+    let manager = manager::run_with(hub.clone(), informers, gate(), shutdown.clone());
+    let install = install::run_with(hub.clone(), informers, gate(), shutdown.clone());
+    let annotations = annotation::run_with(hub.clone(), informers, gate(), shutdown.clone());
+    let discovery = discovery::run_with(hub.clone(), informers, shutdown.clone());
+    let healthcheck = healthcheck::run_with(hub, informers, shutdown);
+    async move {
+        tokio::try_join!(
+            registration,
+            manager,
+            install,
+            annotations,
+            discovery,
+            healthcheck
+        )
+        .map(|_| ())
+    }
+}
