@@ -18,10 +18,11 @@
 //!   ([`preflight`]), and the commands ([`cli`]).
 
 pub mod addon;
-pub use ocm_api as api;
-pub use ocm_runtime as runtime;
-pub use ocm_hub as hub;
 pub use ocm_agent as agent;
+pub use ocm_api as api;
+pub use ocm_hub as hub;
+pub use ocm_operator as operator;
+pub use ocm_runtime as runtime;
 pub use ocm_runtime::{FIELD_MANAGER, apply, cel_budget, identity, input, pki, secrets};
 pub mod cli;
 pub mod error;
@@ -30,7 +31,6 @@ pub mod install;
 pub mod join;
 pub mod kubeconfig;
 pub mod merge_patch;
-pub mod operator;
 pub mod preflight;
 pub mod render;
 pub mod ui;

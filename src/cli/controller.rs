@@ -420,6 +420,31 @@ mod tests {
 
     use super::*;
 
+    /// Our CLI parses every flag the Klusterlet operator gives our agent's Deployment (the
+    /// container's entrypoint is the binary).
+    #[test]
+    fn our_agent_takes_every_flag_the_operator_gives_it() {
+        use crate::operator::klusterlet::validate::test_support::{EVERY_AGENT_FIELD, klusterlet};
+        use crate::operator::klusterlet::{InProcess, desired::build, validate::validate};
+        use clap::Parser as _;
+        let ours = "registrationImagePullSpec: 'r.example/clusteradm:v1'\nworkImagePullSpec: 'r.example/clusteradm:v1'\n";
+        let labelled = "registrationConfiguration:\n  clusterLabels: {env: prod}\n";
+        let spec =
+            format!("{EVERY_AGENT_FIELD}{ours}").replace("registrationConfiguration:\n", labelled);
+        let desired = build(&validate(&klusterlet(&spec)).unwrap(), InProcess::default());
+        let pod = desired.management.deployments[0]
+            .spec
+            .clone()
+            .unwrap()
+            .template
+            .spec
+            .unwrap();
+        let agent_args = pod.containers[0].args.clone().unwrap();
+        assert!(agent_args.contains(&"--cluster-labels=env=prod".to_owned()));
+        let line = std::iter::once("clusteradm".to_owned()).chain(agent_args);
+        crate::cli::Cli::try_parse_from(line).expect("our agent takes the operator's flags");
+    }
+
     #[tokio::test]
     async fn a_renewed_token_beside_the_mounted_kubeconfig_stops_the_agents_and_untouched_files_do_not()
      {

@@ -326,6 +326,53 @@ mod tests {
     use super::*;
     use crate::api::names::{BOOTSTRAP_CLUSTER_ROLE, BOOTSTRAP_GROUP};
 
+    /// The operator's own ClusterRole (what `init` deploys it with) lets it write every kind it
+    /// builds, in each admission mode.
+    #[test]
+    fn the_operators_role_covers_every_kind_it_applies() {
+        use crate::operator::cluster_manager::InProcess;
+        use crate::operator::cluster_manager::desired::build;
+        use crate::operator::cluster_manager::test_support::{IMAGES, certs, cluster_manager};
+        use crate::operator::cluster_manager::validate::validate;
+        let opts = InitOptions {
+            registry: "r".into(),
+            tag: "v1".into(),
+            ..InitOptions::default()
+        };
+        let role = plan(&opts)
+            .unwrap()
+            .into_iter()
+            .find(|o| {
+                o.types.as_ref().is_some_and(|t| t.kind == "ClusterRole")
+                    && o.metadata.name.as_deref() == Some("cluster-manager")
+            })
+            .expect("the operator's ClusterRole");
+        let rules: Vec<k8s_openapi::api::rbac::v1::PolicyRule> =
+            serde_json::from_value(role.data["rules"].clone()).unwrap();
+        let v = validate(&cluster_manager(IMAGES)).unwrap();
+        for mode in [
+            InProcess::NOTHING,
+            InProcess::NOTHING.with(crate::operator::cluster_manager::Admission::Policies),
+        ] {
+            for obj in build(&v, &certs(), mode).objects() {
+                let gvk = crate::apply::gvk_of(&obj).unwrap();
+                let plural = kube::api::ApiResource::from_gvk(&gvk).plural;
+                assert!(
+                    rules.iter().any(|r| {
+                        let has = |list: &Option<Vec<String>>, v: &str| {
+                            list.iter().flatten().any(|x| x == v || x == "*")
+                        };
+                        has(&r.api_groups, &gvk.group)
+                            && has(&r.resources, &plural)
+                            && r.verbs.iter().any(|v| v == "patch")
+                    }),
+                    "the operator may not patch {}/{plural}",
+                    gvk.group
+                );
+            }
+        }
+    }
+
     /// Each template of the hub's bundles, rendered alone with the values `plan` gives it,
     /// yields named objects (a template that renders to nothing would hide in the bundle).
     #[test]

@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::Value;
 
-const UPSTREAM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/reference/ocm-api");
+const UPSTREAM: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/reference/ocm-api"
+);
 
 /// Every `*.crd.yaml` under `dir` as JSON, with the file it came from.
 fn upstream_crds(dir: &Path) -> Vec<(PathBuf, Value)> {

@@ -988,10 +988,7 @@ mod tests {
     #[test]
     fn every_field_is_honoured_or_refused() {
         let mut missing = Vec::new();
-        for kind in crate::all_crds()
-            .iter()
-            .map(|c| c.spec.names.kind.clone())
-        {
+        for kind in crate::all_crds().iter().map(|c| c.spec.names.kind.clone()) {
             for path in leaves(&kind) {
                 if entry(&kind, &path).is_none() {
                     missing.push(format!("{kind} {path}"));

@@ -215,7 +215,7 @@ pub struct RelatedResourceMeta {
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Admission {
     /// Upstream's webhooks (the default): served by upstream's webhook Deployments, our hub pods,
-    /// or the in-process hub (the hub's admission module).
+    /// or the in-process hub.
     #[default]
     Webhooks,
     /// ValidatingAdmissionPolicies the API server enforces itself; no webhook server.

@@ -25,6 +25,7 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Client, ResourceExt as _};
 
+use crate::{Backoff, Shutdown};
 use ocm_api::addon::{
     AddOnDeploymentConfig, AddOnTemplate, ClusterManagementAddOn, ManagedClusterAddOn,
 };
@@ -33,7 +34,6 @@ use ocm_api::cluster::{
     ManagedClusterSetBinding, PLACEMENT_LABEL, Placement, PlacementDecision,
 };
 use ocm_api::work::{ManifestWork, ManifestWorkReplicaSet};
-use crate::{Backoff, Shutdown};
 
 /// A failed watch is retried from this delay, doubling up to the cap (a missing CRD, an API
 /// server away).

@@ -17,8 +17,8 @@
 //! Operators, hub controllers and agents depend on this crate instead of each writing their own.
 pub mod apply;
 pub mod backoff;
-pub mod cel_budget;
 pub mod callers;
+pub mod cel_budget;
 pub mod client;
 pub mod controller;
 pub mod error;

@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::pairs;
+use crate::addon::define::{self, Request};
 use crate::api::names::is_dns_label;
 use crate::cli::Ctx;
 use crate::error::UserError;
-use crate::addon::define::{self, Request};
 use crate::ui::stdout::println;
 
 /// Flags of `addon create`.

@@ -34,14 +34,12 @@ use serde_json::json;
 use crate::registration::bootstrap::KUBECONFIG_KEY;
 use crate::registration::csr;
 use crate::registration::rotate;
-use crate::registration::secret::{
-    CLUSTER_NAME_KEY, HubCredential, TLS_CRT_KEY, TLS_KEY_KEY,
-};
+use crate::registration::secret::{CLUSTER_NAME_KEY, HubCredential, TLS_CRT_KEY, TLS_KEY_KEY};
 use ocm_api::addon::{ADDON_NAME_LABEL, ManagedClusterAddOn};
 use ocm_api::cluster::CLUSTER_NAME_LABEL;
 use ocm_api::names::CLIENT_SIGNER;
-use ocm_runtime::identity::addon::{AddonSubject, subject};
 use ocm_runtime::controller::Runner;
+use ocm_runtime::identity::addon::{AddonSubject, subject};
 use ocm_runtime::informers::Informers;
 use ocm_runtime::{Backoff, Shutdown};
 
@@ -374,7 +372,10 @@ async fn renew_at(opts: &AddonOptions, wanted: &Wanted) -> Result<Option<i64>, k
 
 /// The CN of the first certificate of a PEM bundle.
 fn common_name(pem: &[u8]) -> Option<String> {
-    let der = ocm_runtime::pki::certificates_der(pem).ok()?.into_iter().next()?;
+    let der = ocm_runtime::pki::certificates_der(pem)
+        .ok()?
+        .into_iter()
+        .next()?;
     let (_, cert) = x509_parser::parse_x509_certificate(&der).ok()?;
     let cn = cert
         .subject()

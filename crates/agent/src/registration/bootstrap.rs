@@ -1,11 +1,11 @@
 //! The bootstrap phase: read `bootstrap-hub-kubeconfig`, pick (or reuse) the agent name, create
 //! the ManagedCluster if absent, and trade a CSR for a hub-signed certificate.
-use ocm_runtime::Shutdown;
-use ocm_runtime::client::{Origin, Timeouts};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 use kube::config::Kubeconfig;
+use ocm_runtime::Shutdown;
+use ocm_runtime::client::{Origin, Timeouts};
 use std::collections::BTreeMap;
 
 use super::secret::{self, HubCredential};

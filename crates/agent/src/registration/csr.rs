@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::pin::pin;
 
-use ocm_runtime::Shutdown;
 use futures::StreamExt as _;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::certificates::v1::{
@@ -13,6 +12,7 @@ use k8s_openapi::api::certificates::v1::{
 };
 use kube::api::{Api, ObjectMeta};
 use kube::runtime::{WatchStreamExt as _, watcher};
+use ocm_runtime::Shutdown;
 
 use super::{AgentOptions, Error};
 use ocm_api::cluster::CLUSTER_NAME_LABEL;

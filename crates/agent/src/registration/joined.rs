@@ -220,7 +220,9 @@ fn other_hub(bootstrap_secret: &Secret, credential: &HubCredential) -> Option<St
 
 fn rotation_instant(credential: &HubCredential, threshold: f64) -> Instant {
     match rotate::validity(credential.cert_pem.as_bytes()) {
-        Ok(v) => Instant::now() + rotate::rotation_delay(v, threshold, ocm_runtime::pki::now_seconds()),
+        Ok(v) => {
+            Instant::now() + rotate::rotation_delay(v, threshold, ocm_runtime::pki::now_seconds())
+        }
         Err(e) => {
             tracing::warn!("cannot read the hub client certificate ({e}); rotating it now");
             Instant::now()

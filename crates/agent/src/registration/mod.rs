@@ -258,9 +258,13 @@ async fn session(
         None
     } else {
         secret::load(opts).await?.filter(|c| {
-            c.usable_with(boot.as_ref(), &opts.cluster_name, ocm_runtime::pki::now_seconds())
-                .inspect_err(|why| tracing::info!("not reusing the stored hub credential: {why}"))
-                .is_ok()
+            c.usable_with(
+                boot.as_ref(),
+                &opts.cluster_name,
+                ocm_runtime::pki::now_seconds(),
+            )
+            .inspect_err(|why| tracing::info!("not reusing the stored hub credential: {why}"))
+            .is_ok()
         })
     };
     let credential = if let Some(c) = stored {

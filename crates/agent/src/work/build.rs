@@ -76,7 +76,8 @@ pub fn parse(manifest: &Value) -> Result<Parsed, String> {
     }
     let object: DynamicObject = serde_json::from_value(manifest.clone())
         .map_err(|e| format!("the manifest is not a Kubernetes object: {e}"))?;
-    let gvk = ocm_runtime::apply::gvk_of(&object).ok_or("the manifest has no apiVersion or kind")?;
+    let gvk =
+        ocm_runtime::apply::gvk_of(&object).ok_or("the manifest has no apiVersion or kind")?;
     let name = object
         .metadata
         .name

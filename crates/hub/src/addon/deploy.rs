@@ -24,9 +24,7 @@ use ocm_api::addon::{
     ManagedClusterAddOn, ManagedClusterAddOnStatus, REGISTRATION_APPLIED, RegistrationConfig,
     RegistrationType,
 };
-use ocm_api::cluster::{
-    MANAGED_CLUSTER_CONDITION_AVAILABLE as CLUSTER_AVAILABLE, ManagedCluster,
-};
+use ocm_api::cluster::{MANAGED_CLUSTER_CONDITION_AVAILABLE as CLUSTER_AVAILABLE, ManagedCluster};
 use ocm_api::conditions::{self, APPLIED, AVAILABLE, FALSE, PROGRESSING, TRUE, UNKNOWN};
 use ocm_api::names::CLIENT_SIGNER;
 use ocm_api::work::{ManifestConfigOption, ManifestWork, ManifestWorkSpec};

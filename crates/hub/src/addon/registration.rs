@@ -19,9 +19,9 @@ use ocm_api::addon::{
     ADDON_NAME_LABEL, AddOnTemplate, ClusterManagementAddOn, ManagedClusterAddOn,
 };
 use ocm_api::cluster::{CLUSTER_NAME_LABEL, ManagedCluster};
-use ocm_runtime::identity::{CsrFacts, addon};
 use ocm_runtime::Shutdown;
 use ocm_runtime::controller::Runner;
+use ocm_runtime::identity::{CsrFacts, addon};
 use ocm_runtime::informers::Informers;
 
 /// The name this controller reports its results and metrics under.
@@ -162,8 +162,13 @@ async fn reconcile(
             Ok(()) => {
                 let message =
                     format!("add-on {name} of cluster {cluster}: the identity it registered");
-                ocm_runtime::apply::approve::approve_csr(&ctx.client, &facts.name, REASON, &message)
-                    .await?;
+                ocm_runtime::apply::approve::approve_csr(
+                    &ctx.client,
+                    &facts.name,
+                    REASON,
+                    &message,
+                )
+                .await?;
                 tracing::info!(%cluster, addon = %name, csr = %facts.name, "approved an add-on CSR");
                 if let Some(signer) = custom_signer {
                     unsigned_left |= !sign(&ctx, &csr, signer).await;

@@ -17,6 +17,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt as _;
 
+use crate::replicaset::rollout::{self as library, Group, Since, Status};
 use ocm_api::addon::{
     AddOnConfig, CONFIGURED, ClusterManagementAddOn, ClusterManagementAddOnStatus, ConfigReference,
     ConfigSpecHash, DefaultConfigReference, InstallConfigReference, InstallProgression,
@@ -25,7 +26,6 @@ use ocm_api::addon::{
 };
 use ocm_api::conditions::{self, FALSE, TRUE};
 use ocm_api::rollout::RolloutStrategy;
-use crate::replicaset::rollout::{self as library, Group, Since, Status};
 
 /// The name upstream reserves for "no default config".
 const NO_DEFAULT: &str = "__reserved_no_default__";

@@ -9,9 +9,9 @@ use k8s_openapi::api::admissionregistration::v1::{
 };
 use serde_json::{Value, json};
 
-use ocm_api::names::{HUB_NAMESPACE, HUB_SERVICE, REGISTRATION_WEBHOOK, WORK_WEBHOOK};
 use crate::admission as paths;
 use crate::webhook::mounted::PORT as HUB_WEBHOOK_PORT;
+use ocm_api::names::{HUB_NAMESPACE, HUB_SERVICE, REGISTRATION_WEBHOOK, WORK_WEBHOOK};
 
 /// ManagedCluster validation.
 pub const MANAGED_CLUSTER_VALIDATOR: &str =

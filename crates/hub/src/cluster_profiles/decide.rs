@@ -14,6 +14,7 @@ use std::sync::Arc;
 use kube::ResourceExt as _;
 use serde_json::json;
 
+use crate::clustersets::decide::Membership;
 use ocm_api::cluster::{
     CLUSTER_NAME_LABEL, CLUSTER_SET_BOUND, CLUSTER_SET_LABEL, MANAGED_CLUSTER_CONDITION_AVAILABLE,
     MANAGED_CLUSTER_JOINED, ManagedCluster, ManagedClusterSet, ManagedClusterSetBinding,
@@ -24,7 +25,6 @@ use ocm_api::inventory::{
     ClusterProfileStatus, EXEC_EXTENSION, JOINED, KubeconfigCluster, LABEL_CLUSTER_MANAGER,
     LABEL_CLUSTER_SET, NamedExtension, OCM_CLUSTER_MANAGER, Property,
 };
-use crate::clustersets::decide::Membership;
 
 /// What the hub's caches hold.
 pub struct World<'a> {

@@ -18,13 +18,13 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt};
 
-use ocm_api::cluster::{ManagedCluster, ManagedClusterSet, ManagedClusterSetBinding};
 use crate::admission::settings::{Settings, Watched};
 use crate::managed_namespaces;
+use decide::{Builtin, Membership};
+use ocm_api::cluster::{ManagedCluster, ManagedClusterSet, ManagedClusterSetBinding};
 use ocm_runtime::Shutdown;
 use ocm_runtime::controller::Runner;
 use ocm_runtime::informers::Informers;
-use decide::{Builtin, Membership};
 use writer::Error;
 
 /// The names the two controllers report their metrics under.

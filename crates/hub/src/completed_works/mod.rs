@@ -14,12 +14,12 @@ use kube::api::{Api, DeleteParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::{Client, ResourceExt as _};
 
-use ocm_api::work::ManifestWork;
 use crate::admission::settings::Watched;
+use decide::Verdict;
+use ocm_api::work::ManifestWork;
 use ocm_runtime::Shutdown;
 use ocm_runtime::controller::Runner;
 use ocm_runtime::informers::Informers;
-use decide::Verdict;
 
 /// The name this controller reports its results and metrics under.
 const CONTROLLER: &str = "completed-work controller";

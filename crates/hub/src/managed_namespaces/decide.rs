@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use kube::ResourceExt as _;
 
-use ocm_api::cluster::{ClusterSetManagedNamespace, ManagedCluster, ManagedClusterSet};
 use crate::clustersets::decide::Membership;
+use ocm_api::cluster::{ClusterSetManagedNamespace, ManagedCluster, ManagedClusterSet};
 
 /// `status.managedNamespaces` of `cluster`: every `spec.managedNamespaces` entry of every set the
 /// cluster belongs to (sets being deleted left out), sorted by set then namespace name, as

@@ -199,8 +199,8 @@ pub fn decisions(name: &str, groups: &[Group], order: Order<'_>) -> Vec<Decision
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ocm_api::cluster::ManagedClusterSpec;
     use kube::ResourceExt as _;
+    use ocm_api::cluster::ManagedClusterSpec;
 
     fn cluster(name: &str, labels: &[(&str, &str)]) -> ManagedCluster {
         let mut mc = ManagedCluster::new(name, ManagedClusterSpec::default());

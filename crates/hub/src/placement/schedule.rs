@@ -14,12 +14,12 @@ use kube::core::{Selector, SelectorExt as _};
 use super::cel;
 pub use super::cel::Scores;
 use super::spread::spread;
+use crate::clustersets::decide::Membership;
 use ocm_api::cluster::{
     ClusterClaimSelector, ManagedCluster, ManagedClusterSet, Placement, ScoreCoordinateType, Taint,
     TaintEffect, Toleration,
 };
 use ocm_api::quantity::parse_milli;
-use crate::clustersets::decide::Membership;
 
 /// The built-in prioritizers upstream knows.
 pub const BUILTINS: &[&str] = &[
@@ -664,8 +664,8 @@ pub(super) mod tests {
     use serde_json::json;
 
     use super::{Inputs, Scheduled, Shortfall, schedule};
-    use ocm_api::cluster::{AddOnPlacementScore, ManagedCluster, ManagedClusterSet, Placement};
     use crate::clustersets::decide::builtin_sets;
+    use ocm_api::cluster::{AddOnPlacementScore, ManagedCluster, ManagedClusterSet, Placement};
 
     /// A placement `ns/p` with `spec` (the other placement tests use it too).
     #[allow(clippy::needless_pass_by_value)] // called with json! literals

@@ -11,8 +11,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use kube::ResourceExt as _;
 use kube::runtime::reflector::{ObjectRef, Store};
 
-use ocm_api::cluster::{ManagedCluster, ManagedClusterSet, Placement, TopologyKeyType};
 use crate::clustersets::decide::Membership;
+use ocm_api::cluster::{ManagedCluster, ManagedClusterSet, Placement, TopologyKeyType};
 
 /// Parts of a cluster some placements read and others do not.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

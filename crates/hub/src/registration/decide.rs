@@ -438,7 +438,10 @@ mod tests {
     ) -> Decision {
         let observed = Observed {
             cluster,
-            pending_csrs: csrs.iter().map(ocm_runtime::identity::CsrFacts::of).collect(),
+            pending_csrs: csrs
+                .iter()
+                .map(ocm_runtime::identity::CsrFacts::of)
+                .collect(),
             lease,
             granted,
             auto_approve: None,
@@ -491,7 +494,10 @@ mod tests {
         let decide_for = |cluster: &ManagedCluster, csrs: &[CertificateSigningRequest]| {
             let observed = Observed {
                 cluster,
-                pending_csrs: csrs.iter().map(ocm_runtime::identity::CsrFacts::of).collect(),
+                pending_csrs: csrs
+                    .iter()
+                    .map(ocm_runtime::identity::CsrFacts::of)
+                    .collect(),
                 lease: None,
                 granted: false,
                 auto_approve: Some(&users),

@@ -28,14 +28,14 @@ use kube::runtime::controller::{Action as Requeue, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt};
 
+use crate::admission::settings::Watched;
+use decide::{Action, Observed};
 use ocm_api::addon::ADDON_NAME_LABEL;
 use ocm_api::cluster::{CLUSTER_LEASE_NAME, CLUSTER_NAME_LABEL, ManagedCluster};
-use crate::admission::settings::Watched;
-use ocm_runtime::identity::CsrFacts;
 use ocm_runtime::Shutdown;
 use ocm_runtime::controller::Runner;
+use ocm_runtime::identity::CsrFacts;
 use ocm_runtime::informers::Informers;
-use decide::{Action, Observed};
 use writer::Writer;
 
 /// The name this controller reports its results and metrics under.

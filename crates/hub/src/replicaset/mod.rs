@@ -16,6 +16,7 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt};
 
+use decide::PlacementInputs;
 use ocm_api::cluster::{PLACEMENT_LABEL, Placement, PlacementDecision};
 use ocm_api::work::{
     CascadeDeletionPolicy, ManifestWork, ManifestWorkReplicaSet, REPLICA_SET_FINALIZER,
@@ -24,7 +25,6 @@ use ocm_api::work::{
 use ocm_runtime::Shutdown;
 use ocm_runtime::controller::Runner;
 use ocm_runtime::informers::Informers;
-use decide::PlacementInputs;
 
 /// The name this controller reports its results and metrics under.
 const CONTROLLER: &str = "replica-set controller";

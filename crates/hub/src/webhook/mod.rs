@@ -33,8 +33,8 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
 use crate::{admission, conversion};
-use ocm_runtime::pki::webhook as certs;
 use ocm_runtime::Shutdown;
+use ocm_runtime::pki::webhook as certs;
 
 /// How long a stopping hub spends ending the configurations' pass in flight and setting the API
 /// server back, so stepping down stays bounded when the API server is what failed: within the

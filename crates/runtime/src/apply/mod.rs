@@ -381,8 +381,8 @@ pub fn to_yaml(objects: &[DynamicObject]) -> Result<String, ocm_api::yaml::Error
 /// Parses a multi-document YAML stream into objects; `source` names it in errors.
 pub fn parse_objects(text: &str, source: &str) -> anyhow::Result<Vec<DynamicObject>> {
     use anyhow::Context as _;
-    let docs =
-        ocm_api::yaml::from_str_multi(text).with_context(|| format!("{source} is not valid YAML"))?;
+    let docs = ocm_api::yaml::from_str_multi(text)
+        .with_context(|| format!("{source} is not valid YAML"))?;
     docs.into_iter()
         .enumerate()
         .map(|(i, doc)| {

@@ -165,8 +165,8 @@ fn within_addon(asked: &super::Subject, cluster: &str, addon: &str) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ocm_api::addon::Subject as RegisteredSubject;
     use crate::identity::Subject;
+    use ocm_api::addon::Subject as RegisteredSubject;
 
     fn registration() -> RegistrationConfig {
         RegistrationConfig {

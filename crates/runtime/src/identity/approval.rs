@@ -1,8 +1,8 @@
 //! What `clusteradm accept` does for one cluster, decided from what it observed (pure): which
 //! pending CSRs to approve, which to refuse and why, and whether to set `hubAcceptsClient`.
+use crate::identity::CsrFacts;
 use ocm_api::cluster::{MANAGED_CLUSTER_JOINED, ManagedCluster};
 use ocm_api::conditions;
-use crate::identity::CsrFacts;
 
 /// An annotation upstream uses for clusters registered through AWS IAM (no CSR involved).
 pub const AWS_ARN_ANNOTATION: &str = "agent.open-cluster-management.io/managed-cluster-arn";

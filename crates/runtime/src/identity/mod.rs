@@ -121,9 +121,7 @@ pub fn is_bootstrap_requester(username: &str, groups: &[String]) -> bool {
     // too), nor anyone who merely claims the group without a bootstrap token.
     username == BOOTSTRAP_SA_USER
         || (username.starts_with(BOOTSTRAP_USER_PREFIX)
-            && groups
-                .iter()
-                .any(|g| g == ocm_api::names::BOOTSTRAP_GROUP))
+            && groups.iter().any(|g| g == ocm_api::names::BOOTSTRAP_GROUP))
 }
 
 /// What matters of a CSR for approval decisions.

@@ -20,16 +20,16 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt as _};
 
+use crate::addon::rollout;
+use decide::made_for;
 use ocm_api::addon::{
     ADDON_DEPLOYMENT_CONFIGS, ADDON_TEMPLATES, AddOnDeploymentConfig, AddOnTemplate,
     ClusterManagementAddOn, ConfigSpecHash, ManagedClusterAddOn,
 };
 use ocm_api::cluster::{ManagedCluster, PLACEMENT_LABEL, PlacementDecision};
-use crate::addon::rollout;
 use ocm_runtime::Shutdown;
 use ocm_runtime::controller::Runner;
 use ocm_runtime::informers::Informers;
-use decide::made_for;
 use writer::Writer;
 
 /// The name this controller reports its results and metrics under.

@@ -10,13 +10,13 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::{Client, ResourceExt as _};
 use serde_json::json;
 
+use crate::addon::deploy;
 use ocm_api::addon::{
     ADDON_NAME_LABEL, ADDON_NAMESPACE_LABEL, ClusterManagementAddOn,
     DEPRECATED_PRE_DELETE_HOOK_FINALIZER, HOSTING_MANIFEST_FINALIZER, ManagedClusterAddOn,
     ManagedClusterAddOnStatus, PRE_DELETE_HOOK_FINALIZER,
 };
 use ocm_api::work::ManifestWork;
-use crate::addon::deploy;
 
 const FIELD_MANAGER: &str = "clusteradm-addon-manager";
 

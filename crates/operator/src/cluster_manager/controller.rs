@@ -1,0 +1,231 @@
+//! The reconcile loop: a kube-runtime Controller over the ClusterManager `cluster-manager`, also
+//! woken by changes to the hub Deployments and Secrets it manages. Each reconcile runs the
+//! pipeline of the module docs under the finalizer; `error_policy` waits for a spec change when
+//! the spec is invalid and backs off exponentially on anything else.
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::jiff::Timestamp;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::finalizer::{Event, finalizer};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
+use kube::{Api, Client};
+
+use super::status::{self, Outcome};
+use super::{InProcess, Options, apply, certs, cleanup, desired, observe, validate};
+use crate::sync_labels;
+use ocm_api::names::HUB_NAMESPACE;
+use ocm_api::operator::{CLUSTER_MANAGER_FINALIZER, CLUSTER_MANAGER_NAME, ClusterManager};
+use ocm_runtime::apply::{Applier, MANAGED_BY_LABEL};
+use ocm_runtime::controller::{Retry, Runner};
+use ocm_runtime::error::UserError;
+use ocm_runtime::{Shutdown, report};
+
+/// Longest time between two reconciles (drift is repaired at least this often).
+/// The name this controller reports its results and metrics under.
+const CONTROLLER: &str = "cluster-manager operator";
+const RESYNC: Duration = Duration::from_secs(300);
+/// How long a shutdown waits for running reconciles before cutting them short.
+const GRACE: Duration = Duration::from_secs(20);
+/// Longest wait for one object during cleanup.
+const CLEANUP_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Why a reconcile failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reading the cluster failed.
+    #[error(transparent)]
+    Observe(#[from] observe::Error),
+    /// The spec is unusable; nothing changes until it does.
+    #[error("invalid ClusterManager: {0}")]
+    Validate(#[from] validate::Error),
+    /// Issuing certificates failed.
+    #[error(transparent)]
+    Certs(#[from] certs::Error),
+    /// Applying the hub failed.
+    #[error("applying the hub failed")]
+    Apply(#[from] apply::Error),
+    /// Writing the status failed.
+    #[error(transparent)]
+    Status(#[from] status::Error),
+    /// Removing the hub failed.
+    #[error(transparent)]
+    Cleanup(#[from] cleanup::Error),
+    /// Adding or removing the finalizer failed (or a step under it).
+    #[error(transparent)]
+    Finalizer(Box<kube::runtime::finalizer::Error<Error>>),
+}
+
+impl Error {
+    /// Whether only a spec change can fix this.
+    fn is_invalid_spec(&self) -> bool {
+        use kube::runtime::finalizer::Error as F;
+        match self {
+            Self::Validate(_) => true,
+            Self::Finalizer(f) => {
+                matches!(&**f, F::ApplyFailed(e) | F::CleanupFailed(e) if e.is_invalid_spec())
+            }
+            _ => false,
+        }
+    }
+}
+
+impl ocm_runtime::controller::Failure for Error {
+    fn retry(&self) -> Retry {
+        if self.is_invalid_spec() {
+            Retry::OnChange
+        } else {
+            Retry::Backoff
+        }
+    }
+}
+
+/// What every reconcile shares.
+struct Context {
+    client: Client,
+    applier: Applier,
+    in_process: InProcess,
+    sync_labels: bool,
+}
+
+/// Runs the controller until `shutdown` is cancelled. The caller holds the Lease
+/// ([`super::LEASE_NAME`]) meanwhile, so only one process reconciles the hub.
+pub async fn run(client: Client, opts: Options, shutdown: Shutdown) -> anyhow::Result<()> {
+    require_crd(&client).await?;
+    tracing::info!(?opts, "ClusterManager operator starting");
+    let ctx = Arc::new(Context {
+        applier: Applier::new(client.clone(), Duration::from_secs(60)),
+        client: client.clone(),
+        in_process: opts.in_process,
+        sync_labels: opts.sync_labels,
+    });
+    let managed = watcher::Config::default().labels(&format!(
+        "{MANAGED_BY_LABEL}={}",
+        ocm_runtime::FIELD_MANAGER
+    ));
+    let controller = Controller::new(
+        Api::<ClusterManager>::all(client.clone()),
+        watcher::Config::default().fields(&format!("metadata.name={CLUSTER_MANAGER_NAME}")),
+    );
+    let controller = controller
+        .watches(
+            Api::<Deployment>::namespaced(client.clone(), HUB_NAMESPACE),
+            managed.clone(),
+            the_cm,
+        )
+        .watches(
+            Api::<Secret>::namespaced(client, HUB_NAMESPACE),
+            managed,
+            the_cm,
+        );
+    Runner::new(CONTROLLER, controller)
+        .debounce(Duration::from_millis(200))
+        .backoff(Duration::from_secs(1), Duration::from_secs(64))
+        .grace(GRACE)
+        .run(reconcile, ctx, shutdown)
+        .await;
+    Ok(())
+}
+
+/// Fails (rather than watching a kind nobody serves) when the ClusterManager CRD is missing.
+async fn require_crd(client: &Client) -> anyhow::Result<()> {
+    let name = ocm_api::operator_crd_cluster_manager()
+        .metadata
+        .name
+        .unwrap_or_default();
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    if crds.get_opt(&name).await?.is_none() {
+        return Err(UserError::new(
+            format!("the CRD {name} is not installed on this cluster"),
+            "run `clusteradm init` first: it installs the CRD and the ClusterManager",
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// Every watched object maps to the one ClusterManager.
+fn the_cm<T>(_: T) -> std::iter::Once<ObjectRef<ClusterManager>> {
+    std::iter::once(ObjectRef::new(CLUSTER_MANAGER_NAME))
+}
+
+async fn reconcile(cm: Arc<ClusterManager>, ctx: Arc<Context>) -> Result<Action, Error> {
+    let api: Api<ClusterManager> = Api::all(ctx.client.clone());
+    let action = finalizer(&api, CLUSTER_MANAGER_FINALIZER, cm, |event| async {
+        match event {
+            Event::Apply(cm) => reconcile_hub(&cm, &ctx).await,
+            Event::Cleanup(_) => {
+                tracing::info!("ClusterManager deleted: removing the hub");
+                cleanup::run(&ctx.client, CLEANUP_TIMEOUT).await?;
+                Ok(Action::await_change())
+            }
+        }
+    })
+    .await
+    .map_err(|e| Error::Finalizer(Box::new(e)))?;
+    Ok(action)
+}
+
+/// observe → validate → certs → build → apply → status.
+async fn reconcile_hub(cm: &ClusterManager, ctx: &Context) -> Result<Action, Error> {
+    let now = Timestamp::now();
+    let validated = match validate::validate(cm) {
+        Ok(v) => v,
+        Err(e) => {
+            let st = status::compute(cm, &Outcome::Invalid(&e), ctx.in_process, now);
+            status::write(&ctx.client, CLUSTER_MANAGER_NAME, &st).await?;
+            return Err(e.into());
+        }
+    };
+    let observed = observe::observe(&ctx.client).await?;
+    // One image for every component is ours: our hub Deployment runs them all, unless this
+    // process runs the hub controllers itself.
+    let in_process = if validated.single_image().is_some() && !ctx.in_process.registration {
+        InProcess::HUB_DEPLOYMENT
+    } else {
+        ctx.in_process.with(validated.admission)
+    };
+    let certs = certs::plan(
+        &observed.certs,
+        &desired::serving_specs(in_process.hub_deployment),
+        now.as_second(),
+    )?;
+    if !certs.issued.is_empty() {
+        tracing::info!(issued = ?certs.issued, "issued webhook certificates");
+    }
+    let mut desired = desired::build(&validated, &certs, in_process);
+    if let Some(source) = &observed.pull_secret {
+        desired.pull_with(source);
+    }
+    desired.synced_labels = sync_labels::wanted(cm.metadata.labels.as_ref(), ctx.sync_labels);
+    let applied = match apply::apply(&ctx.applier, &desired).await {
+        Ok(a) => a,
+        Err(e) => {
+            let outcome = Outcome::ApplyFailed(&validated, report::chain(&e));
+            status::write(
+                &ctx.client,
+                CLUSTER_MANAGER_NAME,
+                &status::compute(cm, &outcome, in_process, now),
+            )
+            .await?;
+            return Err(e.into());
+        }
+    };
+    if applied.changed > 0 {
+        tracing::info!(changed = applied.changed, "hub applied");
+    }
+    let outcome = Outcome::Applied(&validated, &applied, desired.related());
+    let st = status::compute(cm, &outcome, in_process, now);
+    if cm.status.as_ref() != Some(&st) {
+        status::write(&ctx.client, CLUSTER_MANAGER_NAME, &st).await?;
+    }
+    // Come back when the first certificate enters its renewal window, or to resync.
+    let until_renewal = u64::try_from(certs.next_renewal - now.as_second()).unwrap_or(0);
+    Ok(Action::requeue(
+        Duration::from_secs(until_renewal.max(1)).min(RESYNC),
+    ))
+}

@@ -1,0 +1,191 @@
+//! Cleanup when a Klusterlet goes: every object its build step can produce (agents, RBAC,
+//! namespaces with the bootstrap and hub kubeconfig secrets, managed CRDs), each deletion waited
+//! on and bounded. Run by the loop behind the Klusterlet's finalizer, and by `unjoin` directly
+//! ([`cleanup`]) when no operator is running to do it.
+use std::time::Duration;
+
+use anyhow::Context as _;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, ListParams, Patch, PatchParams};
+use kube::{Client, ResourceExt as _};
+
+use super::InProcess;
+use super::desired::build;
+use super::observe::external_managed_client;
+use super::validate::{self, Validated};
+use ocm_api::operator::{
+    KLUSTERLET_FINALIZER, KLUSTERLET_HOSTED_FINALIZER, Klusterlet, KlusterletSpec,
+};
+use ocm_api::work::AppliedManifestWork;
+use ocm_runtime::apply::{Resolver, delete};
+
+/// What cleanup needs to know of a Klusterlet; defaults when it is gone or unreadable.
+fn settings(name: &str, k: Option<&Klusterlet>) -> Validated {
+    let fallback = || {
+        let mut blank = Klusterlet::new(name, KlusterletSpec::default());
+        blank.metadata.generation = None;
+        validate::lenient(&blank).expect("the default Klusterlet is valid")
+    };
+    k.and_then(|k| validate::lenient(k).ok())
+        .unwrap_or_else(fallback)
+}
+
+/// Removes what a Klusterlet produced (not the Klusterlet itself, nor its finalizer).
+pub async fn remove_objects(
+    client: &Client,
+    name: &str,
+    k: Option<&Klusterlet>,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let v = settings(name, k);
+    let desired = build(&v, InProcess::default());
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &v.agent_namespace);
+    let managed = if v.hosted {
+        match external_managed_client(&secrets).await {
+            Ok(c) => Some(c),
+            Err(e) => {
+                tracing::warn!(
+                    "Klusterlet {name}: cannot reach the managed cluster ({e}); leaving its objects"
+                );
+                None
+            }
+        }
+    } else {
+        Some(client.clone())
+    };
+    if let Some(managed) = managed {
+        let mut objects = desired.managed.to_dynamic();
+        // The About API's CRD is the cluster's, not OCM's (other projects state properties
+        // there): kept, as upstream keeps it.
+        objects.retain(|o| o.metadata.name.as_deref() != Some(ocm_api::about::CRD_NAME));
+        let others = others_exist(client, name).await;
+        // The add-on namespace is every Klusterlet's of the cluster: kept while another is there
+        // (as upstream). Other Klusterlets of a management cluster manage other clusters, so a
+        // Hosted one's managed cluster loses it.
+        if others && !v.hosted {
+            objects.retain(|o| o.metadata.name.as_deref() != Some(ocm_api::names::ADDON_NAMESPACE));
+        }
+        // The CRDs are shared by every Klusterlet of a management cluster outside Hosted modes.
+        if !v.hosted && others {
+            objects.retain(|o| {
+                o.types
+                    .as_ref()
+                    .is_none_or(|t| t.kind != "CustomResourceDefinition")
+            });
+        } else {
+            release_applied_works(&managed).await?;
+        }
+        delete::delete_all(&Resolver::new(managed), &objects, timeout)
+            .await
+            .map_err(|failures| {
+                anyhow::anyhow!(
+                    "objects not removed:\n{}",
+                    ocm_runtime::apply::list_failures(&failures)
+                )
+            })
+            .with_context(|| {
+                format!("removing the agents of Klusterlet {name} from the managed cluster")
+            })?;
+    }
+    delete::delete_all(
+        &Resolver::new(client.clone()),
+        &desired.management.to_dynamic(),
+        timeout,
+    )
+    .await
+    .map_err(|failures| {
+        anyhow::anyhow!(
+            "objects not removed:\n{}",
+            ocm_runtime::apply::list_failures(&failures)
+        )
+    })
+    .with_context(|| format!("removing the agents of Klusterlet {name}"))?;
+    Ok(())
+}
+
+async fn others_exist(client: &Client, name: &str) -> bool {
+    Api::<Klusterlet>::all(client.clone())
+        .list(&ListParams::default())
+        .await
+        .is_ok_and(|l| l.items.iter().any(|k| k.name_any() != name))
+}
+
+/// With no work agent left to release them, AppliedManifestWorks would hold their CRD's deletion
+/// forever: drop their finalizers (what they applied stays, as when upstream's agent is removed).
+async fn release_applied_works(client: &Client) -> anyhow::Result<()> {
+    let api: Api<AppliedManifestWork> = Api::all(client.clone());
+    let list = match api.list(&ListParams::default()).await {
+        Ok(list) => list,
+        Err(kube::Error::Api(s)) if s.code == 404 => return Ok(()),
+        Err(e) => return Err(e).context("listing AppliedManifestWorks"),
+    };
+    for work in list.items.iter().filter(|w| !w.finalizers().is_empty()) {
+        let patch = serde_json::json!({"metadata": {"finalizers": null}});
+        api.patch(
+            &work.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+        .with_context(|| format!("releasing AppliedManifestWork {}", work.name_any()))?;
+    }
+    Ok(())
+}
+
+/// Cleans up after the Klusterlet `name` without an operator: removes what it produced, then its
+/// finalizer, so its deletion can complete. Bounded by `timeout` per deletion.
+pub async fn cleanup(client: &Client, name: &str, timeout: Duration) -> anyhow::Result<()> {
+    let api: Api<Klusterlet> = Api::all(client.clone());
+    let k = match api.get_opt(name).await {
+        Ok(k) => k,
+        Err(kube::Error::Api(s)) if s.code == 404 => None, // the CRD is gone
+        Err(e) => return Err(e).with_context(|| format!("reading Klusterlet {name}")),
+    };
+    remove_objects(client, name, k.as_ref(), timeout).await?;
+    if let Some(k) = k.filter(|k| !k.finalizers().is_empty()) {
+        let keep: Vec<&String> = k
+            .finalizers()
+            .iter()
+            .filter(|f| *f != KLUSTERLET_FINALIZER && *f != KLUSTERLET_HOSTED_FINALIZER)
+            .collect();
+        let patch = serde_json::json!({"metadata": {"finalizers": keep, "resourceVersion": k.resource_version()}});
+        match api
+            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("removing the finalizer of Klusterlet {name}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Deletes the namespaces labelled as Klusterlet `v`'s that it no longer uses: after
+/// `spec.namespace` changed, once the agents are applied in the new one (upstream's namespace
+/// reconcile). The add-on namespace stays.
+pub async fn remove_stale_namespaces(client: &Client, v: &Validated) -> Result<(), kube::Error> {
+    use k8s_openapi::api::core::v1::Namespace;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let labelled =
+        ListParams::default().labels(&format!("{}={}", super::desired::KLUSTERLET_LABEL, v.name));
+    for ns in namespaces.list_metadata(&labelled).await? {
+        let name = ns.name_any();
+        if name == v.agent_namespace || name == ocm_api::names::ADDON_NAMESPACE {
+            continue;
+        }
+        tracing::info!(klusterlet = %v.name, namespace = %name, "deleting the Klusterlet's former agent namespace");
+        match namespaces
+            .delete(&name, &kube::api::DeleteParams::default())
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}

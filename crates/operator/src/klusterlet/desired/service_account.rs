@@ -1,0 +1,58 @@
+//! The agents' ServiceAccounts, and which agent workloads are deployed at all.
+use k8s_openapi::api::core::v1::ServiceAccount;
+
+use super::meta;
+use crate::klusterlet::InProcess;
+use crate::klusterlet::validate::Validated;
+
+/// An agent workload: a Deployment with its own ServiceAccount.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workload {
+    /// `<k>-registration-agent`.
+    Registration,
+    /// `<k>-work-agent`.
+    Work,
+    /// `<k>-agent`: both agents in one (Singleton modes).
+    Singleton,
+}
+
+/// The workloads to deploy: those whose agents do not run in this process.
+#[must_use]
+pub fn deployed_agents(v: &Validated, in_process: InProcess) -> Vec<Workload> {
+    if v.singleton {
+        return if in_process.registration || in_process.work {
+            vec![]
+        } else {
+            vec![Workload::Singleton]
+        };
+    }
+    let mut out = Vec::new();
+    if !in_process.registration {
+        out.push(Workload::Registration);
+    }
+    if !in_process.work {
+        out.push(Workload::Work);
+    }
+    out
+}
+
+/// The ServiceAccount name of a workload (upstream's).
+#[must_use]
+pub fn name(v: &Validated, w: Workload) -> String {
+    match w {
+        Workload::Registration => format!("{}-registration-sa", v.name),
+        Workload::Work => format!("{}-work-sa", v.name),
+        Workload::Singleton => format!("{}-agent-sa", v.name),
+    }
+}
+
+/// The ServiceAccounts of the deployed workloads, in `namespace`.
+pub(super) fn agents(v: &Validated, namespace: &str, deployed: &[Workload]) -> Vec<ServiceAccount> {
+    deployed
+        .iter()
+        .map(|w| ServiceAccount {
+            metadata: meta(v, &name(v, *w), Some(namespace)),
+            ..Default::default()
+        })
+        .collect()
+}
