@@ -1,5 +1,5 @@
 //! Leader election rides out an API server outage of half a minute: the process that holds the
-//! Lease keeps running its loops and renews when the server is back. Found by `scripts/scale`,
+//! Lease keeps running its loops and renews when the server is back. Found by `scripts/bench/scale`,
 //! where `init --in-process` stopped every hub controller when its API server was restarted.
 use std::time::Duration;
 

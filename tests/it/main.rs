@@ -1,7 +1,7 @@
 //! Integration tests: one binary, run against a real control plane (hub + managed apiservers).
 //! Start it with `scripts/control-plane start` (or run everything with `scripts/test`), or point
 //! HUB_KUBECONFIG and MANAGED_KUBECONFIG at any two real clusters.
-mod common;
+use ocm_test_support as common;
 
 mod accept;
 mod addon;

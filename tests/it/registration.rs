@@ -2,7 +2,7 @@
 //! accept, signing by the real kube-controller-manager, the hub kubeconfig, heartbeats, RBAC,
 //! rotation, deny, the lease monitor and a hub outage.
 mod contract;
-pub mod fixture;
+pub use ocm_test_support::registration as fixture;
 mod outage;
 mod settings;
 

@@ -9,7 +9,7 @@
 //! through `spec.executor`, the review cache), `feedback` (status
 //! feedback rules), `credential` (the
 //! agent with exactly the RBAC an accepted cluster gets), `shared` (agents of several clusters
-//! on one managed API server, as `scripts/scale` runs them).
+//! on one managed API server, as `scripts/bench/scale` runs them).
 mod credential;
 mod docs_example;
 mod eviction;

@@ -5,12 +5,8 @@
 //! one after another — and one test at a time, never beside the tests in `tests/it` that use
 //! those CRDs. Every test takes [`serial`] first, so plain `cargo test` is as safe as
 //! `scripts/test`'s `--test-threads=1`.
-#[path = "../it/common/mod.rs"]
-mod common;
-
-#[path = "../it/registration/fixture.rs"]
-#[allow(dead_code)] // shared with tests/it, which uses all of it
-mod registration_fixture;
+use ocm_test_support as common;
+use ocm_test_support::registration as registration_fixture;
 
 mod clean;
 mod hub_restart;

@@ -2,8 +2,7 @@
 //! starts one, builds the image and runs this binary): `init --image` and `join --image` deploy
 //! our operators, hub and agent, a ManifestWork's Deployment really starts, and `unjoin`/`clean`
 //! leave nothing behind. Tests run one at a time: they share the hub and the one Klusterlet.
-#[path = "../it/common/mod.rs"]
-mod common;
+use ocm_test_support as common;
 
 mod fixture;
 mod fleet;

@@ -1,5 +1,5 @@
 //! Work agents of several clusters on one managed API server (hosted agents of several clusters
-//! pointed at one cluster, or `scripts/scale`'s fleet): a work of the same name in each cluster
+//! pointed at one cluster, or `scripts/bench/scale`'s fleet): a work of the same name in each cluster
 //! gets its own AppliedManifestWork, so each agent applies, records and removes only its own.
 //! Named as upstream (`<hub hash>-<work>`), the two records were one, and deleting one cluster's
 //! work removed what the other's had applied.

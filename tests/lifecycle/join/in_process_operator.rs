@@ -1,5 +1,5 @@
 //! `clusteradm operator klusterlet --in-process` on the managed side as upstream's CI leaves it for
-//! its e2e suite (scripts/upstream-e2e): join's plan applied without its Klusterlet, from
+//! its e2e suite (scripts/upstream/e2e): join's plan applied without its Klusterlet, from
 //! `join --dry-run --output-file`. A Klusterlet made afterwards gets its agents in the operator's
 //! process, with no agent Deployment, and they register with the bootstrap token the file holds.
 use std::process::Stdio;

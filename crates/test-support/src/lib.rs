@@ -1,9 +1,10 @@
-//! Shared test support: attaching to the control plane, unique names, waiting on conditions, and
-//! running the binary.
-#![allow(dead_code)]
+//! What the integration test binaries (`tests/it`, `tests/lifecycle`, `tests/pods`) share:
+//! attaching to the control plane, unique names, waiting on conditions, running the binary, and
+//! registration agents joined to the hub ([`registration`]).
 
 pub mod open_watches;
 pub mod proxy;
+pub mod registration;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -23,6 +24,7 @@ pub struct Env {
 
 /// The clusters named by HUB_KUBECONFIG and MANAGED_KUBECONFIG. A missing variable fails the test
 /// with the command to run: a silent skip would hide that nothing was tested.
+#[must_use]
 pub fn env() -> Env {
     log_to_file();
     let get = |name: &str| -> PathBuf {
@@ -44,6 +46,7 @@ pub fn env() -> Env {
 
 /// The hub API server's URL, from the hub kubeconfig (what an in-process hub is given).
 #[allow(dead_code)] // each test binary uses a different part of this module
+#[must_use]
 pub fn hub_url() -> http::Uri {
     let kubeconfig = kube::config::Kubeconfig::read_from(env().hub).unwrap();
     let server = kubeconfig.clusters[0]
@@ -160,6 +163,7 @@ pub async fn install_crds(
 }
 
 /// The clusteradm binary, with a clean environment (no KUBECONFIG, no colour).
+#[must_use]
 pub fn clusteradm() -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("clusteradm").expect("binary built");
     cmd.env_remove("KUBECONFIG")
@@ -169,6 +173,7 @@ pub fn clusteradm() -> assert_cmd::Command {
 }
 
 /// Writes a file into a fresh temporary directory and returns its path.
+#[must_use]
 pub fn temp_file(name: &str, contents: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(unique("clusteradm-it"));
     std::fs::create_dir_all(&dir).unwrap();
@@ -178,6 +183,7 @@ pub fn temp_file(name: &str, contents: &str) -> PathBuf {
 }
 
 /// The server URL and CA (base64 PEM) of a kubeconfig's first cluster.
+#[must_use]
 pub fn server_and_ca(kubeconfig: &PathBuf) -> (String, String) {
     let kc = Kubeconfig::read_from(kubeconfig).unwrap();
     let cluster = kc.clusters[0].cluster.clone().unwrap();
@@ -239,6 +245,7 @@ pub async fn whoami(client: &Client) -> Result<String, kube::Error> {
 }
 
 /// A fresh bootstrap-token id (`[a-z0-9]{6}`).
+#[must_use]
 pub fn token_id() -> String {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -246,22 +253,23 @@ pub fn token_id() -> String {
     format!("{:06x}", h.finish() & 0xff_ffff)
 }
 
-/// Serialises tests that change hub-wide singletons (the ClusterManager, the operator namespace,
-/// the bootstrap credential): they share one hub by design.
 /// The flags every real `init` of the shared hub passes, so that none switches off what the
 /// others rely on: upstream's `ManifestWorkReplicaSet` gate (off by default) for the replica-set
 /// tests.
-#[allow(dead_code)] // each test binary uses a different part of this module
 pub const SHARED_HUB_GATES: [&str; 2] = ["--feature-gates", "ManifestWorkReplicaSet=true"];
 
+/// Serialises tests that change hub-wide singletons (the ClusterManager, the operator namespace,
+/// the bootstrap credential): they share one hub by design.
 pub static HUB_SINGLETON: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// A kubeconfig (text) for the hub that authenticates with `token`.
+#[must_use]
 pub fn hub_kubeconfig_with_token(token: &str) -> String {
     kubeconfig_with_token(&env().hub, token)
 }
 
 /// A kubeconfig for the server and CA of `admin`'s first cluster, authenticating with `token`.
+#[must_use]
 pub fn kubeconfig_with_token(admin: &PathBuf, token: &str) -> String {
     let (server, ca) = server_and_ca(admin);
     format!(
@@ -418,6 +426,7 @@ pub async fn allow_urls(
 }
 
 /// The Secrets a pod spec mounts as volumes.
+#[must_use]
 pub fn mounted_secrets(pod: &k8s_openapi::api::core::v1::PodSpec) -> Vec<String> {
     pod.volumes
         .iter()
@@ -429,6 +438,7 @@ pub fn mounted_secrets(pod: &k8s_openapi::api::core::v1::PodSpec) -> Vec<String>
 /// What only a writer of spec or metadata changes. The resourceVersion serves where the API server
 /// keeps no generation; where it does (the Deployment), kube-controller-manager's status writes move
 /// the resourceVersion at any moment, so the generation and the metadata we set stand in for it.
+#[must_use]
 pub fn written_by_us(obj: &kube::api::DynamicObject) -> String {
     match obj.metadata.generation {
         Some(generation) => {

@@ -55,6 +55,7 @@ async fn serve(listener: TcpListener, upstream: SocketAddr) {
 }
 
 /// The test hub's CA (base64, as in its kubeconfig) and address.
+#[must_use]
 pub fn hub_addr() -> (String, SocketAddr) {
     let (server, ca) = super::server_and_ca(&super::env().hub);
     let authority = server.trim_start_matches("https://").trim_end_matches('/');

@@ -17,8 +17,8 @@ use clusteradm::agent::registration::{self as agent, AgentOptions};
 use clusteradm::api::cluster::{ClientConfig, ManagedCluster};
 use clusteradm::operator::cluster_manager::desired::admission;
 
-use crate::common::{
-    self,
+use crate::{
+    self as common,
     open_watches::{self, OpenWatches},
 };
 
@@ -190,6 +190,7 @@ pub fn stop_hub_controller() {
 }
 
 /// Agent options for a fresh cluster: unique names, a 5 s lease, the managed cluster's URL.
+#[must_use]
 pub fn options(managed: Client, prefix: &str) -> AgentOptions {
     let cluster = common::unique(prefix);
     let mut opts = AgentOptions::new(managed, cluster.clone());
@@ -262,6 +263,7 @@ pub async fn start_with_secrets(opts: AgentOptions, bootstraps: &[(&str, &str)])
 
 impl Agent {
     /// The cluster name.
+    #[must_use]
     pub fn cluster(&self) -> &str {
         &self.opts.cluster_name
     }
@@ -376,6 +378,7 @@ where
 }
 
 /// A ManagedCluster condition's status.
+#[must_use]
 pub fn condition(mc: Option<&ManagedCluster>, type_: &str) -> Option<String> {
     let status = mc?.status.as_ref()?;
     clusteradm::api::conditions::find(&status.conditions, type_).map(|c| c.status.clone())
