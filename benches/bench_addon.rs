@@ -1,4 +1,4 @@
-//! Add-on manager benchmark (not a test): `scripts/bench-addon [N ...]` (default 1, 100, 1000).
+//! Add-on manager benchmark (not a test): `scripts/bench/controller addon [N ...]` (default 1, 100, 1000).
 //!
 //! For each N: N ManagedClusters with their namespaces (no agents), the example add-on created
 //! from its template (`templates/addons/helloworld.yaml`), the hub's add-on controllers started
@@ -262,7 +262,7 @@ async fn main() -> anyhow::Result<()> {
     } else {
         sizes
     };
-    let (config, admin) = common::hub_with_crds("scripts/bench-addon").await?;
+    let (config, admin) = common::hub_with_crds("scripts/bench/controller addon").await?;
     for n in sizes {
         run(&config, &admin, n).await?;
     }

@@ -1,4 +1,4 @@
-//! Placement benchmark (run by `scripts/bench-placement`; not a test): against the hub named by
+//! Placement benchmark (run by `scripts/bench/controller placement`; not a test): against the hub named by
 //! HUB_KUBECONFIG, runs the placement controller in this process (with the shared cluster watch
 //! it runs under in `init --in-process`) and, for each shape `N clusters × P placements`:
 //!
@@ -425,7 +425,7 @@ async fn main() -> anyhow::Result<()> {
             ),
         }
     }
-    let (config, admin) = common::hub_with_crds("scripts/bench-placement").await?;
+    let (config, admin) = common::hub_with_crds("scripts/bench/controller placement").await?;
     for (n, p) in shapes {
         shape(&config, &admin, n, p, upstream).await?;
     }

@@ -1,4 +1,4 @@
-//! Fleet simulation (run by `scripts/scale`; a benchmark, not a test): one hub, `clusteradm init
+//! Fleet simulation (run by `scripts/bench/scale`; a benchmark, not a test): one hub, `clusteradm init
 //! --in-process` in its own process, and N managed clusters whose registration and work agents
 //! run in this process, all against the managed API server of MANAGED_KUBECONFIG, each cluster
 //! in its own agent namespace (as hosted mode has it) and naming its AppliedManifestWorks per
@@ -179,7 +179,7 @@ fn cpu_pct(before: ProcSample, after: ProcSample) -> f64 {
 }
 
 fn apiserver_pid() -> anyhow::Result<u32> {
-    let dir = std::env::var("CP_DIR").context("CP_DIR is not set (see scripts/scale)")?;
+    let dir = std::env::var("CP_DIR").context("CP_DIR is not set (see scripts/bench/scale)")?;
     let text = std::fs::read_to_string(Path::new(&dir).join("pids/hub-apiserver.pid"))?;
     Ok(text.trim().parse()?)
 }
@@ -272,7 +272,7 @@ where
 /// the agents here and this bench send none).
 fn hub_requests(from: Timestamp, to: Timestamp) -> anyhow::Result<(u64, u64)> {
     use std::io::BufRead as _;
-    let dir = std::env::var("CP_DIR").context("CP_DIR is not set (see scripts/scale)")?;
+    let dir = std::env::var("CP_DIR").context("CP_DIR is not set (see scripts/bench/scale)")?;
     let logs = Path::new(&dir).join("logs");
     // The API server rotates its audit log (`hub-audit-<time>.log`) as it grows: read them all.
     let mut files = Vec::new();

@@ -1,4 +1,4 @@
-//! Work agent benchmark (run by `scripts/bench-work`; not a test): against the clusters named by
+//! Work agent benchmark (run by `scripts/bench/controller work`; not a test): against the clusters named by
 //! HUB_KUBECONFIG and MANAGED_KUBECONFIG, runs the work agent in this process and measures
 //!
 //! 1. latency from creating a ManifestWork to seeing it `Applied` (a watch on the hub), one work
@@ -34,7 +34,7 @@ struct Target {
 impl Target {
     async fn from_env(var: &str) -> anyhow::Result<Self> {
         let path = std::env::var(var)
-            .with_context(|| format!("{var} is not set (see scripts/bench-work)"))?;
+            .with_context(|| format!("{var} is not set (see scripts/bench/controller work)"))?;
         let kc = Kubeconfig::read_from(&path).with_context(|| format!("reading {path}"))?;
         let config =
             kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default()).await?;

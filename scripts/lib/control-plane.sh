@@ -1,0 +1,16 @@
+# The control plane a script runs against (sourced): the clusters of HUB_KUBECONFIG and
+# MANAGED_KUBECONFIG when both are set, else the local one of scripts/control-plane, started if
+# needed and then stopped again on exit (unless KEEP_CONTROL_PLANE is set). Needs `repo`.
+use_control_plane() {
+  local started=""
+  if [[ -z ${HUB_KUBECONFIG:-} || -z ${MANAGED_KUBECONFIG:-} ]]; then
+    if ! "$repo/scripts/control-plane" status >/dev/null 2>&1; then
+      "$repo/scripts/control-plane" start >/dev/null
+      started=1
+    fi
+    eval "$("$repo/scripts/control-plane" env)"
+  fi
+  if [[ -n $started && -z ${KEEP_CONTROL_PLANE:-} ]]; then
+    trap '"$repo/scripts/control-plane" stop' EXIT
+  fi
+}
