@@ -5,6 +5,8 @@ pub mod addon;
 pub mod args;
 pub mod argv;
 pub mod backup;
+#[cfg(test)]
+mod book_links;
 pub mod bundle;
 pub mod clean;
 pub mod clusters;
@@ -23,6 +25,7 @@ pub mod init;
 pub mod join;
 pub mod operator;
 pub mod placement;
+pub mod reference;
 pub mod restore;
 pub mod unjoin;
 pub mod upgrade;

@@ -203,7 +203,7 @@ pub const GATES: &[Gate] = &[
         SpokeWork,
         false,
         Works,
-        "on: executor access reviews are cached and forgotten on RBAC changes (src/agent/work/executor_cache.rs); off: every apply asks again, as upstream's (tests/it/work/executor.rs)",
+        "on: executor access reviews are cached and forgotten on RBAC changes (crates/agent/src/work/executor_cache.rs); off: every apply asks again, as upstream's (tests/it/work/executor.rs)",
     ),
     gate(
         "PlacementDebugServer",
