@@ -1,7 +1,7 @@
 //! `clusteradm join`: make the current cluster (or, `--mode hosted`, the cluster of
 //! `--managed-cluster-kubeconfig`) a managed cluster of a hub.
 //!
-//! Order: check the flags (no request) → find and verify the hub CA ([`klusterlet::discovery`])
+//! Order: check the flags (no request) → find and verify the hub CA (`join::discovery`)
 //! → preflight against the hub with the bootstrap token ([`crate::join::hub::preflight`]) → only
 //! then touch the managed cluster: apply the plan ([`klusterlet::plan`]) → `--in-process` /
 //! `--wait` → the `accept` hint. `--dry-run` prints the plan (token redacted; `--output-file` holds it) and changes nothing.

@@ -2,8 +2,8 @@
 //! They are not written by hand: `clusteradm generate` builds them from the same plans the
 //! commands apply ([`super::hub::plan`], [`super::klusterlet::plan`]). A value a flag sets is
 //! planted in the plan as a sentinel (plain YAML, which the templates take unquoted) and written
-//! as a Helm expression ([`Hole`]); a flag that
-//! changes an object's shape is planned both ways and written as `if`/`else` ([`Switch`]). So
+//! as a Helm expression (`Hole`); a flag that
+//! changes an object's shape is planned both ways and written as `if`/`else` (`Switch`). So
 //! `helm template` with some values gives exactly the objects the command gives with the matching
 //! flags (`tests/it/chart.rs` checks it for both charts).
 use std::collections::BTreeMap;

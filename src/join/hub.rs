@@ -127,7 +127,7 @@ pub struct Connect<'a> {
     pub proxy_ca: Option<&'a str>,
     /// `--force-internal-endpoint-lookup`: use the server cluster-info records.
     pub internal_endpoint: bool,
-    /// Told once if the hub has no OCM API yet, which [`preflight`] then waits for.
+    /// Told once if the hub has no OCM API yet, which [`preflight()`](fn@preflight) then waits for.
     pub waiting: &'a (dyn Fn(&str) + Send + Sync),
 }
 

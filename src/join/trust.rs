@@ -1,7 +1,7 @@
 //! What vouches for the hub when the join line names no `--ca-cert-hash`: the pin a service
 //! account token carries in its audiences ([`carried_pin`], set by `init`/`get token`), or, for a
 //! token that carries nothing, the CA this cluster trusted when it last joined the same server
-//! ([`recorded_pin`], read from its bootstrap kubeconfig).
+//! (`recorded_pin`, read from its bootstrap kubeconfig).
 use base64::Engine as _;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;

@@ -72,7 +72,7 @@ pub fn condition(addon: &str, lease: Option<&Lease>, now: Timestamp) -> Conditio
 
 /// The controller reporting every add-on's health from `informers`' add-ons: each add-on is
 /// looked at when it changes (its health-check mode may have become Lease) and every
-/// [`CHECK_EVERY`], until `shutdown` is cancelled.
+/// `CHECK_EVERY`, until `shutdown` is cancelled.
 pub fn run_with(
     opts: &AddonOptions,
     informers: &Informers,

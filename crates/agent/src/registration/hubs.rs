@@ -4,7 +4,7 @@
 //! credential while it is still valid, else the first valid hub of the list. Valid means the
 //! bootstrap identity may register there (the same self subject access reviews as upstream's) and
 //! the hub has not refused the cluster (its ManagedCluster, if there is one, accepts it). Once
-//! joined ([`super::joined`]) the agent leaves a hub that stops accepting the cluster or that no
+//! joined (`joined`) the agent leaves a hub that stops accepting the cluster or that no
 //! heartbeat has reached for the connection timeout, and selects again.
 use std::time::Duration;
 

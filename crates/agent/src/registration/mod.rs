@@ -4,7 +4,7 @@
 //! One loop of two phases. **Bootstrap** ([`bootstrap`], [`csr`]): read `bootstrap-hub-kubeconfig`,
 //! create the ManagedCluster if absent, send a CSR for `system:open-cluster-management:<c>:<agent>`,
 //! watch it until signed, write `hub-kubeconfig-secret` ([`secret`]). Skipped when that secret
-//! already holds a usable certificate for the same hub. **Joined** ([`joined`]): every lease
+//! already holds a usable certificate for the same hub. **Joined** (`joined`): every lease
 //! duration renew the lease ([`lease`]) and the ManagedCluster status ([`status`]); rotate the
 //! certificate before it expires ([`rotate`]); keep the namespaces the cluster's sets ask for
 //! ([`namespaces`]). What it reads of the managed cluster is [`observe`]; every write to either

@@ -127,7 +127,7 @@ fn auto_approved_users(cm: &ClusterManager) -> Vec<String> {
 pub struct Watched(watch::Receiver<Option<Settings>>);
 
 impl Watched {
-    /// The current settings, waiting up to [`FIRST_READ`] for the first read.
+    /// The current settings, waiting up to `FIRST_READ` for the first read.
     pub async fn current(&self) -> Option<Settings> {
         let mut rx = self.0.clone();
         let first = tokio::time::timeout(FIRST_READ, rx.wait_for(Option::is_some)).await;

@@ -1,6 +1,6 @@
 //! A placement's pure entry: from its schedule ([`super::schedule`]), the clusters it selected
 //! and the decisions it has, the decisions it should have and its status. The reconcile reads
-//! the stores, this decides, and the [`super::writer`] writes.
+//! the stores, this decides, and the `writer` writes.
 use std::sync::Arc;
 use std::time::Duration;
 

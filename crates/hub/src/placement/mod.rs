@@ -2,7 +2,7 @@
 //! ManagedCluster watch and by one watch each of sets, bindings and PlacementDecisions — one
 //! watch per kind whatever the number of placements. For each placement the reconcile reads the
 //! stores, [`schedule`]s clusters, [`decide`] splits them into [`groups`] and PlacementDecisions
-//! and computes the [`status`], and the [`writer`] makes them so.
+//! and computes the [`status`], and the `writer` makes them so.
 mod budget;
 mod cel;
 pub mod debug;

@@ -1,5 +1,5 @@
 //! What a ManifestWorkReplicaSet needs, from the stores: which works to create or bring up to
-//! the template (by each placement's [`rollout`](super::rollout)), which to delete, and the
+//! the template (by each placement's [`rollout`]), which to delete, and the
 //! status — as upstream's work hub controller (`pkg/work/hub/controllers/
 //! manifestworkreplicasetcontroller`), pure.
 use std::collections::{BTreeMap, BTreeSet};

@@ -6,7 +6,7 @@
 //!
 //! Every resource a connection can hold is capped, and held only for a bounded time:
 //! - sockets: [`MAX_CONNECTIONS`], the longest idle closed when a new one arrives at the cap
-//!   ([`super::slots`]);
+//!   (`slots`);
 //! - time: [`HANDSHAKE_TIMEOUT`] for TLS, [`HEADER_TIMEOUT`] for a request's head (and between
 //!   requests of a kept-alive connection), [`REQUEST_TIMEOUT`] for its body;
 //! - memory: [`MAX_BODY`] per review (413 beyond, before reading when the length is declared),

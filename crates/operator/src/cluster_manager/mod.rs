@@ -9,7 +9,7 @@
 //! (the shared apply engine, field manager `clusteradm`) → [`status`] (conditions, SSA
 //! `patch_status`). Whoever runs the loop holds the Lease [`LEASE_NAME`] meanwhile (leader
 //! election, [`ocm_runtime::lease`]), so `clusteradm clean` knows whether anyone will act on
-//! the finalizer ([`is_running`]); [`uninstall`] is what `clean` calls, and does the cleanup
+//! the finalizer ([`is_running`]); [`uninstall()`](fn@uninstall) is what `clean` calls, and does the cleanup
 //! itself when nobody will.
 //!
 //! [`run`] runs the loop until its shutdown token is cancelled; [`InProcess`] says which hub

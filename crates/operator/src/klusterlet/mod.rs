@@ -4,9 +4,9 @@
 //! ([`observe`]) → validate ([`validate`], pure) → build ([`desired`], pure, a typed `Desired`) →
 //! apply ([`apply`], the shared apply engine, one `Applier` per cluster kept across reconciles) →
 //! status ([`status`]: Applied, HubConnectionDegraded, RegistrationDesiredDegraded,
-//! WorkDesiredDegraded, Available, each with observedGeneration). A finalizer runs [`cleanup`] on
+//! WorkDesiredDegraded, Available, each with observedGeneration). A finalizer runs [`cleanup()`](fn@cleanup) on
 //! deletion. Whoever runs the loop holds the Lease [`LEASE_NAME`] meanwhile (leader election), so
-//! `unjoin` knows whether anyone will act on the finalizer ([`is_running`]); [`uninstall`] is what
+//! `unjoin` knows whether anyone will act on the finalizer ([`is_running`]); [`uninstall()`](fn@uninstall) is what
 //! `unjoin` calls. It runs as `clusteradm operator klusterlet`, or inside `join --in-process`
 //! beside the agents (`clusteradm`'s `inprocess::klusterlet`).
 pub mod apply;

@@ -151,7 +151,7 @@ fn named_service_account(name: &str) -> ServiceAccount {
 
 /// The ClusterRole: upstream's registration and placement controllers' rules (placements read,
 /// decisions written, cluster sets kept, bindings read; TokenReviews and SubjectAccessReviews,
-/// with which `/metrics` checks its callers) and [`extra_rules`].
+/// with which `/metrics` checks its callers) and `extra_rules`.
 #[must_use]
 pub fn cluster_role() -> ClusterRole {
     let mut rules = rbac::rules(Component::RegistrationController);

@@ -1,5 +1,5 @@
 //! The status step: conditions computed purely from the outcome of a reconcile ([`compute`]),
-//! then written with server-side apply on the status subresource ([`write`]).
+//! then written with server-side apply on the status subresource ([`write()`](fn@write)).
 //!
 //! Conditions (each with `observedGeneration`): `Applied`, `Progressing`,
 //! `HubRegistrationDegraded`, `HubPlacementDegraded`, `ValidFeatureGates`. A component running in
