@@ -218,7 +218,17 @@ kubelet_api_access() { # cluster
     -d '{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"kubeadm:apiserver-kubelet-api-admin"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"system:kubelet-api-admin"},"subjects":[{"kind":"User","name":"kube-apiserver-kubelet-client"}]}'
 }
 
+# Each kubelet and containerd takes inotify instances (cAdvisor, file watches), and so does every
+# API server; the kernel's default of 128 per user runs out with a few clusters on one machine and
+# the kubelet then exits ("inotify_init: too many open files"). Raised, never lowered.
+inotify_room() {
+  local want=1024 have
+  have=$(cat /proc/sys/fs/inotify/max_user_instances)
+  if ((have < want)); then sysctl -qw "fs.inotify.max_user_instances=$want"; fi
+}
+
 start_node() { # cluster
+  inotify_room
   local c=$1
   [[ -x $BIN_DIR/kubelet ]] || die "kubelet not built: run scripts/control-plane build"
   command -v containerd >/dev/null || die "containerd not installed: run scripts/install-deps"
