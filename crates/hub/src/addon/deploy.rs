@@ -13,8 +13,8 @@ use kube::ResourceExt as _;
 use kube::api::ObjectMeta;
 use serde_json::json;
 
-use super::hosting;
-use super::probe::{self, Fields, Probe};
+use super::template::hosting;
+use super::template::probe::{self, Fields, Probe};
 use super::template::{self, GROUP, RenderError};
 use ocm_api::addon::{
     ADDON_DEPLOYMENT_CONFIGS, ADDON_NAME_LABEL, ADDON_NAMESPACE_LABEL, ADDON_TEMPLATE_LABEL,
@@ -133,10 +133,10 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
     status.registrations = template::registrations(template, &cluster, &addon);
     let bindings = bindings(template, mca, &status.registrations);
     registration_applied(&mut status, now);
-    let rendering = super::config::with_cluster_mirrors(config, inputs.cluster);
+    let rendering = super::template::config::with_cluster_mirrors(config, inputs.cluster);
     let (manifests, configs) = template::render(template, &cluster, &addon, rendering.as_deref())?;
-    let (manifests, hooks) = super::hook::split(manifests);
-    let hook = super::hook::work(mca, &hooks);
+    let (manifests, hooks) = super::template::hook::split(manifests);
+    let hook = super::template::hook::work(mca, &hooks);
     // What is deployed stays, and so do the hooks, until the template is mended.
     let keep = |mut status, why: String| {
         cannot_build(&mut status, &format!("AddOnTemplate {name}: {why}"), now);

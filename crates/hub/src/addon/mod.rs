@@ -1,10 +1,10 @@
 //! The hub's add-on controllers, run by `init --in-process` over the hub's shared watches
 //! ([`ocm_runtime::informers`]):
 //! - [`registration`]: approves add-on agents' CSRs, only for identities their add-on registered,
-//!   and signs those of its template's custom signers ([`signer`]);
+//!   and signs those of its template's custom signers ([`template::signer`]);
 //! - [`manager`]: owns each ManagedClusterAddOn by its add-on and deploys template add-ons
-//!   ([`template`], [`deploy`]), judges their health ([`probe`]) and runs their pre-delete hooks
-//!   ([`hook`]);
+//!   ([`template`], [`deploy`]), judges their health ([`template::probe`]) and runs their
+//!   pre-delete hooks ([`template::hook`]);
 //! - [`install`]: the `Placements` install strategy, and the [`rollout`] of config changes by
 //!   each placement's `rolloutStrategy`;
 //! - [`annotation`]: a cluster's add-on annotations carried over to its add-ons;
@@ -14,18 +14,13 @@
 //! - the conversion webhook between the add-on API's versions ([`crate::conversion`]) runs
 //!   with the hub's other webhooks ([`crate::webhook`]).
 pub mod annotation;
-pub mod config;
 pub mod deploy;
 pub mod discovery;
 pub mod healthcheck;
-pub mod hook;
-pub mod hosting;
 pub mod install;
 pub mod manager;
-pub mod probe;
 pub mod registration;
 pub mod rollout;
-pub mod signer;
 pub mod template;
 
 use kube::Client;

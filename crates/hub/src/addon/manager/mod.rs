@@ -22,7 +22,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt as _};
 
 use super::deploy::{self, Hosting, HostingInputs, Inputs};
-use super::{hook, hosting, template};
+use super::template::{self, hook, hosting};
 use ocm_api::addon::{
     ADDON_NAME_LABEL, ADDON_NAMESPACE_LABEL, ADDON_TEMPLATES, AddOnDeploymentConfig, AddOnTemplate,
     ClusterManagementAddOn, ClusterManagementAddOnSpec, ConfigMeta, ConfigReferent,
@@ -110,7 +110,7 @@ fn using_config(
         .iter()
         .filter(|a| {
             cmas.get(&ObjectRef::new(&a.name_any()))
-                .and_then(|cma| super::config::reference(a, &cma))
+                .and_then(|cma| super::template::config::reference(a, &cma))
                 .is_some_and(|r| r == wanted)
         })
         .map(|a| ObjectRef::from_obj(&**a))
@@ -235,7 +235,7 @@ async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<A
         .works
         .get(&ObjectRef::new(&deploy::work_name(&name)).within(&cluster));
     let managed_cluster = ctx.clusters.get(&ObjectRef::new(&cluster));
-    let config_ref = super::config::reference(&mca, &cma);
+    let config_ref = super::template::config::reference(&mca, &cma);
     let config = config_ref
         .as_ref()
         .and_then(|(ns, name)| ctx.configs.get(&ObjectRef::new(name).within(ns)));
