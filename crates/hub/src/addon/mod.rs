@@ -5,8 +5,8 @@
 //! - [`manager`]: owns each ManagedClusterAddOn by its add-on and deploys template add-ons
 //!   ([`template`], [`deploy`]), judges their health ([`template::probe`]) and runs their
 //!   pre-delete hooks ([`template::hook`]);
-//! - [`install`]: the `Placements` install strategy, and the [`rollout`] of config changes by
-//!   each placement's `rolloutStrategy`;
+//! - [`install`]: the `Placements` install strategy, and the [`install::rollout`] of config
+//!   changes by each placement's `rolloutStrategy`;
 //! - [`annotation`]: a cluster's add-on annotations carried over to its add-ons;
 //! - [`discovery`]: each cluster labelled with its add-ons' health, and [`healthcheck`]: a
 //!   cluster whose agent went silent makes its add-ons' health unknown (upstream runs these two
@@ -20,7 +20,6 @@ pub mod healthcheck;
 pub mod install;
 pub mod manager;
 pub mod registration;
-pub mod rollout;
 pub mod template;
 
 use kube::Client;

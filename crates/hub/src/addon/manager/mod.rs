@@ -245,7 +245,7 @@ async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<A
         mca: &mca,
         template: Some((template_name, template.as_deref())),
         config: config_ref.map(|r| (r, config.as_deref())),
-        pinned: super::rollout::pins(&cma),
+        pinned: super::install::rollout::pins(&cma),
         work: work.as_deref(),
         cluster: managed_cluster.as_deref(),
         hosting: hosting.as_ref().map(HostingSeen::inputs),

@@ -30,7 +30,7 @@ pub const GROUP: &str = "addon.open-cluster-management.io";
 const HUB_KUBECONFIG_DIR: &str = "/managed/hub-kubeconfig";
 
 /// The config of `resource` (in the add-on group) that `mca` uses, as (namespace, name): the one
-/// its rollout pinned in its status when its add-on is rolled out ([`crate::addon::rollout`];
+/// its rollout pinned in its status when its add-on is rolled out ([`crate::addon::install::rollout`];
 /// none until then), else its own if it names one, else its add-on's default.
 #[must_use]
 pub fn configured(
@@ -38,7 +38,7 @@ pub fn configured(
     cma: &ClusterManagementAddOn,
     resource: &str,
 ) -> Option<(String, String)> {
-    if crate::addon::rollout::pins(cma) {
+    if crate::addon::install::rollout::pins(cma) {
         return mca
             .status
             .iter()
