@@ -3,7 +3,7 @@
 //! - [`registration`]: approves add-on agents' CSRs, only for identities their add-on registered,
 //!   and signs those of its template's custom signers ([`template::signer`]);
 //! - [`manager`]: owns each ManagedClusterAddOn by its add-on and deploys template add-ons
-//!   ([`template`], [`deploy`]), judges their health ([`template::probe`]) and runs their
+//!   ([`template`], [`manager::plan`]), judges their health ([`template::probe`]) and runs their
 //!   pre-delete hooks ([`template::hook`]);
 //! - [`install`]: the `Placements` install strategy, and the [`install::rollout`] of config
 //!   changes by each placement's `rolloutStrategy`;
@@ -14,7 +14,6 @@
 //! - the conversion webhook between the add-on API's versions ([`crate::conversion`]) runs
 //!   with the hub's other webhooks ([`crate::webhook`]).
 pub mod annotation;
-pub mod deploy;
 pub mod discovery;
 pub mod healthcheck;
 pub mod install;
@@ -22,7 +21,8 @@ pub mod manager;
 pub mod registration;
 pub mod template;
 
-use kube::Client;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::{Client, ResourceExt as _};
 
 use crate::admission::settings::Watched;
 use ocm_runtime::Shutdown;
@@ -57,5 +57,22 @@ pub fn run_with(
             healthcheck
         )
         .map(|_| ())
+    }
+}
+
+/// An owner reference to `owner`; a controlling one (`controller`, as Go's `NewControllerRef`
+/// makes it, with `blockOwnerDeletion`) for what only the add-on controllers manage.
+#[must_use]
+pub fn owner_reference<K: kube::Resource<DynamicType = ()>>(
+    owner: &K,
+    controller: bool,
+) -> OwnerReference {
+    OwnerReference {
+        api_version: K::api_version(&()).into_owned(),
+        kind: K::kind(&()).into_owned(),
+        name: owner.name_any(),
+        uid: owner.uid().unwrap_or_default(),
+        controller: controller.then_some(true),
+        block_owner_deletion: controller.then_some(true),
     }
 }

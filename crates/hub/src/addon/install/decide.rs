@@ -85,7 +85,7 @@ pub fn plan(
             metadata: ObjectMeta {
                 name: Some(name.clone()),
                 namespace: Some(name_of_cluster.clone()),
-                owner_references: Some(vec![super::super::deploy::owner_reference(cma, true)]),
+                owner_references: Some(vec![crate::addon::owner_reference(cma, true)]),
                 annotations: (!annotations.is_empty()).then_some(annotations),
                 ..ObjectMeta::default()
             },

@@ -4,14 +4,17 @@
 //! watches (its image mirrors annotation, its `Available` condition). For each add-on on each
 //! cluster it owns the ManagedClusterAddOn by its ClusterManagementAddOn (so deleting the add-on
 //! deletes it everywhere), and for a template add-on it keeps the deploy work, the hub
-//! RoleBindings and the status [`deploy::decide`]s.
+//! RoleBindings and the status [`plan`] decides.
 //!
 //! Cleanup is the API server's garbage collector's (kube-controller-manager), as upstream's:
 //! ClusterManagementAddOn → ManagedClusterAddOn → deploy work and cluster-namespace RoleBindings
 //! by owner references. The work agent then removes the agent's objects from the cluster.
 //!
-//! The reconcile reads the stores (here), [`deploy::decide`] plans the add-on, and the
-//! [`writer`] is the only place that writes.
+//! The reconcile reads the stores (here), [`plan`] plans the add-on (with [`bindings`] and
+//! [`status`]), and the [`writer`] is the only place that writes.
+mod bindings;
+pub mod plan;
+mod status;
 pub mod writer;
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,8 +24,7 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt as _};
 
-use super::deploy::{self, Hosting, HostingInputs, Inputs};
-use super::template::{self, hook, hosting};
+use super::template::{self, hook, hosting, work};
 use ocm_api::addon::{
     ADDON_NAME_LABEL, ADDON_NAMESPACE_LABEL, ADDON_TEMPLATES, AddOnDeploymentConfig, AddOnTemplate,
     ClusterManagementAddOn, ClusterManagementAddOnSpec, ConfigMeta, ConfigReferent,
@@ -37,6 +39,7 @@ use ocm_api::work::ManifestWork;
 use ocm_runtime::Shutdown;
 use ocm_runtime::controller::Runner;
 use ocm_runtime::informers::Informers;
+use plan::{Hosting, HostingInputs, Inputs};
 use writer::{Updated, Writer};
 
 /// The name this controller reports its results and metrics under.
@@ -233,7 +236,7 @@ async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<A
     let template = ctx.templates.get(&ObjectRef::new(&template_name));
     let work = ctx
         .works
-        .get(&ObjectRef::new(&deploy::work_name(&name)).within(&cluster));
+        .get(&ObjectRef::new(&work::work_name(&name)).within(&cluster));
     let managed_cluster = ctx.clusters.get(&ObjectRef::new(&cluster));
     let config_ref = super::template::config::reference(&mca, &cma);
     let config = config_ref
@@ -241,7 +244,7 @@ async fn reconcile(mca: Arc<ManagedClusterAddOn>, ctx: Arc<Context>) -> Result<A
         .and_then(|(ns, name)| ctx.configs.get(&ObjectRef::new(name).within(ns)));
     let hosting = HostingSeen::of(&ctx, &mca);
     let now = Time(k8s_openapi::jiff::Timestamp::now());
-    let mut plan = deploy::decide(&Inputs {
+    let mut plan = plan::plan(&Inputs {
         mca: &mca,
         template: Some((template_name, template.as_deref())),
         config: config_ref.map(|r| (r, config.as_deref())),
@@ -393,7 +396,7 @@ fn last_used(mca: &ManagedClusterAddOn) -> ClusterManagementAddOn {
 async fn run_hook(
     ctx: &Context,
     mca: &ManagedClusterAddOn,
-    mut plan: deploy::Plan,
+    mut plan: plan::Plan,
     now: &Time,
 ) -> Result<Action, Error> {
     let Some(wanted) = plan.hook.take() else {

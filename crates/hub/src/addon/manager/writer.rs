@@ -10,7 +10,8 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::{Client, ResourceExt as _};
 use serde_json::json;
 
-use crate::addon::deploy;
+use crate::addon::owner_reference;
+use crate::addon::template::work::same_configs;
 use ocm_api::addon::{
     ADDON_NAME_LABEL, ADDON_NAMESPACE_LABEL, ClusterManagementAddOn,
     DEPRECATED_PRE_DELETE_HOOK_FINALIZER, HOSTING_MANIFEST_FINALIZER, ManagedClusterAddOn,
@@ -194,7 +195,7 @@ impl Writer {
             return Ok(Updated::Unchanged);
         }
         let mut owners = mca.owner_references().to_vec();
-        owners.push(deploy::owner_reference(cma, false));
+        owners.push(owner_reference(cma, false));
         self.update_metadata(mca, json!({"ownerReferences": owners}))
             .await
     }
@@ -318,7 +319,7 @@ fn same_work(current: &ManifestWork, wanted: &ManifestWork) -> bool {
             .collect::<Vec<_>>()
     };
     // The manifests too: the cluster's image mirrors change them with no config changing.
-    deploy::same_configs(current, wanted)
+    same_configs(current, wanted)
         && current.spec.workload.manifests == wanted.spec.workload.manifests
         && feedback(current) == feedback(wanted)
         && current.labels().get(ADDON_NAME_LABEL) == wanted.labels().get(ADDON_NAME_LABEL)

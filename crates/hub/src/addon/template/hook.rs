@@ -11,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt as _;
 use serde_json::Value;
 
-use crate::addon::deploy::owner_reference;
+use crate::addon::owner_reference;
 use ocm_api::addon::{
     ADDON_NAME_LABEL, HOOK_MANIFEST_COMPLETED, ManagedClusterAddOn, PRE_DELETE_HOOK_KEY,
 };

@@ -6,12 +6,13 @@
 //! Deployment and DaemonSet container, and the hub kubeconfig secret mounted where
 //! `HUB_KUBECONFIG` points. Beside it, all pure: the AddOnDeploymentConfig applied to the
 //! manifests ([`config`]), health probes ([`probe`]), pre-delete hooks ([`hook`]), Hosted mode
-//! ([`hosting`]) and custom signers ([`signer`]).
+//! ([`hosting`]), custom signers ([`signer`]) and the deploy work ([`work`]).
 pub mod config;
 pub mod hook;
 pub mod hosting;
 pub mod probe;
 pub mod signer;
+pub mod work;
 
 use serde_json::{Value, json};
 
