@@ -80,7 +80,7 @@ pub fn plan(
             plan.unseen = true;
             continue;
         };
-        let annotations = super::super::annotation::cluster_annotations(&managed_cluster);
+        let annotations = crate::addon::annotation::decide::cluster_annotations(&managed_cluster);
         plan.create.push(ManagedClusterAddOn {
             metadata: ObjectMeta {
                 name: Some(name.clone()),
