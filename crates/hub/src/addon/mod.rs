@@ -18,6 +18,7 @@ pub mod discovery;
 pub mod healthcheck;
 pub mod install;
 pub mod manager;
+mod per_cluster;
 pub mod registration;
 pub mod template;
 

@@ -9,8 +9,9 @@
 //! seen (the install controller copies them when it creates an add-on,
 //! [`decide::cluster_annotations`]), not an add-on changing.
 //!
-//! The reconcile reads the stores (here), [`decide`] says which annotations change, and the
-//! [`writer`] is the only place that writes.
+//! It runs on the add-on controllers' `per_cluster` skeleton, which hands it each
+//! cluster with its add-ons; the reconcile reads what else it needs (here), [`decide`] says
+//! which annotations change, and the [`writer`] is the only place that writes.
 pub mod decide;
 pub mod writer;
 
@@ -22,6 +23,7 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt as _};
 
+use super::per_cluster::{self, PerCluster};
 use decide::cluster_annotations;
 use ocm_api::addon::{ClusterManagementAddOn, ManagedClusterAddOn};
 use ocm_api::cluster::ManagedCluster;
@@ -34,12 +36,6 @@ use writer::Error;
 const CONTROLLER: &str = "add-on annotation controller";
 /// How soon an add-on that changed while being written is written again.
 const RETRY: Duration = Duration::from_secs(1);
-
-struct Context {
-    client: Client,
-    addons: Store<ManagedClusterAddOn>,
-    cmas: Store<ClusterManagementAddOn>,
-}
 
 /// The controller over `informers`' clusters (deleted ones too), add-ons and
 /// ClusterManagementAddOns, running until `shutdown` is cancelled.
@@ -55,11 +51,6 @@ pub fn run_with(
     let events = informers.changes_of(cluster_annotations);
     let (addons, addon_events) = informers.feed::<ManagedClusterAddOn>();
     let cmas = informers.store::<ClusterManagementAddOn>();
-    let ctx = Arc::new(Context {
-        client: hub,
-        addons: addons.clone(),
-        cmas: cmas.clone(),
-    });
     // Also an add-on's cluster when the add-on is first seen (a deviation from upstream, which
     // wakes on cluster changes only): one created from a cluster store that had not yet seen the
     // cluster's new annotations would otherwise keep the old ones until the next change. Not on
@@ -71,41 +62,40 @@ pub fn run_with(
     });
     let controller = Controller::for_shared_stream(events, clusters.clone())
         .watches_shared_stream(created, |a| a.namespace().map(|ns| ObjectRef::new(&ns)));
-    // Decide only from complete stores.
-    let run = Runner::new(CONTROLLER, controller)
-        .gated(gate)
-        .after(&clusters)
-        .after(&addons)
-        .after(&cmas)
-        .run(reconcile, ctx, shutdown);
-    async move {
-        run.await;
-        Ok(())
-    }
+    let runner = Runner::new(CONTROLLER, controller).gated(gate).after(&cmas);
+    let annotations = Annotations { client: hub, cmas };
+    per_cluster::run(runner, &clusters, addons, annotations, shutdown)
 }
 
-async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Action, Error> {
-    let name = cluster.name_any();
-    let addons: Vec<Arc<ManagedClusterAddOn>> = ctx
-        .addons
-        .state()
-        .into_iter()
-        .filter(|a| a.namespace().as_deref() == Some(name.as_str()))
-        .collect();
-    let patches = decide::decide(&cluster, &addons, |addon| {
-        ctx.cmas.get(&ObjectRef::new(addon))
-    });
-    // Each guarded by the version read: the removals were decided from it.
-    let patches: Vec<_> = patches
-        .into_iter()
-        .filter_map(|(addon, annotations)| {
-            let found = addons.iter().find(|a| a.name_any() == addon)?;
-            Some((found.as_ref(), annotations))
+struct Annotations {
+    client: Client,
+    cmas: Store<ClusterManagementAddOn>,
+}
+
+impl PerCluster for Annotations {
+    type Error = Error;
+
+    async fn reconcile(
+        &self,
+        cluster: &ManagedCluster,
+        addons: Vec<Arc<ManagedClusterAddOn>>,
+    ) -> Result<Action, Error> {
+        let patches = decide::decide(cluster, &addons, |addon| {
+            self.cmas.get(&ObjectRef::new(addon))
+        });
+        // Each guarded by the version read: the removals were decided from it.
+        let patches: Vec<_> = patches
+            .into_iter()
+            .filter_map(|(addon, annotations)| {
+                let found = addons.iter().find(|a| a.name_any() == addon)?;
+                Some((found.as_ref(), annotations))
+            })
+            .collect();
+        let again = writer::annotate(&self.client, &cluster.name_any(), &patches).await?;
+        Ok(if again {
+            Action::requeue(RETRY)
+        } else {
+            Action::await_change()
         })
-        .collect();
-    Ok(if writer::annotate(&ctx.client, &name, &patches).await? {
-        Action::requeue(RETRY)
-    } else {
-        Action::await_change()
-    })
+    }
 }

@@ -7,17 +7,19 @@
 //! A cluster being deleted, or without an availability condition yet, is left as it is. Woken by
 //! the cluster and by each of its add-ons (their deletions too).
 //!
-//! The reconcile reads the stores (here), [`decide`] says which labels change, and the [`writer`]
-//! is the only place that writes.
+//! It runs on the add-on controllers' `per_cluster` skeleton, which hands it each
+//! cluster with its add-ons; the reconcile reads what else it needs (here), [`decide`] says
+//! which labels change, and the [`writer`] is the only place that writes.
 pub mod decide;
 pub mod writer;
 
 use std::sync::Arc;
 
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::reflector::ObjectRef;
 use kube::{Client, ResourceExt as _};
 
+use super::per_cluster::{self, PerCluster};
 use ocm_api::addon::ManagedClusterAddOn;
 use ocm_api::cluster::ManagedCluster;
 use ocm_runtime::Shutdown;
@@ -27,11 +29,6 @@ use writer::Error;
 
 /// The name this controller reports its results and metrics under.
 const CONTROLLER: &str = "add-on feature discovery";
-
-struct Context {
-    client: Client,
-    addons: Store<ManagedClusterAddOn>,
-}
 
 /// The controller over `informers`' clusters and add-ons (deleted ones too), running until
 /// `shutdown` is cancelled.
@@ -46,36 +43,31 @@ pub fn run_with(
         informers.deletions::<ManagedClusterAddOn>(),
     );
     let (clusters, cluster_events) = informers.feed::<ManagedCluster>();
-    let addons = informers.store::<ManagedClusterAddOn>();
-    let ctx = Arc::new(Context {
-        client: hub,
-        addons: addons.clone(),
-    });
     let controller = Controller::for_shared_stream(cluster_events, clusters.clone())
         .watches_shared_stream(addon_events, |a| {
             a.namespace().map(|ns| ObjectRef::new(&ns))
         });
-    // Decide only from complete stores.
-    let run = Runner::new(CONTROLLER, controller)
-        .after(&clusters)
-        .after(&addons)
-        .run(reconcile, ctx, shutdown);
-    async move {
-        run.await;
-        Ok(())
-    }
+    let runner = Runner::new(CONTROLLER, controller);
+    let discovery = Discovery { client: hub };
+    per_cluster::run(runner, &clusters, informers.store(), discovery, shutdown)
 }
 
-async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Action, Error> {
-    let name = cluster.name_any();
-    let addons = ctx.addons.state();
-    let mine: Vec<&ManagedClusterAddOn> = addons
-        .iter()
-        .filter(|a| a.namespace().as_deref() == Some(name.as_str()))
-        .map(AsRef::as_ref)
-        .collect();
-    if let Some(labels) = decide::decide(&cluster, &mine) {
-        writer::label(&ctx.client, &cluster, &labels).await?;
+struct Discovery {
+    client: Client,
+}
+
+impl PerCluster for Discovery {
+    type Error = Error;
+
+    async fn reconcile(
+        &self,
+        cluster: &ManagedCluster,
+        addons: Vec<Arc<ManagedClusterAddOn>>,
+    ) -> Result<Action, Error> {
+        let addons: Vec<&ManagedClusterAddOn> = addons.iter().map(AsRef::as_ref).collect();
+        if let Some(labels) = decide::decide(cluster, &addons) {
+            writer::label(&self.client, cluster, &labels).await?;
+        }
+        Ok(Action::await_change())
     }
-    Ok(Action::await_change())
 }
