@@ -13,6 +13,23 @@
 //!   in its registration-controller; here they share the add-on watch);
 //! - the conversion webhook between the add-on API's versions ([`crate::conversion`]) runs
 //!   with the hub's other webhooks ([`crate::webhook`]).
+//!
+//! Each controller is a folder of the shape every hub controller has: `mod.rs` reads the shared
+//! stores and runs it (`run_with`), `decide.rs` chooses what should change (pure, unit-tested)
+//! and `writer.rs` is the only place that writes to the API server, taking plain objects. A
+//! decide too long for one file is split beside it: the manager's into [`manager::plan`] (what
+//! a template add-on should have), `manager::status` and `manager::bindings`; the install
+//! controller's into [`install::decide`] and [`install::rollout`].
+//!
+//! [`annotation`], [`discovery`] and [`healthcheck`], which each look after one cluster's
+//! add-ons, share one skeleton (`per_cluster.rs`, on [`ocm_runtime::controller::Runner`]): it
+//! hands each cluster with its add-ons to the controller's reconcile.
+//!
+//! What a template add-on means is shared by the manager and registration and lives in
+//! [`template`]: the template rendered for a cluster, the AddOnDeploymentConfig applied to it
+//! ([`template::config`]), its deploy work ([`template::work`]), health probes, pre-delete hooks,
+//! Hosted mode ([`template::hosting`]) and custom signers, all pure. [`owner_reference`] is here,
+//! for every controller that owns what it makes.
 pub mod annotation;
 pub mod discovery;
 pub mod healthcheck;

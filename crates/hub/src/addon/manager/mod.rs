@@ -13,10 +13,10 @@
 //! The reconcile reads the stores (here), [`decide`] chooses the steps — owning the add-on, its
 //! finalizers, and what [`plan`] wants of a template add-on (with [`bindings`] and [`status`]) —
 //! and the [`writer`], the only place that writes, carries them out.
-mod bindings;
+pub mod bindings;
 pub mod decide;
 pub mod plan;
-mod status;
+pub mod status;
 pub mod writer;
 
 use std::sync::Arc;
