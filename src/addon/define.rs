@@ -26,8 +26,8 @@ use crate::api::addon::{
 };
 use crate::api::work::{ManifestWorkSpec, ManifestsTemplate};
 use crate::error::UserError;
-use crate::hub::addon::probe::Fields;
 use crate::hub::addon::template::GROUP;
+use crate::hub::addon::template::probe::Fields;
 use crate::work::manifests;
 
 /// What the user asks for.

@@ -80,12 +80,12 @@ pub fn plan(
             plan.unseen = true;
             continue;
         };
-        let annotations = super::super::annotation::cluster_annotations(&managed_cluster);
+        let annotations = crate::addon::annotation::decide::cluster_annotations(&managed_cluster);
         plan.create.push(ManagedClusterAddOn {
             metadata: ObjectMeta {
                 name: Some(name.clone()),
                 namespace: Some(name_of_cluster.clone()),
-                owner_references: Some(vec![super::super::deploy::owner_reference(cma, true)]),
+                owner_references: Some(vec![crate::addon::owner_reference(cma, true)]),
                 annotations: (!annotations.is_empty()).then_some(annotations),
                 ..ObjectMeta::default()
             },

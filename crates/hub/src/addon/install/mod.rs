@@ -5,11 +5,12 @@
 //! the cluster is no longer decided, carrying the cluster's add-on annotations
 //! ([`super::annotation`]) from the start. `Manual` add-ons are left to `addon enable` /
 //! `disable`.
-//! It then rolls the add-on's configs out ([`super::rollout`]) and writes the progress.
+//! It then rolls the add-on's configs out ([`rollout`]) and writes the progress.
 //!
-//! The reconcile reads the stores (here), [`decide`] and [`super::rollout::decide`] say what
+//! The reconcile reads the stores (here), [`decide`] and [`rollout::decide`] say what
 //! should change, and the [`writer`] is the only place that writes.
 pub mod decide;
+pub mod rollout;
 pub mod writer;
 
 pub use decide::{decided, managed_by_hub};
@@ -20,7 +21,6 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt as _};
 
-use crate::addon::rollout;
 use decide::made_for;
 use ocm_api::addon::{
     ADDON_DEPLOYMENT_CONFIGS, ADDON_TEMPLATES, AddOnDeploymentConfig, AddOnTemplate,

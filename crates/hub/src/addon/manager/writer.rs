@@ -1,20 +1,20 @@
-//! The add-on manager's writes, the only place it changes the hub: the add-on's owner,
-//! finalizers and status, its deploy, hook and hosting works, and its hub RoleBindings. Each is
-//! skipped when the store, or this process's last write, already shows it as wanted.
+//! The add-on manager's writes, the only place it changes the hub: the add-on's owners,
+//! finalizers and status, its deploy, hook and hosting works, and its hub RoleBindings, each as
+//! [`super::decide`] wants them (plain objects: the writer decides nothing but whether a write is
+//! needed). Each is skipped when the store, or this process's last write, already shows it.
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::rbac::v1::RoleBinding;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::{Client, ResourceExt as _};
 use serde_json::json;
 
-use crate::addon::deploy;
+use crate::addon::template::work::same_configs;
 use ocm_api::addon::{
-    ADDON_NAME_LABEL, ADDON_NAMESPACE_LABEL, ClusterManagementAddOn,
-    DEPRECATED_PRE_DELETE_HOOK_FINALIZER, HOSTING_MANIFEST_FINALIZER, ManagedClusterAddOn,
-    ManagedClusterAddOnStatus, PRE_DELETE_HOOK_FINALIZER,
+    ADDON_NAME_LABEL, ADDON_NAMESPACE_LABEL, ManagedClusterAddOn, ManagedClusterAddOnStatus,
 };
 use ocm_api::work::ManifestWork;
 
@@ -93,35 +93,13 @@ impl Writer {
         Ok(())
     }
 
-    /// Adds or removes the hook finalizer (and drops the deprecated one, as upstream does).
-    pub async fn set_hook_finalizer(
+    /// Makes the add-on's finalizers `finalizers`, guarded by the version read (a conflict's
+    /// change wakes the add-on again).
+    pub async fn set_finalizers(
         &self,
         mca: &ManagedClusterAddOn,
-        present: bool,
+        finalizers: &[String],
     ) -> Result<(), kube::Error> {
-        let mut mca = mca.clone();
-        mca.finalizers_mut()
-            .retain(|f| f != DEPRECATED_PRE_DELETE_HOOK_FINALIZER);
-        self.set_finalizer(&mca, PRE_DELETE_HOOK_FINALIZER, present)
-            .await
-    }
-
-    /// Adds or removes `finalizer`, guarded by the version read.
-    pub async fn set_finalizer(
-        &self,
-        mca: &ManagedClusterAddOn,
-        finalizer: &str,
-        present: bool,
-    ) -> Result<(), kube::Error> {
-        let mut finalizers: Vec<String> = mca
-            .finalizers()
-            .iter()
-            .filter(|f| *f != finalizer)
-            .cloned()
-            .collect();
-        if present {
-            finalizers.push(finalizer.into());
-        }
         self.update_metadata(mca, json!({"finalizers": finalizers}))
             .await
             .map(|_| ())
@@ -182,19 +160,12 @@ impl Writer {
         Ok(())
     }
 
-    /// Makes the ClusterManagementAddOn an owner of `mca`, as upstream's addon-owner controller
-    /// does.
+    /// Makes the add-on's owner references `owners`, guarded by the version read.
     pub async fn own(
         &self,
         mca: &ManagedClusterAddOn,
-        cma: &ClusterManagementAddOn,
+        owners: &[OwnerReference],
     ) -> Result<Updated, kube::Error> {
-        let uid = cma.uid().unwrap_or_default();
-        if mca.owner_references().iter().any(|o| o.uid == uid) {
-            return Ok(Updated::Unchanged);
-        }
-        let mut owners = mca.owner_references().to_vec();
-        owners.push(deploy::owner_reference(cma, false));
         self.update_metadata(mca, json!({"ownerReferences": owners}))
             .await
     }
@@ -249,23 +220,10 @@ impl Writer {
         }
         Ok(())
     }
-
-    /// Deletes the hosting works of an add-on that holds the hosting finalizer, then releases it.
-    pub async fn remove_hosting(
-        &self,
-        mca: &ManagedClusterAddOn,
-        works: &[Arc<ManifestWork>],
-    ) -> Result<(), kube::Error> {
-        self.delete_hosting_works(mca, works).await?;
-        self.set_finalizer(mca, HOSTING_MANIFEST_FINALIZER, false)
-            .await
-    }
 }
 
-/// What a metadata update found or did.
+/// What a metadata update did.
 pub enum Updated {
-    /// Nothing needed changing.
-    Unchanged,
     /// Updated: the object as written.
     Now(Box<ManagedClusterAddOn>),
     /// It changed since it was read.
@@ -318,7 +276,7 @@ fn same_work(current: &ManifestWork, wanted: &ManifestWork) -> bool {
             .collect::<Vec<_>>()
     };
     // The manifests too: the cluster's image mirrors change them with no config changing.
-    deploy::same_configs(current, wanted)
+    same_configs(current, wanted)
         && current.spec.workload.manifests == wanted.spec.workload.manifests
         && feedback(current) == feedback(wanted)
         && current.labels().get(ADDON_NAME_LABEL) == wanted.labels().get(ADDON_NAME_LABEL)

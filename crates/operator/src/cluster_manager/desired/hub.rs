@@ -113,7 +113,8 @@ fn extra_rules() -> Vec<PolicyRule> {
         // creates and updates it).
         rule(&[""], &["namespaces"], &["patch"]),
         // No Secret: a template add-on's signing CA is read as upstream's add-on manager
-        // (impersonated, [`ocm_hub::addon::signer`]), which holds only what the user grants it.
+        // (impersonated, [`ocm_hub::addon::registration::writer`]), which holds only what the
+        // user grants it.
         PolicyRule {
             resource_names: Some(vec![ADDON_MANAGER_SA.into()]),
             ..rule(&[""], &["serviceaccounts"], &["impersonate"])

@@ -25,7 +25,7 @@ pub fn reference(
     mca: &ManagedClusterAddOn,
     cma: &ClusterManagementAddOn,
 ) -> Option<(String, String)> {
-    super::template::configured(mca, cma, ADDON_DEPLOYMENT_CONFIGS)
+    super::configured(mca, cma, ADDON_DEPLOYMENT_CONFIGS)
 }
 
 /// The template values the config adds: its variables.

@@ -8,7 +8,7 @@
 //! ([`crate::replicaset::rollout`]); clusters of no placement get it at once. The
 //! ClusterManagementAddOn's status tells the progress: `defaultconfigReferences` and, per
 //! placement, `installProgressions` with upstream's `Progressing` condition. Pure: the install
-//! controller ([`super::install`]) reads the stores and writes the outcome.
+//! controller ([`super`]) reads the stores and writes the outcome.
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -83,7 +83,7 @@ pub fn pins(cma: &ClusterManagementAddOn) -> bool {
         .install_strategy
         .as_ref()
         .is_some_and(|s| s.type_ == Some(InstallStrategyType::Placements))
-        && super::install::managed_by_hub(cma)
+        && super::managed_by_hub(cma)
 }
 
 fn kind_of(group: &str, resource: &str) -> Kind {

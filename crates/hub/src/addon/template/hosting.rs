@@ -12,6 +12,7 @@
 //! so a template that marks none deploys as upstream's does.
 //!
 //! [`HOSTING_CLUSTER_ANNOTATION`]: ocm_api::addon::HOSTING_CLUSTER_ANNOTATION
+//! [`HOSTING_MANIFEST_FINALIZER`]: ocm_api::addon::HOSTING_MANIFEST_FINALIZER
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt as _;
 use serde_json::Value;

@@ -5,13 +5,15 @@
 //! finalizer is released once the work agent feeds back that every hook finished (a Job's
 //! `Complete` condition True, a Pod's phase `Succeeded`). The garbage collector then removes the
 //! deploy work, so the agent is still there while its hook runs.
+//!
+//! [`PRE_DELETE_HOOK_FINALIZER`]: ocm_api::addon::PRE_DELETE_HOOK_FINALIZER
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt as _;
 use serde_json::Value;
 
-use super::deploy::owner_reference;
+use crate::addon::owner_reference;
 use ocm_api::addon::{
     ADDON_NAME_LABEL, HOOK_MANIFEST_COMPLETED, ManagedClusterAddOn, PRE_DELETE_HOOK_KEY,
 };

@@ -1,9 +1,19 @@
-//! What an AddOnTemplate means for one cluster, as upstream's template add-on agent reads it
-//! (ocm `pkg/addon/templateagent`): which template a ManagedClusterAddOn uses, its spec hash,
-//! the identities it registers, where its agent is installed, and its manifests rendered for the
-//! cluster — `{{CLUSTER_NAME}}`, `{{HUB_KUBECONFIG}}` and `{{INSTALL_NAMESPACE}}` substituted, the
-//! same values as environment variables of every Deployment and DaemonSet container, and the
-//! hub kubeconfig secret mounted where `HUB_KUBECONFIG` points.
+//! Template add-ons: what an AddOnTemplate means for one cluster, as upstream's template add-on
+//! agent reads it (ocm `pkg/addon/templateagent`). Here: which template a ManagedClusterAddOn
+//! uses, its spec hash, the identities it registers, where its agent is installed, and its
+//! manifests rendered for the cluster — `{{CLUSTER_NAME}}`, `{{HUB_KUBECONFIG}}` and
+//! `{{INSTALL_NAMESPACE}}` substituted, the same values as environment variables of every
+//! Deployment and DaemonSet container, and the hub kubeconfig secret mounted where
+//! `HUB_KUBECONFIG` points. Beside it, all pure: the AddOnDeploymentConfig applied to the
+//! manifests ([`config`]), health probes ([`probe`]), pre-delete hooks ([`hook`]), Hosted mode
+//! ([`hosting`]), custom signers ([`signer`]) and the deploy work ([`work`]).
+pub mod config;
+pub mod hook;
+pub mod hosting;
+pub mod probe;
+pub mod signer;
+pub mod work;
+
 use serde_json::{Value, json};
 
 use ocm_api::addon::{
@@ -21,15 +31,15 @@ pub const GROUP: &str = "addon.open-cluster-management.io";
 const HUB_KUBECONFIG_DIR: &str = "/managed/hub-kubeconfig";
 
 /// The config of `resource` (in the add-on group) that `mca` uses, as (namespace, name): the one
-/// its rollout pinned in its status when its add-on is rolled out ([`super::rollout`]; none until
-/// then), else its own if it names one, else its add-on's default.
+/// its rollout pinned in its status when its add-on is rolled out ([`crate::addon::install::rollout`];
+/// none until then), else its own if it names one, else its add-on's default.
 #[must_use]
 pub fn configured(
     mca: &ManagedClusterAddOn,
     cma: &ClusterManagementAddOn,
     resource: &str,
 ) -> Option<(String, String)> {
-    if super::rollout::pins(cma) {
+    if crate::addon::install::rollout::pins(cma) {
         return mca
             .status
             .iter()
@@ -135,7 +145,7 @@ pub fn install_namespace(
     template: &AddOnTemplate,
     config: Option<&AddOnDeploymentConfigSpec>,
 ) -> String {
-    if let Some(ns) = config.and_then(super::config::install_namespace) {
+    if let Some(ns) = config.and_then(config::install_namespace) {
         return ns.to_string();
     }
     let manifests = &template.spec.agent_spec.workload.manifests;
@@ -196,12 +206,12 @@ pub fn render(
             source,
         })?;
         if let Some(config) = config {
-            super::config::decorate(&mut object, config);
+            config::decorate(&mut object, config);
         }
         if is_apps(&object) && matches!(object["kind"].as_str(), Some("Deployment" | "DaemonSet")) {
             decorate_pods(&mut object, &values, &template.spec.registration, addon);
             if let Some(config) = config {
-                super::config::decorate_pods(&mut object, config, addon);
+                config::decorate_pods(&mut object, config, addon);
             }
             configs.push(feedback(&object));
         }
@@ -209,7 +219,7 @@ pub fn render(
     }
     if let Some(config) = config {
         let namespace = install_namespace(template, Some(config));
-        manifests.extend(super::config::injected(addon, &namespace, config));
+        manifests.extend(config::injected(addon, &namespace, config));
     }
     Ok((manifests, configs))
 }
@@ -236,10 +246,10 @@ fn placeholders(
         ));
     }
     builtins.push(("CLUSTER_NAME".into(), cluster.to_string()));
-    if let Some(ns) = config.and_then(super::config::install_namespace) {
+    if let Some(ns) = config.and_then(config::install_namespace) {
         builtins.push(("INSTALL_NAMESPACE".into(), ns.to_string()));
     }
-    let mut all: Vec<(String, String)> = config.map(super::config::variables).unwrap_or_default();
+    let mut all: Vec<(String, String)> = config.map(config::variables).unwrap_or_default();
     all.retain(|(k, _)| !builtins.iter().any(|(v, _)| v == k));
     all.extend(builtins.iter().cloned());
     Placeholders { builtins, all }

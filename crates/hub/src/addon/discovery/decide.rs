@@ -1,29 +1,14 @@
-//! Add-on feature labels, as upstream's AddOnFeatureDiscoveryController (registration-controller)
-//! keeps them: each ManagedCluster carries `feature.open-cluster-management.io/addon-<name>` for
-//! every add-on on it, `available` when its `Available` condition is True, `unhealthy` when False,
-//! `unreachable` when Unknown or missing; the label of an add-on gone or being deleted is removed.
-//! Placements select clusters by these labels.
-//!
-//! A cluster being deleted, or without an availability condition yet, is left as it is. Woken by
-//! the cluster and by each of its add-ons (their deletions too).
+//! Which add-on feature labels a ManagedCluster carries, as upstream's
+//! AddOnFeatureDiscoveryController decides them (no I/O): one per add-on on it, saying how its
+//! `Available` condition is; none for an add-on gone or being deleted.
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
-use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::controller::{Action, Controller};
-use kube::runtime::reflector::{ObjectRef, Store};
-use kube::{Client, ResourceExt as _};
-use serde_json::json;
+use kube::ResourceExt as _;
 
 use ocm_api::addon::ManagedClusterAddOn;
 use ocm_api::cluster::{MANAGED_CLUSTER_CONDITION_AVAILABLE, ManagedCluster};
 use ocm_api::conditions::{self, FALSE, TRUE};
-use ocm_runtime::Shutdown;
-use ocm_runtime::controller::Runner;
-use ocm_runtime::informers::Informers;
 
-/// The name this controller reports its results and metrics under.
-const CONTROLLER: &str = "add-on feature discovery";
 /// The label key prefix; the add-on's name follows.
 pub const FEATURE_PREFIX: &str = "feature.open-cluster-management.io/addon-";
 /// Label value: the add-on is available.
@@ -32,22 +17,6 @@ pub const AVAILABLE: &str = "available";
 pub const UNHEALTHY: &str = "unhealthy";
 /// Label value: nothing is known of the add-on's health.
 pub const UNREACHABLE: &str = "unreachable";
-
-/// Why a reconcile failed.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// A request to the hub.
-    #[error("labelling cluster {cluster} with its add-ons: {source}")]
-    Kube {
-        /// The cluster.
-        cluster: String,
-        /// What the hub said.
-        #[source]
-        source: kube::Error,
-    },
-}
-
-impl ocm_runtime::controller::Failure for Error {}
 
 /// The label value saying how `addon` is.
 #[must_use]
@@ -98,81 +67,10 @@ pub fn decide(
     (!out.is_empty()).then_some(out)
 }
 
-struct Context {
-    client: Client,
-    addons: Store<ManagedClusterAddOn>,
-}
-
-/// The controller over `informers`' clusters and add-ons (deleted ones too), running until
-/// `shutdown` is cancelled.
-pub fn run_with(
-    hub: Client,
-    informers: &Informers,
-    shutdown: Shutdown,
-) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
-    // Deleted add-ons too: their labels go.
-    let addon_events = futures::stream::select(
-        informers.changes::<ManagedClusterAddOn>(),
-        informers.deletions::<ManagedClusterAddOn>(),
-    );
-    let (clusters, cluster_events) = informers.feed::<ManagedCluster>();
-    let addons = informers.store::<ManagedClusterAddOn>();
-    let ctx = Arc::new(Context {
-        client: hub,
-        addons: addons.clone(),
-    });
-    let controller = Controller::for_shared_stream(cluster_events, clusters.clone())
-        .watches_shared_stream(addon_events, |a| {
-            a.namespace().map(|ns| ObjectRef::new(&ns))
-        });
-    // Decide only from complete stores.
-    let run = Runner::new(CONTROLLER, controller)
-        .after(&clusters)
-        .after(&addons)
-        .run(reconcile, ctx, shutdown);
-    async move {
-        run.await;
-        Ok(())
-    }
-}
-
-async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Action, Error> {
-    let name = cluster.name_any();
-    let addons = ctx.addons.state();
-    let mine: Vec<&ManagedClusterAddOn> = addons
-        .iter()
-        .filter(|a| a.namespace().as_deref() == Some(name.as_str()))
-        .map(AsRef::as_ref)
-        .collect();
-    let Some(labels) = decide(&cluster, &mine) else {
-        return Ok(Action::await_change());
-    };
-    // Guarded by the version read: the removals were decided from it. A conflict's change wakes
-    // this cluster again.
-    let body = json!({"metadata": {
-        "uid": cluster.metadata.uid,
-        "resourceVersion": cluster.metadata.resource_version,
-        "labels": labels,
-    }});
-    match Api::<ManagedCluster>::all(ctx.client.clone())
-        .patch(&name, &PatchParams::default(), &Patch::Merge(body))
-        .await
-    {
-        Ok(_) => {
-            tracing::debug!(cluster = %name, ?labels, "add-on feature labels updated");
-            Ok(Action::await_change())
-        }
-        Err(kube::Error::Api(e)) if e.code == 404 || e.code == 409 => Ok(Action::await_change()),
-        Err(source) => Err(Error::Kube {
-            cluster: name,
-            source,
-        }),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn cluster(labels: &[(&str, &str)], available: Option<&str>) -> ManagedCluster {
         let conditions: Vec<_> = available
