@@ -15,6 +15,7 @@
 //!   [`condition_rules`]: the conditions their condition rules set;
 //! - [`applied_work`]: the AppliedManifestWork record;
 //! - [`delete`]: removing or orphaning applied resources;
+//! - [`context`]: the options, the Klusterlet's [`Settings`] and what every pass is handed;
 //! - [`controller`]: the kube-runtime Controller, the reconcile and the entry point [`run`];
 //! - [`supervisor`]: runs the agent with the credential the registration agent earns, and
 //!   restarts it when that credential changes.
@@ -22,6 +23,7 @@ pub mod applied_work;
 pub mod apply;
 pub mod build;
 pub mod condition_rules;
+pub mod context;
 pub mod controller;
 pub mod delete;
 pub mod discovery;
@@ -34,34 +36,11 @@ pub mod status;
 pub mod supervisor;
 pub mod watched;
 
-/// What a Klusterlet's `workConfiguration` tells our work agent (upstream's work agent takes
-/// each as a flag of the same meaning).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Settings {
-    /// `appliedManifestWorkEvictionGracePeriod` ([`eviction`]).
-    pub eviction_grace: std::time::Duration,
-    /// `statusSyncInterval`: how often a work with status feedback or condition rules is read
-    /// again for them.
-    pub status_sync: std::time::Duration,
-    /// `hubKubeAPIQPS`/`hubKubeAPIBurst`: the rate of the agent's requests to the hub (none:
-    /// unlimited).
-    pub hub_rate: Option<ocm_runtime::rate::Rate>,
-}
-
-impl Default for Settings {
-    /// Upstream's defaults.
-    fn default() -> Self {
-        Self {
-            eviction_grace: eviction::DEFAULT_GRACE,
-            status_sync: controller::STATUS_SYNC,
-            hub_rate: None,
-        }
-    }
-}
 mod sweep;
 mod sync;
 
-pub use controller::{AppliedNames, WorkAgentOptions, run};
+pub use context::{AppliedNames, Settings, WorkAgentOptions};
+pub use controller::run;
 
 /// A failure of one reconcile; the controller logs it and retries with a delay.
 #[derive(Debug, thiserror::Error)]
@@ -98,7 +77,7 @@ impl ocm_runtime::controller::Failure for Error {
     fn retry(&self) -> ocm_runtime::controller::Retry {
         match self {
             // Waiting for the managed cluster to finish deleting, not failing.
-            Self::Pending { .. } => ocm_runtime::controller::Retry::After(controller::RETRY),
+            Self::Pending { .. } => ocm_runtime::controller::Retry::After(context::RETRY),
             _ => ocm_runtime::controller::Retry::Backoff,
         }
     }

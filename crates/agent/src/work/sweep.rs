@@ -14,7 +14,7 @@ use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::runtime::reflector::{ObjectRef, Store};
 use serde_json::json;
 
-use super::controller::{Context, DELETE_WAIT};
+use super::context::{Context, DELETE_WAIT};
 use super::delete::{self, Removal};
 use super::eviction::{self, Verdict};
 use super::{Error, applied_work};

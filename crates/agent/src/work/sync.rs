@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::apply::{self, Outcome, Owner};
 use super::build::{self, Key};
-use super::controller::{Context, DELETE_WAIT, RETRY};
+use super::context::{Context, DELETE_WAIT, RETRY};
 use super::delete::{self, Removal};
 use super::{Error, applied_work, status};
 use ocm_api::work::{AppliedManifestWork, AppliedManifestWorkSpec, ManifestWork};
