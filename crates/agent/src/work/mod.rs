@@ -13,13 +13,12 @@
 //!   cached review answers (forgotten when RBAC changes);
 //! - [`feedback`]: status feedback values read from applied objects by their rules, and
 //!   [`condition_rules`]: the conditions their condition rules set;
-//! - [`applied_work`]: the AppliedManifestWork record;
 //! - [`delete`]: removing or orphaning applied resources;
+//! - [`writer`]: every write of the agent, on the hub and on the managed cluster;
 //! - [`context`]: the options, the Klusterlet's [`Settings`] and what every pass is handed;
 //! - [`controller`]: the kube-runtime Controller, the reconcile and the entry point [`run`];
 //! - [`supervisor`]: runs the agent with the credential the registration agent earns, and
 //!   restarts it when that credential changes.
-pub mod applied_work;
 pub mod apply;
 pub mod build;
 pub mod condition_rules;
@@ -35,6 +34,7 @@ pub mod ignore_fields;
 pub mod status;
 pub mod supervisor;
 pub mod watched;
+pub mod writer;
 
 mod sweep;
 mod sync;

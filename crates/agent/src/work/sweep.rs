@@ -7,17 +7,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt as _;
-use kube::api::{Api, ListParams, Patch, PatchParams};
+use kube::api::{Api, ListParams};
 use kube::runtime::reflector::{ObjectRef, Store};
-use serde_json::json;
 
 use super::context::{Context, DELETE_WAIT};
 use super::delete::{self, Removal};
 use super::eviction::{self, Verdict};
-use super::{Error, applied_work};
+use super::{Error, writer};
 use ocm_api::work::{AppliedManifestWork, ManifestWork};
 
 /// Sweeps once the store is ready, then every resync period or at the next eviction deadline,
@@ -67,7 +65,7 @@ async fn sweep(ctx: &Context, store: &Store<ManifestWork>) -> Result<Duration, E
         match eviction::decide(managed, started, now, ctx.settings.eviction_grace) {
             Verdict::Keep if started.is_some() => {
                 tracing::info!("{}: managed again, eviction cancelled", amw.name_any());
-                set_eviction_start(&api, &amw.name_any(), None).await?;
+                writer::eviction_start(&api, &amw.name_any(), None).await?;
             }
             Verdict::Keep => {}
             Verdict::Start => {
@@ -77,7 +75,7 @@ async fn sweep(ctx: &Context, store: &Store<ManifestWork>) -> Result<Duration, E
                     amw.spec.manifest_work_name,
                     ctx.settings.eviction_grace
                 );
-                set_eviction_start(&api, &amw.name_any(), Some(now)).await?;
+                writer::eviction_start(&api, &amw.name_any(), Some(now)).await?;
                 next = next.min(ctx.settings.eviction_grace);
             }
             Verdict::Wait(left) => next = next.min(left),
@@ -85,21 +83,6 @@ async fn sweep(ctx: &Context, store: &Store<ManifestWork>) -> Result<Duration, E
         }
     }
     Ok(next)
-}
-
-/// Writes (or, with `None`, clears) `status.evictionStartTime`.
-async fn set_eviction_start(
-    api: &Api<AppliedManifestWork>,
-    name: &str,
-    at: Option<Timestamp>,
-) -> Result<(), Error> {
-    let patch = json!({"status": {"evictionStartTime": at.map(Time)}});
-    api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map_err(Error::managed(format!(
-            "recording the eviction of AppliedManifestWork {name}"
-        )))?;
-    Ok(())
 }
 
 async fn evict(ctx: &Context, amw: &AppliedManifestWork) -> Result<(), Error> {
@@ -113,7 +96,7 @@ async fn evict(ctx: &Context, amw: &AppliedManifestWork) -> Result<(), Error> {
     let removals =
         delete::remove_all(&ctx.managed, &resources, &owner_uid, None, DELETE_WAIT).await;
     if removals.iter().all(|r| *r == Removal::Done) {
-        applied_work::remove(&ctx.managed, &name).await?;
+        writer::remove_record(&ctx.managed, &name).await?;
     }
     Ok(())
 }

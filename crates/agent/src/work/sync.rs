@@ -6,15 +6,14 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures::future::join_all;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::Api;
 use kube::{Resource as _, ResourceExt as _};
-use serde_json::json;
 
 use super::apply::{self, Outcome, Owner};
 use super::build::{self, Key};
 use super::context::{Context, DELETE_WAIT, RETRY};
 use super::delete::{self, Removal};
-use super::{Error, applied_work, status};
+use super::{Error, status, writer};
 use ocm_api::work::{AppliedManifestWork, AppliedManifestWorkSpec, ManifestWork};
 
 /// Applies a live work; returns when it is due again.
@@ -26,7 +25,7 @@ pub(crate) async fn sync(work: &ManifestWork, ctx: &Context) -> Result<Duration,
         agent_id: Some(ctx.agent_id.clone()),
         manifest_work_name: name.clone(),
     };
-    let amw = applied_work::ensure(&ctx.managed, &amw_name, spec).await?;
+    let amw = writer::ensure_record(&ctx.managed, &amw_name, spec).await?;
     let owner = Owner {
         name: amw_name.clone(),
         uid: amw.uid().unwrap_or_default(),
@@ -38,7 +37,7 @@ pub(crate) async fn sync(work: &ManifestWork, ctx: &Context) -> Result<Duration,
         let removals =
             delete::remove_all(&ctx.managed, &previous, &owner.uid, None, DELETE_WAIT).await;
         ensure_removed(&name, &removals)?;
-        applied_work::remove(&ctx.managed, &amw_name).await?;
+        writer::remove_record(&ctx.managed, &amw_name).await?;
         return Ok(Duration::ZERO);
     }
 
@@ -67,7 +66,7 @@ pub(crate) async fn sync(work: &ManifestWork, ctx: &Context) -> Result<Duration,
     let mut sorted_previous = previous.clone();
     sorted_previous.sort_by_key(Key::of);
     if next != sorted_previous {
-        applied_work::record(&ctx.managed, &amw_name, &next).await?;
+        writer::record(&ctx.managed, &amw_name, &next).await?;
     }
 
     let results: Vec<_> = outcomes.into_iter().map(|o| o.result).collect();
@@ -83,13 +82,7 @@ pub(crate) async fn sync(work: &ManifestWork, ctx: &Context) -> Result<Duration,
         &status::now(),
     );
     if work.status.as_ref() != Some(&new_status) {
-        let patch = json!({"status": new_status});
-        ctx.works()
-            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .map_err(Error::hub(format!(
-                "updating the status of ManifestWork {name}"
-            )))?;
+        writer::work_status(&ctx.works(), &name, &new_status).await?;
     }
     tracing::debug!(work = %name, manifests = results.len(), failed, "work synced");
     // Feedback and rule conditions are read from the objects as applying returns them, so a
@@ -189,7 +182,7 @@ pub(crate) async fn finalize(work: &ManifestWork, ctx: &Context) -> Result<(), E
     )
     .await;
     ensure_removed(&name, &removals)?;
-    applied_work::remove(&ctx.managed, &amw_name).await?;
+    writer::remove_record(&ctx.managed, &amw_name).await?;
     tracing::info!(work = %name, resources = resources.len(), "work deleted, its resources removed");
     Ok(())
 }

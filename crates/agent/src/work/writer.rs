@@ -1,0 +1,271 @@
+//! Every write of the work agent, by where it goes:
+//!
+//! - on the hub, a ManifestWork's status;
+//! - on the managed cluster, the AppliedManifestWork records: created (with their cleanup
+//!   finalizer) before anything of a work is applied, so applied objects can name them as their
+//!   owner; their status lists what was applied, so a manifest dropped from the work, or the whole
+//!   work, can be cleaned up even after the agent restarts; and when an unmanaged record's
+//!   eviction started;
+//! - on the managed cluster, the manifests' objects: applied by their update strategy, given the
+//!   record as an owner, deleted or released from it.
+//!
+//! Everything else of the agent reads and decides; what to write is decided before it comes here.
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
+use k8s_openapi::jiff::Timestamp;
+use kube::Client;
+use kube::ResourceExt as _;
+use kube::api::{
+    Api, DeleteParams, DynamicObject, ObjectMeta, Patch, PatchParams, PostParams, Preconditions,
+    PropagationPolicy,
+};
+use serde_json::json;
+
+use super::Error;
+use super::apply::{Owner, with_owner};
+use ocm_api::work::{
+    APPLIED_MANIFEST_WORK_FINALIZER, AppliedManifestResourceMeta, AppliedManifestWork,
+    AppliedManifestWorkSpec, ManifestWork, ManifestWorkStatus, UpdateStrategy, UpdateStrategyType,
+    WORK_AGENT_FIELD_MANAGER,
+};
+
+// --- The hub -----------------------------------------------------------------------------------
+
+/// Replaces the status of ManifestWork `name` with `status`.
+pub async fn work_status(
+    works: &Api<ManifestWork>,
+    name: &str,
+    status: &ManifestWorkStatus,
+) -> Result<(), Error> {
+    let patch = json!({"status": status});
+    works
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(Error::hub(format!(
+            "updating the status of ManifestWork {name}"
+        )))?;
+    Ok(())
+}
+
+// --- The AppliedManifestWork records ------------------------------------------------------------
+
+/// Returns the AppliedManifestWork `name`, creating it (or fixing its spec and finalizer).
+pub async fn ensure_record(
+    client: &Client,
+    name: &str,
+    spec: AppliedManifestWorkSpec,
+) -> Result<AppliedManifestWork, Error> {
+    let api: Api<AppliedManifestWork> = Api::all(client.clone());
+    let what = || format!("reading AppliedManifestWork {name}");
+    if let Some(existing) = api.get_opt(name).await.map_err(Error::managed(what()))? {
+        let has_finalizer = existing
+            .metadata
+            .finalizers
+            .iter()
+            .flatten()
+            .any(|f| f == APPLIED_MANIFEST_WORK_FINALIZER);
+        if existing.spec == spec && has_finalizer || existing.metadata.deletion_timestamp.is_some()
+        {
+            return Ok(existing);
+        }
+        let mut finalizers = existing.metadata.finalizers.clone().unwrap_or_default();
+        if !has_finalizer {
+            finalizers.push(APPLIED_MANIFEST_WORK_FINALIZER.into());
+        }
+        let patch = json!({
+            "metadata": {"finalizers": finalizers, "resourceVersion": existing.metadata.resource_version},
+            "spec": spec,
+        });
+        return api
+            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(Error::managed(format!(
+                "updating AppliedManifestWork {name}"
+            )));
+    }
+    let amw = AppliedManifestWork {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            finalizers: Some(vec![APPLIED_MANIFEST_WORK_FINALIZER.into()]),
+            ..Default::default()
+        },
+        spec,
+        status: None,
+    };
+    match api.create(&PostParams::default(), &amw).await {
+        Err(kube::Error::Api(s)) if s.is_already_exists() => {
+            api.get(name).await.map_err(Error::managed(what()))
+        }
+        other => other.map_err(Error::managed(format!(
+            "creating AppliedManifestWork {name}"
+        ))),
+    }
+}
+
+/// Writes the list of applied resources into the record's status.
+pub async fn record(
+    client: &Client,
+    name: &str,
+    resources: &[AppliedManifestResourceMeta],
+) -> Result<(), Error> {
+    let api: Api<AppliedManifestWork> = Api::all(client.clone());
+    // An explicit list (even empty): a merge patch must overwrite what was there.
+    let patch = json!({"status": {"appliedResources": resources}});
+    api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(Error::managed(format!(
+            "recording the resources of AppliedManifestWork {name}"
+        )))?;
+    Ok(())
+}
+
+/// Writes (or, with `None`, clears) the record's `status.evictionStartTime`.
+pub async fn eviction_start(
+    api: &Api<AppliedManifestWork>,
+    name: &str,
+    at: Option<Timestamp>,
+) -> Result<(), Error> {
+    let patch = json!({"status": {"evictionStartTime": at.map(Time)}});
+    api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(Error::managed(format!(
+            "recording the eviction of AppliedManifestWork {name}"
+        )))?;
+    Ok(())
+}
+
+/// Removes the record: its finalizer first (its resources are dealt with), then the object.
+pub async fn remove_record(client: &Client, name: &str) -> Result<(), Error> {
+    let api: Api<AppliedManifestWork> = Api::all(client.clone());
+    let Some(existing) = api.get_opt(name).await.map_err(Error::managed(format!(
+        "reading AppliedManifestWork {name}"
+    )))?
+    else {
+        return Ok(());
+    };
+    let finalizers: Vec<String> = existing
+        .metadata
+        .finalizers
+        .iter()
+        .flatten()
+        .filter(|f| *f != APPLIED_MANIFEST_WORK_FINALIZER)
+        .cloned()
+        .collect();
+    let patch = json!({"metadata": {"finalizers": finalizers, "resourceVersion": existing.metadata.resource_version}});
+    let what = || format!("removing AppliedManifestWork {name}");
+    match api
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
+        Err(kube::Error::Api(s)) if s.is_not_found() => return Ok(()),
+        other => other.map(drop).map_err(Error::managed(what()))?,
+    }
+    match api.delete(name, &DeleteParams::default()).await {
+        Err(kube::Error::Api(s)) if s.is_not_found() => Ok(()),
+        other => other.map(drop).map_err(Error::managed(what())),
+    }
+}
+
+// --- The manifests' objects ---------------------------------------------------------------------
+
+/// Server-side applies `body` by its (writing, not create-only) strategy: `Update` as
+/// `work-agent`, forced; `ServerSideApply` with its field manager and `force`. Returns the object
+/// as the server holds it.
+pub async fn apply(
+    api: &Api<DynamicObject>,
+    name: &str,
+    body: &DynamicObject,
+    strategy: UpdateStrategy,
+) -> Result<DynamicObject, kube::Error> {
+    let (manager, force) = match strategy.type_ {
+        UpdateStrategyType::ServerSideApply => {
+            let ssa = strategy.server_side_apply.unwrap_or_default();
+            let manager = ssa
+                .field_manager
+                .unwrap_or_else(|| WORK_AGENT_FIELD_MANAGER.into());
+            (manager, ssa.force.unwrap_or(false))
+        }
+        // A create-only manifest is created by `create`, a read-only one never written.
+        UpdateStrategyType::Update
+        | UpdateStrategyType::ReadOnly
+        | UpdateStrategyType::CreateOnly => (WORK_AGENT_FIELD_MANAGER.into(), true),
+    };
+    let mut params = PatchParams::apply(&manager);
+    params.force = force;
+    api.patch(name, &params, &Patch::Apply(body)).await
+}
+
+/// Creates the object (create-only); if it was created meanwhile, returns what is there.
+pub async fn create(
+    api: &Api<DynamicObject>,
+    name: &str,
+    body: &DynamicObject,
+) -> Result<DynamicObject, kube::Error> {
+    let params = PostParams {
+        field_manager: Some(WORK_AGENT_FIELD_MANAGER.into()),
+        ..Default::default()
+    };
+    match api.create(&params, body).await {
+        Err(kube::Error::Api(s)) if s.is_already_exists() => api.get(name).await,
+        other => other,
+    }
+}
+
+/// Adds the AppliedManifestWork's reference to an applied object that lacks it, keeping every
+/// other reference (other works', the user's). The patch carries the UID and resourceVersion the
+/// list was read at, so a concurrent change fails it (retried on the next sync) instead of losing
+/// a reference. Nothing is sent when the reference is there: the steady state costs no request.
+pub async fn add_owner(
+    api: &Api<DynamicObject>,
+    obj: DynamicObject,
+    owner: &Owner,
+) -> Result<DynamicObject, kube::Error> {
+    let refs = obj.metadata.owner_references.clone().unwrap_or_default();
+    if refs.iter().any(|r| r.uid == owner.uid) {
+        return Ok(obj);
+    }
+    let patch = json!({"metadata": {
+        "uid": obj.metadata.uid,
+        "resourceVersion": obj.metadata.resource_version,
+        "ownerReferences": with_owner(refs, owner),
+    }});
+    let params = PatchParams {
+        field_manager: Some(WORK_AGENT_FIELD_MANAGER.into()),
+        ..PatchParams::default()
+    };
+    api.patch(&obj.name_any(), &params, &Patch::Merge(&patch))
+        .await
+}
+
+/// Deletes the object `uid` (foreground: its dependents first): a look-alike created since, of
+/// another UID, is never touched.
+pub async fn delete(api: &Api<DynamicObject>, name: &str, uid: &str) -> Result<(), kube::Error> {
+    let params = DeleteParams {
+        propagation_policy: Some(PropagationPolicy::Foreground),
+        preconditions: Some(Preconditions {
+            uid: Some(uid.to_owned()),
+            resource_version: None,
+        }),
+        ..Default::default()
+    };
+    api.delete(name, &params).await.map(drop)
+}
+
+/// Replaces the object's ownerReferences with `kept` (none: the field dropped), as a
+/// compare-and-swap of the whole list at `obj`'s resourceVersion.
+pub async fn set_owners(
+    api: &Api<DynamicObject>,
+    obj: &DynamicObject,
+    kept: &[OwnerReference],
+) -> Result<(), kube::Error> {
+    let patch = json!({"metadata": {
+        "ownerReferences": if kept.is_empty() { serde_json::Value::Null } else { json!(kept) },
+        "resourceVersion": obj.metadata.resource_version,
+    }});
+    api.patch(
+        &obj.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await
+    .map(drop)
+}
