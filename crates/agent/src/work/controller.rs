@@ -4,18 +4,19 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use kube::ResourceExt as _;
 use kube::runtime::PredicateConfig;
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::finalizer::{self, finalizer};
 use kube::runtime::reflector;
 use kube::runtime::{Predicate as _, predicates};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use tokio_util::task::AbortOnDropHandle;
 
 use super::context::{Context, WorkAgentOptions};
+use super::decide::{self, Stage};
 use super::executor_cache;
-use super::{Error, sweep, sync};
-use ocm_api::work::{MANIFEST_WORK_FINALIZER, ManifestWork};
+use super::{Error, sweep, sync, writer};
+use ocm_api::work::ManifestWork;
 use ocm_runtime::Shutdown;
 use ocm_runtime::controller::Runner;
 use ocm_runtime::queue_depth::Wakes;
@@ -63,25 +64,26 @@ pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<(
     Ok(())
 }
 
-/// Under kube's finalizer helper: the finalizer is added before anything is applied, and removed
-/// only once what the work applied is gone from the managed cluster.
-async fn reconcile(
-    work: Arc<ManifestWork>,
-    ctx: Arc<Context>,
-) -> Result<Action, finalizer::Error<Error>> {
-    finalizer(&ctx.works(), MANIFEST_WORK_FINALIZER, work, |event| async {
-        match event {
-            finalizer::Event::Apply(work) => {
-                let started = std::time::Instant::now();
-                let synced = sync::sync(&work, &ctx).await;
-                ocm_runtime::metrics::work_applied(started.elapsed().as_secs_f64());
-                synced.map(Action::requeue)
-            }
-            finalizer::Event::Cleanup(work) => {
-                sync::finalize(&work, &ctx).await?;
-                Ok(Action::await_change())
-            }
+/// One pass by the work's [`Stage`]: the finalizer is added before anything is applied, and
+/// removed only once what the work applied is gone from the managed cluster.
+async fn reconcile(work: Arc<ManifestWork>, ctx: Arc<Context>) -> Result<Action, Error> {
+    match decide::stage(&work) {
+        Stage::AddFinalizer => {
+            writer::add_finalizer(&ctx.works(), &work).await?;
+            // Applied once the change wakes the work again.
+            Ok(Action::await_change())
         }
-    })
-    .await
+        Stage::Apply => {
+            let started = std::time::Instant::now();
+            let synced = sync::sync(&work, &ctx).await;
+            ocm_runtime::metrics::work_applied(started.elapsed().as_secs_f64());
+            synced.map(Action::requeue)
+        }
+        Stage::Finalize { index } => {
+            sync::finalize(&work, &ctx).await?;
+            writer::remove_finalizer(&ctx.works(), &work.name_any(), index).await?;
+            Ok(Action::await_change())
+        }
+        Stage::Gone => Ok(Action::await_change()),
+    }
 }

@@ -16,6 +16,7 @@
 //! - [`delete`]: removing or orphaning applied resources;
 //! - [`writer`]: every write of the agent, on the hub and on the managed cluster;
 //! - [`context`]: the options, the Klusterlet's [`Settings`] and what every pass is handed;
+//! - [`decide`]: what a pass does, decided purely from what was read;
 //! - [`controller`]: the kube-runtime Controller, the reconcile and the entry point [`run`];
 //! - [`supervisor`]: runs the agent with the credential the registration agent earns, and
 //!   restarts it when that credential changes.
@@ -24,6 +25,7 @@ pub mod build;
 pub mod condition_rules;
 pub mod context;
 pub mod controller;
+pub mod decide;
 pub mod delete;
 pub mod discovery;
 pub mod eviction;

@@ -1,6 +1,6 @@
 //! Every write of the work agent, by where it goes:
 //!
-//! - on the hub, a ManifestWork's status;
+//! - on the hub, a ManifestWork's finalizer and status;
 //! - on the managed cluster, the AppliedManifestWork records: created (with their cleanup
 //!   finalizer) before anything of a work is applied, so applied objects can name them as their
 //!   owner; their status lists what was applied, so a manifest dropped from the work, or the whole
@@ -24,8 +24,8 @@ use super::Error;
 use super::apply::{Owner, with_owner};
 use ocm_api::work::{
     APPLIED_MANIFEST_WORK_FINALIZER, AppliedManifestResourceMeta, AppliedManifestWork,
-    AppliedManifestWorkSpec, ManifestWork, ManifestWorkStatus, UpdateStrategy, UpdateStrategyType,
-    WORK_AGENT_FIELD_MANAGER,
+    AppliedManifestWorkSpec, MANIFEST_WORK_FINALIZER, ManifestWork, ManifestWorkStatus,
+    UpdateStrategy, UpdateStrategyType, WORK_AGENT_FIELD_MANAGER,
 };
 
 // --- The hub -----------------------------------------------------------------------------------
@@ -44,6 +44,65 @@ pub async fn work_status(
             "updating the status of ManifestWork {name}"
         )))?;
     Ok(())
+}
+
+/// Adds the agent's finalizer to `work`, as kube's finalizer helper does: a JSON patch that
+/// tests the list as read first, so a finalizer someone added meanwhile fails it (and the work is
+/// decided again) instead of being added twice.
+pub async fn add_finalizer(works: &Api<ManifestWork>, work: &ManifestWork) -> Result<(), Error> {
+    let name = work.name_any();
+    works
+        .patch(&name, &PatchParams::default(), &finalizer_added(work))
+        .await
+        .map_err(Error::hub(format!(
+            "adding the finalizer of ManifestWork {name}"
+        )))?;
+    Ok(())
+}
+
+/// Removes the agent's finalizer, at `index` of the list, from ManifestWork `name`; the patch
+/// tests that it is still there, so another finalizer is never removed in its place.
+pub async fn remove_finalizer(
+    works: &Api<ManifestWork>,
+    name: &str,
+    index: usize,
+) -> Result<(), Error> {
+    works
+        .patch(name, &PatchParams::default(), &finalizer_removed(index))
+        .await
+        .map_err(Error::hub(format!(
+            "removing the finalizer of ManifestWork {name}"
+        )))?;
+    Ok(())
+}
+
+/// The JSON patch adding the finalizer to `work`'s list as read.
+fn finalizer_added(work: &ManifestWork) -> Patch<()> {
+    json_patch(if work.finalizers().is_empty() {
+        json!([
+            {"op": "test", "path": "/metadata/finalizers", "value": null},
+            {"op": "add", "path": "/metadata/finalizers", "value": [MANIFEST_WORK_FINALIZER]},
+        ])
+    } else {
+        json!([
+            {"op": "test", "path": "/metadata/finalizers", "value": work.finalizers()},
+            {"op": "add", "path": "/metadata/finalizers/-", "value": MANIFEST_WORK_FINALIZER},
+        ])
+    })
+}
+
+/// The JSON patch removing the finalizer at `index`.
+fn finalizer_removed(index: usize) -> Patch<()> {
+    let at = format!("/metadata/finalizers/{index}");
+    json_patch(json!([
+        {"op": "test", "path": at, "value": MANIFEST_WORK_FINALIZER},
+        {"op": "remove", "path": at},
+    ]))
+}
+
+/// A JSON patch of these operations.
+fn json_patch(operations: serde_json::Value) -> Patch<()> {
+    Patch::Json(serde_json::from_value(operations).expect("well-formed JSON patch operations"))
 }
 
 // --- The AppliedManifestWork records ------------------------------------------------------------
@@ -268,4 +327,43 @@ pub async fn set_owners(
     )
     .await
     .map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sent(patch: &Patch<()>) -> serde_json::Value {
+        match patch {
+            Patch::Json(operations) => serde_json::to_value(operations).unwrap(),
+            _ => unreachable!("a JSON patch"),
+        }
+    }
+
+    #[test]
+    fn finalizer_patches_are_kubes_helpers() {
+        let mut work = ManifestWork::new("w", ocm_api::work::ManifestWorkSpec::default());
+        assert_eq!(
+            sent(&finalizer_added(&work)),
+            json!([
+                {"op": "test", "path": "/metadata/finalizers", "value": null},
+                {"op": "add", "path": "/metadata/finalizers", "value": [MANIFEST_WORK_FINALIZER]},
+            ])
+        );
+        work.metadata.finalizers = Some(vec!["other".into()]);
+        assert_eq!(
+            sent(&finalizer_added(&work)),
+            json!([
+                {"op": "test", "path": "/metadata/finalizers", "value": ["other"]},
+                {"op": "add", "path": "/metadata/finalizers/-", "value": MANIFEST_WORK_FINALIZER},
+            ])
+        );
+        assert_eq!(
+            sent(&finalizer_removed(1)),
+            json!([
+                {"op": "test", "path": "/metadata/finalizers/1", "value": MANIFEST_WORK_FINALIZER},
+                {"op": "remove", "path": "/metadata/finalizers/1"},
+            ])
+        );
+    }
 }
