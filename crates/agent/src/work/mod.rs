@@ -1,30 +1,33 @@
 //! The work agent: for one managed cluster, it watches the ManifestWorks in that cluster's
 //! namespace on the hub and, for each one, applies its manifests on the managed cluster, records
 //! what it applied in an AppliedManifestWork, reports conditions back on the hub, and removes what
-//! it applied when a manifest leaves the work or the work is deleted. The reconcile follows the
-//! observe → build (pure) → apply → status pipeline:
+//! it applied when a manifest leaves the work or the work is deleted.
 //!
-//! - [`build`]: pure decisions — parsing a manifest, matching `manifestConfigs`, hub hash,
-//!   which applied resources are stale, which are orphaned on deletion;
+//! Each pass reads (here: the work from the watch, its record, the objects as applying returns
+//! them), [`decide`] chooses (with [`build`] for each manifest and [`status`] for the conditions),
+//! and the [`writer`] is the only place that writes. The parts:
+//!
+//! - [`context`]: the options, the Klusterlet's [`Settings`] and what every pass is handed;
+//! - [`decide`]: what a pass does, decided purely from what was read;
+//! - [`build`]: pure decisions about one manifest — parsing it, matching `manifestConfigs`, hub
+//!   hash, which applied resources are orphaned on deletion;
+//! - [`status`]: pure computation of per-manifest and work conditions;
+//! - [`eviction`]: when a record no work manages any more is evicted (pure), applied by the sweep;
 //! - [`discovery`]: kind → resource on the managed cluster, refreshed when a kind is unknown;
 //! - [`apply`]: one manifest onto the managed cluster, by its update strategy;
-//! - [`status`]: pure computation of per-manifest and work conditions;
+//! - [`delete`]: removing or orphaning applied resources;
 //! - [`executor`] / [`executor_cache`]: whether a work's executor may apply a manifest, and the
 //!   cached review answers (forgotten when RBAC changes);
 //! - [`feedback`]: status feedback values read from applied objects by their rules, and
-//!   [`condition_rules`]: the conditions their condition rules set;
-//! - [`delete`]: removing or orphaning applied resources;
+//!   [`condition_rules`]: the conditions their condition rules set; [`ignore_fields`]: what a
+//!   server-side apply leaves to the cluster; [`watched`]: the objects watched for feedback;
 //! - [`writer`]: every write of the agent, on the hub and on the managed cluster;
-//! - [`context`]: the options, the Klusterlet's [`Settings`] and what every pass is handed;
-//! - [`decide`]: what a pass does, decided purely from what was read;
-//! - [`controller`]: the kube-runtime Controller, the reconcile and the entry point [`run`];
 //! - [`supervisor`]: runs the agent with the credential the registration agent earns, and
 //!   restarts it when that credential changes.
 pub mod apply;
 pub mod build;
 pub mod condition_rules;
 pub mod context;
-pub mod controller;
 pub mod decide;
 pub mod delete;
 pub mod discovery;
@@ -39,10 +42,35 @@ pub mod watched;
 pub mod writer;
 
 mod sweep;
-mod sync;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::join_all;
+use kube::api::Api;
+use kube::runtime::PredicateConfig;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector;
+use kube::runtime::{Predicate as _, predicates};
+use kube::runtime::{WatchStreamExt as _, watcher};
+use kube::{Resource as _, ResourceExt as _};
+use tokio_util::task::AbortOnDropHandle;
+
+use apply::{Outcome, Owner};
+use build::Key;
+use context::{Context, DELETE_WAIT, RETRY};
+use decide::{Record, Stage};
+use delete::Removal;
+use ocm_api::work::{AppliedManifestWork, AppliedManifestWorkSpec, ManifestWork};
+use ocm_runtime::Shutdown;
+use ocm_runtime::controller::Runner;
+use ocm_runtime::queue_depth::Wakes;
 
 pub use context::{AppliedNames, Settings, WorkAgentOptions};
-pub use controller::run;
+
+/// The name this controller reports its results and metrics under.
+const CONTROLLER: &str = "work agent";
 
 /// A failure of one reconcile; the controller logs it and retries with a delay.
 #[derive(Debug, thiserror::Error)]
@@ -79,7 +107,7 @@ impl ocm_runtime::controller::Failure for Error {
     fn retry(&self) -> ocm_runtime::controller::Retry {
         match self {
             // Waiting for the managed cluster to finish deleting, not failing.
-            Self::Pending { .. } => ocm_runtime::controller::Retry::After(context::RETRY),
+            Self::Pending { .. } => ocm_runtime::controller::Retry::After(RETRY),
             _ => ocm_runtime::controller::Retry::Backoff,
         }
     }
@@ -115,4 +143,248 @@ pub(crate) fn chain(err: &dyn std::error::Error) -> String {
         }
     }
     text
+}
+
+/// Runs the work agent until `shutdown` completes: one watch of the ManifestWorks in the
+/// cluster's namespace on the hub, a reconcile per work, a periodic resync that repairs drift on
+/// the managed cluster, and a sweep that evicts records no work manages any more, after a grace
+/// period. Errors of single works are logged and retried; this returns only on shutdown.
+pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<()> {
+    let (watched, woken) = watched::Watched::new(opts.managed.clone(), &opts.cluster_name);
+    let ctx = Arc::new(Context::new(&opts, watched));
+    tracing::info!(cluster = %ctx.cluster, hub_hash = %ctx.hub_hash, "work agent starting");
+    // Only a new generation (spec edits and deletion bump it) or a finalizer change wakes a work:
+    // the agent's own status writes do not re-apply everything. Drift is repaired by the
+    // requeue every `resync`.
+    let (store, writer) = reflector::store();
+    let works = watcher(ctx.works(), watcher::Config::default())
+        .default_backoff()
+        .reflect(writer)
+        .applied_objects()
+        .predicate_filter(
+            predicates::generation.combine(predicates::finalizers),
+            PredicateConfig::default(),
+        );
+    // Aborted when this future ends or is dropped (an aborted agent task too): a sweeper left
+    // running would judge records against a store nobody updates any more.
+    let _sweeper = AbortOnDropHandle::new(tokio::spawn(sweep::run(ctx.clone(), store.clone())));
+    // The cache stores nothing until this watch has synced: without it every apply asks.
+    let _rbac = opts.executor_caches.then(|| {
+        AbortOnDropHandle::new(tokio::spawn(executor_cache::watch(
+            ctx.managed.clone(),
+            ctx.executor_cache.clone(),
+        )))
+    });
+    // A watched object's change wakes its work (feedback read again at once).
+    let controller = Controller::for_stream(works, store).reconcile_on(woken);
+    Runner::new(CONTROLLER, controller)
+        .wakes(Wakes::OnSpec)
+        .concurrency(opts.concurrency)
+        .backoff(Duration::from_secs(1), Duration::from_secs(30))
+        .run(reconcile, ctx, shutdown)
+        .await;
+    tracing::info!("work agent stopped");
+    Ok(())
+}
+
+/// One pass by the work's [`Stage`]: the finalizer is added before anything is applied, and
+/// removed only once what the work applied is gone from the managed cluster.
+async fn reconcile(work: Arc<ManifestWork>, ctx: Arc<Context>) -> Result<Action, Error> {
+    match decide::stage(&work) {
+        Stage::AddFinalizer => {
+            writer::add_finalizer(&ctx.works(), &work).await?;
+            // Applied once the change wakes the work again.
+            Ok(Action::await_change())
+        }
+        Stage::Apply => {
+            let started = std::time::Instant::now();
+            let synced = sync(&work, &ctx).await;
+            ocm_runtime::metrics::work_applied(started.elapsed().as_secs_f64());
+            synced.map(Action::requeue)
+        }
+        Stage::Finalize { index } => {
+            finalize(&work, &ctx).await?;
+            writer::remove_finalizer(&ctx.works(), &work.name_any(), index).await?;
+            Ok(Action::await_change())
+        }
+        Stage::Gone => Ok(Action::await_change()),
+    }
+}
+
+/// The AppliedManifestWork `name`, if there is one.
+async fn read_record(ctx: &Context, name: &str) -> Result<Option<AppliedManifestWork>, Error> {
+    Api::<AppliedManifestWork>::all(ctx.managed.clone())
+        .get_opt(name)
+        .await
+        .map_err(Error::managed(format!(
+            "reading AppliedManifestWork {name}"
+        )))
+}
+
+/// The AppliedManifestWork of `work`, created or fixed as [`decide::record`] says.
+async fn ensure_record(
+    ctx: &Context,
+    name: &str,
+    work: &str,
+) -> Result<AppliedManifestWork, Error> {
+    let spec = AppliedManifestWorkSpec {
+        hub_hash: ctx.hub_hash.clone(),
+        agent_id: Some(ctx.agent_id.clone()),
+        manifest_work_name: work.to_owned(),
+    };
+    let existing = read_record(ctx, name).await?;
+    match (decide::record(existing.as_ref(), &spec), existing) {
+        (Record::Keep, Some(existing)) => Ok(existing),
+        (Record::Fix { finalizers }, Some(existing)) => {
+            writer::fix_record(&ctx.managed, &existing, &finalizers, &spec).await
+        }
+        _ => writer::create_record(&ctx.managed, name, spec).await,
+    }
+}
+
+/// One pass over a live work: ensure its AppliedManifestWork, apply every manifest (in
+/// dependency tiers, concurrently within a tier), delete what left the work, record what was
+/// applied, and report status on the hub. Returns when the work is due again.
+async fn sync(work: &ManifestWork, ctx: &Context) -> Result<Duration, Error> {
+    let name = work.name_any();
+    let amw_name = ctx.applied_work_name(&name);
+    let amw = ensure_record(ctx, &amw_name, &name).await?;
+    let owner = Owner {
+        name: amw_name.clone(),
+        uid: amw.uid().unwrap_or_default(),
+    };
+    let previous = amw.status.clone().unwrap_or_default().applied_resources;
+    if amw.metadata.deletion_timestamp.is_some() {
+        // The record was deleted by hand: clean up as its finalizer promises, then start over.
+        tracing::info!(work = %name, "AppliedManifestWork {amw_name} is being deleted; removing its resources");
+        let removals =
+            delete::remove_all(&ctx.managed, &previous, &owner.uid, None, DELETE_WAIT).await;
+        ensure_removed(&name, &removals)?;
+        writer::remove_record(&ctx.managed, &amw_name).await?;
+        return Ok(Duration::ZERO);
+    }
+
+    let outcomes = apply_all(work, ctx, &owner).await;
+    let wanted: Vec<Key> = outcomes.iter().filter_map(|o| o.key.clone()).collect();
+    let applied_now: Vec<_> = outcomes.iter().filter_map(|o| o.record.clone()).collect();
+    let stale = decide::stale(&previous, &wanted);
+    let removals = delete::remove_all(
+        &ctx.managed,
+        &stale,
+        &owner.uid,
+        work.spec.delete_option.as_ref(),
+        DELETE_WAIT,
+    )
+    .await;
+    for (res, removal) in stale.iter().zip(&removals) {
+        if *removal != Removal::Done {
+            tracing::warn!(work = %name, resource = %res.name, "removing a dropped resource: {removal:?}");
+        }
+    }
+    let pending = decide::left(&removals) > 0;
+    let next = decide::next_applied(&previous, &applied_now, &wanted);
+    if let Some(next) = decide::recorded(&previous, next, &stale, &removals) {
+        writer::record(&ctx.managed, &amw_name, &next).await?;
+    }
+
+    let results: Vec<_> = outcomes.into_iter().map(|o| o.result).collect();
+    ctx.watched.set(
+        &name,
+        watched::targets(&work.spec.manifest_configs, &results),
+    );
+    let failed = results.iter().any(|r| r.applied.is_err());
+    let new_status = status::work_status(
+        work.status.as_ref(),
+        &results,
+        work.meta().generation,
+        &status::now(),
+    );
+    if work.status.as_ref() != Some(&new_status) {
+        writer::work_status(&ctx.works(), &name, &new_status).await?;
+    }
+    tracing::debug!(work = %name, manifests = results.len(), failed, "work synced");
+    Ok(decide::due(
+        failed || pending,
+        decide::wants_feedback(work),
+        ctx.resync,
+        RETRY,
+        ctx.settings.status_sync,
+    ))
+}
+
+/// Applies the manifests tier by tier (namespaces and CRDs before what lives in them); returns
+/// the outcomes in manifest order.
+async fn apply_all(work: &ManifestWork, ctx: &Context, owner: &Owner) -> Vec<Outcome> {
+    let manifests = &work.spec.workload.manifests;
+    let configs = &work.spec.manifest_configs;
+    let mut tiers: BTreeMap<u8, Vec<usize>> = BTreeMap::new();
+    for (i, m) in manifests.iter().enumerate() {
+        let tier = build::parse(m).map_or(u8::MAX, |p| ocm_runtime::apply::order::tier(&p.gvk));
+        tiers.entry(tier).or_default().push(i);
+    }
+    let subject = executor::subject(work.spec.executor.as_ref());
+    let executor = subject.as_ref().map(|subject| executor::Executor {
+        client: &ctx.managed,
+        cache: &ctx.executor_cache,
+        subject: subject.as_ref().map_err(String::as_str).copied(),
+        delete_option: work.spec.delete_option.as_ref(),
+    });
+    let mut outcomes: Vec<Option<Outcome>> = vec![None; manifests.len()];
+    for ordinals in tiers.values() {
+        let done = join_all(ordinals.iter().map(|&i| {
+            apply::apply_manifest(
+                ctx.feedback,
+                &ctx.discovery,
+                i,
+                &manifests[i],
+                configs,
+                owner,
+                executor,
+            )
+        }))
+        .await;
+        for (&i, outcome) in ordinals.iter().zip(done) {
+            outcomes[i] = Some(outcome);
+        }
+    }
+    outcomes.into_iter().flatten().collect()
+}
+
+/// `Ok` once every removal is done; the failures are logged.
+fn ensure_removed(work: &str, removals: &[Removal]) -> Result<(), Error> {
+    for r in removals.iter().filter(|r| matches!(r, Removal::Failed(_))) {
+        tracing::warn!(work, "removing an applied resource: {r:?}");
+    }
+    match decide::left(removals) {
+        0 => Ok(()),
+        pending => Err(Error::Pending {
+            work: work.to_owned(),
+            pending,
+        }),
+    }
+}
+
+/// Removes what a deleted work applied (deleting or orphaning per its delete option), then its
+/// AppliedManifestWork. Errs while anything is left, so the work keeps its finalizer.
+async fn finalize(work: &ManifestWork, ctx: &Context) -> Result<(), Error> {
+    let name = work.name_any();
+    ctx.watched.set(&name, Vec::new());
+    let amw_name = ctx.applied_work_name(&name);
+    let Some(amw) = read_record(ctx, &amw_name).await? else {
+        return Ok(());
+    };
+    let resources = amw.status.clone().unwrap_or_default().applied_resources;
+    let owner_uid = amw.uid().unwrap_or_default();
+    let removals = delete::remove_all(
+        &ctx.managed,
+        &resources,
+        &owner_uid,
+        work.spec.delete_option.as_ref(),
+        DELETE_WAIT,
+    )
+    .await;
+    ensure_removed(&name, &removals)?;
+    writer::remove_record(&ctx.managed, &amw_name).await?;
+    tracing::info!(work = %name, resources = resources.len(), "work deleted, its resources removed");
+    Ok(())
 }

@@ -107,40 +107,14 @@ fn json_patch(operations: serde_json::Value) -> Patch<()> {
 
 // --- The AppliedManifestWork records ------------------------------------------------------------
 
-/// Returns the AppliedManifestWork `name`, creating it (or fixing its spec and finalizer).
-pub async fn ensure_record(
+/// Creates the AppliedManifestWork `name` with `spec` and its finalizer; returns it, or the one
+/// created meanwhile.
+pub async fn create_record(
     client: &Client,
     name: &str,
     spec: AppliedManifestWorkSpec,
 ) -> Result<AppliedManifestWork, Error> {
     let api: Api<AppliedManifestWork> = Api::all(client.clone());
-    let what = || format!("reading AppliedManifestWork {name}");
-    if let Some(existing) = api.get_opt(name).await.map_err(Error::managed(what()))? {
-        let has_finalizer = existing
-            .metadata
-            .finalizers
-            .iter()
-            .flatten()
-            .any(|f| f == APPLIED_MANIFEST_WORK_FINALIZER);
-        if existing.spec == spec && has_finalizer || existing.metadata.deletion_timestamp.is_some()
-        {
-            return Ok(existing);
-        }
-        let mut finalizers = existing.metadata.finalizers.clone().unwrap_or_default();
-        if !has_finalizer {
-            finalizers.push(APPLIED_MANIFEST_WORK_FINALIZER.into());
-        }
-        let patch = json!({
-            "metadata": {"finalizers": finalizers, "resourceVersion": existing.metadata.resource_version},
-            "spec": spec,
-        });
-        return api
-            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .map_err(Error::managed(format!(
-                "updating AppliedManifestWork {name}"
-            )));
-    }
     let amw = AppliedManifestWork {
         metadata: ObjectMeta {
             name: Some(name.into()),
@@ -151,13 +125,34 @@ pub async fn ensure_record(
         status: None,
     };
     match api.create(&PostParams::default(), &amw).await {
-        Err(kube::Error::Api(s)) if s.is_already_exists() => {
-            api.get(name).await.map_err(Error::managed(what()))
-        }
+        Err(kube::Error::Api(s)) if s.is_already_exists() => api.get(name).await.map_err(
+            Error::managed(format!("reading AppliedManifestWork {name}")),
+        ),
         other => other.map_err(Error::managed(format!(
             "creating AppliedManifestWork {name}"
         ))),
     }
+}
+
+/// Gives `existing` this agent's `spec` and `finalizers` ([`super::decide::Record::Fix`]),
+/// guarded by the resourceVersion it was read at.
+pub async fn fix_record(
+    client: &Client,
+    existing: &AppliedManifestWork,
+    finalizers: &[String],
+    spec: &AppliedManifestWorkSpec,
+) -> Result<AppliedManifestWork, Error> {
+    let name = existing.name_any();
+    let patch = json!({
+        "metadata": {"finalizers": finalizers, "resourceVersion": existing.metadata.resource_version},
+        "spec": spec,
+    });
+    Api::<AppliedManifestWork>::all(client.clone())
+        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(Error::managed(format!(
+            "updating AppliedManifestWork {name}"
+        )))
 }
 
 /// Writes the list of applied resources into the record's status.
