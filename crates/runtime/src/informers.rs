@@ -91,8 +91,12 @@ impl Informed for AddOnTemplate {}
 impl Informed for AddOnDeploymentConfig {}
 impl Informed for ManifestWorkReplicaSet {}
 /// Every work: the replica sets' and the add-ons' (one label each, and a selector cannot say
-/// "either"); each controller picks its own by label.
-impl Informed for ManifestWork {}
+/// "either"); each controller picks its own by label. A work agent watches its cluster's only.
+impl Informed for ManifestWork {
+    fn api(client: Client, namespace: Option<&str>) -> Api<Self> {
+        within(&client, namespace)
+    }
+}
 /// Those of a placement; placement, replica sets and add-on installs read them.
 impl Informed for PlacementDecision {
     fn config() -> watcher::Config {

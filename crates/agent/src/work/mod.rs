@@ -3,8 +3,9 @@
 //! what it applied in an AppliedManifestWork, reports conditions back on the hub, and removes what
 //! it applied when a manifest leaves the work or the work is deleted.
 //!
-//! Each pass reads (here: the work from the watch, its record, the objects as applying returns
-//! them), [`decide`] chooses (with [`build`] for each manifest and [`status`] for the conditions),
+//! Its watches are a shared [`Informers`]' (one watch per kind, whoever else reads it). Each pass
+//! reads (here: the work from the store, its record, the objects as applying returns them),
+//! [`decide`] chooses (with [`build`] for each manifest and [`status`] for the conditions),
 //! and the [`writer`] is the only place that writes. The parts:
 //!
 //! - [`context`]: the options, the Klusterlet's [`Settings`] and what every pass is handed;
@@ -43,17 +44,14 @@ pub mod writer;
 
 mod sweep;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
+use futures::{Stream, StreamExt as _};
 use kube::api::Api;
-use kube::runtime::PredicateConfig;
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::reflector;
-use kube::runtime::{Predicate as _, predicates};
-use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Resource as _, ResourceExt as _};
 use tokio_util::task::AbortOnDropHandle;
 
@@ -65,6 +63,7 @@ use delete::Removal;
 use ocm_api::work::{AppliedManifestWork, AppliedManifestWorkSpec, ManifestWork};
 use ocm_runtime::Shutdown;
 use ocm_runtime::controller::Runner;
+use ocm_runtime::informers::Informers;
 use ocm_runtime::queue_depth::Wakes;
 
 pub use context::{AppliedNames, Settings, WorkAgentOptions};
@@ -145,46 +144,72 @@ pub(crate) fn chain(err: &dyn std::error::Error) -> String {
     text
 }
 
-/// Runs the work agent until `shutdown` completes: one watch of the ManifestWorks in the
-/// cluster's namespace on the hub, a reconcile per work, a periodic resync that repairs drift on
-/// the managed cluster, and a sweep that evicts records no work manages any more, after a grace
-/// period. Errors of single works are logged and retried; this returns only on shutdown.
+/// Runs the work agent until `shutdown` completes, on watches of its own ([`run_with`]). Errors
+/// of single works are logged and retried; this returns only on shutdown.
 pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<()> {
+    let hub = Informers::namespaced(opts.hub.clone(), &opts.cluster_name);
+    let agent = run_with(&opts, &hub, shutdown.clone());
+    tokio::join!(agent, hub.run(shutdown));
+    tracing::info!("work agent stopped");
+    Ok(())
+}
+
+/// The work agent over `hub`'s watch of the ManifestWorks in the cluster's namespace: a
+/// reconcile per work, a periodic resync that repairs drift on the managed cluster, and a sweep
+/// that evicts records no work manages any more, after a grace period. It runs until `shutdown`
+/// is cancelled once the returned future is polled, and reconciles nothing before the works
+/// have listed.
+pub fn run_with(
+    opts: &WorkAgentOptions,
+    hub: &Informers,
+    shutdown: Shutdown,
+) -> impl Future<Output = ()> + Send + 'static {
     let (watched, woken) = watched::Watched::new(opts.managed.clone(), &opts.cluster_name);
-    let ctx = Arc::new(Context::new(&opts, watched));
+    let ctx = Arc::new(Context::new(opts, watched));
     tracing::info!(cluster = %ctx.cluster, hub_hash = %ctx.hub_hash, "work agent starting");
-    // Only a new generation (spec edits and deletion bump it) or a finalizer change wakes a work:
-    // the agent's own status writes do not re-apply everything. Drift is repaired by the
-    // requeue every `resync`.
-    let (store, writer) = reflector::store();
-    let works = watcher(ctx.works(), watcher::Config::default())
-        .default_backoff()
-        .reflect(writer)
-        .applied_objects()
-        .predicate_filter(
-            predicates::generation.combine(predicates::finalizers),
-            PredicateConfig::default(),
-        );
-    // Aborted when this future ends or is dropped (an aborted agent task too): a sweeper left
-    // running would judge records against a store nobody updates any more.
-    let _sweeper = AbortOnDropHandle::new(tokio::spawn(sweep::run(ctx.clone(), store.clone())));
+    let works = hub.store::<ManifestWork>();
+    // A sweeper or an RBAC watch left running would act for an agent that is gone: both are
+    // aborted when the returned future ends or is dropped.
+    let sweeper = sweep::run(ctx.clone(), works.clone());
     // The cache stores nothing until this watch has synced: without it every apply asks.
-    let _rbac = opts.executor_caches.then(|| {
-        AbortOnDropHandle::new(tokio::spawn(executor_cache::watch(
-            ctx.managed.clone(),
-            ctx.executor_cache.clone(),
-        )))
-    });
-    // A watched object's change wakes its work (feedback read again at once).
-    let controller = Controller::for_stream(works, store).reconcile_on(woken);
-    Runner::new(CONTROLLER, controller)
+    let rbac = opts
+        .executor_caches
+        .then(|| executor_cache::watch(ctx.managed.clone(), ctx.executor_cache.clone()));
+    // A watched object's change wakes its work (feedback read again at once). Drift is repaired
+    // by the requeue every `resync`.
+    let controller =
+        Controller::for_shared_stream(spec_changes(hub), works.clone()).reconcile_on(woken);
+    let runner = Runner::new(CONTROLLER, controller)
         .wakes(Wakes::OnSpec)
         .concurrency(opts.concurrency)
         .backoff(Duration::from_secs(1), Duration::from_secs(30))
-        .run(reconcile, ctx, shutdown)
-        .await;
-    tracing::info!("work agent stopped");
-    Ok(())
+        .after(&works)
+        .run(reconcile, ctx, shutdown);
+    async move {
+        let _sweeper = AbortOnDropHandle::new(tokio::spawn(sweeper));
+        let _rbac = rbac.map(|watch| AbortOnDropHandle::new(tokio::spawn(watch)));
+        runner.await;
+    }
+}
+
+/// The works that are new, or whose generation (spec edits and deletion bump it) or finalizers
+/// changed: the agent's own status writes do not wake a work and re-apply everything.
+fn spec_changes(hub: &Informers) -> impl Stream<Item = Arc<ManifestWork>> + Send + 'static {
+    let mut seen = HashMap::new();
+    let present = hub.changes::<ManifestWork>().map(|w| (w, true));
+    let gone = hub.deletions::<ManifestWork>().map(|w| (w, false));
+    futures::stream::select(present, gone).filter_map(move |(work, present)| {
+        // By UID too: a work deleted and made again under its name is new.
+        let key = (work.name_any(), work.uid());
+        let woken = if present {
+            let aspect = (work.metadata.generation, work.finalizers().to_vec());
+            seen.insert(key, aspect.clone()).as_ref() != Some(&aspect)
+        } else {
+            seen.remove(&key);
+            false
+        };
+        std::future::ready(woken.then_some(work))
+    })
 }
 
 /// One pass by the work's [`Stage`]: the finalizer is added before anything is applied, and
