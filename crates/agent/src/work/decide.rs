@@ -1,14 +1,17 @@
 //! What a pass over a work does, decided from what was read and nothing else, so every rule is
 //! tested without a cluster: its stage (the finalizer first, the clean-up last), what becomes of
 //! its AppliedManifestWork record before anything is applied, which recorded resources are stale
-//! and what is recorded after the pass, and when the work is due again. What a manifest is and how
+//! and what is recorded after the pass, and when the work is due again; which records concern the
+//! agent, and what the sweep does with each of its own. What a manifest is and how
 //! it is applied is [`super::build`]'s; its status, [`super::status`]'s.
 use std::time::Duration;
 
+use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt as _;
 
 use super::build::Key;
 use super::delete::Removal;
+use super::eviction::{self, Verdict};
 use ocm_api::work::{
     APPLIED_MANIFEST_WORK_FINALIZER, AppliedManifestResourceMeta, AppliedManifestWork,
     AppliedManifestWorkSpec, MANIFEST_WORK_FINALIZER, ManifestWork,
@@ -47,13 +50,12 @@ pub fn stage(work: &ManifestWork) -> Stage {
     }
 }
 
-/// What becomes of a work's AppliedManifestWork before anything is applied.
+/// What becomes of a work's AppliedManifestWork, there already, before anything is applied (one
+/// that is not there is created).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Record {
-    /// It is there as it should be (or being deleted: the pass cleans up after it).
+    /// It is as it should be (or being deleted: the pass cleans up after it).
     Keep,
-    /// There is none: create it, with its finalizer.
-    Create,
     /// Its spec or finalizer is not this agent's: write `spec` and these finalizers.
     Fix {
         /// The finalizers it keeps, with the record's own added.
@@ -63,10 +65,7 @@ pub enum Record {
 
 /// What becomes of `existing`, the record this agent wants with `spec`.
 #[must_use]
-pub fn record(existing: Option<&AppliedManifestWork>, spec: &AppliedManifestWorkSpec) -> Record {
-    let Some(existing) = existing else {
-        return Record::Create;
-    };
+pub fn record(existing: &AppliedManifestWork, spec: &AppliedManifestWorkSpec) -> Record {
     let has_finalizer = existing
         .finalizers()
         .iter()
@@ -79,6 +78,72 @@ pub fn record(existing: Option<&AppliedManifestWork>, spec: &AppliedManifestWork
         finalizers.push(APPLIED_MANIFEST_WORK_FINALIZER.into());
     }
     Record::Fix { finalizers }
+}
+
+/// The finalizers `record` keeps once what it lists is removed: all but its own.
+#[must_use]
+pub fn released(record: &AppliedManifestWork) -> Vec<String> {
+    record
+        .finalizers()
+        .iter()
+        .filter(|f| *f != APPLIED_MANIFEST_WORK_FINALIZER)
+        .cloned()
+        .collect()
+}
+
+/// Whether a record on the managed cluster concerns this agent: one of its own (its `agent_id`:
+/// the sweep's), or one it would read by name (its names start with `prefix`, whoever wrote it).
+/// Agents of other clusters sharing the managed API server have theirs.
+#[must_use]
+pub fn concerns(record: &AppliedManifestWork, agent_id: &str, prefix: &str) -> bool {
+    record.spec.agent_id.as_deref() == Some(agent_id) || record.name_any().starts_with(prefix)
+}
+
+/// What the sweep does with one record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sweep {
+    /// Nothing: another agent's, being deleted, or managed.
+    Leave,
+    /// Managed again: clear the eviction start it records.
+    Cancel,
+    /// Unmanaged from now: record `now` as its eviction start.
+    Start,
+    /// Unmanaged, within its grace period: look again after this long.
+    Wait(Duration),
+    /// Unmanaged for the whole grace period: remove what it applied, then the record.
+    Evict,
+}
+
+/// What the sweep does with `record` of this agent (`agent_id`, talking to the hub of
+/// `hub_hash`) at `now`: it is managed when it was written for this hub and its work is there
+/// (`work_exists`); [`eviction::decide`] says the rest.
+#[must_use]
+pub fn sweep(
+    record: &AppliedManifestWork,
+    agent_id: &str,
+    hub_hash: &str,
+    work_exists: bool,
+    now: Timestamp,
+    grace: Duration,
+) -> Sweep {
+    if record.spec.agent_id.as_deref() != Some(agent_id)
+        || record.metadata.deletion_timestamp.is_some()
+    {
+        return Sweep::Leave;
+    }
+    let managed = record.spec.hub_hash == hub_hash && work_exists;
+    let started = record
+        .status
+        .as_ref()
+        .and_then(|s| s.eviction_start_time.as_ref())
+        .map(|t| t.0);
+    match eviction::decide(managed, started, now, grace) {
+        Verdict::Keep if started.is_some() => Sweep::Cancel,
+        Verdict::Keep => Sweep::Leave,
+        Verdict::Start => Sweep::Start,
+        Verdict::Wait(left) => Sweep::Wait(left),
+        Verdict::Evict => Sweep::Evict,
+    }
 }
 
 /// The resources to record after an apply pass: what was applied now, plus what was recorded
@@ -256,33 +321,89 @@ mod tests {
     }
 
     #[test]
-    fn a_record_is_created_fixed_or_kept() {
+    fn a_record_is_fixed_or_kept_and_released_of_its_finalizer() {
         let spec = AppliedManifestWorkSpec {
             hub_hash: "hub".into(),
             agent_id: Some("agent".into()),
             manifest_work_name: "w".into(),
         };
-        assert_eq!(record(None, &spec), Record::Create);
         let mut have = AppliedManifestWork::new("hub-w", spec.clone());
         have.metadata.finalizers = Some(vec!["other".into()]);
         assert_eq!(
-            record(Some(&have), &spec),
+            record(&have, &spec),
             Record::Fix {
                 finalizers: vec!["other".into(), APPLIED_MANIFEST_WORK_FINALIZER.into()]
             }
         );
-        have.metadata.finalizers = Some(vec![APPLIED_MANIFEST_WORK_FINALIZER.into()]);
-        assert_eq!(record(Some(&have), &spec), Record::Keep);
+        have.metadata.finalizers =
+            Some(vec!["other".into(), APPLIED_MANIFEST_WORK_FINALIZER.into()]);
+        assert_eq!(record(&have, &spec), Record::Keep);
+        assert_eq!(released(&have), ["other"]);
         have.spec.agent_id = Some("another agent".into());
-        assert_eq!(
-            record(Some(&have), &spec),
-            Record::Fix {
-                finalizers: vec![APPLIED_MANIFEST_WORK_FINALIZER.into()]
-            }
-        );
+        assert!(matches!(record(&have, &spec), Record::Fix { .. }));
         // Being deleted: left to the pass that cleans up after it.
         have.metadata.deletion_timestamp = Some(Time(Timestamp::UNIX_EPOCH));
-        assert_eq!(record(Some(&have), &spec), Record::Keep);
+        assert_eq!(record(&have, &spec), Record::Keep);
+    }
+
+    #[test]
+    fn an_agent_keeps_its_own_records_and_those_named_as_its_own() {
+        let named = |name: &str, agent: &str| {
+            let mut r = AppliedManifestWork::new(name, AppliedManifestWorkSpec::default());
+            r.spec.agent_id = Some(agent.into());
+            r
+        };
+        assert!(concerns(
+            &named("hash-c1-w", "c1-agent"),
+            "c1-agent",
+            "hash-c1-"
+        ));
+        // Another hub's record of this agent: the sweep's.
+        assert!(concerns(
+            &named("old-c1-w", "c1-agent"),
+            "c1-agent",
+            "hash-c1-"
+        ));
+        // Named as this agent's, written by another: taken over by name.
+        assert!(concerns(
+            &named("hash-c1-w", "before"),
+            "c1-agent",
+            "hash-c1-"
+        ));
+        assert!(!concerns(
+            &named("hash-c2-w", "c2-agent"),
+            "c1-agent",
+            "hash-c1-"
+        ));
+    }
+
+    #[test]
+    fn the_sweep_evicts_only_this_agents_unmanaged_records() {
+        let at = |secs: i64| Timestamp::from_second(1_800_000_000 + secs).unwrap();
+        let grace = Duration::from_secs(600);
+        let mut r = AppliedManifestWork::new(
+            "hub-w",
+            AppliedManifestWorkSpec {
+                hub_hash: "hub".into(),
+                agent_id: Some("agent".into()),
+                manifest_work_name: "w".into(),
+            },
+        );
+        let sweep =
+            |r: &AppliedManifestWork, exists| sweep(r, "agent", "hub", exists, at(60), grace);
+        assert_eq!(sweep(&r, true), Sweep::Leave);
+        assert_eq!(sweep(&r, false), Sweep::Start);
+        r.status = Some(ocm_api::work::AppliedManifestWorkStatus {
+            eviction_start_time: Some(Time(at(0))),
+            ..Default::default()
+        });
+        assert_eq!(sweep(&r, false), Sweep::Wait(Duration::from_secs(540)));
+        assert_eq!(sweep(&r, true), Sweep::Cancel);
+        // Written for another hub: unmanaged though its work's name is there.
+        r.spec.hub_hash = "old".into();
+        assert_eq!(sweep(&r, true), Sweep::Wait(Duration::from_secs(540)));
+        r.spec.agent_id = Some("another agent".into());
+        assert_eq!(sweep(&r, false), Sweep::Leave);
     }
 
     #[test]

@@ -144,33 +144,40 @@ pub(crate) fn chain(err: &dyn std::error::Error) -> String {
     text
 }
 
-/// Runs the work agent until `shutdown` completes, on watches of its own ([`run_with`]). Errors
-/// of single works are logged and retried; this returns only on shutdown.
+/// Runs the work agent until `shutdown` completes, on watches of its own ([`run_with`]): of the
+/// ManifestWorks in the cluster's namespace on the hub and of the AppliedManifestWorks on the
+/// managed cluster. Errors of single works are logged and retried; this returns only on shutdown.
 pub async fn run(opts: WorkAgentOptions, shutdown: Shutdown) -> anyhow::Result<()> {
     let hub = Informers::namespaced(opts.hub.clone(), &opts.cluster_name);
-    let agent = run_with(&opts, &hub, shutdown.clone());
-    tokio::join!(agent, hub.run(shutdown));
+    let managed = Informers::new(opts.managed.clone());
+    let agent = run_with(&opts, &hub, &managed, shutdown.clone());
+    tokio::join!(agent, hub.run(shutdown.clone()), managed.run(shutdown));
     tracing::info!("work agent stopped");
     Ok(())
 }
 
-/// The work agent over `hub`'s watch of the ManifestWorks in the cluster's namespace: a
-/// reconcile per work, a periodic resync that repairs drift on the managed cluster, and a sweep
-/// that evicts records no work manages any more, after a grace period. It runs until `shutdown`
-/// is cancelled once the returned future is polled, and reconciles nothing before the works
-/// have listed.
+/// The work agent over `hub`'s watch of the ManifestWorks in the cluster's namespace and
+/// `managed`'s of the AppliedManifestWorks (of which `managed` keeps only those that concern
+/// this agent: [`decide::concerns`]): a reconcile per work, a periodic resync that repairs drift
+/// on the managed cluster, and a sweep that evicts records no work manages any more, after a
+/// grace period. It runs until `shutdown` is cancelled once the returned future is polled, and
+/// reconciles nothing before both have listed.
 pub fn run_with(
     opts: &WorkAgentOptions,
     hub: &Informers,
+    managed: &Informers,
     shutdown: Shutdown,
 ) -> impl Future<Output = ()> + Send + 'static {
     let (watched, woken) = watched::Watched::new(opts.managed.clone(), &opts.cluster_name);
-    let ctx = Arc::new(Context::new(opts, watched));
+    let records = managed.store::<AppliedManifestWork>();
+    let ctx = Arc::new(Context::new(opts, watched, records.clone()));
     tracing::info!(cluster = %ctx.cluster, hub_hash = %ctx.hub_hash, "work agent starting");
+    let (agent_id, prefix) = (ctx.agent_id.clone(), ctx.applied_work_prefix());
+    managed.only(move |record| decide::concerns(record, &agent_id, &prefix));
     let works = hub.store::<ManifestWork>();
     // A sweeper or an RBAC watch left running would act for an agent that is gone: both are
     // aborted when the returned future ends or is dropped.
-    let sweeper = sweep::run(ctx.clone(), works.clone());
+    let sweeper = sweep::run(ctx.clone(), works.clone(), records.clone());
     // The cache stores nothing until this watch has synced: without it every apply asks.
     let rbac = opts
         .executor_caches
@@ -184,10 +191,20 @@ pub fn run_with(
         .concurrency(opts.concurrency)
         .backoff(Duration::from_secs(1), Duration::from_secs(30))
         .after(&works)
-        .run(reconcile, ctx, shutdown);
+        .after(&records)
+        .run(reconcile, ctx.clone(), shutdown);
+    // A record deleted by someone else before the store showed this agent's last write of it
+    // would otherwise be read as that write.
+    let gone = managed
+        .deletions::<AppliedManifestWork>()
+        .for_each(move |record| {
+            ctx.records.gone(&record);
+            std::future::ready(())
+        });
     async move {
         let _sweeper = AbortOnDropHandle::new(tokio::spawn(sweeper));
         let _rbac = rbac.map(|watch| AbortOnDropHandle::new(tokio::spawn(watch)));
+        let _gone = AbortOnDropHandle::new(tokio::spawn(gone));
         runner.await;
     }
 }
@@ -236,34 +253,44 @@ async fn reconcile(work: Arc<ManifestWork>, ctx: Arc<Context>) -> Result<Action,
     }
 }
 
-/// The AppliedManifestWork `name`, if there is one.
-async fn read_record(ctx: &Context, name: &str) -> Result<Option<AppliedManifestWork>, Error> {
-    Api::<AppliedManifestWork>::all(ctx.managed.clone())
-        .get_opt(name)
+/// The AppliedManifestWork `name` as the API server has it now (noted in the records).
+async fn read_record(ctx: &Context, name: &str) -> Result<Arc<AppliedManifestWork>, Error> {
+    let now = Api::<AppliedManifestWork>::all(ctx.managed.clone())
+        .get(name)
         .await
         .map_err(Error::managed(format!(
             "reading AppliedManifestWork {name}"
-        )))
+        )))?;
+    ctx.records.note(now.clone());
+    Ok(Arc::new(now))
 }
 
-/// The AppliedManifestWork of `work`, created or fixed as [`decide::record`] says.
+/// The AppliedManifestWork of `work`, created, or fixed as [`decide::record`] says.
 async fn ensure_record(
     ctx: &Context,
     name: &str,
     work: &str,
-) -> Result<AppliedManifestWork, Error> {
+) -> Result<Arc<AppliedManifestWork>, Error> {
     let spec = AppliedManifestWorkSpec {
         hub_hash: ctx.hub_hash.clone(),
         agent_id: Some(ctx.agent_id.clone()),
         manifest_work_name: work.to_owned(),
     };
-    let existing = read_record(ctx, name).await?;
-    match (decide::record(existing.as_ref(), &spec), existing) {
-        (Record::Keep, Some(existing)) => Ok(existing),
-        (Record::Fix { finalizers }, Some(existing)) => {
-            writer::fix_record(&ctx.managed, &existing, &finalizers, &spec).await
+    let existing = if let Some(existing) = ctx.records.get(name) {
+        existing
+    } else {
+        let created = writer::create_record(&ctx.managed, &ctx.records, name, spec.clone());
+        if let Some(created) = created.await? {
+            return Ok(created);
         }
-        _ => writer::create_record(&ctx.managed, name, spec).await,
+        // Made meanwhile, or not in the store yet: kept or fixed as it is now.
+        read_record(ctx, name).await?
+    };
+    match decide::record(&existing, &spec) {
+        Record::Keep => Ok(existing),
+        Record::Fix { finalizers } => {
+            writer::fix_record(&ctx.managed, &ctx.records, &existing, &finalizers, &spec).await
+        }
     }
 }
 
@@ -285,7 +312,7 @@ async fn sync(work: &ManifestWork, ctx: &Context) -> Result<Duration, Error> {
         let removals =
             delete::remove_all(&ctx.managed, &previous, &owner.uid, None, DELETE_WAIT).await;
         ensure_removed(&name, &removals)?;
-        writer::remove_record(&ctx.managed, &amw_name).await?;
+        writer::remove_record(&ctx.managed, &ctx.records, &amw, &decide::released(&amw)).await?;
         return Ok(Duration::ZERO);
     }
 
@@ -309,7 +336,7 @@ async fn sync(work: &ManifestWork, ctx: &Context) -> Result<Duration, Error> {
     let pending = decide::left(&removals) > 0;
     let next = decide::next_applied(&previous, &applied_now, &wanted);
     if let Some(next) = decide::recorded(&previous, next, &stale, &removals) {
-        writer::record(&ctx.managed, &amw_name, &next).await?;
+        writer::record(&ctx.managed, &ctx.records, &amw_name, &next).await?;
     }
 
     let results: Vec<_> = outcomes.into_iter().map(|o| o.result).collect();
@@ -395,7 +422,7 @@ async fn finalize(work: &ManifestWork, ctx: &Context) -> Result<(), Error> {
     let name = work.name_any();
     ctx.watched.set(&name, Vec::new());
     let amw_name = ctx.applied_work_name(&name);
-    let Some(amw) = read_record(ctx, &amw_name).await? else {
+    let Some(amw) = ctx.records.get(&amw_name) else {
         return Ok(());
     };
     let resources = amw.status.clone().unwrap_or_default().applied_resources;
@@ -409,7 +436,7 @@ async fn finalize(work: &ManifestWork, ctx: &Context) -> Result<(), Error> {
     )
     .await;
     ensure_removed(&name, &removals)?;
-    writer::remove_record(&ctx.managed, &amw_name).await?;
+    writer::remove_record(&ctx.managed, &ctx.records, &amw, &decide::released(&amw)).await?;
     tracing::info!(work = %name, resources = resources.len(), "work deleted, its resources removed");
     Ok(())
 }

@@ -10,6 +10,10 @@
 //!   record as an owner, deleted or released from it.
 //!
 //! Everything else of the agent reads and decides; what to write is decided before it comes here.
+//! What a write returns of a record is noted in the context's records, so the agent's next read
+//! of it does not go by a store that has not caught up yet.
+use std::sync::Arc;
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
 use k8s_openapi::jiff::Timestamp;
 use kube::Client;
@@ -22,6 +26,7 @@ use serde_json::json;
 
 use super::Error;
 use super::apply::{Owner, with_owner};
+use super::context::Records;
 use ocm_api::work::{
     APPLIED_MANIFEST_WORK_FINALIZER, AppliedManifestResourceMeta, AppliedManifestWork,
     AppliedManifestWorkSpec, MANIFEST_WORK_FINALIZER, ManifestWork, ManifestWorkStatus,
@@ -106,14 +111,30 @@ fn json_patch(operations: serde_json::Value) -> Patch<()> {
 }
 
 // --- The AppliedManifestWork records ------------------------------------------------------------
+// Each write is noted in the context's records, so the next read sees it before the store does;
+// a failed one forgets what was noted, so the next read is the store's.
 
-/// Creates the AppliedManifestWork `name` with `spec` and its finalizer; returns it, or the one
-/// created meanwhile.
-pub async fn create_record(
+/// Notes the record a write returned, or forgets the record `name` after a failure.
+fn noted(
+    records: &Records,
+    name: &str,
+    written: Result<AppliedManifestWork, kube::Error>,
+) -> Result<AppliedManifestWork, kube::Error> {
+    match &written {
+        Ok(record) => records.note(record.clone()),
+        Err(_) => records.forget(name),
+    }
+    written
+}
+
+/// Creates the AppliedManifestWork `name` with `spec` and its finalizer; `None` when one was
+/// there already (made meanwhile, or not in the store yet).
+pub(crate) async fn create_record(
     client: &Client,
+    records: &Records,
     name: &str,
     spec: AppliedManifestWorkSpec,
-) -> Result<AppliedManifestWork, Error> {
+) -> Result<Option<Arc<AppliedManifestWork>>, Error> {
     let api: Api<AppliedManifestWork> = Api::all(client.clone());
     let amw = AppliedManifestWork {
         metadata: ObjectMeta {
@@ -124,99 +145,117 @@ pub async fn create_record(
         spec,
         status: None,
     };
-    match api.create(&PostParams::default(), &amw).await {
-        Err(kube::Error::Api(s)) if s.is_already_exists() => api.get(name).await.map_err(
-            Error::managed(format!("reading AppliedManifestWork {name}")),
-        ),
-        other => other.map_err(Error::managed(format!(
-            "creating AppliedManifestWork {name}"
-        ))),
+    match noted(
+        records,
+        name,
+        api.create(&PostParams::default(), &amw).await,
+    ) {
+        Err(kube::Error::Api(s)) if s.is_already_exists() => Ok(None),
+        other => other
+            .map(|created| Some(Arc::new(created)))
+            .map_err(Error::managed(format!(
+                "creating AppliedManifestWork {name}"
+            ))),
     }
 }
 
 /// Gives `existing` this agent's `spec` and `finalizers` ([`super::decide::Record::Fix`]),
 /// guarded by the resourceVersion it was read at.
-pub async fn fix_record(
+pub(crate) async fn fix_record(
     client: &Client,
+    records: &Records,
     existing: &AppliedManifestWork,
     finalizers: &[String],
     spec: &AppliedManifestWorkSpec,
-) -> Result<AppliedManifestWork, Error> {
+) -> Result<Arc<AppliedManifestWork>, Error> {
     let name = existing.name_any();
     let patch = json!({
         "metadata": {"finalizers": finalizers, "resourceVersion": existing.metadata.resource_version},
         "spec": spec,
     });
-    Api::<AppliedManifestWork>::all(client.clone())
+    let api = Api::<AppliedManifestWork>::all(client.clone());
+    let fixed = api
         .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
+        .await;
+    noted(records, &name, fixed)
+        .map(Arc::new)
         .map_err(Error::managed(format!(
             "updating AppliedManifestWork {name}"
         )))
 }
 
 /// Writes the list of applied resources into the record's status.
-pub async fn record(
+pub(crate) async fn record(
     client: &Client,
+    records: &Records,
     name: &str,
     resources: &[AppliedManifestResourceMeta],
 ) -> Result<(), Error> {
     let api: Api<AppliedManifestWork> = Api::all(client.clone());
     // An explicit list (even empty): a merge patch must overwrite what was there.
     let patch = json!({"status": {"appliedResources": resources}});
-    api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map_err(Error::managed(format!(
-            "recording the resources of AppliedManifestWork {name}"
-        )))?;
+    let written = api
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await;
+    noted(records, name, written).map_err(Error::managed(format!(
+        "recording the resources of AppliedManifestWork {name}"
+    )))?;
     Ok(())
 }
 
 /// Writes (or, with `None`, clears) the record's `status.evictionStartTime`.
-pub async fn eviction_start(
-    api: &Api<AppliedManifestWork>,
+pub(crate) async fn eviction_start(
+    client: &Client,
+    records: &Records,
     name: &str,
     at: Option<Timestamp>,
 ) -> Result<(), Error> {
+    let api: Api<AppliedManifestWork> = Api::all(client.clone());
     let patch = json!({"status": {"evictionStartTime": at.map(Time)}});
-    api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map_err(Error::managed(format!(
-            "recording the eviction of AppliedManifestWork {name}"
-        )))?;
+    let written = api
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await;
+    noted(records, name, written).map_err(Error::managed(format!(
+        "recording the eviction of AppliedManifestWork {name}"
+    )))?;
     Ok(())
 }
 
-/// Removes the record: its finalizer first (its resources are dealt with), then the object.
-pub async fn remove_record(client: &Client, name: &str) -> Result<(), Error> {
+/// Removes `record`: it keeps only `finalizers` first (its resources are dealt with: the
+/// record's own finalizer goes), guarded by the resourceVersion it was read at, then the object.
+pub(crate) async fn remove_record(
+    client: &Client,
+    records: &Records,
+    record: &AppliedManifestWork,
+    finalizers: &[String],
+) -> Result<(), Error> {
     let api: Api<AppliedManifestWork> = Api::all(client.clone());
-    let Some(existing) = api.get_opt(name).await.map_err(Error::managed(format!(
-        "reading AppliedManifestWork {name}"
-    )))?
-    else {
-        return Ok(());
-    };
-    let finalizers: Vec<String> = existing
-        .metadata
-        .finalizers
-        .iter()
-        .flatten()
-        .filter(|f| *f != APPLIED_MANIFEST_WORK_FINALIZER)
-        .cloned()
-        .collect();
-    let patch = json!({"metadata": {"finalizers": finalizers, "resourceVersion": existing.metadata.resource_version}});
+    let name = record.name_any();
+    let patch = json!({"metadata": {"finalizers": finalizers, "resourceVersion": record.metadata.resource_version}});
     let what = || format!("removing AppliedManifestWork {name}");
-    match api
-        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+    let released = match api
+        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
         .await
     {
-        Err(kube::Error::Api(s)) if s.is_not_found() => return Ok(()),
-        other => other.map(drop).map_err(Error::managed(what()))?,
+        Err(kube::Error::Api(s)) if s.is_not_found() => {
+            records.deleted(&name, record);
+            return Ok(());
+        }
+        other => noted(records, &name, other).map_err(Error::managed(what()))?,
+    };
+    match api.delete(&name, &DeleteParams::default()).await {
+        Ok(outcome) => match outcome.left() {
+            // Still there: another finalizer holds it.
+            Some(deleting) => records.note(deleting),
+            None => records.deleted(&name, &released),
+        },
+        Err(kube::Error::Api(s)) if s.is_not_found() => records.deleted(&name, &released),
+        Err(e) => {
+            records.forget(&name);
+            return Err(Error::managed(what())(e));
+        }
     }
-    match api.delete(name, &DeleteParams::default()).await {
-        Err(kube::Error::Api(s)) if s.is_not_found() => Ok(()),
-        other => other.map(drop).map_err(Error::managed(what())),
-    }
+    Ok(())
 }
 
 // --- The manifests' objects ---------------------------------------------------------------------
