@@ -1,8 +1,8 @@
 //! What every pass of the work agent is handed: the options it is started with
-//! ([`WorkAgentOptions`], the Klusterlet's [`Settings`]), and the [`Context`] built from them once
+//! ([`WorkAgentOptions`], the Klusterlet's [`Settings`]), and the `Context` built from them once
 //! — both clients, the names it writes under, and the caches kept between passes (the
-//! AppliedManifestWork records ([`Records`]), discovery, executors' review answers, the feedback
-//! watches).
+//! AppliedManifestWork records, read from the shared store with the agent's own writes over it
+//! (`Records`), discovery, executors' review answers, the feedback watches).
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
