@@ -2,7 +2,8 @@
 //! every controller takes the stores and subscriptions it needs from one [`Informers`] built
 //! where the hub (or an agent) starts, and no controller opens a watch of its own. [`Informed`]
 //! lists, in one place, every kind watched this way and which of its objects (the hub's
-//! selectors; an agent watches one namespace with [`Informers::namespaced`]).
+//! selectors; an agent watches one namespace with [`Informers::namespaced`], and keeps only its
+//! own objects of a kind no selector can tell apart with [`Informers::only`]).
 //!
 //! The fan-out is ours, not kube-runtime's `reflect_shared`: its subscriber hands out references
 //! looked up in the store, and one for an object deleted before the subscriber read it makes the
@@ -33,7 +34,7 @@ use ocm_api::cluster::{
     AddOnPlacementScore, CLUSTER_LEASE_NAME, CLUSTER_NAME_LABEL, ManagedCluster, ManagedClusterSet,
     ManagedClusterSetBinding, PLACEMENT_LABEL, Placement, PlacementDecision,
 };
-use ocm_api::work::{ManifestWork, ManifestWorkReplicaSet};
+use ocm_api::work::{AppliedManifestWork, ManifestWork, ManifestWorkReplicaSet};
 
 /// A failed watch is retried from this delay, doubling up to the cap (a missing CRD, an API
 /// server away).
@@ -91,8 +92,15 @@ impl Informed for AddOnTemplate {}
 impl Informed for AddOnDeploymentConfig {}
 impl Informed for ManifestWorkReplicaSet {}
 /// Every work: the replica sets' and the add-ons' (one label each, and a selector cannot say
-/// "either"); each controller picks its own by label.
-impl Informed for ManifestWork {}
+/// "either"); each controller picks its own by label. A work agent watches its cluster's only.
+impl Informed for ManifestWork {
+    fn api(client: Client, namespace: Option<&str>) -> Api<Self> {
+        within(&client, namespace)
+    }
+}
+/// A work agent's records on its managed cluster: cluster-scoped, and shared by the agents of
+/// every cluster that managed API server serves (each keeps its own with [`Informers::only`]).
+impl Informed for AppliedManifestWork {}
 /// Those of a placement; placement, replica sets and add-on installs read them.
 impl Informed for PlacementDecision {
     fn config() -> watcher::Config {
@@ -127,6 +135,9 @@ pub type Feed<K> = (Store<K>, UnboundedReceiver<Arc<K>>);
 
 /// Sees every raw watch event of a kind (deletions and relists too) before the store does.
 type Observer<K> = Box<dyn FnMut(&watcher::Event<K>) + Send>;
+
+/// Which objects of a kind the store keeps ([`Informers::only`]).
+type Keep<K> = Box<dyn Fn(&K) -> bool + Send + Sync>;
 
 /// Every watch of the hub process, each started once by [`Informers::run`]. Take stores and
 /// subscriptions first: `run` consumes the set, so nothing can subscribe after a watch started
@@ -183,6 +194,7 @@ struct Informer<K: Informed> {
     changes: Fanout<K>,
     deletions: Fanout<K>,
     observers: Mutex<Vec<Observer<K>>>,
+    keep: Mutex<Option<Keep<K>>>,
 }
 
 impl Informers {
@@ -260,6 +272,19 @@ impl Informers {
             .push(Box::new(observe));
     }
 
+    /// Keeps in the store of `K` only the objects `keep` accepts, for a kind whose selectors
+    /// cannot say which a process wants (the same objects are wanted by every controller sharing
+    /// the kind here): the others are never stored nor published, and one that stops being
+    /// accepted leaves the store as a deletion (observers see it so too). One filter per kind;
+    /// set it before [`Informers::run`].
+    pub fn only<K: Informed>(&self, keep: impl Fn(&K) -> bool + Send + Sync + 'static) {
+        *self
+            .informer::<K>()
+            .keep
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Box::new(keep));
+    }
+
     /// Runs every kind's watch until `shutdown` is cancelled.
     pub async fn run(self, shutdown: Shutdown) {
         let kinds = self
@@ -285,6 +310,7 @@ impl Informers {
                 changes: Fanout::default(),
                 deletions: Fanout::default(),
                 observers: Mutex::default(),
+                keep: Mutex::default(),
             });
             let watched = informer.clone();
             Kind {
@@ -320,7 +346,13 @@ impl<K: Informed> Informer<K> {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner),
         );
+        let keep = self
+            .keep
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
         let reader = self.store.clone();
+        let stored = self.store.clone();
         let this = self.clone();
         watcher(K::api(client, namespace.as_deref()), K::config())
             // kube's default grows to 30 s: a hub that starts before the operator installed its
@@ -328,6 +360,13 @@ impl<K: Informed> Informer<K> {
             .backoff(Backoff::new(WATCH_RETRY_FLOOR, WATCH_RETRY_CAP))
             // No controller reads them, and they are often half of an object's size.
             .modify(|o| o.managed_fields_mut().clear())
+            .try_filter_map(move |event| {
+                let kept = match &keep {
+                    Some(keep) => kept(keep, &stored, event),
+                    None => Some(event),
+                };
+                std::future::ready(Ok(kept))
+            })
             .inspect_ok(move |event| {
                 for observe in &mut observers {
                     observe(event);
@@ -356,6 +395,23 @@ impl<K: Informed> Informer<K> {
                 }
             })
             .await;
+    }
+}
+
+/// `event` as the store of the objects `keep` accepts sees it: another object is not there, and
+/// one stored that is no longer accepted is deleted from it.
+fn kept<K: Informed>(
+    keep: &Keep<K>,
+    stored: &Store<K>,
+    event: watcher::Event<K>,
+) -> Option<watcher::Event<K>> {
+    use watcher::Event;
+    let is_stored = |o: &K| stored.get(&ObjectRef::from_obj(o)).is_some();
+    match event {
+        Event::Apply(o) if !keep(&o) => is_stored(&o).then_some(Event::Delete(o)),
+        Event::Delete(o) if !keep(&o) && !is_stored(&o) => None,
+        Event::InitApply(o) if !keep(&o) => None,
+        event => Some(event),
     }
 }
 
@@ -410,6 +466,41 @@ mod tests {
             .map(|s| (*s).clone())
             .collect();
         assert_eq!(got, ["a", "b"]);
+    }
+
+    #[test]
+    fn a_filtered_store_never_holds_what_it_does_not_keep() {
+        use watcher::Event;
+        let (stored, mut writer) = reflector::store::<ManagedCluster>();
+        let keep: Keep<ManagedCluster> = Box::new(|c| c.labels().contains_key("kept"));
+        let cluster = |name: &str, kept: bool| {
+            let mut c = ManagedCluster::new(name, ocm_api::cluster::ManagedClusterSpec::default());
+            if kept {
+                c.labels_mut().insert("kept".into(), String::new());
+            }
+            c
+        };
+        let mut apply = |event| {
+            let event = kept(&keep, &stored, event);
+            if let Some(event) = &event {
+                writer.apply_watcher_event(event);
+            }
+            event
+        };
+        apply(Event::Init);
+        assert!(apply(Event::InitApply(cluster("other", false))).is_none());
+        apply(Event::InitApply(cluster("mine", true)));
+        apply(Event::InitDone);
+        assert!(apply(Event::Apply(cluster("other", false))).is_none());
+        assert!(apply(Event::Delete(cluster("other", false))).is_none());
+        assert_eq!(stored.state().len(), 1);
+        // No longer kept: it leaves the store as a deletion.
+        assert!(matches!(
+            apply(Event::Apply(cluster("mine", false))),
+            Some(Event::Delete(_))
+        ));
+        assert!(stored.state().is_empty());
+        assert!(apply(Event::Delete(cluster("mine", false))).is_none());
     }
 
     #[tokio::test]

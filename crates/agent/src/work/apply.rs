@@ -13,10 +13,11 @@
 //! as the same field manager, so an applied list would replace the references of other works that
 //! apply the same object, and deleting one of them would then delete what the others still want
 //! (upstream's `ApplyOwnerReferences` merges the same way). A failure is reported in the
-//! manifest's conditions and never stops the other manifests.
+//! manifest's conditions and never stops the other manifests. This reads and decides; the writes
+//! themselves are [`super::writer`]'s.
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
-use kube::{Resource as _, ResourceExt as _};
+use kube::Resource as _;
+use kube::api::{Api, DynamicObject};
 use serde_json::Value;
 
 use super::build::{self, Key};
@@ -24,9 +25,10 @@ use super::discovery::Discovery;
 use super::feedback::{self, Feedback};
 use super::ignore_fields::Ignored;
 use super::status::{Availability, ManifestResult};
+use super::writer;
 use ocm_api::work::{
     AppliedManifestResourceMeta, AppliedManifestWork, ManifestConfigOption, UpdateStrategy,
-    UpdateStrategyType, WORK_AGENT_FIELD_MANAGER,
+    UpdateStrategyType,
 };
 
 /// The AppliedManifestWork applied objects are owned by.
@@ -293,13 +295,13 @@ async fn write_owned(
     match write(api, name, &body, strategy).await {
         // CreateOnly: what it created carries the reference; what was there before stays not ours.
         Ok(obj) if strategy_type == UpdateStrategyType::CreateOnly => Ok(obj),
-        Ok(obj) => add_owner(api, obj, owner).await,
+        Ok(obj) => writer::add_owner(api, obj, owner).await,
         Err(e) => Err(e),
     }
 }
 
 /// The object to send: in its namespace, without what the server sets. Only a create carries the
-/// owner reference; an apply leaves it to [`add_owner`] (see the module doc).
+/// owner reference; an apply leaves it to [`writer::add_owner`] (see the module doc).
 fn body_for(
     parsed: &build::Parsed,
     namespace: Option<&String>,
@@ -336,80 +338,27 @@ async fn leave_to_cluster(
 }
 
 /// `refs` with the AppliedManifestWork's reference added, unless it is there.
-fn with_owner(mut refs: Vec<OwnerReference>, owner: &Owner) -> Vec<OwnerReference> {
+pub(crate) fn with_owner(mut refs: Vec<OwnerReference>, owner: &Owner) -> Vec<OwnerReference> {
     if !refs.iter().any(|r| r.uid == owner.uid) {
         refs.push(owner.reference());
     }
     refs
 }
 
-/// Adds the AppliedManifestWork's reference to an applied object that lacks it, keeping every
-/// other reference (other works', the user's). The patch carries the UID and resourceVersion the
-/// list was read at, so a concurrent change fails it (retried on the next sync) instead of losing
-/// a reference. Nothing is sent when the reference is there: the steady state costs no request.
-async fn add_owner(
-    api: &Api<DynamicObject>,
-    obj: DynamicObject,
-    owner: &Owner,
-) -> Result<DynamicObject, kube::Error> {
-    let refs = obj.metadata.owner_references.clone().unwrap_or_default();
-    if refs.iter().any(|r| r.uid == owner.uid) {
-        return Ok(obj);
-    }
-    let patch = serde_json::json!({"metadata": {
-        "uid": obj.metadata.uid,
-        "resourceVersion": obj.metadata.resource_version,
-        "ownerReferences": with_owner(refs, owner),
-    }});
-    let params = PatchParams {
-        field_manager: Some(WORK_AGENT_FIELD_MANAGER.into()),
-        ..PatchParams::default()
-    };
-    api.patch(&obj.name_any(), &params, &Patch::Merge(&patch))
-        .await
-}
-
-/// Writes the object by its (writing) strategy; returns the object as the server holds it.
+/// Writes the object by its (writing) strategy: a create-only one is created when absent, and
+/// otherwise left as it is; returns the object as the server holds it.
 async fn write(
     api: &Api<DynamicObject>,
     name: &str,
     body: &DynamicObject,
     strategy: UpdateStrategy,
 ) -> Result<DynamicObject, kube::Error> {
-    let (manager, force) = match strategy.type_ {
-        UpdateStrategyType::CreateOnly => return create_only(api, name, body).await,
-        UpdateStrategyType::ServerSideApply => {
-            let ssa = strategy.server_side_apply.unwrap_or_default();
-            let manager = ssa
-                .field_manager
-                .unwrap_or_else(|| WORK_AGENT_FIELD_MANAGER.into());
-            (manager, ssa.force.unwrap_or(false))
-        }
-        UpdateStrategyType::Update | UpdateStrategyType::ReadOnly => {
-            (WORK_AGENT_FIELD_MANAGER.into(), true)
-        }
-    };
-    let mut params = PatchParams::apply(&manager);
-    params.force = force;
-    api.patch(name, &params, &Patch::Apply(body)).await
-}
-
-/// Creates the object unless it exists; returns what is there.
-async fn create_only(
-    api: &Api<DynamicObject>,
-    name: &str,
-    body: &DynamicObject,
-) -> Result<DynamicObject, kube::Error> {
-    if let Some(existing) = api.get_opt(name).await? {
-        return Ok(existing);
+    if strategy.type_ != UpdateStrategyType::CreateOnly {
+        return writer::apply(api, name, body, strategy).await;
     }
-    let params = PostParams {
-        field_manager: Some(WORK_AGENT_FIELD_MANAGER.into()),
-        ..Default::default()
-    };
-    match api.create(&params, body).await {
-        Err(kube::Error::Api(s)) if s.is_already_exists() => api.get(name).await,
-        other => other,
+    match api.get_opt(name).await? {
+        Some(existing) => Ok(existing),
+        None => writer::create(api, name, body).await,
     }
 }
 

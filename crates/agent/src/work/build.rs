@@ -1,6 +1,6 @@
-//! Pure decisions of the work agent: what a manifest is, how it is applied (its
-//! `manifestConfigs` entry), the AppliedManifestWork name, which applied resources are stale, and
-//! which are orphaned when the work is deleted. No I/O, so all of it is unit-tested.
+//! Pure decisions of the work agent about one manifest: what it is, how it is applied (its
+//! `manifestConfigs` entry), the AppliedManifestWork name, and which applied resources are
+//! orphaned when the work is deleted. No I/O, so all of it is unit-tested.
 use kube::api::{DynamicObject, GroupVersionKind};
 use ring::digest;
 use serde_json::Value;
@@ -133,44 +133,6 @@ impl Key {
             name: meta.name.clone(),
         }
     }
-}
-
-/// The resources to record after an apply pass: what was applied now, plus what was recorded
-/// before and is still wanted (its apply failed this time; forgetting it would leak it). Sorted,
-/// so an unchanged set compares equal.
-#[must_use]
-pub fn next_applied(
-    previous: &[AppliedManifestResourceMeta],
-    applied_now: &[AppliedManifestResourceMeta],
-    wanted: &[Key],
-) -> Vec<AppliedManifestResourceMeta> {
-    let now_keys: Vec<Key> = applied_now.iter().map(Key::of).collect();
-    let mut out: Vec<AppliedManifestResourceMeta> = applied_now.to_vec();
-    out.extend(
-        previous
-            .iter()
-            .filter(|p| {
-                let k = Key::of(p);
-                wanted.contains(&k) && !now_keys.contains(&k)
-            })
-            .cloned(),
-    );
-    out.sort_by_key(Key::of);
-    out.dedup_by_key(|m| Key::of(m));
-    out
-}
-
-/// Recorded resources no manifest of the work names any more: they are to be deleted.
-#[must_use]
-pub fn stale(
-    previous: &[AppliedManifestResourceMeta],
-    wanted: &[Key],
-) -> Vec<AppliedManifestResourceMeta> {
-    previous
-        .iter()
-        .filter(|p| !wanted.contains(&Key::of(p)))
-        .cloned()
-        .collect()
 }
 
 /// Whether deleting the work leaves this resource behind (policy Orphan, or SelectivelyOrphan
@@ -316,22 +278,6 @@ mod tests {
             strategy_for(&[without_strategy], &meta).type_,
             UpdateStrategyType::Update
         );
-    }
-
-    #[test]
-    fn applied_set_keeps_failed_but_wanted_and_drops_unwanted() {
-        let a = applied("", "configmaps", "ns", "a");
-        let b = applied("apps", "deployments", "ns", "b");
-        let c = applied("", "serviceaccounts", "ns", "c");
-        let wanted = [Key::of(&a), Key::of(&b)];
-        // a applied now, b failed this time but is still wanted, c is no longer wanted.
-        let next = next_applied(&[b.clone(), c.clone()], std::slice::from_ref(&a), &wanted);
-        assert_eq!(next, vec![a.clone(), b.clone()]);
-        assert_eq!(stale(&[a.clone(), b.clone(), c.clone()], &wanted), vec![c]);
-        // A re-applied resource with a new UID replaces the recorded one.
-        let mut a2 = a.clone();
-        a2.uid = Some("new".into());
-        assert_eq!(next_applied(&[a], &[a2.clone()], &wanted), vec![a2]);
     }
 
     #[test]

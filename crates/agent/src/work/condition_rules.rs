@@ -1,7 +1,7 @@
 //! Condition rules (`manifestConfigs[].conditionRules`), as upstream's work agent evaluates them:
 //! each rule sets a condition of its name on the manifest from CEL expressions over the applied
 //! `object` (all must be true), with a message from `messageExpression` (which also sees the
-//! `result`), else `message`, else "Manifest is [not] <condition>". `WellKnownConditions` rules
+//! `result`), else `message`, else `Manifest is [not] <condition>`. `WellKnownConditions` rules
 //! take the agent's own expressions for the kind: `Complete` for Jobs (complete or failed) and Pods
 //! (succeeded or failed). Reasons are upstream's, all starting with `ConditionRule`, which is how
 //! these conditions are told from the agent's own. Evaluated under the same cost limit as every

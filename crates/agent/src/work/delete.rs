@@ -3,20 +3,17 @@
 //! the AppliedManifestWork from its ownerReferences, so the garbage collector leaves it alone).
 //! A resource another AppliedManifestWork also owns is orphaned rather than deleted: the other
 //! work still wants it; one the work does not own (there before it, or released by an admin who
-//! removed the owner reference) is left alone.
+//! removed the owner reference) is left alone. This reads and decides; the delete and the
+//! ownerReferences patch are [`super::writer`]'s.
 use std::time::Duration;
 
 use futures::future::join_all;
 use kube::Client;
-use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams,
-    Preconditions, PropagationPolicy,
-};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::runtime::wait::{await_condition, conditions};
-use serde_json::json;
 
 use super::apply::describe;
-use super::build;
+use super::{build, writer};
 use ocm_api::work::{AppliedManifestResourceMeta, DeleteOption};
 
 /// What became of one resource.
@@ -90,16 +87,8 @@ pub async fn delete(
         return orphan(client, res, owner_uid).await;
     }
     let uid = obj.metadata.uid.clone().unwrap_or_default();
-    let params = DeleteParams {
-        propagation_policy: Some(PropagationPolicy::Foreground),
-        preconditions: Some(Preconditions {
-            uid: Some(uid.clone()),
-            resource_version: None,
-        }),
-        ..Default::default()
-    };
-    match api.delete(&res.name, &params).await {
-        Ok(_) => {}
+    match writer::delete(&api, &res.name, &uid).await {
+        Ok(()) => {}
         // Gone already, or replaced by another object with the same name: not ours to delete.
         Err(kube::Error::Api(s)) if s.is_not_found() || s.is_conflict() => return Removal::Done,
         Err(e) => return Removal::Failed(describe(&e)),
@@ -139,15 +128,8 @@ pub async fn orphan(
         return Removal::Done;
     }
     // The resourceVersion makes this a compare-and-swap of the whole list.
-    let patch = json!({"metadata": {
-        "ownerReferences": if kept.is_empty() { serde_json::Value::Null } else { json!(kept) },
-        "resourceVersion": obj.metadata.resource_version,
-    }});
-    match api
-        .patch(&res.name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-    {
-        Ok(_) => Removal::Done,
+    match writer::set_owners(&api, &obj, &kept).await {
+        Ok(()) => Removal::Done,
         Err(kube::Error::Api(s)) if s.is_not_found() => Removal::Done,
         Err(e) => Removal::Failed(describe(&e)),
     }

@@ -2,32 +2,38 @@
 //! controller): a record whose ManifestWork is missing on the hub, or that was written for
 //! another hub, is evicted — what it applied removed, then the record — once it has been so for
 //! the grace period ([`super::eviction`]); the work coming back cancels the eviction. Only this
-//! agent id's records are considered, and only once the agent's view of the hub is complete, so
-//! a record is never judged against a partial list.
+//! agent id's records are considered, and only once the agent's views of the hub and of its
+//! records are complete, so a record is never judged against a partial list. Both are read from
+//! the stores; [`decide::sweep`] judges each record and the [`writer`] writes.
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt as _;
-use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::runtime::reflector::{ObjectRef, Store};
-use serde_json::json;
 
-use super::controller::{Context, DELETE_WAIT};
+use super::context::{Context, DELETE_WAIT};
+use super::decide::{self, Sweep};
 use super::delete::{self, Removal};
-use super::eviction::{self, Verdict};
-use super::{Error, applied_work};
+use super::{Error, writer};
 use ocm_api::work::{AppliedManifestWork, ManifestWork};
 
-/// Sweeps once the store is ready, then every resync period or at the next eviction deadline,
+/// Sweeps once the stores are ready, then every resync period or at the next eviction deadline,
 /// whichever comes first, until aborted.
-pub(crate) async fn run(ctx: Arc<Context>, store: Store<ManifestWork>) {
-    if ocm_runtime::ready::until_ready(&store).await.is_err() {
+pub(crate) async fn run(
+    ctx: Arc<Context>,
+    works: Store<ManifestWork>,
+    records: Store<AppliedManifestWork>,
+) {
+    let ready = futures::future::join(
+        ocm_runtime::ready::until_ready(&works),
+        ocm_runtime::ready::until_ready(&records),
+    );
+    if let (Err(_), _) | (_, Err(_)) = ready.await {
         return;
     }
     loop {
-        let next = match sweep(&ctx, &store).await {
+        let next = match sweep(&ctx, &works).await {
             Ok(next) => next,
             Err(e) => {
                 tracing::warn!(
@@ -41,65 +47,35 @@ pub(crate) async fn run(ctx: Arc<Context>, store: Store<ManifestWork>) {
     }
 }
 
-/// One pass over this agent's records; when to look again: after the resync period, or at the
-/// nearest eviction deadline if that comes first.
-async fn sweep(ctx: &Context, store: &Store<ManifestWork>) -> Result<Duration, Error> {
-    let api: Api<AppliedManifestWork> = Api::all(ctx.managed.clone());
-    let records = api
-        .list(&ListParams::default())
-        .await
-        .map_err(Error::managed("listing AppliedManifestWorks"))?;
+/// One pass over this agent's records (from the store); when to look again: after the resync
+/// period, or at the nearest eviction deadline if that comes first.
+async fn sweep(ctx: &Context, works: &Store<ManifestWork>) -> Result<Duration, Error> {
     let mut next = ctx.resync;
-    for amw in records {
-        if amw.spec.agent_id.as_deref() != Some(ctx.agent_id.as_str())
-            || amw.metadata.deletion_timestamp.is_some()
-        {
-            continue;
-        }
+    let grace = ctx.settings.eviction_grace;
+    for amw in ctx.records.all() {
         let work = ObjectRef::new(&amw.spec.manifest_work_name).within(&ctx.cluster);
-        let managed = amw.spec.hub_hash == ctx.hub_hash && store.get(&work).is_some();
-        let started = amw
-            .status
-            .as_ref()
-            .and_then(|s| s.eviction_start_time.as_ref())
-            .map(|t| t.0);
+        let exists = works.get(&work).is_some();
         let now = Timestamp::now();
-        match eviction::decide(managed, started, now, ctx.settings.eviction_grace) {
-            Verdict::Keep if started.is_some() => {
-                tracing::info!("{}: managed again, eviction cancelled", amw.name_any());
-                set_eviction_start(&api, &amw.name_any(), None).await?;
+        let name = amw.name_any();
+        match decide::sweep(&amw, &ctx.agent_id, &ctx.hub_hash, exists, now, grace) {
+            Sweep::Leave => {}
+            Sweep::Cancel => {
+                tracing::info!("{name}: managed again, eviction cancelled");
+                writer::eviction_start(&ctx.managed, &ctx.records, &name, None).await?;
             }
-            Verdict::Keep => {}
-            Verdict::Start => {
+            Sweep::Start => {
                 tracing::info!(
-                    "{}: ManifestWork {} is not on this hub; evicted in {:?} unless it comes back",
-                    amw.name_any(),
+                    "{name}: ManifestWork {} is not on this hub; evicted in {grace:?} unless it comes back",
                     amw.spec.manifest_work_name,
-                    ctx.settings.eviction_grace
                 );
-                set_eviction_start(&api, &amw.name_any(), Some(now)).await?;
-                next = next.min(ctx.settings.eviction_grace);
+                writer::eviction_start(&ctx.managed, &ctx.records, &name, Some(now)).await?;
+                next = next.min(grace);
             }
-            Verdict::Wait(left) => next = next.min(left),
-            Verdict::Evict => evict(ctx, &amw).await?,
+            Sweep::Wait(left) => next = next.min(left),
+            Sweep::Evict => evict(ctx, &amw).await?,
         }
     }
     Ok(next)
-}
-
-/// Writes (or, with `None`, clears) `status.evictionStartTime`.
-async fn set_eviction_start(
-    api: &Api<AppliedManifestWork>,
-    name: &str,
-    at: Option<Timestamp>,
-) -> Result<(), Error> {
-    let patch = json!({"status": {"evictionStartTime": at.map(Time)}});
-    api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map_err(Error::managed(format!(
-            "recording the eviction of AppliedManifestWork {name}"
-        )))?;
-    Ok(())
 }
 
 async fn evict(ctx: &Context, amw: &AppliedManifestWork) -> Result<(), Error> {
@@ -113,7 +89,7 @@ async fn evict(ctx: &Context, amw: &AppliedManifestWork) -> Result<(), Error> {
     let removals =
         delete::remove_all(&ctx.managed, &resources, &owner_uid, None, DELETE_WAIT).await;
     if removals.iter().all(|r| *r == Removal::Done) {
-        applied_work::remove(&ctx.managed, &name).await?;
+        writer::remove_record(&ctx.managed, &ctx.records, amw, &decide::released(amw)).await?;
     }
     Ok(())
 }
