@@ -544,6 +544,7 @@ fn start_agents(managed: &Client, names: &[String], token: &Shutdown) {
             gates: clusteradm::agent::gates::Gates::default(),
             work: clusteradm::agent::work::Settings::default(),
             addon_renewal: clusteradm::agent::registration::rotate::Renewal::default(),
+            addon_auth: clusteradm::agent::addon::token::Auth::default(),
         };
         tokio::spawn(clusteradm::agent::work::supervisor::run(
             work,

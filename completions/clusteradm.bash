@@ -1587,7 +1587,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__controller__subcmd__agent)
-            opts="-v -q -h -V --cluster-name --agent-namespace --spoke-kubeconfig --managed-kubeconfig --feature-gates --appliedmanifestwork-eviction-grace-period --status-sync-interval --bootstrap-kubeconfig-secrets --hub-connection-timeout-seconds --cluster-annotations --cluster-labels --spoke-external-server-urls --client-cert-expiration-seconds --max-custom-cluster-claims --reserved-cluster-claim-suffixes --kube-api-qps --kube-api-burst --hub-kube-api-qps --hub-kube-api-burst --probe-address --metrics-address --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-v -q -h -V --cluster-name --agent-namespace --spoke-kubeconfig --managed-kubeconfig --feature-gates --appliedmanifestwork-eviction-grace-period --status-sync-interval --bootstrap-kubeconfig-secrets --hub-connection-timeout-seconds --cluster-annotations --cluster-labels --spoke-external-server-urls --client-cert-expiration-seconds --addon-kubeclient-registration-auth --addon-token-expiration-seconds --max-custom-cluster-claims --reserved-cluster-claim-suffixes --kube-api-qps --kube-api-burst --hub-kube-api-qps --hub-kube-api-burst --probe-address --metrics-address --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1642,6 +1642,14 @@ _clusteradm() {
                     return 0
                     ;;
                 --client-cert-expiration-seconds)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --addon-kubeclient-registration-auth)
+                    COMPREPLY=($(compgen -W "csr token" -- "${cur}"))
+                    return 0
+                    ;;
+                --addon-token-expiration-seconds)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4223,7 +4231,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__join)
-            opts="-m -o -v -q -h -V --hub-token --hub-apiserver --cluster-name --ca-file --ca-cert-hash --mode --managed-cluster-kubeconfig --image --image-registry --bundle-version --feature-gates --proxy-url --proxy-ca-file --klusterlet-annotation --client-cert-expiration-seconds --registration-auth --image-pull-credential-file --klusterlet-values-file --output --output-file --resource-qos-class --resource-limits --resource-requests --bundle-version-overrides --singleton --wait --force-internal-endpoint-lookup --force-internal-endpoint-lookup-managed --in-process --enable-sync-labels --create-namespace --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-m -o -v -q -h -V --hub-token --hub-apiserver --cluster-name --ca-file --ca-cert-hash --mode --managed-cluster-kubeconfig --image --image-registry --bundle-version --feature-gates --proxy-url --proxy-ca-file --klusterlet-annotation --client-cert-expiration-seconds --addon-kubeclient-registration-auth --addon-token-expiration-seconds --registration-auth --image-pull-credential-file --klusterlet-values-file --output --output-file --resource-qos-class --resource-limits --resource-requests --bundle-version-overrides --singleton --wait --force-internal-endpoint-lookup --force-internal-endpoint-lookup-managed --in-process --enable-sync-labels --create-namespace --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4290,6 +4298,14 @@ _clusteradm() {
                     return 0
                     ;;
                 --client-cert-expiration-seconds)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --addon-kubeclient-registration-auth)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --addon-token-expiration-seconds)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

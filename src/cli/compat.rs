@@ -438,16 +438,6 @@ pub const DIFFERENCES: &[(&str, &str, &str)] = &[
     ),
     (
         "join",
-        "--addon-kubeclient-registration-auth",
-        "add-on token registration is not implemented (add-ons register with CSRs)",
-    ),
-    (
-        "join",
-        "--addon-token-expiration-seconds",
-        "add-on token registration is not implemented (add-ons register with CSRs)",
-    ),
-    (
-        "join",
         "--capi-cluster-name",
         "Cluster API import is out of scope (needs Cluster API on the hub)",
     ),

@@ -122,6 +122,13 @@ pub struct AgentArgs {
     /// Requested lifetime of the hub client certificate (upstream's flag)
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(i32).range(600..))]
     pub client_cert_expiration_seconds: Option<i32>,
+    /// How add-ons' hub clients register: csr (a client certificate) or token (a ServiceAccount
+    /// token from the hub), as upstream's agent flag.
+    #[arg(long, default_value = "csr", value_parser = ["csr", "token"], value_name = "AUTH")]
+    pub addon_kubeclient_registration_auth: String,
+    /// The lifetime asked for each add-on token (at least 600; 0: a year), under token auth.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(i64).range(0..))]
+    pub addon_token_expiration_seconds: Option<i64>,
     /// Custom ClusterClaims reported at most (upstream's flag)
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub max_custom_cluster_claims: usize,
@@ -147,9 +154,16 @@ pub struct AgentArgs {
 
 impl AgentArgs {
     /// The registration settings the flags give.
-    fn registration(&self) -> crate::agent::registration::settings::Settings {
+    fn registration(&self) -> anyhow::Result<crate::agent::registration::settings::Settings> {
         use crate::agent::registration::settings::{ClaimLimits, Settings};
-        Settings {
+        let addon_auth = crate::agent::addon::token::Auth::from_flags(
+            &self.addon_kubeclient_registration_auth,
+            self.addon_token_expiration_seconds,
+        )
+        .map_err(|why| {
+            crate::runtime::error::UserError::new(why, "see --help for the flag's values")
+        })?;
+        Ok(Settings {
             cert_expiration_seconds: self.client_cert_expiration_seconds,
             cluster_annotations: self.cluster_annotations.clone().unwrap_or_default(),
             cluster_labels: self.cluster_labels.clone().unwrap_or_default(),
@@ -165,7 +179,8 @@ impl AgentArgs {
                 max_custom: self.max_custom_cluster_claims,
                 reserved_suffixes: self.reserved_cluster_claim_suffixes.clone(),
             },
-        }
+            addon_auth,
+        })
     }
 
     /// The hubs to choose from, when given.
@@ -355,7 +370,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     match args.which {
         Which::Hub(h) => run_hub(h, &kube, shutdown, waiting).await?,
         Which::Agent(a) => {
-            let registration = a.registration();
+            let registration = a.registration()?;
             let namespace = a
                 .agent_namespace
                 .or_else(pod_namespace)

@@ -13,6 +13,7 @@ use anyhow::Context as _;
 use super::Ctx;
 use crate::api::names;
 use crate::api::operator::KLUSTERLET_NAME;
+use crate::api::operator::{AddOnAuthType, AddOnKubeClientRegistrationDriver, TokenConfiguration};
 use crate::apply::Applier;
 use crate::error::UserError;
 use crate::install::klusterlet::{self, JoinOptions};
@@ -78,6 +79,14 @@ pub struct Args {
     /// the hub's signer decides)
     #[arg(long, value_name = "SECONDS")]
     pub client_cert_expiration_seconds: Option<i32>,
+    /// How add-ons' hub clients register: `csr` (a client certificate) or `token` (a token of a
+    /// ServiceAccount the hub makes per add-on)
+    #[arg(long, default_value = "csr", value_name = "AUTH")]
+    pub addon_kubeclient_registration_auth: String,
+    /// Lifetime of each add-on token in seconds, with `--addon-kubeclient-registration-auth token`
+    /// (at least 600; unset or 0: a year)
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub addon_token_expiration_seconds: Option<i64>,
     /// Use the hub URL recorded in the hub's kube-public/cluster-info instead of --hub-apiserver
     #[arg(long)]
     pub force_internal_endpoint_lookup: bool,
@@ -369,7 +378,38 @@ fn check(args: &Args) -> anyhow::Result<()> {
         klusterlet::validate_proxy_url(url)
             .map_err(|e| UserError::new(e, "e.g. http://proxy:3128"))?;
     }
+    addon_driver(args)?;
     Ok(())
+}
+
+/// The Klusterlet's `addOnKubeClientRegistrationDriver` the flags ask for, written (as upstream's
+/// join writes it) only when it is not the default `csr`.
+fn addon_driver(args: &Args) -> anyhow::Result<Option<AddOnKubeClientRegistrationDriver>> {
+    let hint = "--addon-kubeclient-registration-auth csr or token; --addon-token-expiration-seconds 600 or more, or 0 for a year";
+    if args
+        .addon_token_expiration_seconds
+        .is_some_and(i64::is_negative)
+    {
+        return Err(
+            UserError::new("--addon-token-expiration-seconds may not be negative", hint).into(),
+        );
+    }
+    let auth = crate::agent::addon::token::Auth::from_flags(
+        &args.addon_kubeclient_registration_auth,
+        args.addon_token_expiration_seconds,
+    )
+    .map_err(|why| UserError::new(why, hint))?;
+    Ok(
+        (auth.driver == AddOnAuthType::Token).then(|| AddOnKubeClientRegistrationDriver {
+            auth_type: Some(AddOnAuthType::Token),
+            token: args
+                .addon_token_expiration_seconds
+                .filter(|s| *s > 0)
+                .map(|s| TokenConfiguration {
+                    expiration_seconds: Some(s),
+                }),
+        }),
+    )
 }
 
 /// `MultipleHubs` needs the Klusterlet's list of hubs, which `join` does not write: refused, with
@@ -497,6 +537,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         feature_gates,
         annotations,
         client_cert_expiration_seconds: args.client_cert_expiration_seconds.filter(|s| *s != 0),
+        addon_driver: addon_driver(&args)?,
         deploy_operator: !args.in_process,
         image_pull_credential,
         sync_labels: args.enable_sync_labels,

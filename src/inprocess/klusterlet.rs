@@ -197,6 +197,7 @@ pub async fn agents(agents: Agents, token: Shutdown) -> anyhow::Result<()> {
             expiration_seconds: registration.settings.cert_expiration_seconds,
             threshold: registration.rotation_threshold,
         },
+        addon_auth: registration.settings.addon_auth,
     };
     let supervisor = agent::work::supervisor::run(supervised, token.clone());
     let (registration, ()) =

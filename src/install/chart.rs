@@ -177,6 +177,7 @@ pub fn klusterlet() -> anyhow::Result<Chart> {
             feature_gates: vec![],
             annotations: BTreeMap::new(),
             client_cert_expiration_seconds: None,
+            addon_driver: None,
             deploy_operator: true,
             resource_requirement: None,
             image_pull_credential: None,

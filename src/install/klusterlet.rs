@@ -105,6 +105,9 @@ pub struct JoinOptions {
     pub annotations: BTreeMap<String, String>,
     /// Lifetime asked for the agent's hub client certificate (`None`: the hub's signer decides).
     pub client_cert_expiration_seconds: Option<i32>,
+    /// `addOnKubeClientRegistrationDriver`, when not the default (csr): upstream's join writes it
+    /// only then.
+    pub addon_driver: Option<crate::api::operator::AddOnKubeClientRegistrationDriver>,
     /// Deploy the operator (false when it runs in this process).
     pub deploy_operator: bool,
     /// `spec.resourceRequirement` (`--resource-*`), also the operator container's; `None`: the
@@ -344,6 +347,7 @@ fn from_flags(opts: &JoinOptions) -> Klusterlet {
                 feature_gates: gates.clone(),
                 cluster_annotations: opts.annotations.clone(),
                 client_cert_expiration_seconds: opts.client_cert_expiration_seconds,
+                add_on_kube_client_registration_driver: opts.addon_driver.clone(),
                 ..Default::default()
             }),
             work_configuration: (!gates.is_empty()).then(|| KlusterletWorkConfiguration {
@@ -382,6 +386,7 @@ mod tests {
             feature_gates: vec![("ClusterClaim".into(), true)],
             annotations: BTreeMap::from([(format!("{ANNOTATION_PREFIX}owner"), "me".into())]),
             client_cert_expiration_seconds: None,
+            addon_driver: None,
             deploy_operator,
             image_pull_credential: None,
             sync_labels: false,

@@ -39,6 +39,7 @@ mod probers;
 mod rollout;
 mod template;
 mod template_fields;
+mod token;
 
 /// A ManagedCluster and nothing else: no agent, no namespace (the hub has not accepted it).
 async fn new_cluster(prefix: &str) -> String {
@@ -553,6 +554,7 @@ fn supervised(agent: &fixture::Agent, managed: &kube::Client, gates: Gates) -> S
         gates,
         work: clusteradm::agent::work::Settings::default(),
         // 600 s is the API's minimum lifetime: renew when less than 99 % of it remains instead.
+        addon_auth: clusteradm::agent::addon::token::Auth::default(),
         addon_renewal: Renewal {
             expiration_seconds: Some(600),
             threshold: 0.99,

@@ -286,11 +286,21 @@ async fn dry_run_creates_nothing_and_shows_no_token() {
         "default",
         "--client-cert-expiration-seconds",
         "7200",
+        "--addon-kubeclient-registration-auth",
+        "token",
+        "--addon-token-expiration-seconds",
+        "3600",
     ];
     let out = join(&hub, "it-dry", &flags).assert().success();
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     assert!(
         stdout.contains("clientCertExpirationSeconds: 7200"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "addOnKubeClientRegistrationDriver:\n      authType: token\n      token:\n        expirationSeconds: 3600"
+        ),
         "{stdout}"
     );
     join(&hub, "it-dry", &["--client-cert-expiration-seconds", "60"])
@@ -299,6 +309,26 @@ async fn dry_run_creates_nothing_and_shows_no_token() {
         .stderr(predicate::str::contains(
             "may not ask for less than 600 seconds",
         ));
+    let token = "--addon-kubeclient-registration-auth";
+    for (flags, says) in [
+        (
+            [token, "awsirsa", "--addon-token-expiration-seconds", "0"],
+            "csr or token",
+        ),
+        (
+            [token, "token", "--addon-token-expiration-seconds", "300"],
+            "at least 600",
+        ),
+        (
+            [token, "token", "--addon-token-expiration-seconds", "-1"],
+            "may not be negative",
+        ),
+    ] {
+        join(&hub, "it-dry", &flags)
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(says));
+    }
     for (_, kind, _, name) in JOIN_OBJECTS {
         assert!(
             stdout.contains(&format!("kind: {kind}")) && stdout.contains(&format!("name: {name}")),

@@ -12,6 +12,7 @@ mod deployment_config;
 mod managed;
 mod template;
 pub use deployment_config::*;
+pub mod token;
 pub mod v1beta1;
 pub use managed::*;
 pub use template::*;

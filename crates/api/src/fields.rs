@@ -208,8 +208,8 @@ pub const FIELDS: &[Field] = &[
     honoured(
         K,
         "spec.registrationConfiguration.addOnKubeClientRegistrationDriver",
-        "passed to upstream's agent; with our image, csr only (token is refused)",
-        "fields_no_deployed_agent_acts_on_are_refused_with_the_field_named",
+        "csr or token, for our agent and upstream's (a token lifetime under 600 s is refused)",
+        "the_addon_driver_reaches_our_agent_and_a_short_token_is_refused",
     ),
     honoured(
         K,

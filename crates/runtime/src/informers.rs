@@ -123,6 +123,29 @@ impl Informed for ocm_api::operator::ClusterManager {
         ))
     }
 }
+/// The ServiceAccounts, Roles and RoleBindings of token-based add-on registration only (by their
+/// label): the hub's token infrastructure controller makes them again when they change or go.
+impl Informed for k8s_openapi::api::core::v1::ServiceAccount {
+    fn config() -> watcher::Config {
+        token_infrastructure()
+    }
+}
+impl Informed for k8s_openapi::api::rbac::v1::Role {
+    fn config() -> watcher::Config {
+        token_infrastructure()
+    }
+}
+impl Informed for k8s_openapi::api::rbac::v1::RoleBinding {
+    fn config() -> watcher::Config {
+        token_infrastructure()
+    }
+}
+fn token_infrastructure() -> watcher::Config {
+    watcher::Config::default().labels(&format!(
+        "{}=true",
+        ocm_api::addon::token::INFRASTRUCTURE_LABEL
+    ))
+}
 /// The agents' heartbeats, one per cluster namespace.
 impl Informed for Lease {
     fn config() -> watcher::Config {

@@ -257,6 +257,7 @@ async fn a_hosted_addons_credential_and_lease_live_where_the_agent_runs() {
             example_agents: true,
             gates: clusteradm::agent::gates::Gates::default(),
             work: clusteradm::agent::work::Settings::default(),
+            addon_auth: clusteradm::agent::addon::token::Auth::default(),
             addon_renewal: Renewal::default(),
         },
         shutdown.clone(),

@@ -44,6 +44,17 @@ pub(super) async fn supervised_agent(prefix: &str) -> (fixture::Agent, Shutdown)
     let managed = common::managed().await;
     fixture::install_managed_crds(&managed).await;
     let agent = fixture::joined(fixture::options(managed.clone(), prefix)).await;
+    let shutdown = supervise(&agent, clusteradm::agent::addon::token::Auth::default());
+    (agent, shutdown)
+}
+
+/// Runs `agent`'s work agent and add-on registration (with the example add-on's agent), its
+/// add-ons' hub clients registered by `auth`, until the returned token is cancelled.
+pub(super) fn supervise(
+    agent: &fixture::Agent,
+    auth: clusteradm::agent::addon::token::Auth,
+) -> Shutdown {
+    let managed = agent.opts.managed.clone();
     let shutdown = Shutdown::new();
     let supervised = Supervised {
         management: managed.clone(),
@@ -55,10 +66,11 @@ pub(super) async fn supervised_agent(prefix: &str) -> (fixture::Agent, Shutdown)
         example_agents: true,
         gates: clusteradm::agent::gates::Gates::default(),
         work: clusteradm::agent::work::Settings::default(),
+        addon_auth: auth,
         addon_renewal: Renewal::default(),
     };
     tokio::spawn(supervisor::run(supervised, shutdown.clone()));
-    (agent, shutdown)
+    shutdown
 }
 
 /// The manager's part: the deploy work (rendered for the cluster, owned by the add-on), the hub

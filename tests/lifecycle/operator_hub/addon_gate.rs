@@ -57,6 +57,72 @@ async fn the_addon_manager_acts_only_with_its_gate_on() {
     teardown(&client, op).await;
 }
 
+/// The operator, not the hub controllers, makes an add-on's token infrastructure once the
+/// cluster's agent declares the token driver, and removes it when the agent goes back to csr.
+#[tokio::test]
+async fn the_operator_makes_a_token_addons_service_account_and_removes_it() {
+    use clusteradm::api::addon::token;
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    let _one_at_a_time = crate::serial().await;
+    let _hub = HUB_SINGLETON.lock().await;
+    let (client, op) = setup().await;
+    wait_applied(&client).await;
+    let name = common::unique("lc-addon-token");
+    create_addon(&client, &name).await;
+    let addons = Api::<ManagedClusterAddOn>::namespaced(client.clone(), &name);
+    // What a cluster's agent under the token driver writes.
+    let declare = |driver: &str| {
+        json!({"status": {"kubeClientDriver": driver,
+            "registrations": [{"signerName": clusteradm::api::names::CLIENT_SIGNER}]}})
+    };
+    let params = kube::api::PatchParams::default();
+    addons
+        .patch_status(&name, &params, &kube::api::Patch::Merge(declare("token")))
+        .await
+        .unwrap();
+    let accounts = Api::<ServiceAccount>::namespaced(client.clone(), &name);
+    let account = common::eventually("the add-on's ServiceAccount", WAIT, || {
+        let accounts = accounts.clone();
+        let sa = token::service_account(&name);
+        async move { accounts.get_opt(&sa).await.ok()? }
+    })
+    .await;
+    let ready = common::eventually("TokenInfrastructureReady", WAIT, || {
+        let addons = addons.clone();
+        let name = name.clone();
+        async move {
+            let mca = addons.get(&name).await.ok()?;
+            let conditions = mca.status?.conditions;
+            clusteradm::api::conditions::find(&conditions, token::INFRASTRUCTURE_READY).cloned()
+        }
+    })
+    .await;
+    assert_eq!(ready.status, "True");
+    assert_eq!(
+        token::uid_in(&ready.message),
+        account.metadata.uid.as_deref()
+    );
+
+    addons
+        .patch_status(&name, &params, &kube::api::Patch::Merge(declare("csr")))
+        .await
+        .unwrap();
+    common::eventually("the ServiceAccount removed", WAIT, || {
+        let accounts = accounts.clone();
+        let sa = token::service_account(&name);
+        async move { accounts.get_opt(&sa).await.ok()?.is_none().then_some(()) }
+    })
+    .await;
+
+    let _ = Api::<ClusterManagementAddOn>::all(client.clone())
+        .delete(&name, &DeleteParams::default())
+        .await;
+    let _ = Api::<Namespace>::all(client.clone())
+        .delete(&name, &DeleteParams::default())
+        .await;
+    teardown(&client, op).await;
+}
+
 /// A ClusterManagementAddOn `name` and its ManagedClusterAddOn in namespace `name`.
 async fn create_addon(client: &Client, name: &str) {
     let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();

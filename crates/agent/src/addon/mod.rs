@@ -17,6 +17,7 @@
 pub mod health;
 pub mod helloworld;
 mod rotated;
+pub mod token;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -38,6 +39,7 @@ use crate::registration::secret::{CLUSTER_NAME_KEY, HubCredential, TLS_CRT_KEY, 
 use ocm_api::addon::{ADDON_NAME_LABEL, ManagedClusterAddOn};
 use ocm_api::cluster::CLUSTER_NAME_LABEL;
 use ocm_api::names::CLIENT_SIGNER;
+use ocm_api::operator::AddOnAuthType;
 use ocm_runtime::controller::Runner;
 use ocm_runtime::identity::addon::{AddonSubject, subject};
 use ocm_runtime::informers::Informers;
@@ -66,6 +68,8 @@ pub struct AddonOptions {
     pub example_agents: bool,
     /// How long the add-ons' certificates are asked to last, and when they are renewed.
     pub renewal: rotate::Renewal,
+    /// Whether add-ons' hub clients get certificates or ServiceAccount tokens ([`token`]).
+    pub auth: token::Auth,
 }
 
 /// One identity an add-on's agent needs: whom, from which signer, and where its secret goes.
@@ -78,13 +82,25 @@ struct Wanted {
     subject: AddonSubject,
     /// The add-on is Hosted: its agent runs where this agent does, not on the managed cluster.
     hosted: bool,
+    /// How the credential is obtained.
+    via: Via,
+}
+
+/// How an identity's credential is obtained.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Via {
+    /// A certificate from a CSR.
+    Certificate,
+    /// A token of the add-on's ServiceAccount on the hub ([`token`]), once the hub's
+    /// `TokenInfrastructureReady` names its UID (`None`: not yet).
+    Token { uid: Option<String> },
 }
 
 impl Wanted {
     /// Every identity `mca` registers, one per signer: the hub's client signer's secret is a
     /// kubeconfig `<addon>-hub-kubeconfig`; another signer's is a certificate and key,
     /// `<addon>-<signer, / as ->-client-cert` (upstream's names).
-    fn all(mca: &ManagedClusterAddOn, cluster: &str) -> Vec<Self> {
+    fn all(mca: &ManagedClusterAddOn, cluster: &str, auth: token::Auth) -> Vec<Self> {
         let Some(status) = mca.status.as_ref() else {
             return Vec::new();
         };
@@ -102,13 +118,29 @@ impl Wanted {
             } else {
                 format!("{addon}-{}-client-cert", signer.replace('/', "-"))
             };
+            let by_token = signer == CLIENT_SIGNER && auth.driver == AddOnAuthType::Token;
+            let (subject, via) = if by_token {
+                let user = ocm_api::addon::token::user(cluster, &addon);
+                let uid = token::ready_uid(mca);
+                (
+                    AddonSubject {
+                        user,
+                        groups: Vec::new(),
+                        organization_units: Vec::new(),
+                    },
+                    Via::Token { uid },
+                )
+            } else {
+                (subject(registration, cluster, &addon), Via::Certificate)
+            };
             out.push(Self {
                 secret,
-                subject: subject(registration, cluster, &addon),
+                subject,
                 addon: addon.clone(),
                 namespace: namespace.clone(),
                 signer,
                 hosted,
+                via,
             });
         }
         out
@@ -201,7 +233,11 @@ async fn reconcile_registration(
         ctx.release(&name).await;
     }
     let name = mca.name_any();
-    let wanted = Wanted::all(&mca, &ctx.opts.cluster);
+    // The driver first: the hub makes a token's ServiceAccount only once it is declared.
+    if token::declare(&ctx.opts.hub, &mca, &ctx.opts.cluster, ctx.opts.auth).await? {
+        return Ok(Action::await_change());
+    }
+    let wanted = Wanted::all(&mca, &ctx.opts.cluster, ctx.opts.auth);
     if ctx.lock().get(&name).map(|(w, _)| w) == Some(&wanted) {
         return Ok(Action::await_change());
     }
@@ -268,8 +304,13 @@ async fn forget_one(opts: &AddonOptions, wanted: &Wanted) {
 
 /// Keeps one identity: a valid certificate in its secret, renewed before it expires.
 async fn keep(opts: AddonOptions, wanted: Wanted, token: Shutdown) {
+    if wanted.via == (Via::Token { uid: None }) {
+        // Kept again, with the UID, once the hub's condition names it.
+        tracing::info!(cluster = %opts.cluster, addon = %wanted.addon, "waiting for the hub's token infrastructure");
+        return;
+    }
     let mut backoff = Backoff::capped(Duration::from_secs(300));
-    // The example add-on's agent, while it runs here: restarted with each new certificate.
+    // The example add-on's agent, while it runs here: restarted with each new credential.
     let mut example: Option<Shutdown> = None;
     // `issue` returns early when cancelled: never send another CSR after that.
     while !token.is_cancelled() {
@@ -321,7 +362,11 @@ async fn keep(opts: AddonOptions, wanted: Wanted, token: Shutdown) {
 async fn start_example(opts: &AddonOptions, wanted: &Wanted, token: &Shutdown) -> Option<Shutdown> {
     use ocm_runtime::client::{self as kubeconfig_client, Origin, Timeouts};
     let secret = wanted.secrets(opts).get_opt(&wanted.secret).await.ok()??;
-    let kubeconfig = ocm_runtime::secrets::field(&secret, KUBECONFIG_KEY)?;
+    // A token's kubeconfig names a file beside it, which this process does not have.
+    let kubeconfig = match ocm_runtime::secrets::field(&secret, ocm_api::addon::token::SECRET_KEY) {
+        Some(t) => token::kubeconfig(&opts.server, &opts.ca_data, &token::TokenIn::Inline(&t)),
+        None => ocm_runtime::secrets::field(&secret, KUBECONFIG_KEY)?,
+    };
     let source = format!("secret {}/{}", wanted.namespace, wanted.secret);
     let hub = match kubeconfig_client::from_kubeconfig(
         &kubeconfig,
@@ -352,11 +397,16 @@ async fn start_example(opts: &AddonOptions, wanted: &Wanted, token: &Shutdown) -
     Some(child)
 }
 
-/// When the stored certificate is due for renewal, or `None` when there is none to keep.
+/// When the stored credential is due for renewal, or `None` when there is none to keep.
 async fn renew_at(opts: &AddonOptions, wanted: &Wanted) -> Result<Option<i64>, kube::Error> {
     let Some(secret) = wanted.secrets(opts).get_opt(&wanted.secret).await? else {
         return Ok(None);
     };
+    if let Via::Token { uid: Some(uid) } = &wanted.via {
+        let stored = ocm_runtime::secrets::field(&secret, ocm_api::addon::token::SECRET_KEY);
+        let now = ocm_runtime::pki::now_seconds();
+        return Ok(token::renew_at(stored.as_deref(), uid, now));
+    }
     let Some(cert) = ocm_runtime::secrets::field(&secret, TLS_CRT_KEY) else {
         return Ok(None);
     };
@@ -422,8 +472,59 @@ pub fn csr_object(
     csr
 }
 
-/// Sends a CSR for the identity, waits until the hub signs it, and stores it.
+/// Obtains the identity's credential and stores it.
 async fn issue(opts: &AddonOptions, wanted: &Wanted, token: &Shutdown) -> anyhow::Result<()> {
+    match &wanted.via {
+        Via::Certificate => issue_certificate(opts, wanted, token).await,
+        Via::Token { .. } => issue_token(opts, wanted).await,
+    }
+}
+
+/// Asks the hub for a token of the add-on's ServiceAccount, stores it with a kubeconfig that
+/// reads it, and reports it on the add-on.
+async fn issue_token(opts: &AddonOptions, wanted: &Wanted) -> anyhow::Result<()> {
+    let issued = token::request(
+        &opts.hub,
+        &opts.cluster,
+        &wanted.addon,
+        opts.auth.expiration_seconds,
+    )
+    .await;
+    let jwt = match issued {
+        Ok(jwt) => jwt,
+        Err(e) => {
+            let refused = token::refused(&e.to_string());
+            let _ = rotated::set_condition(&opts.hub, &opts.cluster, &wanted.addon, refused).await;
+            return Err(anyhow::anyhow!(e).context("requesting the add-on's token"));
+        }
+    };
+    let kubeconfig = token::kubeconfig(&opts.server, &opts.ca_data, &token::TokenIn::File);
+    let data = vec![
+        (KUBECONFIG_KEY, kubeconfig),
+        (ocm_api::addon::token::SECRET_KEY, jwt.clone()),
+        (CLUSTER_NAME_KEY, opts.cluster.clone()),
+    ];
+    store(opts, wanted, data).await?;
+    tracing::info!(cluster = %opts.cluster, addon = %wanted.addon, "add-on token stored in {}/{}", wanted.namespace, wanted.secret);
+    if let Err(e) = rotated::set_condition(
+        &opts.hub,
+        &opts.cluster,
+        &wanted.addon,
+        token::refreshed(&jwt),
+    )
+    .await
+    {
+        tracing::warn!(cluster = %opts.cluster, addon = %wanted.addon, "reporting the add-on's new token: {e}");
+    }
+    Ok(())
+}
+
+/// Sends a CSR for the identity, waits until the hub signs it, and stores it.
+async fn issue_certificate(
+    opts: &AddonOptions,
+    wanted: &Wanted,
+    token: &Shutdown,
+) -> anyhow::Result<()> {
     let key = rcgen::KeyPair::generate()?;
     let pem = request_pem(&wanted.subject, &wanted.addon, &key)?;
     let api: Api<CertificateSigningRequest> = Api::all(opts.hub.clone());
@@ -453,7 +554,15 @@ async fn issue(opts: &AddonOptions, wanted: &Wanted, token: &Shutdown) -> anyhow
         cluster: opts.cluster.clone(),
         agent: wanted.addon.clone(),
     };
-    store(opts, wanted, &credential).await?;
+    let mut data = vec![
+        (TLS_CRT_KEY, credential.cert_pem.clone()),
+        (TLS_KEY_KEY, credential.key_pem.clone()),
+    ];
+    if wanted.hub_client() {
+        data.push((KUBECONFIG_KEY, credential.kubeconfig()));
+        data.push((CLUSTER_NAME_KEY, credential.cluster.clone()));
+    }
+    store(opts, wanted, data).await?;
     tracing::info!(cluster = %opts.cluster, addon = %wanted.addon, "add-on credential stored in {}/{}", wanted.namespace, wanted.secret);
     if let Err(e) = rotated::report(
         &opts.hub,
@@ -474,7 +583,7 @@ async fn issue(opts: &AddonOptions, wanted: &Wanted, token: &Shutdown) -> anyhow
 async fn store(
     opts: &AddonOptions,
     wanted: &Wanted,
-    credential: &HubCredential,
+    data: Vec<(&str, String)>,
 ) -> anyhow::Result<()> {
     let namespaces: Api<Namespace> = Api::all(opts.managed.clone());
     if !wanted.hosted && namespaces.get_opt(&wanted.namespace).await?.is_none() {
@@ -491,14 +600,8 @@ async fn store(
             Err(e) => return Err(e.into()),
         }
     }
-    let mut data = vec![
-        (TLS_CRT_KEY, credential.cert_pem.clone()),
-        (TLS_KEY_KEY, credential.key_pem.clone()),
-    ];
-    if wanted.hub_client() {
-        data.push((KUBECONFIG_KEY, credential.kubeconfig()));
-        data.push((CLUSTER_NAME_KEY, credential.cluster.clone()));
-    }
+    // Applied whole by one field manager: what this write leaves out (a certificate replaced
+    // by a token, or the reverse) is removed from the secret.
     let data: BTreeMap<String, ByteString> = data
         .into_iter()
         .map(|(k, v)| (k.to_string(), ByteString(v.into_bytes())))
@@ -563,7 +666,7 @@ mod tests {
     #[test]
     fn each_registered_signer_gets_its_secret_in_the_install_namespace() {
         let mut mca = ManagedClusterAddOn::new("hello", ManagedClusterAddOnSpec::default());
-        assert!(Wanted::all(&mca, "c1").is_empty());
+        assert!(Wanted::all(&mca, "c1", token::Auth::default()).is_empty());
         let registration = |signer: &str| RegistrationConfig {
             signer_name: signer.into(),
             subject: None,
@@ -576,7 +679,7 @@ mod tests {
             ],
             ..ManagedClusterAddOnStatus::default()
         });
-        let wanted = Wanted::all(&mca, "c1");
+        let wanted = Wanted::all(&mca, "c1", token::Auth::default());
         let secrets: Vec<&str> = wanted.iter().map(|w| w.secret.as_str()).collect();
         assert_eq!(
             secrets,
@@ -592,6 +695,22 @@ mod tests {
         );
         assert!(!wanted[0].hub_client() && wanted[1].hub_client());
         mca.spec.install_namespace = Some("addons".into());
-        assert_eq!(Wanted::all(&mca, "c1")[0].namespace, "addons");
+        assert_eq!(
+            Wanted::all(&mca, "c1", token::Auth::default())[0].namespace,
+            "addons"
+        );
+        // Under the token driver the hub client waits for the hub's ServiceAccount; a custom
+        // signer's identity is still a certificate.
+        let by_token = token::Auth {
+            driver: AddOnAuthType::Token,
+            ..token::Auth::default()
+        };
+        let wanted = Wanted::all(&mca, "c1", by_token);
+        assert_eq!(wanted[0].via, Via::Certificate);
+        assert_eq!(wanted[1].via, Via::Token { uid: None });
+        assert_eq!(
+            wanted[1].subject.user,
+            "system:serviceaccount:c1:hello-agent"
+        );
     }
 }

@@ -1,6 +1,7 @@
-//! The `ClusterCertificateRotated` condition upstream's agent sets on a ManagedClusterAddOn each
-//! time it stores a certificate for the add-on: the add-on's owners (and upstream's e2e suite)
-//! read it to know the add-on's agent has its identity.
+//! The conditions upstream's agent sets on a ManagedClusterAddOn each time it stores a credential
+//! for the add-on (`ClusterCertificateRotated`, and `TokenRefreshed` under the token driver): the
+//! add-on's owners (and upstream's e2e suite) read them to know the add-on's agent has its
+//! identity.
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::Client;
@@ -28,14 +29,13 @@ fn message(cert_pem: &str) -> String {
 }
 
 /// Sets the condition on add-on `addon` of `cluster` on the hub, for the certificate just
-/// stored; a write that meets a newer version reads again (a few times), a deleted add-on is left.
+/// stored.
 pub async fn report(
     hub: &Client,
     cluster: &str,
     addon: &str,
     cert_pem: &str,
 ) -> Result<(), kube::Error> {
-    let api: Api<ManagedClusterAddOn> = Api::namespaced(hub.clone(), cluster);
     let rotated = conditions::new(
         CLUSTER_CERTIFICATE_ROTATED,
         conditions::TRUE,
@@ -43,12 +43,24 @@ pub async fn report(
         message(cert_pem),
         &Time(Timestamp::now()),
     );
+    set_condition(hub, cluster, addon, rotated).await
+}
+
+/// Sets `condition` on add-on `addon` of `cluster` on the hub; a write that meets a newer
+/// version reads again (a few times), a deleted add-on is left.
+pub async fn set_condition(
+    hub: &Client,
+    cluster: &str,
+    addon: &str,
+    condition: conditions::Condition,
+) -> Result<(), kube::Error> {
+    let api: Api<ManagedClusterAddOn> = Api::namespaced(hub.clone(), cluster);
     for _ in 0..3 {
         let Some(mca) = api.get_opt(addon).await? else {
             return Ok(());
         };
         let mut wanted = mca.status.map(|s| s.conditions).unwrap_or_default();
-        if !conditions::set(&mut wanted, rotated.clone()) {
+        if !conditions::set(&mut wanted, condition.clone()) {
             return Ok(());
         }
         let patch = json!({

@@ -46,6 +46,8 @@ pub struct Settings {
     pub external_servers: Vec<ClientConfig>,
     /// `clusterClaimConfiguration`.
     pub claims: ClaimLimits,
+    /// `addOnKubeClientRegistrationDriver`: certificates or tokens for add-ons' hub clients.
+    pub addon_auth: crate::addon::token::Auth,
 }
 
 impl Settings {

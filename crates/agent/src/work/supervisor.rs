@@ -45,6 +45,8 @@ pub struct Supervised {
     pub example_agents: bool,
     /// How long the add-ons' certificates are asked to last, and when they are renewed.
     pub addon_renewal: Renewal,
+    /// Whether add-ons' hub clients get certificates or ServiceAccount tokens.
+    pub addon_auth: crate::addon::token::Auth,
     /// The Klusterlet's feature gates the work agent acts on.
     pub gates: crate::gates::Gates,
     /// The Klusterlet's work settings.
@@ -135,6 +137,7 @@ async fn start(agent: &Supervised, credential: &Credential, token: Shutdown) -> 
             ca_data,
             example_agents: agent.example_agents,
             renewal: agent.addon_renewal,
+            auth: agent.addon_auth,
         };
         tokio::spawn(crate::addon::run(opts, token.clone()));
     }

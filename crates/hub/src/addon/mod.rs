@@ -8,6 +8,9 @@
 //! - [`install`]: the `Placements` install strategy, and the [`install::rollout`] of config
 //!   changes by each placement's `rolloutStrategy`;
 //! - [`annotation`]: a cluster's add-on annotations carried over to its add-ons;
+//! - [`token`]: the ServiceAccount, Role and RoleBinding of an add-on whose agent registers with
+//!   ServiceAccount tokens instead of certificates. The ClusterManager operator's process runs it,
+//!   not the hub's (see the module);
 //! - [`discovery`]: each cluster labelled with its add-ons' health, and [`healthcheck`]: a
 //!   cluster whose agent went silent makes its add-ons' health unknown (upstream runs these two
 //!   in its registration-controller; here they share the add-on watch);
@@ -38,6 +41,7 @@ pub mod manager;
 mod per_cluster;
 pub mod registration;
 pub mod template;
+pub mod token;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::{Client, ResourceExt as _};

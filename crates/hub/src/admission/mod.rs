@@ -159,6 +159,7 @@ mod test_support {
         resource_cleanup: true,
         manifest_work_replica_set: false,
         addon_management: true,
+        one_image: false,
     };
 
     /// Allows `verb/resource[/subresource]` for anyone; namespaces terminate when told.

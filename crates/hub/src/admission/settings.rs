@@ -43,6 +43,9 @@ pub struct Settings {
     /// Upstream's `AddonManagement` gate (add-on manager; on unless switched off): the add-on
     /// manager's controllers act ([`crate::addon`]).
     pub addon_management: bool,
+    /// The ClusterManager names one image for registration, work and placement: our image, whose
+    /// hub pods run every hub controller (upstream ships one image per component).
+    pub one_image: bool,
 }
 
 impl Settings {
@@ -60,6 +63,7 @@ impl Settings {
                 resource_cleanup: true,
                 manifest_work_replica_set: false,
                 addon_management: true,
+                one_image: false,
             };
         };
         // An annotation naming no mode is the operator's to report: webhooks meanwhile.
@@ -99,8 +103,21 @@ impl Settings {
             resource_cleanup: gate(registration, "ResourceCleanup").unwrap_or(true),
             manifest_work_replica_set: gate(work, "ManifestWorkReplicaSet").unwrap_or(false),
             addon_management: gate(addon, "AddonManagement").unwrap_or(true),
+            one_image: one_image(cm),
         }
     }
+}
+
+/// Whether the ClusterManager names one image, set, for registration, work and placement.
+fn one_image(cm: &ClusterManager) -> bool {
+    let spec = &cm.spec;
+    let registration = spec
+        .registration_image_pull_spec
+        .as_deref()
+        .unwrap_or_default();
+    !registration.is_empty()
+        && spec.work_image_pull_spec.as_deref() == Some(registration)
+        && spec.placement_image_pull_spec.as_deref() == Some(registration)
 }
 
 /// Who is approved automatically, as upstream's registration controller reads it: the CSR
@@ -297,6 +314,7 @@ mod tests {
                 resource_cleanup: true,
                 manifest_work_replica_set: false,
                 addon_management: true,
+                one_image: false,
             }
         );
         let gated = Settings::of(Some(&cm(

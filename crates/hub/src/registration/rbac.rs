@@ -73,7 +73,10 @@ fn meta(name: String, namespace: Option<&str>, cluster: &str) -> ObjectMeta {
     }
 }
 
-fn subjects(cluster: &str) -> Vec<Subject> {
+/// The groups of a cluster's agents as RBAC subjects: the certificate's group and upstream's
+/// second, as upstream binds both.
+#[must_use]
+pub fn subjects(cluster: &str) -> Vec<Subject> {
     [
         identity::cluster_group(cluster),
         format!("open-cluster-management:{cluster}"),

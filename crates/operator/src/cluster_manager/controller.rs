@@ -21,8 +21,9 @@ use crate::sync_labels;
 use ocm_api::names::HUB_NAMESPACE;
 use ocm_api::operator::{CLUSTER_MANAGER_FINALIZER, CLUSTER_MANAGER_NAME, ClusterManager};
 use ocm_runtime::apply::{Applier, MANAGED_BY_LABEL};
-use ocm_runtime::controller::{Retry, Runner};
+use ocm_runtime::controller::{Gate, Retry, Runner};
 use ocm_runtime::error::UserError;
+use ocm_runtime::informers::Informers;
 use ocm_runtime::{Shutdown, report};
 
 /// Longest time between two reconciles (drift is repaired at least this often).
@@ -118,17 +119,45 @@ pub async fn run(client: Client, opts: Options, shutdown: Shutdown) -> anyhow::R
             the_cm,
         )
         .watches(
-            Api::<Secret>::namespaced(client, HUB_NAMESPACE),
+            Api::<Secret>::namespaced(client.clone(), HUB_NAMESPACE),
             managed,
             the_cm,
         );
-    Runner::new(CONTROLLER, controller)
+    let operator = Runner::new(CONTROLLER, controller)
         .debounce(Duration::from_millis(200))
         .backoff(Duration::from_secs(1), Duration::from_secs(64))
         .grace(GRACE)
-        .run(reconcile, ctx, shutdown)
-        .await;
-    Ok(())
+        .run(reconcile, ctx, shutdown.clone());
+    let (tokens, ()) = tokio::join!(
+        token_infrastructure(client, opts.in_process, shutdown),
+        operator
+    );
+    tokens
+}
+
+/// The hub's add-on token infrastructure controller, which runs here rather than in the hub
+/// process (see [`ocm_hub::addon::token`]), while the add-on manager is on and the hub's
+/// controllers are ours: run by this process, or by our image's hub pods.
+fn token_infrastructure(
+    client: Client,
+    in_process: InProcess,
+    shutdown: Shutdown,
+) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
+    let informers = Informers::new(client.clone());
+    let settings = ocm_hub::admission::settings::from_informers(&informers, shutdown.clone());
+    let hub_here = in_process.registration;
+    let watched = settings.clone();
+    let gate = Gate {
+        on: Arc::new(move || {
+            watched.on(|s| s.addon_management) && (hub_here || watched.on(|s| s.one_image))
+        }),
+        flips: Box::pin(settings.changes()),
+    };
+    let controller = ocm_hub::addon::token::run_with(client, &informers, gate, shutdown.clone());
+    async move {
+        let (result, ()) = tokio::join!(controller, informers.run(shutdown));
+        result
+    }
 }
 
 /// Fails (rather than watching a kind nobody serves) when the ClusterManager CRD is missing.

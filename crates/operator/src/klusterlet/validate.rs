@@ -2,6 +2,7 @@
 //! upstream's defaults filled in, or the reason it cannot be acted on.
 use kube::ResourceExt as _;
 
+use ocm_agent::addon::token::Auth as AddonAuth;
 use ocm_agent::registration::hubs::{self, HubList};
 use ocm_agent::registration::settings::{ClaimLimits, Settings as RegistrationSettings};
 use ocm_api::cluster::ClientConfig;
@@ -35,6 +36,9 @@ pub enum Error {
     /// A field no agent this operator deploys acts on is set.
     #[error("{0}")]
     Unsupported(String),
+    /// `addOnKubeClientRegistrationDriver` names no driver agents know, or too short a token.
+    #[error("{0}")]
+    AddOnDriver(String),
     /// A duration of `spec.workConfiguration` is no duration.
     #[error("spec.workConfiguration.{field} {value:?} is not a duration such as 60m")]
     InvalidDuration {
@@ -197,6 +201,16 @@ fn addon_client_auth(reg: &KlusterletRegistrationConfiguration) -> Option<(Strin
     Some((auth.into(), expiration))
 }
 
+/// How our agent registers add-ons' hub clients, as upstream's agent is told by its flags.
+fn addon_auth(reg: &KlusterletRegistrationConfiguration) -> Result<AddonAuth, Error> {
+    let (driver, expiration) = addon_client_auth(reg).unwrap_or(("csr".into(), None));
+    AddonAuth::from_flags(&driver, expiration).map_err(|why| {
+        Error::AddOnDriver(format!(
+            "spec.registrationConfiguration.addOnKubeClientRegistrationDriver: {why}"
+        ))
+    })
+}
+
 /// Refuses what no agent this operator deploys acts on.
 fn unsupported(k: &Klusterlet, ours: bool) -> Result<(), Error> {
     let Some(reg) = &k.spec.registration_configuration else {
@@ -209,17 +223,6 @@ fn unsupported(k: &Klusterlet, ours: bool) -> Result<(), Error> {
             "spec.registrationConfiguration.registrationDriver.authType {:?}: this operator deploys agents that register with a CSR only (csr)",
             driver.auth_type
         )));
-    }
-    if ours
-        && reg
-            .add_on_kube_client_registration_driver
-            .as_ref()
-            .and_then(|d| d.auth_type)
-            == Some(AddOnAuthType::Token)
-    {
-        return Err(Error::Unsupported(
-            "spec.registrationConfiguration.addOnKubeClientRegistrationDriver.authType token: our image's agent registers add-ons with client certificates (csr) only; use csr, or upstream's images".into(),
-        ));
     }
     if !reg.cluster_labels.is_empty() && !ours {
         return Err(Error::Unsupported(
@@ -339,6 +342,7 @@ pub fn lenient(k: &Klusterlet) -> Result<Validated, Error> {
                 })
                 .collect(),
             claims: claim_limits(reg.cluster_claim_configuration.as_ref()),
+            addon_auth: addon_auth(&reg)?,
         },
         node_placement: spec.node_placement.clone().unwrap_or_default(),
         priority_class_name: spec.priority_class_name.clone().filter(|p| !p.is_empty()),
@@ -526,11 +530,7 @@ mod tests {
             refused("{clusterName: c1, registrationConfiguration: {clusterLabels: {a: b}}}")
                 .contains("clusterLabels")
         );
-        assert!(
-            refused(&format!("{{clusterName: c1, {ours}, registrationConfiguration: {{addOnKubeClientRegistrationDriver: {{authType: token}}}}}}"))
-                .contains("addOnKubeClientRegistrationDriver")
-        );
-        // Ours puts the labels on; upstream's agent takes the token driver.
+        // Ours puts the labels on.
         validate(&klusterlet(&format!(
             "{{clusterName: c1, {ours}, registrationConfiguration: {{clusterLabels: {{a: b}}}}}}"
         )))
@@ -546,6 +546,30 @@ mod tests {
                 "{clusterName: c1, registrationConfiguration: {clusterLabels: {a: b}}}"
             ))
             .is_ok()
+        );
+    }
+
+    #[test]
+    fn the_addon_driver_reaches_our_agent_and_a_short_token_is_refused() {
+        use ocm_api::operator::AddOnAuthType;
+        let ours = "registrationImagePullSpec: 'r.example/clusteradm:v1', workImagePullSpec: 'r.example/clusteradm:v1'";
+        let v = validate(&klusterlet(&format!(
+            "{{clusterName: c1, {ours}, registrationConfiguration: {{addOnKubeClientRegistrationDriver: {{authType: token, token: {{expirationSeconds: 7200}}}}}}}}"
+        )))
+        .unwrap();
+        let auth = v.registration.addon_auth;
+        assert_eq!(
+            (auth.driver, auth.expiration_seconds),
+            (AddOnAuthType::Token, 7200)
+        );
+        let plain = validate(&klusterlet(&format!("{{clusterName: c1, {ours}}}"))).unwrap();
+        assert_eq!(plain.registration.addon_auth, AddonAuth::default());
+        let short = validate(&klusterlet(
+            "{clusterName: c1, registrationConfiguration: {addOnKubeClientRegistrationDriver: {authType: token, token: {expirationSeconds: 300}}}}",
+        ));
+        assert!(
+            matches!(&short, Err(Error::AddOnDriver(m)) if m.contains("at least 600")),
+            "{short:?}"
         );
     }
 }

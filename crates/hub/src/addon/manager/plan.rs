@@ -108,7 +108,8 @@ pub fn plan(inputs: &Inputs<'_>) -> Result<Plan, RenderError> {
     let desired = record_configs(&mut status, template, config, inputs.pinned, now);
     let config = config.map(|(_, _, spec)| spec);
     status.namespace = Some(template::install_namespace(template, config));
-    status.registrations = template::registrations(template, &cluster, &addon);
+    status.registrations =
+        template::registrations(template, &cluster, &addon, status.kube_client_driver);
     let bindings = bindings::bindings(template, mca, &status.registrations);
     registration_applied(&mut status, now);
     let rendering = config::with_cluster_mirrors(config, inputs.cluster);

@@ -122,7 +122,7 @@ fn registrations(
         .map(|s| s.registrations.as_slice())
         .unwrap_or_default();
     let from_template = template
-        .map(|t| template::registrations(t, &cluster, &name))
+        .map(|t| template::registrations(t, &cluster, &name, None))
         .unwrap_or_default();
     registrations
         .iter()

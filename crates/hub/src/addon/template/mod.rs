@@ -19,9 +19,10 @@ use serde_json::{Value, json};
 use ocm_api::addon::{
     ADDON_TEMPLATES, AddOnDeploymentConfigSpec, AddOnTemplate, ClusterManagementAddOn,
     ConfigSpecHash, DEFAULT_INSTALL_NAMESPACE, ManagedClusterAddOn, RegistrationConfig,
-    RegistrationSpec, RegistrationType, Subject,
+    RegistrationSpec, RegistrationType, Subject, token,
 };
 use ocm_api::names::CLIENT_SIGNER;
+use ocm_api::operator::AddOnAuthType;
 use ocm_api::work::{FeedbackRule, FeedbackType, ManifestConfigOption, ResourceIdentifier};
 use ocm_runtime::identity::addon::{addon_group, default_group};
 
@@ -107,17 +108,29 @@ pub fn agent_user(cluster: &str, addon: &str) -> String {
 }
 
 /// The identities the template registers for `addon` on `cluster`, as the ManagedClusterAddOn's
-/// status lists them. A `CustomSigner` is listed with its own subject or the default one.
+/// status lists them. A `CustomSigner` is listed with its own subject or the default one. The
+/// `KubeClient` identity is the default one, or, where the cluster's agent declared the token
+/// driver, the add-on's ServiceAccount on the hub (upstream's token subject). The hub names that
+/// subject itself rather than keeping what the agent wrote (as upstream's manager does): the
+/// template's hub permissions are bound to it, and an agent must not choose whom they go to.
 #[must_use]
 pub fn registrations(
     template: &AddOnTemplate,
     cluster: &str,
     addon: &str,
+    driver: Option<AddOnAuthType>,
 ) -> Vec<RegistrationConfig> {
     let default_subject = || Subject {
         user: Some(agent_user(cluster, addon)),
         groups: vec![default_group(cluster, addon), addon_group(addon)],
         organization_units: Vec::new(),
+    };
+    let kube_client_subject = || match driver {
+        Some(AddOnAuthType::Token) => Subject {
+            user: Some(token::user(cluster, addon)),
+            ..Subject::default()
+        },
+        _ => default_subject(),
     };
     template
         .spec
@@ -126,7 +139,7 @@ pub fn registrations(
         .filter_map(|r| match r.type_ {
             RegistrationType::KubeClient => Some(RegistrationConfig {
                 signer_name: CLIENT_SIGNER.to_string(),
-                subject: Some(default_subject()),
+                subject: Some(kube_client_subject()),
             }),
             RegistrationType::CustomSigner => {
                 r.custom_signer.as_ref().map(|s| RegistrationConfig {
@@ -521,7 +534,7 @@ mod tests {
 
     #[test]
     fn the_agent_registers_upstreams_template_identity() {
-        let r = registrations(&template(Vec::new(), true), "c1", "hello");
+        let r = registrations(&template(Vec::new(), true), "c1", "hello", None);
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].signer_name, CLIENT_SIGNER);
         let subject = r[0].subject.as_ref().unwrap();
@@ -535,6 +548,32 @@ mod tests {
                 "system:open-cluster-management:cluster:c1:addon:hello",
                 "system:open-cluster-management:addon:hello"
             ]
+        );
+    }
+
+    #[test]
+    fn under_the_token_driver_the_kube_client_is_the_addons_service_account() {
+        let r = registrations(
+            &template(Vec::new(), true),
+            "c1",
+            "hello",
+            Some(AddOnAuthType::Token),
+        );
+        let subject = r[0].subject.as_ref().unwrap();
+        assert_eq!(
+            subject.user.as_deref(),
+            Some("system:serviceaccount:c1:hello-agent")
+        );
+        assert!(subject.groups.is_empty());
+        let csr = registrations(
+            &template(Vec::new(), true),
+            "c1",
+            "hello",
+            Some(AddOnAuthType::Csr),
+        );
+        assert_eq!(
+            csr,
+            registrations(&template(Vec::new(), true), "c1", "hello", None)
         );
     }
 }
