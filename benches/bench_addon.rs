@@ -167,8 +167,7 @@ async fn run(config: &kube::Config, admin: &Client, n: usize) -> anyhow::Result<
         let (shutdown, url) = (shutdown.clone(), config.cluster_url.clone());
         tokio::spawn(async move {
             let informers = Informers::new(client.clone());
-            let settings =
-                clusteradm::hub::admission::settings::from_informers(&informers, shutdown.clone());
+            let settings = clusteradm::hub::settings::from_informers(&informers, shutdown.clone());
             let run = clusteradm::hub::addon::run_with(
                 client.clone(),
                 &informers,

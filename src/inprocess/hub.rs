@@ -75,9 +75,7 @@ pub async fn controllers(
     // a hub pod's reviewer watches them already; in-process, the shared informers do.
     let settings = match &webhook {
         Webhook::Service(settings) => settings.clone(),
-        Webhook::Leader(_) => {
-            crate::hub::admission::settings::from_informers(&informers, shutdown.clone())
-        }
+        Webhook::Leader(_) => crate::hub::settings::from_informers(&informers, shutdown.clone()),
     };
     let (c, i) = (&client, &informers);
     let controllers: Vec<(&'static str, BoxFuture<'static, anyhow::Result<()>>)> = vec![

@@ -55,6 +55,13 @@ pub async fn helloworld_runs_as_a_pod(
         "managed",
         "system:serviceaccount:helloworld-addon:helloworld-agent",
     );
+    // The same add-on by a ServiceAccount token, and back.
+    for by_token in crate::addon_token::helloworld_moves_to_a_token(hub, managed, cluster).await {
+        Api::<ConfigMap>::namespaced(hub.clone(), cluster)
+            .delete(&by_token, &DeleteParams::default())
+            .await
+            .unwrap();
+    }
     remove(hub, cluster, "helloworld", &copied, &[(managed, INSTALL)]).await;
     enable_to_ready
 }

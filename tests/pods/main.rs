@@ -8,6 +8,7 @@ mod fixture;
 mod fleet;
 
 mod addon;
+mod addon_token;
 mod hosted;
 mod hosted_addon;
 mod lifecycle;

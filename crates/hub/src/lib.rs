@@ -15,4 +15,5 @@ pub mod managed_namespaces;
 pub mod placement;
 pub mod registration;
 pub mod replicaset;
+pub mod settings;
 pub mod webhook;

@@ -207,9 +207,7 @@ async fn replica_sets_on(client: &kube::Client) -> bool {
         .get_opt(CLUSTER_MANAGER_NAME)
         .await
     {
-        Ok(Some(cm)) => {
-            crate::hub::admission::settings::Settings::of(Some(&cm)).manifest_work_replica_set
-        }
+        Ok(Some(cm)) => crate::hub::settings::Settings::of(Some(&cm)).manifest_work_replica_set,
         _ => true,
     }
 }

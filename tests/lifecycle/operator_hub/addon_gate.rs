@@ -48,12 +48,7 @@ async fn the_addon_manager_acts_only_with_its_gate_on() {
     })
     .await;
 
-    let _ = Api::<ClusterManagementAddOn>::all(client.clone())
-        .delete(&name, &DeleteParams::default())
-        .await;
-    let _ = Api::<Namespace>::all(client.clone())
-        .delete(&name, &DeleteParams::default())
-        .await;
+    remove_addon(&client, &name).await;
     teardown(&client, op).await;
 }
 
@@ -114,13 +109,18 @@ async fn the_operator_makes_a_token_addons_service_account_and_removes_it() {
     })
     .await;
 
+    remove_addon(&client, &name).await;
+    teardown(&client, op).await;
+}
+
+/// Deletes what [`create_addon`] made.
+async fn remove_addon(client: &Client, name: &str) {
     let _ = Api::<ClusterManagementAddOn>::all(client.clone())
-        .delete(&name, &DeleteParams::default())
+        .delete(name, &DeleteParams::default())
         .await;
     let _ = Api::<Namespace>::all(client.clone())
-        .delete(&name, &DeleteParams::default())
+        .delete(name, &DeleteParams::default())
         .await;
-    teardown(&client, op).await;
 }
 
 /// A ClusterManagementAddOn `name` and its ManagedClusterAddOn in namespace `name`.

@@ -157,7 +157,7 @@ pub fn is_orphaned(option: Option<&DeleteOption>, resource: &AppliedManifestReso
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     //! Unit tests of the work agent's pure decisions.
     use serde_json::json;
 
@@ -165,7 +165,13 @@ mod tests {
     use ocm_api::work::identifier::named as id;
     use ocm_api::work::{ResourceIdentifier, SelectivelyOrphan, UpdateStrategyType};
 
-    fn applied(group: &str, resource: &str, ns: &str, name: &str) -> AppliedManifestResourceMeta {
+    /// An applied resource's record, for tests here and in `decide`.
+    pub(in crate::work) fn applied(
+        group: &str,
+        resource: &str,
+        ns: &str,
+        name: &str,
+    ) -> AppliedManifestResourceMeta {
         AppliedManifestResourceMeta {
             group: Some(group.into()).filter(|g: &String| !g.is_empty()),
             version: "v1".into(),

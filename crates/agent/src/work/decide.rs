@@ -248,17 +248,7 @@ mod tests {
     use k8s_openapi::jiff::Timestamp;
 
     use super::*;
-
-    fn applied(group: &str, resource: &str, ns: &str, name: &str) -> AppliedManifestResourceMeta {
-        AppliedManifestResourceMeta {
-            group: Some(group.into()).filter(|g: &String| !g.is_empty()),
-            version: "v1".into(),
-            resource: resource.into(),
-            namespace: Some(ns.into()).filter(|n: &String| !n.is_empty()),
-            name: name.into(),
-            uid: Some(format!("uid-{name}")),
-        }
-    }
+    use crate::work::build::tests::applied;
 
     fn work(finalizers: &[&str], deleted: bool) -> ManifestWork {
         let mut w = ManifestWork::new("w", ocm_api::work::ManifestWorkSpec::default());

@@ -46,7 +46,7 @@ pub mod token;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::{Client, ResourceExt as _};
 
-use crate::admission::settings::Watched;
+use crate::settings::Watched;
 use ocm_runtime::Shutdown;
 use ocm_runtime::informers::Informers;
 

@@ -18,8 +18,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::settings::Watched;
 use super::webhooks::{self as webhook, Endpoint};
+use crate::settings::Watched;
 use crate::webhook::Serving;
 use ocm_runtime::Shutdown;
 

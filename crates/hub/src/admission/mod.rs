@@ -17,16 +17,16 @@ pub mod configurations;
 mod managed_cluster;
 mod manifest_work;
 mod review;
-pub mod settings;
 pub mod webhooks;
 
 use futures::future::BoxFuture;
 use kube::Client;
 use serde_json::Value;
 
+use crate::settings;
+pub use crate::settings::Settings;
 pub use access::Lookup;
 pub use review::{Denied, Request};
-pub use settings::Settings;
 
 use ocm_runtime::Shutdown;
 

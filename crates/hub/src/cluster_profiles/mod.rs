@@ -21,7 +21,7 @@ use kube::api::Api;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
 
-use crate::admission::settings::Watched;
+use crate::settings::Watched;
 use ocm_api::cluster::{ManagedCluster, ManagedClusterSet, ManagedClusterSetBinding};
 use ocm_api::inventory::{ClusterProfile, LABEL_CLUSTER_MANAGER, OCM_CLUSTER_MANAGER};
 use ocm_runtime::Shutdown;

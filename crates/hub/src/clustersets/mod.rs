@@ -18,8 +18,8 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt};
 
-use crate::admission::settings::{Settings, Watched};
 use crate::managed_namespaces;
+use crate::settings::{Settings, Watched};
 use decide::{Builtin, Membership};
 use ocm_api::cluster::{ManagedCluster, ManagedClusterSet, ManagedClusterSetBinding};
 use ocm_runtime::Shutdown;

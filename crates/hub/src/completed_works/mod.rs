@@ -14,7 +14,7 @@ use kube::api::{Api, DeleteParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::{Client, ResourceExt as _};
 
-use crate::admission::settings::Watched;
+use crate::settings::Watched;
 use decide::Verdict;
 use ocm_api::work::ManifestWork;
 use ocm_runtime::Shutdown;

@@ -28,7 +28,7 @@ use kube::runtime::controller::{Action as Requeue, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt};
 
-use crate::admission::settings::Watched;
+use crate::settings::Watched;
 use decide::{Action, Observed};
 use ocm_api::addon::ADDON_NAME_LABEL;
 use ocm_api::cluster::{CLUSTER_LEASE_NAME, CLUSTER_NAME_LABEL, ManagedCluster};
@@ -65,7 +65,7 @@ struct Context {
 /// with [`run_with`].
 pub async fn run(hub: Client, shutdown: Shutdown) -> anyhow::Result<()> {
     let informers = Informers::new(hub.clone());
-    let settings = crate::admission::settings::from_informers(&informers, shutdown.clone());
+    let settings = crate::settings::from_informers(&informers, shutdown.clone());
     let controller = run_with(hub, &informers, settings, shutdown.clone());
     let (result, ()) = tokio::join!(controller, informers.run(shutdown));
     result

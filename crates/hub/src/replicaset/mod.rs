@@ -11,7 +11,7 @@ pub mod writer;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::admission::settings::Watched;
+use crate::settings::Watched;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt};

@@ -166,7 +166,7 @@ pub enum Webhook {
     /// Every hub pod, behind the hub's Service ([`mounted`]); the operator points the CRDs and
     /// configurations at the Service, so the leader does nothing here. The pod's reviewer
     /// watches the ClusterManager already: its settings serve the leader's controllers too.
-    Service(admission::settings::Watched),
+    Service(crate::settings::Watched),
 }
 
 /// As the leader: serves the webhooks and keeps the add-on CRDs' conversion, and the admission
@@ -178,7 +178,7 @@ pub enum Webhook {
 pub async fn run(
     hub: Client,
     webhook: Webhook,
-    settings: admission::settings::Watched,
+    settings: crate::settings::Watched,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
     let url = match webhook {

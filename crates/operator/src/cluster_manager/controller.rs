@@ -144,7 +144,7 @@ fn token_infrastructure(
     shutdown: Shutdown,
 ) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
     let informers = Informers::new(client.clone());
-    let settings = ocm_hub::admission::settings::from_informers(&informers, shutdown.clone());
+    let settings = ocm_hub::settings::from_informers(&informers, shutdown.clone());
     let hub_here = in_process.registration;
     let watched = settings.clone();
     let gate = Gate {

@@ -48,6 +48,15 @@ fn our_args(v: &Validated) -> Vec<String> {
     }
     args.extend(work_flags(v));
     args.extend(registration_flags(v));
+    // Upstream's flags, written (as upstream's join writes the field) only for tokens.
+    let addon_auth = v.registration.addon_auth;
+    if addon_auth.driver == ocm_api::operator::AddOnAuthType::Token {
+        args.push("--addon-kubeclient-registration-auth=token".into());
+        args.push(format!(
+            "--addon-token-expiration-seconds={}",
+            addon_auth.expiration_seconds
+        ));
+    }
     if !v.registration.cluster_labels.is_empty() {
         args.push(format!(
             "--cluster-labels={}",

@@ -740,5 +740,20 @@ mod tests {
         );
         assert!(agent_args.contains(&"--kube-api-burst=40".to_owned()));
         assert!(agent_args.contains(&"--hub-kube-api-qps=7".to_owned()));
+        // The default add-on driver is left unsaid; tokens are passed on with their lifetime.
+        assert!(!agent_args.iter().any(|a| a.starts_with("--addon-")));
+        let by_token = format!("{EVERY_AGENT_FIELD}{ours}").replace(
+            "{authType: csr}",
+            "{authType: token, token: {expirationSeconds: 7200}}",
+        );
+        assert_ne!(by_token, format!("{EVERY_AGENT_FIELD}{ours}"));
+        let d = built(&by_token, InProcess::default());
+        let agent_args = args(&d.management.deployments[0]);
+        for flag in [
+            "--addon-kubeclient-registration-auth=token",
+            "--addon-token-expiration-seconds=7200",
+        ] {
+            assert!(agent_args.contains(&flag.to_owned()), "{agent_args:?}");
+        }
     }
 }
