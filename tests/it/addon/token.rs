@@ -16,6 +16,7 @@ use serde_json::json;
 use clusteradm::agent::addon::token::Auth;
 use clusteradm::api::addon::{AddOnTemplate, ClusterManagementAddOn, ManagedClusterAddOn, token};
 use clusteradm::api::operator::AddOnAuthType;
+use clusteradm::api::work::ManifestWork;
 use clusteradm::runtime::Shutdown;
 use clusteradm::runtime::controller::Gate;
 use clusteradm::runtime::informers::Informers;
@@ -276,9 +277,20 @@ async fn an_addon_registers_with_a_service_account_token_and_moves_back_to_a_cer
         clusteradm::hub::addon::template::agent_user(&c, &addon)
     );
 
-    // Disabled while the agents run, which remove what they applied.
+    // Disabled while the agents run, which remove what they applied (the deploy work's
+    // finalizer is the work agent's to remove).
+    let deploy = Api::<ManifestWork>::namespaced(hub.clone(), &c)
+        .get(&format!("addon-{addon}-deploy-0"))
+        .await
+        .unwrap();
     succeeds(&["addon", "disable", "--names", &addon, "--clusters", &c]).await;
     fixture::wait_deleted(addons, &addon, &mca.uid().unwrap()).await;
+    fixture::wait_deleted(
+        Api::<ManifestWork>::namespaced(hub.clone(), &c),
+        &deploy.name_any(),
+        &deploy.uid().unwrap(),
+    )
+    .await;
     supervised.cancel();
     infra.cancel();
     let dp = DeleteParams::default();

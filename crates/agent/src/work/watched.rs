@@ -122,7 +122,9 @@ pub fn targets(configs: &[ManifestConfigOption], results: &[ManifestResult]) -> 
         .collect()
 }
 
-/// Wakes `work` on every change of `target` after the first listing.
+/// Wakes `work` on every change of `target`, and once when the watch has first listed it: the
+/// object may have changed between the apply that started this watch and that listing (a
+/// controller writing its status at once), a change no event will report.
 async fn watch(
     managed: kube::Client,
     target: Target,
@@ -138,7 +140,12 @@ async fn watch(
     let mut listed = false;
     while let Some(event) = events.next().await {
         match event {
-            Ok(Event::InitDone) => listed = true,
+            Ok(Event::InitDone) => {
+                if !listed && wake.send(work.clone()).is_err() {
+                    return;
+                }
+                listed = true;
+            }
             Ok(Event::Apply(_) | Event::Delete(_)) if listed => {
                 if wake.send(work.clone()).is_err() {
                     return;
