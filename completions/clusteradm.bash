@@ -1102,7 +1102,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__clean)
-            opts="-y -v -q -h -V --purge-operator --name --output-file --yes --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-y -v -q -h -V --purge-operator --name --output-file --hub-kubeconfig --yes --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1117,6 +1117,10 @@ _clusteradm() {
                     return 0
                     ;;
                 --output-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hub-kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1788,7 +1792,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__controller__subcmd__hub)
-            opts="-v -q -h -V --webhook-cert-dir --placement-debug-address --probe-address --metrics-address --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-v -q -h -V --webhook-cert-dir --placement-debug-address --probe-address --metrics-address --cluster-manager-in-cluster --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1808,6 +1812,10 @@ _clusteradm() {
                     ;;
                 --metrics-address)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster-manager-in-cluster)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 --kubeconfig)
@@ -4054,7 +4062,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__init)
-            opts="-o -v -q -h -V --token-expiration --hub-apiserver --output-join-command-file --output --bundle-version --image-registry --image-pull-credential-file --feature-gates --image --admission --registration-drivers --auto-approved-csr-identities --hub-cluster-arn --aws-resource-tags --auto-approved-arn-patterns --auto-approved-grpc-identities --grpc-server --grpc-endpoint-type --cluster-manager-values-file --output-file --resource-qos-class --resource-limits --resource-requests --bundle-version-overrides --wait --use-bootstrap-token --force --in-process --enable-sync-labels --create-namespace --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-o -v -q -h -V --token-expiration --hub-apiserver --output-join-command-file --output --bundle-version --image-registry --image-pull-credential-file --feature-gates --image --admission --registration-drivers --auto-approved-csr-identities --hub-cluster-arn --aws-resource-tags --auto-approved-arn-patterns --auto-approved-grpc-identities --grpc-server --grpc-endpoint-type --cluster-manager-values-file --mode --hub-kubeconfig --hosted-webhook-address --hosted-webhook-port --output-file --resource-qos-class --resource-limits --resource-requests --bundle-version-overrides --wait --use-bootstrap-token --force --in-process --enable-sync-labels --create-namespace --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4137,6 +4145,22 @@ _clusteradm() {
                     return 0
                     ;;
                 --cluster-manager-values-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mode)
+                    COMPREPLY=($(compgen -W "default hosted" -- "${cur}"))
+                    return 0
+                    ;;
+                --hub-kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hosted-webhook-address)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hosted-webhook-port)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

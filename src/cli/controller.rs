@@ -67,6 +67,11 @@ pub struct HubArgs {
     /// server authenticates and allows the URL and `create` on the placement's namespace
     #[arg(long, value_name = "ADDRESS")]
     pub placement_debug_address: Option<SocketAddr>,
+    /// A hosted hub's pods: read the ClusterManager (whose gates the hub follows) from the
+    /// cluster this pod runs in, with its in-cluster credentials; everything else from the hub
+    /// that --kubeconfig names
+    #[arg(long)]
+    pub cluster_manager_in_cluster: bool,
     #[command(flatten)]
     serve: Serve,
 }
@@ -324,7 +329,13 @@ async fn run_hub(
         Some(dir) => {
             // Every replica serves: webhooks need no Lease.
             let addr = SocketAddr::from(([0, 0, 0, 0], webhook::mounted::PORT));
-            let reviewer = crate::hub::admission::Reviewer::start(client.clone(), shutdown.clone());
+            let settings_from = if h.cluster_manager_in_cluster {
+                in_cluster_client()?
+            } else {
+                client.clone()
+            };
+            let settings = crate::hub::settings::watch(settings_from, shutdown.clone());
+            let reviewer = crate::hub::admission::Reviewer::with_settings(client.clone(), settings);
             let settings = reviewer.settings();
             let routes = webhook::HubRoutes::new(reviewer);
             webhook::mounted::serve(dir, addr, routes, shutdown.clone()).await?;
@@ -338,6 +349,17 @@ async fn run_hub(
     })
     .await?;
     Ok(())
+}
+
+/// The client of the cluster this pod runs in (a hosted hub's management cluster).
+fn in_cluster_client() -> anyhow::Result<kube::Client> {
+    let config = kube::Config::incluster().map_err(|e| {
+        crate::runtime::error::UserError::new(
+            format!("--cluster-manager-in-cluster: no in-cluster credentials: {e}"),
+            "the flag is for a hosted hub's pods, which the ClusterManager operator deploys",
+        )
+    })?;
+    Ok(kube::Client::try_from(config)?)
 }
 
 /// Runs `controller`.

@@ -110,9 +110,42 @@ pub struct Args {
     /// and autoApproveUsers; any other key is refused
     #[arg(long, value_name = "FILE")]
     pub cluster_manager_values_file: Option<PathBuf>,
+    /// Where the hub controllers run: `default` (on the hub cluster the kubeconfig names) or
+    /// `hosted` (as pods on the cluster the kubeconfig names, the management cluster, acting on
+    /// the hub cluster --hub-kubeconfig names, which needs no node); hosted needs --image
+    #[arg(long, value_enum, default_value_t = Mode::Default)]
+    pub mode: Mode,
+    /// --mode hosted: the hub cluster's kubeconfig. The operator keeps it in upstream's Secret
+    /// cluster-manager/external-hub-kubeconfig on the management cluster; the hub pods get a
+    /// token of their own ServiceAccount on the hub instead
+    #[arg(long, value_name = "FILE")]
+    pub hub_kubeconfig: Option<PathBuf>,
+    /// --mode hosted: the address (IP or DNS name) at which the hub's API server reaches the
+    /// hub pods' webhooks, exposed by you (upstream's hosted webhook configuration) [default:
+    /// the hub pods' own addresses, which the operator keeps in the hub's Endpoints, for a hub
+    /// API server that reaches the management cluster's pod network]
+    #[arg(long, value_name = "ADDRESS")]
+    pub hosted_webhook_address: Option<String>,
+    /// --mode hosted: the port at --hosted-webhook-address
+    #[arg(
+        long,
+        value_name = "PORT",
+        default_value_t = 443,
+        requires = "hosted_webhook_address"
+    )]
+    pub hosted_webhook_port: u16,
     /// `--output-file`, `--create-namespace`
     #[command(flatten)]
     pub bundle: super::bundle::BundleArgs,
+}
+
+/// `--mode` of init.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// The hub controllers on the hub cluster.
+    Default,
+    /// The hub controllers on a management cluster.
+    Hosted,
 }
 
 /// `-o` of init: the join command as text or JSON.
@@ -162,6 +195,13 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 "e.g. --hub-cluster-arn arn:aws:eks:us-west-2:123456789012:cluster/hub",
             )
         })?;
+    // Hosted: the hub is the cluster --hub-kubeconfig names; the kubeconfig's is the management
+    // cluster, where the operator and the hub pods run.
+    let hub_kube = match &args.hub_kubeconfig {
+        Some(path) => Some(ctx.kube_of_file(path, "--hub-kubeconfig").await?),
+        None => None,
+    };
+    let hub_kube_ref = hub_kube.as_ref().unwrap_or(&kube);
 
     if ctx.global.dry_run {
         if args.use_bootstrap_token {
@@ -170,23 +210,24 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             };
         }
         opts.extra_bootstrap.token_secret = "<generated>".into();
-        args.bundle.dry_run(&hub::plan(&opts)?)?;
+        args.bundle.dry_run(&plan_objects(&opts)?.concat())?;
         return Ok(ExitCode::SUCCESS);
     }
 
-    let server = kube.url();
+    let server = hub_kube_ref.url();
     let advertised = args.hub_apiserver.clone().unwrap_or_else(|| server.clone());
     if !args.force {
         preflight(&kube, ctx, &advertised, args.hub_apiserver.is_some()).await?;
     }
-    let ca_pem = cluster_info::hub_ca_pem(&kube.client, &kube.loaded.config).await?;
-    if cluster_info::ensure(&kube.client, &advertised, &ca_pem).await?
+    let hub_client = &hub_kube_ref.client;
+    let ca_pem = cluster_info::hub_ca_pem(hub_client, &hub_kube_ref.loaded.config).await?;
+    if cluster_info::ensure(hub_client, &advertised, &ca_pem).await?
         == cluster_info::Outcome::Created
     {
         ctx.printer.done("created kube-public/cluster-info");
     }
     if args.use_bootstrap_token || opts.extra_bootstrap.token {
-        let secret = credential::existing_bootstrap_token_secret(&kube.client)
+        let secret = credential::existing_bootstrap_token_secret(hub_client)
             .await?
             .unwrap_or_else(|| crate::pki::random_token_chars(16));
         if args.use_bootstrap_token {
@@ -196,25 +237,56 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         }
     }
 
-    apply_hub(&kube, ctx, &args.bundle, &opts).await?;
+    let [on_hub, on_management] = plan_objects(&opts)?;
+    let mut applied = Vec::new();
+    if !on_hub.is_empty() {
+        applied = apply_hub(hub_kube_ref, ctx, &args.bundle, on_hub, "the hub cluster").await?;
+    }
+    let what = if hub_kube.is_some() {
+        "the management cluster"
+    } else {
+        "the hub"
+    };
+    applied.extend(apply_hub(&kube, ctx, &args.bundle, on_management, what).await?);
+    args.bundle.write(&applied)?;
 
+    let join = join_command(hub_client, &args, advertised, &ca_pem).await?;
+    print_join(&join, &args, ctx)?;
+    run_or_wait(&args, &opts, &kube, ctx).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The join command: the bootstrap token just applied, or a ServiceAccount token issued now.
+async fn join_command(
+    hub: &kube::Client,
+    args: &Args,
+    advertised: String,
+    ca_pem: &str,
+) -> anyhow::Result<JoinCommand> {
     let ca_cert_hash = crate::pki::ca_cert_hash(ca_pem.as_bytes()).context("reading the hub CA")?;
     let token = if args.use_bootstrap_token {
-        credential::read_bootstrap_token(&kube.client)
+        credential::read_bootstrap_token(hub)
             .await?
             .context("the bootstrap token just applied is missing")?
     } else {
-        credential::issue_service_account_token(&kube.client, args.token_expiration, &ca_cert_hash)
-            .await?
+        credential::issue_service_account_token(hub, args.token_expiration, &ca_cert_hash).await?
     };
-    let join = JoinCommand {
+    Ok(JoinCommand {
         hub_token: token.value,
         hub_apiserver: advertised,
         ca_cert_hash,
         expires: token.expires,
-    };
-    print_join(&join, &args, ctx)?;
+    })
+}
 
+/// `--in-process`: the operator and hub controllers here until a signal; `--wait`: until the
+/// hub is ready.
+async fn run_or_wait(
+    args: &Args,
+    opts: &InitOptions,
+    kube: &Kube,
+    ctx: &Ctx,
+) -> anyhow::Result<()> {
     if args.in_process {
         ctx.printer.info("running the ClusterManager operator and hub controllers in this process (Ctrl-C to stop)");
         crate::inprocess::hub::run(
@@ -231,13 +303,13 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         )
         .await?;
     } else if args.wait && opts.create_cluster_manager {
-        wait_hub_ready(&kube, ctx).await?;
+        wait_hub_ready(kube, ctx).await?;
     } else if args.wait {
         ctx.printer.info(
             "not waiting for the hub: the values file's clusterManager.create is false, so there is no ClusterManager to wait for",
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// The hub plan's options from the flags and `--cluster-manager-values-file` (which overrides
@@ -277,11 +349,54 @@ fn options(args: &Args, ours: bool) -> anyhow::Result<InitOptions> {
         feature_gates,
         ..InitOptions::default()
     };
+    opts.hosted = hosted(args)?;
     if let Some(values) = values {
         values.onto_init(&mut opts);
         check_values(&opts, ours)?;
     }
     Ok(opts)
+}
+
+/// `--mode hosted` and its flags, checked: the hub's kubeconfig read, our image named (upstream's
+/// images are not hosted by our operator), no `--in-process` (a hosted hub's controllers are
+/// pods on the management cluster).
+fn hosted(args: &Args) -> anyhow::Result<Option<hub::Hosted>> {
+    let refuse = |what: &str, hint: &str| Err(UserError::new(what, hint).into());
+    if args.mode == Mode::Default {
+        if args.hub_kubeconfig.is_some() || args.hosted_webhook_address.is_some() {
+            return refuse(
+                "--hub-kubeconfig and --hosted-webhook-address are for --mode hosted",
+                "add --mode hosted to run the hub controllers on this cluster for the hub --hub-kubeconfig names",
+            );
+        }
+        return Ok(None);
+    }
+    let Some(path) = &args.hub_kubeconfig else {
+        return refuse(
+            "--mode hosted needs --hub-kubeconfig",
+            "pass the hub cluster's kubeconfig; the current kubeconfig names the management cluster, where the hub controllers run",
+        );
+    };
+    if args.in_process {
+        return refuse(
+            "--mode hosted runs the hub controllers as pods on the management cluster, --in-process in this process",
+            "drop one of them",
+        );
+    }
+    if args.image.is_none() {
+        return refuse(
+            "--mode hosted needs --image: the hosted hub runs our image (upstream's component images are not hosted by this project's operator)",
+            "e.g. --image registry.example.com/clusteradm:v0.1.0 (scripts/image builds it)",
+        );
+    }
+    let hub_kubeconfig = crate::input::read(path, "--hub-kubeconfig")?;
+    Ok(Some(hub::Hosted {
+        hub_kubeconfig,
+        webhook: args
+            .hosted_webhook_address
+            .clone()
+            .map(|a| (a, args.hosted_webhook_port)),
+    }))
 }
 
 /// What a values file set that our components would refuse (the ClusterManager, checked as the
@@ -326,30 +441,42 @@ fn driver_flags(args: &Args) -> crate::install::drivers::DriverFlags {
     }
 }
 
-/// Applies the hub plan (saying whether anything changed) and copies it to `--output-file`.
+/// The plan's objects as `[hub cluster, this cluster]`: all on this cluster but in Hosted mode.
+fn plan_objects(opts: &InitOptions) -> anyhow::Result<[Vec<kube::api::DynamicObject>; 2]> {
+    Ok(if opts.hosted.is_some() {
+        let (hub, management) = hub::plan_hosted(opts)?;
+        [hub, management]
+    } else {
+        [Vec::new(), hub::plan(opts)?]
+    })
+}
+
+/// Applies `objects` to `what` (saying whether anything changed); returns them as applied, for
+/// `--output-file`.
 async fn apply_hub(
     kube: &Kube,
     ctx: &Ctx,
     bundle: &super::bundle::BundleArgs,
-    opts: &InitOptions,
-) -> anyhow::Result<()> {
-    let objects = bundle.namespaces(&kube.client, hub::plan(opts)?).await?;
-    let spinner = ctx.printer.spinner("applying the hub");
+    objects: Vec<kube::api::DynamicObject>,
+    what: &str,
+) -> anyhow::Result<Vec<kube::api::DynamicObject>> {
+    let objects = bundle.namespaces(&kube.client, objects).await?;
+    let spinner = ctx.printer.spinner(format!("applying {what}"));
     let report = Applier::new(kube.client.clone(), ctx.global.timeout)
         .apply(objects.clone())
         .await;
     spinner.finish_and_clear();
-    let report = report.context("applying the hub failed; re-run `clusteradm init` to retry (it is idempotent), or `clusteradm clean` to remove what was applied")?;
+    let report = report.with_context(|| format!("applying {what} failed; re-run `clusteradm init` to retry (it is idempotent), or `clusteradm clean` to remove what was applied"))?;
     if report.unchanged() {
         ctx.printer.done(format!(
-            "hub already initialised: nothing changed ({} objects unchanged)",
+            "{what} already initialised: nothing changed ({} objects unchanged)",
             report.applied.len()
         ));
     } else {
         ctx.printer
-            .done(format!("hub initialised: {}", report.summary()));
+            .done(format!("{what} initialised: {}", report.summary()));
     }
-    bundle.write(&objects)
+    Ok(objects)
 }
 
 async fn preflight(kube: &Kube, ctx: &Ctx, advertised: &str, explicit: bool) -> anyhow::Result<()> {

@@ -189,7 +189,23 @@ pub const USER_AGENT: &str = concat!("clusteradm/", env!("CARGO_PKG_VERSION"));
 impl Ctx {
     /// Builds a client for the selected cluster (sends no request).
     pub async fn kube(&self) -> anyhow::Result<Kube> {
-        let loaded = self.global.selection().load().await?;
+        self.kube_of(self.global.selection()).await
+    }
+
+    /// A client for the kubeconfig file `flag` names (its current context): another cluster
+    /// than the global flags name, such as a hosted hub's.
+    pub async fn kube_of_file(&self, path: &std::path::Path, flag: &str) -> anyhow::Result<Kube> {
+        let selection = crate::kubeconfig::Selection {
+            kubeconfig: Some(path.to_path_buf()),
+            context: None,
+        };
+        self.kube_of(selection).await.context(flag.to_owned())
+    }
+
+    /// A client for `selection` (another cluster than the global flags name, e.g. a hosted
+    /// hub's).
+    pub async fn kube_of(&self, selection: crate::kubeconfig::Selection) -> anyhow::Result<Kube> {
+        let loaded = selection.load().await?;
         let mut config = loaded.config.clone();
         // Names this tool in the API server's audit log, as kubectl does.
         config.headers.push((

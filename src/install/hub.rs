@@ -68,6 +68,18 @@ pub struct InitOptions {
     pub extra_bootstrap: ExtraBootstrap,
     /// Make the ClusterManager CR (a values file's `clusterManager.create: false` does not).
     pub create_cluster_manager: bool,
+    /// `--mode hosted`.
+    pub hosted: Option<Hosted>,
+}
+
+/// `init --mode hosted`: the hub pods on the cluster `init` talks to (the management cluster),
+/// acting on another (the hub).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hosted {
+    /// The hub cluster's kubeconfig, for the operator (Secret `external-hub-kubeconfig`).
+    pub hub_kubeconfig: Vec<u8>,
+    /// Where the hub's API server reaches the hub pods' webhooks, when the user exposes them.
+    pub webhook: Option<(String, u16)>,
 }
 
 impl Default for InitOptions {
@@ -90,6 +102,7 @@ impl Default for InitOptions {
             operator_pod: super::operator_pod::OperatorPod::default(),
             extra_bootstrap: ExtraBootstrap::default(),
             create_cluster_manager: true,
+            hosted: None,
         }
     }
 }
@@ -220,11 +233,20 @@ pub fn plan(opts: &InitOptions) -> Result<Vec<DynamicObject>, render::Error> {
             .filter(|o| o.types.as_ref().is_some_and(|t| t.kind == "Namespace")),
         );
     }
+    objects.extend(bootstrap_objects(opts)?);
+    if opts.create_cluster_manager {
+        objects.push(to_dynamic(&cluster_manager(opts)));
+    }
+    Ok(objects)
+}
+
+/// The bootstrap credential: its ServiceAccount or token, and their RBAC.
+fn bootstrap_objects(opts: &InitOptions) -> Result<Vec<DynamicObject>, render::Error> {
     let token_secret = match &opts.credential {
         Credential::ServiceAccount => None,
         Credential::BootstrapToken { secret } => Some(secret.clone()),
     };
-    objects.extend(render::render_bundle(
+    render::render_bundle(
         "hub-bootstrap",
         &BootstrapValues {
             namespace: OPERATOR_NAMESPACE,
@@ -233,11 +255,7 @@ pub fn plan(opts: &InitOptions) -> Result<Vec<DynamicObject>, render::Error> {
             token_id: BOOTSTRAP_TOKEN_ID,
             token_secret: token_secret.unwrap_or_else(|| opts.extra_bootstrap.token_secret.clone()),
         },
-    )?);
-    if opts.create_cluster_manager {
-        objects.push(to_dynamic(&cluster_manager(opts)));
-    }
-    Ok(objects)
+    )
 }
 
 /// The ClusterManager CR: images from the options, Default mode, the CSR registration driver,
@@ -277,10 +295,7 @@ pub fn cluster_manager(opts: &InitOptions) -> ClusterManager {
             work_image_pull_spec: Some(opts.image("work")),
             placement_image_pull_spec: Some(opts.image("placement")),
             add_on_manager_image_pull_spec: Some(opts.image("addon-manager")),
-            deploy_option: Some(ClusterManagerDeployOption {
-                mode: HubInstallMode::Default,
-                ..Default::default()
-            }),
+            deploy_option: Some(deploy_option(opts.hosted.as_ref())),
             registration_configuration: Some(RegistrationHubConfiguration {
                 feature_gates: registration,
                 registration_drivers: opts.drivers.drivers.clone(),
@@ -319,6 +334,80 @@ pub fn cluster_manager(opts: &InitOptions) -> ClusterManager {
     crate::merge_patch::merge(&mut value["spec"], overlay);
     serde_json::from_value(value)
         .expect("the overlay was checked against the ClusterManager's type")
+}
+
+/// Default mode, or Hosted with the webhook address the user exposes (upstream's fields).
+fn deploy_option(hosted: Option<&Hosted>) -> ClusterManagerDeployOption {
+    let Some(hosted) = hosted else {
+        return ClusterManagerDeployOption::default();
+    };
+    let webhook = hosted.webhook.as_ref().map(|(address, port)| {
+        crate::api::operator::HostedWebhookConfiguration {
+            address: address.clone(),
+            port: Some(i32::from(*port)),
+            bind_configuration: None,
+        }
+    });
+    ClusterManagerDeployOption {
+        mode: HubInstallMode::Hosted,
+        default: None,
+        hosted: webhook.map(|w| crate::api::operator::HostedHubConfiguration {
+            registration_webhook_configuration: Some(w.clone()),
+            work_webhook_configuration: Some(w),
+        }),
+    }
+}
+
+/// A hosted hub's plan, as `(hub cluster, management cluster)`: the bootstrap credential and its
+/// namespace go to the hub, everything else (the operator, its CRD, the ClusterManager, the
+/// hub's kubeconfig in upstream's Secret) to the management cluster.
+///
+/// # Errors
+/// A template failed to render.
+pub fn plan_hosted(
+    opts: &InitOptions,
+) -> Result<(Vec<DynamicObject>, Vec<DynamicObject>), render::Error> {
+    use crate::api::names::{EXTERNAL_HUB_SECRET, HOSTED_HUB_NAMESPACE};
+    let hosted = opts.hosted.clone().unwrap_or_default();
+    let everything = plan(opts)?;
+    let bootstrap = bootstrap_objects(opts)?;
+    let is_bootstrap = |o: &DynamicObject| {
+        bootstrap
+            .iter()
+            .any(|b| b.metadata.name == o.metadata.name && b.types == o.types)
+    };
+    let namespace = |name: &str| {
+        to_dynamic(&k8s_openapi::api::core::v1::Namespace {
+            metadata: kube::api::ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+    };
+    let mut hub = vec![namespace(OPERATOR_NAMESPACE)];
+    hub.extend(bootstrap.iter().cloned());
+    let mut management: Vec<DynamicObject> = everything
+        .into_iter()
+        .filter(|o| !is_bootstrap(o))
+        .collect();
+    management.push(namespace(HOSTED_HUB_NAMESPACE));
+    management.push(to_dynamic(&k8s_openapi::api::core::v1::Secret {
+        metadata: kube::api::ObjectMeta {
+            name: Some(EXTERNAL_HUB_SECRET.into()),
+            namespace: Some(HOSTED_HUB_NAMESPACE.into()),
+            ..Default::default()
+        },
+        data: Some(
+            [(
+                "kubeconfig".to_owned(),
+                k8s_openapi::ByteString(hosted.hub_kubeconfig),
+            )]
+            .into(),
+        ),
+        ..Default::default()
+    }));
+    Ok((hub, management))
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
 //! `clusteradm init` and `get token` on the real hub apiserver.
+use serde::Deserialize as _;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -169,6 +170,67 @@ fn dry_run_prints_every_manifest_and_sends_no_request() {
     assert!(String::from_utf8_lossy(&out.get_output().stdout).contains(annotation));
 }
 
+#[test]
+fn a_hosted_dry_run_splits_the_plan_and_redacts_the_hubs_kubeconfig() {
+    // Both kubeconfigs point at a port where nothing listens: any request would fail the command.
+    let text = std::fs::read_to_string(common::env().hub).unwrap();
+    let (server, _) = common::server_and_ca(&common::env().hub);
+    let unreachable = text.replace(&server, "https://127.0.0.1:1");
+    let management = common::temp_file("management.kubeconfig", &unreachable);
+    let hub = common::temp_file("hosted-hub.kubeconfig", &unreachable);
+    let out = common::clusteradm()
+        .args([
+            "init",
+            "--dry-run",
+            "--mode",
+            "hosted",
+            "--image",
+            "r.example/c:1",
+        ])
+        .args([
+            "--hosted-webhook-address",
+            "10.1.2.3",
+            "--hosted-webhook-port",
+            "30443",
+        ])
+        .arg("--hub-kubeconfig")
+        .arg(&hub)
+        .arg("--kubeconfig")
+        .arg(&management)
+        .assert()
+        .success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    for wanted in [
+        "mode: Hosted",
+        "address: 10.1.2.3",
+        "port: 30443",
+        "name: external-hub-kubeconfig",
+        "namespace: cluster-manager",
+        "name: agent-registration-bootstrap",
+    ] {
+        assert!(stdout.contains(wanted), "{wanted} missing from:\n{stdout}");
+    }
+    // The Secret's kubeconfig is printed with its credentials redacted.
+    let key = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("client-key-data: "))
+        .expect("the admin kubeconfig has a key");
+    let secret = serde_yaml::Deserializer::from_str(&stdout)
+        .map(|doc| serde_yaml::Value::deserialize(doc).unwrap())
+        .find(|o| o["kind"] == "Secret" && o["metadata"]["name"] == "external-hub-kubeconfig")
+        .expect("the external hub kubeconfig Secret");
+    let printed = base64::Engine::decode(
+        &base64::engine::general_purpose::STANDARD,
+        secret["data"]["kubeconfig"].as_str().unwrap(),
+    )
+    .unwrap();
+    let printed = String::from_utf8(printed).unwrap();
+    assert!(
+        printed.contains("127.0.0.1:1") && !printed.contains(key),
+        "{printed}"
+    );
+}
+
 #[tokio::test]
 async fn json_output_and_join_command_file() {
     let _hub = common::HUB_SINGLETON.lock().await;
@@ -236,6 +298,23 @@ fn bad_flags_are_rejected_before_any_request() {
             "invalid hub API server URL",
         ),
         (&["--feature-gates", "Foo"][..], "invalid feature gate"),
+        // Hosted mode: the hub's kubeconfig, our image, not in-process; its flags not without it.
+        (
+            &["--mode", "hosted", "--image", "r.example/c:1"][..],
+            "--mode hosted needs --hub-kubeconfig",
+        ),
+        (
+            &["--mode", "hosted", "--hub-kubeconfig", "/nonexistent"][..],
+            "--mode hosted needs --image",
+        ),
+        (
+            &["--mode", "hosted", "--hub-kubeconfig", "/x", "--in-process"][..],
+            "--in-process in this process",
+        ),
+        (
+            &["--hub-kubeconfig", "/nonexistent"][..],
+            "are for --mode hosted",
+        ),
     ] {
         // Unreachable server: the error must come from validation, not from a connection.
         common::clusteradm()

@@ -51,6 +51,19 @@ impl Operator {
         Self { stop, task }
     }
 
+    /// The operator alone (`clusteradm operator hub`): every hub component deployed, nothing
+    /// run in this process.
+    fn start_alone(client: &Client) -> Self {
+        let stop = clusteradm::runtime::Shutdown::new();
+        let task = tokio::spawn(clusteradm::inprocess::hub::run_operator(
+            client.clone(),
+            false,
+            stop.clone(),
+            |holder| panic!("another process ({holder}) holds the operator Lease"),
+        ));
+        Self { stop, task }
+    }
+
     async fn stop(self) {
         self.stop.cancel();
         tokio::time::timeout(WAIT, self.task)
@@ -632,6 +645,7 @@ mod auto_approval;
 mod cluster_profile;
 mod completed_works;
 mod default_cluster_set;
+mod hosted;
 mod replica_set_gate;
 mod resource_cleanup;
 mod sync_labels;

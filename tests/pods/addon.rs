@@ -69,6 +69,11 @@ pub async fn helloworld_runs_as_a_pod(
 /// `addon create <addon> -f <template>` on the hub, from the shipped template naming our image
 /// (what a user does before `addon create`).
 pub fn create_with_our_image(addon: &str, template: &str) {
+    create_with_our_image_on(&hub_kubeconfig(), addon, template);
+}
+
+/// [`create_with_our_image`] on the hub `hub_kc` names.
+pub fn create_with_our_image_on(hub_kc: &str, addon: &str, template: &str) {
     let env = fixture::env();
     let text = std::fs::read_to_string(format!("{}/{template}", env!("CARGO_MANIFEST_DIR")))
         .unwrap()
@@ -79,7 +84,10 @@ pub fn create_with_our_image(addon: &str, template: &str) {
     );
     let file = std::env::temp_dir().join(format!("{}.yaml", common::unique(addon)));
     std::fs::write(&file, text).unwrap();
-    on_hub(&["addon", "create", addon, "-f", file.to_str().unwrap()]);
+    on(
+        hub_kc,
+        &["addon", "create", addon, "-f", file.to_str().unwrap()],
+    );
     std::fs::remove_file(&file).unwrap();
 }
 
@@ -156,7 +164,21 @@ pub async fn remove(
     copied: &str,
     made: &[(&kube::Client, &str)],
 ) {
-    on_hub(&["addon", "disable", "--names", addon, "--clusters", cluster]);
+    remove_on((&hub_kubeconfig(), hub), cluster, addon, copied, made).await;
+}
+
+/// [`remove`] on the hub `hub_kc` names.
+pub async fn remove_on(
+    (hub_kc, hub): (&str, &kube::Client),
+    cluster: &str,
+    addon: &str,
+    copied: &str,
+    made: &[(&kube::Client, &str)],
+) {
+    on(
+        hub_kc,
+        &["addon", "disable", "--names", addon, "--clusters", cluster],
+    );
     let works = fixture::works(hub, cluster);
     gone(&works, &format!("addon-{addon}-deploy-0")).await;
     for (client, namespace) in made {
@@ -206,8 +228,17 @@ pub fn addons(hub: &kube::Client, cluster: &str) -> Api<DynamicObject> {
 
 /// `clusteradm <args> --kubeconfig <hub>`.
 pub fn on_hub(args: &[&str]) -> String {
-    let hub_kc = fixture::env().hub;
+    on(&hub_kubeconfig(), args)
+}
+
+/// `clusteradm <args> --kubeconfig <hub_kc>`.
+pub fn on(hub_kc: &str, args: &[&str]) -> String {
     let mut args = args.to_vec();
-    args.extend(["--kubeconfig", hub_kc.to_str().unwrap()]);
+    args.extend(["--kubeconfig", hub_kc]);
     clusteradm(&args)
+}
+
+/// The pod tests' hub's kubeconfig.
+fn hub_kubeconfig() -> String {
+    fixture::env().hub.to_str().unwrap().to_owned()
 }

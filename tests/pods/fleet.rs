@@ -253,7 +253,8 @@ pub async fn accept_until_available(clusters: &Api<DynamicObject>, name: &str) {
     wait_available(clusters, name).await;
 }
 
-async fn wait_available(clusters: &Api<DynamicObject>, name: &str) {
+/// Waits until ManagedCluster `name` is Available.
+pub async fn wait_available(clusters: &Api<DynamicObject>, name: &str) {
     common::eventually(
         &format!("ManagedCluster {name} Available"),
         Duration::from_secs(120),

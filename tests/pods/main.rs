@@ -11,6 +11,7 @@ mod addon;
 mod addon_token;
 mod hosted;
 mod hosted_addon;
+mod hosted_hub;
 mod lifecycle;
 mod node_down;
 mod upgrade;

@@ -290,17 +290,29 @@ pub const FIELDS: &[Field] = &[
         "requests and limits of every hub container",
         "placement_resources_and_webhook_ports_reach_upstreams_pods",
     ),
-    refused(
+    honoured(
         CM,
         "spec.deployOption.mode",
-        "Default runs; Hosted is refused (UnsupportedDeployMode)",
-        "hosted_mode_and_empty_images_are_rejected",
+        "Default; Hosted with our image: the hub pods on the management cluster, acting on the hub through Secret cluster-manager/external-hub-kubeconfig (with upstream's images: UnsupportedDeployMode)",
+        "a_hosted_hub_is_split_between_the_hub_and_the_management_cluster",
+    ),
+    honoured(
+        CM,
+        "spec.deployOption.hosted",
+        "where the hub's API server reaches the hub pods' webhooks: an IP (the Service's Endpoints), a DNS name (ExternalName); left out, the hub pods' own addresses",
+        "no_address_means_the_pods_own_an_ip_an_endpoint_and_a_name_an_external_name",
     ),
     refused(
         CM,
-        "spec.deployOption.hosted",
-        "Hosted is refused",
-        "hosted_mode_and_empty_images_are_rejected",
+        "spec.deployOption.hosted.registrationWebhookConfiguration.bindConfiguration",
+        "our hub pods serve every webhook on the pod network, port 9443",
+        "what_one_pod_cannot_serve_is_refused_by_its_field",
+    ),
+    refused(
+        CM,
+        "spec.deployOption.hosted.workWebhookConfiguration.bindConfiguration",
+        "likewise; the work webhook's address must be the registration webhook's",
+        "what_one_pod_cannot_serve_is_refused_by_its_field",
     ),
     honoured(
         CM,

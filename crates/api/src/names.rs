@@ -24,6 +24,12 @@ pub const KLUSTERLET_OPERATOR: &str = "klusterlet";
 pub const BOOTSTRAP_SECRET: &str = "bootstrap-hub-kubeconfig";
 /// Secret the registration agent writes once it holds a hub-signed certificate.
 pub const HUB_KUBECONFIG_SECRET: &str = "hub-kubeconfig-secret";
+/// Hosted hub: the secret with the hub cluster's kubeconfig (key `kubeconfig`), on the
+/// management cluster in [`HOSTED_HUB_NAMESPACE`] (upstream's name and place).
+pub const EXTERNAL_HUB_SECRET: &str = "external-hub-kubeconfig";
+/// Hosted hub: the management cluster's namespace of the hub pods, named after the
+/// ClusterManager (`cluster-manager`), as upstream's.
+pub const HOSTED_HUB_NAMESPACE: &str = "cluster-manager";
 /// Hosted mode: the secret with the managed cluster's kubeconfig, in the agent namespace.
 pub const EXTERNAL_MANAGED_SECRET: &str = "external-managed-kubeconfig";
 /// The image pull secret (a docker config JSON) `init`/`join` put in the operator namespace; each

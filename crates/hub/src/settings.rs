@@ -46,6 +46,9 @@ pub struct Settings {
     /// The ClusterManager names one image for registration, work and placement: our image, whose
     /// hub pods run every hub controller (upstream ships one image per component).
     pub one_image: bool,
+    /// The hub is hosted (`deployOption.mode: Hosted`): its controllers run on a management
+    /// cluster, where this ClusterManager is, and act on another.
+    pub hosted: bool,
 }
 
 impl Settings {
@@ -64,6 +67,7 @@ impl Settings {
                 manifest_work_replica_set: false,
                 addon_management: true,
                 one_image: false,
+                hosted: false,
             };
         };
         // An annotation naming no mode is the operator's to report: webhooks meanwhile.
@@ -104,6 +108,11 @@ impl Settings {
             manifest_work_replica_set: gate(work, "ManifestWorkReplicaSet").unwrap_or(false),
             addon_management: gate(addon, "AddonManagement").unwrap_or(true),
             one_image: one_image(cm),
+            hosted: cm
+                .spec
+                .deploy_option
+                .as_ref()
+                .is_some_and(|d| d.mode == ocm_api::operator::HubInstallMode::Hosted),
         }
     }
 }
@@ -251,7 +260,8 @@ fn publish(tx: &watch::Sender<Option<Settings>>, settings: Settings) {
 }
 
 /// Watches the ClusterManager until `shutdown`, publishing its settings.
-pub(super) fn watch(client: Client, shutdown: Shutdown) -> Watched {
+#[must_use]
+pub fn watch(client: Client, shutdown: Shutdown) -> Watched {
     let (tx, rx) = watch::channel(None);
     let api: kube::Api<ClusterManager> = kube::Api::all(client);
     let config =
@@ -315,6 +325,7 @@ mod tests {
                 manifest_work_replica_set: false,
                 addon_management: true,
                 one_image: false,
+                hosted: false,
             }
         );
         let gated = Settings::of(Some(&cm(

@@ -6,3 +6,4 @@ pub mod pod_security;
 pub mod pull_secret;
 pub mod resources;
 pub mod sync_labels;
+pub mod token_kubeconfig;

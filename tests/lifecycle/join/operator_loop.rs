@@ -512,7 +512,8 @@ async fn agents_get_their_own_kubeconfigs(
         operator::desired::service_account::deployed_agents(&v, operator::InProcess::default());
     let external = secrets.get("external-managed-kubeconfig").await.unwrap();
     let text = String::from_utf8(external.data.unwrap()["kubeconfig"].0.clone()).unwrap();
-    let cluster = operator::managed_kubeconfig::ManagedCluster::from_kubeconfig(&text).unwrap();
+    let cluster =
+        operator::managed_kubeconfig::ManagedCluster::from_kubeconfig(&text, "test").unwrap();
     let managed = common::managed().await;
     let written = operator::managed_kubeconfig::sync(management, &managed, &v, &deployed, &cluster)
         .await

@@ -227,7 +227,11 @@ mod tests {
             !names_us(&next, &serving),
             "a port with our port as prefix is not ours"
         );
-        let pods = webhook::mutating(Endpoint::HubService, b"CA").remove(0);
+        let pods = webhook::mutating(
+            Endpoint::HubService(crate::webhook::mounted::PORT.into()),
+            b"CA",
+        )
+        .remove(0);
         assert!(!names_us(&pods, &serving));
     }
 }

@@ -160,6 +160,7 @@ mod test_support {
         manifest_work_replica_set: false,
         addon_management: true,
         one_image: false,
+        hosted: false,
     };
 
     /// Allows `verb/resource[/subresource]` for anyone; namespaces terminate when told.

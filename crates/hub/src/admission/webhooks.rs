@@ -10,7 +10,6 @@ use k8s_openapi::api::admissionregistration::v1::{
 use serde_json::{Value, json};
 
 use crate::admission as paths;
-use crate::webhook::mounted::PORT as HUB_WEBHOOK_PORT;
 use ocm_api::names::{HUB_NAMESPACE, HUB_SERVICE, REGISTRATION_WEBHOOK, WORK_WEBHOOK};
 
 /// ManagedCluster validation.
@@ -47,8 +46,9 @@ pub enum Endpoint<'a> {
         /// The work webhook's port.
         work_port: i32,
     },
-    /// Our hub pods, every webhook behind the hub's Service.
-    HubService,
+    /// Our hub pods, every webhook behind the hub's Service, on this port (9443 but for a
+    /// hosted hub's address).
+    HubService(i32),
     /// An in-process hub at this base URL (`https://<ip>:<port>`).
     Url(&'a str),
 }
@@ -78,8 +78,8 @@ impl Endpoint<'_> {
                     "caBundle": ca,
                 })
             }
-            Self::HubService => json!({
-                "service": {"namespace": HUB_NAMESPACE, "name": HUB_SERVICE, "path": path, "port": HUB_WEBHOOK_PORT},
+            Self::HubService(port) => json!({
+                "service": {"namespace": HUB_NAMESPACE, "name": HUB_SERVICE, "path": path, "port": port},
                 "caBundle": ca,
             }),
             Self::Url(base) => json!({"url": format!("{base}{path}"), "caBundle": ca}),

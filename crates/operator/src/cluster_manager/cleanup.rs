@@ -4,7 +4,6 @@
 //! namespace, and the hub CRDs last — managedclusteraddons, manifestworks, managedclusters and
 //! manifestworkreplicasets one after another (upstream's order: dependents before what they
 //! refer to), then the rest. Objects already gone count as removed.
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -12,7 +11,7 @@ use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams};
 use kube::{Api, Client};
 
 use super::InProcess;
-use super::certs::{CertKey, Certs};
+use super::certs::Certs;
 use super::desired::{self, Desired};
 use ocm_api::operator::{CLUSTER_MANAGER_NAME, ClusterManager, ClusterManagerSpec};
 use ocm_runtime::apply::{ObjectError, Resolver, delete};
@@ -49,22 +48,8 @@ fn held(by: &[String]) -> String {
 /// objects of the full (nothing in-process) hub, and every hub CRD in deletion order.
 #[must_use]
 pub fn inventory() -> (Vec<DynamicObject>, Vec<DynamicObject>) {
-    let cm = ClusterManager::new(CLUSTER_MANAGER_NAME, ClusterManagerSpec::default());
-    let v = super::validate::validate(&cm).expect("the default spec is valid");
-    let none = CertKey {
-        cert: String::new(),
-        key: String::new(),
-    };
-    let certs = Certs {
-        signer: none,
-        ca_bundle: String::new(),
-        serving: BTreeMap::new(),
-        issued: Vec::new(),
-        next_renewal: 0,
-    };
-    let desired: Desired = desired::build(
-        &v,
-        &certs,
+    let desired = full_hub(
+        ClusterManagerSpec::default(),
         InProcess {
             hub_deployment: true,
             ..InProcess::NOTHING
@@ -85,7 +70,7 @@ pub fn inventory() -> (Vec<DynamicObject>, Vec<DynamicObject>) {
     );
     // The one configuration our hub's webhooks have and upstream's do not.
     everything.extend(
-        desired::webhook::validating(desired::webhook::Endpoint::HubService, b"")
+        desired::webhook::validating(desired::webhook::Endpoint::HubService(0), b"")
             .iter()
             .filter(|c| c.metadata.name.as_deref() == Some(desired::webhook::REPLICA_SET_VALIDATOR))
             .map(ocm_runtime::apply::to_dynamic),
@@ -104,6 +89,14 @@ pub fn inventory() -> (Vec<DynamicObject>, Vec<DynamicObject>) {
     };
     crds.sort_by_key(rank);
     (objects, crds)
+}
+
+/// The hub of a ClusterManager with `spec` (valid), as `in_process` deploys it, with empty
+/// certificates: what to remove.
+pub(super) fn full_hub(spec: ClusterManagerSpec, in_process: InProcess) -> Desired {
+    let cm = ClusterManager::new(CLUSTER_MANAGER_NAME, spec);
+    let v = super::validate::validate(&cm).expect("the spec is valid");
+    desired::build(&v, &Certs::default(), in_process)
 }
 
 /// Removes the hub components and the hub CRDs; each deletion is waited on up to `timeout`.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::jiff::Timestamp;
 use kube::runtime::controller::{Action, Controller};
@@ -16,10 +16,12 @@ use kube::runtime::watcher;
 use kube::{Api, Client};
 
 use super::status::{self, Outcome};
-use super::{InProcess, Options, apply, certs, cleanup, desired, observe, validate};
+use super::{InProcess, Options, apply, certs, cleanup, desired, hosted, observe, validate};
 use crate::sync_labels;
 use ocm_api::names::HUB_NAMESPACE;
-use ocm_api::operator::{CLUSTER_MANAGER_FINALIZER, CLUSTER_MANAGER_NAME, ClusterManager};
+use ocm_api::operator::{
+    CLUSTER_MANAGER_FINALIZER, CLUSTER_MANAGER_NAME, ClusterManager, RelatedResourceMeta,
+};
 use ocm_runtime::apply::{Applier, MANAGED_BY_LABEL};
 use ocm_runtime::controller::{Gate, Retry, Runner};
 use ocm_runtime::error::UserError;
@@ -32,6 +34,8 @@ const CONTROLLER: &str = "cluster-manager operator";
 const RESYNC: Duration = Duration::from_secs(300);
 /// How long a shutdown waits for running reconciles before cutting them short.
 const GRACE: Duration = Duration::from_secs(20);
+/// Longest wait for a CRD to be Established.
+const APPLY_TIMEOUT: Duration = Duration::from_secs(60);
 /// Longest wait for one object during cleanup.
 const CLEANUP_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -56,6 +60,9 @@ pub enum Error {
     /// Removing the hub failed.
     #[error(transparent)]
     Cleanup(#[from] cleanup::Error),
+    /// A hosted hub's cluster could not be reached, or its side not removed.
+    #[error("{0:#}")]
+    Hosted(anyhow::Error),
     /// Adding or removing the finalizer failed (or a step under it).
     #[error(transparent)]
     Finalizer(Box<kube::runtime::finalizer::Error<Error>>),
@@ -99,7 +106,7 @@ pub async fn run(client: Client, opts: Options, shutdown: Shutdown) -> anyhow::R
     require_crd(&client).await?;
     tracing::info!(?opts, "ClusterManager operator starting");
     let ctx = Arc::new(Context {
-        applier: Applier::new(client.clone(), Duration::from_secs(60)),
+        applier: Applier::new(client.clone(), APPLY_TIMEOUT),
         client: client.clone(),
         in_process: opts.in_process,
         sync_labels: opts.sync_labels,
@@ -112,17 +119,28 @@ pub async fn run(client: Client, opts: Options, shutdown: Shutdown) -> anyhow::R
         Api::<ClusterManager>::all(client.clone()),
         watcher::Config::default().fields(&format!("metadata.name={CLUSTER_MANAGER_NAME}")),
     );
-    let controller = controller
-        .watches(
-            Api::<Deployment>::namespaced(client.clone(), HUB_NAMESPACE),
-            managed.clone(),
-            the_cm,
-        )
-        .watches(
-            Api::<Secret>::namespaced(client.clone(), HUB_NAMESPACE),
-            managed,
-            the_cm,
-        );
+    // The hub pods' namespace: the hub namespace, or a hosted hub's on this (management)
+    // cluster, whose pods' readiness changes the hub's Endpoints.
+    let mut controller = controller;
+    for namespace in [HUB_NAMESPACE, hosted::NAMESPACE] {
+        controller = controller
+            .watches(
+                Api::<Deployment>::namespaced(client.clone(), namespace),
+                managed.clone(),
+                the_cm,
+            )
+            .watches(
+                Api::<Secret>::namespaced(client.clone(), namespace),
+                managed.clone(),
+                the_cm,
+            );
+    }
+    let hub_pods = watcher::Config::default().labels(&format!("app={}", desired::hub::NAME));
+    let controller = controller.watches(
+        Api::<Pod>::namespaced(client.clone(), hosted::NAMESPACE),
+        hub_pods,
+        the_cm,
+    );
     let operator = Runner::new(CONTROLLER, controller)
         .debounce(Duration::from_millis(200))
         .backoff(Duration::from_secs(1), Duration::from_secs(64))
@@ -149,7 +167,10 @@ fn token_infrastructure(
     let watched = settings.clone();
     let gate = Gate {
         on: Arc::new(move || {
-            watched.on(|s| s.addon_management) && (hub_here || watched.on(|s| s.one_image))
+            // A hosted hub's add-ons are on another cluster than this ClusterManager: not
+            // served here.
+            watched.on(|s| s.addon_management && !s.hosted)
+                && (hub_here || watched.on(|s| s.one_image))
         }),
         flips: Box::pin(settings.changes()),
     };
@@ -187,9 +208,15 @@ async fn reconcile(cm: Arc<ClusterManager>, ctx: Arc<Context>) -> Result<Action,
     let action = finalizer(&api, CLUSTER_MANAGER_FINALIZER, cm, |event| async {
         match event {
             Event::Apply(cm) => reconcile_hub(&cm, &ctx).await,
-            Event::Cleanup(_) => {
+            Event::Cleanup(cm) => {
                 tracing::info!("ClusterManager deleted: removing the hub");
-                cleanup::run(&ctx.client, CLEANUP_TIMEOUT).await?;
+                if is_hosted(&cm) {
+                    hosted::remove(&ctx.client, CLEANUP_TIMEOUT)
+                        .await
+                        .map_err(Error::Hosted)?;
+                } else {
+                    cleanup::run(&ctx.client, CLEANUP_TIMEOUT).await?;
+                }
                 Ok(Action::await_change())
             }
         }
@@ -202,7 +229,7 @@ async fn reconcile(cm: Arc<ClusterManager>, ctx: Arc<Context>) -> Result<Action,
 /// observe → validate → certs → build → apply → status.
 async fn reconcile_hub(cm: &ClusterManager, ctx: &Context) -> Result<Action, Error> {
     let now = Timestamp::now();
-    let validated = match validate::validate(cm) {
+    let validated = match validate::validate(cm).and_then(|v| hosted_here(v, ctx.in_process)) {
         Ok(v) => v,
         Err(e) => {
             let st = status::compute(cm, &Outcome::Invalid(&e), ctx.in_process, now);
@@ -210,7 +237,12 @@ async fn reconcile_hub(cm: &ClusterManager, ctx: &Context) -> Result<Action, Err
             return Err(e.into());
         }
     };
-    let observed = observe::observe(&ctx.client).await?;
+    let pods_namespace = if validated.hosted.is_some() {
+        hosted::NAMESPACE
+    } else {
+        HUB_NAMESPACE
+    };
+    let observed = observe::observe(&ctx.client, pods_namespace).await?;
     // One image for every component is ours: our hub Deployment runs them all, unless this
     // process runs the hub controllers itself.
     let in_process = if validated.single_image().is_some() && !ctx.in_process.registration {
@@ -231,23 +263,23 @@ async fn reconcile_hub(cm: &ClusterManager, ctx: &Context) -> Result<Action, Err
         desired.pull_with(source);
     }
     desired.synced_labels = sync_labels::wanted(cm.metadata.labels.as_ref(), ctx.sync_labels);
-    let applied = match apply::apply(&ctx.applier, &desired).await {
+    let (applied, related) = match apply_desired(ctx, &validated, desired).await {
         Ok(a) => a,
-        Err(e) => {
-            let outcome = Outcome::ApplyFailed(&validated, report::chain(&e));
+        Err((message, e)) => {
+            let outcome = Outcome::ApplyFailed(&validated, message);
             status::write(
                 &ctx.client,
                 CLUSTER_MANAGER_NAME,
                 &status::compute(cm, &outcome, in_process, now),
             )
             .await?;
-            return Err(e.into());
+            return Err(e);
         }
     };
     if applied.changed > 0 {
         tracing::info!(changed = applied.changed, "hub applied");
     }
-    let outcome = Outcome::Applied(&validated, &applied, desired.related());
+    let outcome = Outcome::Applied(&validated, &applied, related);
     let st = status::compute(cm, &outcome, in_process, now);
     if cm.status.as_ref() != Some(&st) {
         status::write(&ctx.client, CLUSTER_MANAGER_NAME, &st).await?;
@@ -257,4 +289,54 @@ async fn reconcile_hub(cm: &ClusterManager, ctx: &Context) -> Result<Action, Err
     Ok(Action::requeue(
         Duration::from_secs(until_renewal.max(1)).min(RESYNC),
     ))
+}
+
+/// Hosted mode deploys the hub pods on this (management) cluster: a process that runs the hub
+/// controllers itself (`init --in-process`) cannot host a hub.
+fn hosted_here(
+    v: validate::Validated,
+    in_process: InProcess,
+) -> Result<validate::Validated, validate::Error> {
+    if v.hosted.is_some() && in_process.registration {
+        return Err(validate::Error::Unsupported(
+            "spec.deployOption.mode Hosted: this operator runs in-process with the hub controllers, and a hosted hub's controllers run as pods on the management cluster (run `clusteradm init --mode hosted` without --in-process, or use mode Default)".into(),
+        ));
+    }
+    Ok(v)
+}
+
+/// Applies `desired`: to this cluster, or split between a hosted hub's cluster and this one.
+/// Returns what was applied and the related resources, or the message for the Applied
+/// condition with the error.
+async fn apply_desired(
+    ctx: &Context,
+    v: &validate::Validated,
+    desired: desired::Desired,
+) -> Result<(apply::Applied, Vec<RelatedResourceMeta>), (String, Error)> {
+    let Some(webhook) = &v.hosted else {
+        return match apply::apply(&ctx.applier, &desired).await {
+            Ok(applied) => Ok((applied, desired.related())),
+            Err(e) => Err((report::chain(&e), e.into())),
+        };
+    };
+    let failed = |message: String| (message.clone(), Error::Hosted(anyhow::Error::msg(message)));
+    let hub = hosted::hub(&ctx.client).await.map_err(failed)?;
+    let ips = hosted::ready_pod_ips(&ctx.client)
+        .await
+        .map_err(|e| failed(format!("listing the hub pods: {e}")))?;
+    let layout = desired::hosted::split(desired, webhook, &ips);
+    let mut related = layout.hub.related();
+    related.extend(layout.management.related());
+    let applied = hosted::apply(&hub, (&ctx.client, &ctx.applier), &layout, APPLY_TIMEOUT)
+        .await
+        .map_err(failed)?;
+    Ok((applied, related))
+}
+
+/// Whether `cm` is a hosted hub (read without validating: a deleted one is removed as it was).
+fn is_hosted(cm: &ClusterManager) -> bool {
+    cm.spec
+        .deploy_option
+        .as_ref()
+        .is_some_and(|d| d.mode == ocm_api::operator::HubInstallMode::Hosted)
 }

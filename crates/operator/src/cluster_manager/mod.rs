@@ -23,6 +23,7 @@ pub mod validate;
 mod apply;
 pub mod cleanup;
 mod controller;
+pub mod hosted;
 mod ready;
 #[cfg(any(test, feature = "testing"))]
 pub mod test_support;
@@ -68,9 +69,16 @@ pub async fn uninstall(
         finalizers: &[CLUSTER_MANAGER_FINALIZER],
         timeout,
     };
-    uninstall::remove(removal, |_| async {
-        cleanup(client, timeout).await?;
-        Ok(())
+    uninstall::remove(removal, |cm: Option<ClusterManager>| async move {
+        // A hosted hub's components are on its hub cluster and here (the management cluster).
+        let hosted = cm
+            .and_then(|cm| cm.spec.deploy_option)
+            .is_some_and(|d| d.mode == ocm_api::operator::HubInstallMode::Hosted);
+        if hosted {
+            hosted::remove(client, timeout).await
+        } else {
+            cleanup(client, timeout).await
+        }
     })
     .await
 }

@@ -5,7 +5,7 @@ use kube::{Api, Client};
 
 use super::certs::{CA_BUNDLE_CONFIGMAP, CA_BUNDLE_KEY, CertKey, Existing, SIGNER_SECRET};
 use super::desired::serving_specs;
-use ocm_api::names::{HUB_NAMESPACE, IMAGE_PULL_SECRET, OPERATOR_NAMESPACE};
+use ocm_api::names::{IMAGE_PULL_SECRET, OPERATOR_NAMESPACE};
 
 /// Why the cluster could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -34,15 +34,16 @@ pub struct Observed {
     pub pull_secret: Option<Secret>,
 }
 
-/// Reads the certificate Secrets and the CA bundle of the hub namespace.
-pub async fn observe(client: &Client) -> Result<Observed, Error> {
-    let secrets: Api<Secret> = Api::namespaced(client.clone(), HUB_NAMESPACE);
+/// Reads the certificate Secrets and the CA bundle of `namespace` (where the hub pods run: the
+/// hub namespace, or a hosted hub's namespace on the management cluster).
+pub async fn observe(client: &Client, namespace: &'static str) -> Result<Observed, Error> {
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
     let read = |name: String| {
         let secrets = secrets.clone();
         async move {
             let secret = secrets.get_opt(&name).await.map_err(|source| Error::Read {
                 kind: "Secret",
-                namespace: HUB_NAMESPACE,
+                namespace,
                 name: name.clone(),
                 source,
             })?;
@@ -59,13 +60,13 @@ pub async fn observe(client: &Client) -> Result<Observed, Error> {
             certs.serving.insert(spec.secret.into(), p);
         }
     }
-    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), HUB_NAMESPACE);
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
     certs.ca_bundle = config_maps
         .get_opt(CA_BUNDLE_CONFIGMAP)
         .await
         .map_err(|source| Error::Read {
             kind: "ConfigMap",
-            namespace: HUB_NAMESPACE,
+            namespace,
             name: CA_BUNDLE_CONFIGMAP.into(),
             source,
         })?

@@ -108,7 +108,10 @@ async fn external_managed(secrets: &Api<Secret>) -> Result<(Client, ManagedClust
     )
     .await
     .map_err(|e| e.to_string())?;
-    Ok((client, ManagedCluster::from_kubeconfig(&text)?))
+    Ok((
+        client,
+        ManagedCluster::from_kubeconfig(&text, &format!("secret {EXTERNAL_MANAGED_SECRET}"))?,
+    ))
 }
 
 fn field(secret: &Secret, key: &str) -> Option<Vec<u8>> {

@@ -32,7 +32,7 @@ pub enum Error {
 }
 
 /// A certificate and its private key, both PEM.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CertKey {
     /// `tls.crt`.
     pub cert: String,

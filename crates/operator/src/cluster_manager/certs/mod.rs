@@ -46,7 +46,7 @@ pub struct Existing {
 }
 
 /// The certificates to write.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Certs {
     /// The signer.
     pub signer: CertKey,

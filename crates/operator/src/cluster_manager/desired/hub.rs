@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::Component;
 use super::rbac::{self, rule};
-use crate::cluster_manager::validate::Validated;
+use crate::cluster_manager::validate::{HostedWebhook, Validated};
 use crate::pod_security;
 use ocm_api::names::{ADDON_MANAGER_SA, HUB_NAMESPACE};
 
@@ -132,20 +132,22 @@ fn extra_rules() -> Vec<PolicyRule> {
 /// The ServiceAccount.
 #[must_use]
 pub fn service_account() -> ServiceAccount {
-    named_service_account(SERVICE_ACCOUNT)
+    named_service_account(SERVICE_ACCOUNT, HUB_NAMESPACE)
 }
 
 /// Upstream's add-on manager's ServiceAccount: no pod runs as it here, but the hub reads a
 /// template add-on's signing CA as it, so that a user grants it that Secret as upstream documents.
 #[must_use]
 pub fn addon_manager_service_account() -> ServiceAccount {
-    named_service_account(ADDON_MANAGER_SA)
+    named_service_account(ADDON_MANAGER_SA, HUB_NAMESPACE)
 }
 
-fn named_service_account(name: &str) -> ServiceAccount {
+/// ServiceAccount `name` in `namespace`.
+#[must_use]
+pub fn named_service_account(name: &str, namespace: &str) -> ServiceAccount {
     serde_json::from_value(json!({
         "apiVersion": "v1", "kind": "ServiceAccount",
-        "metadata": {"name": name, "namespace": HUB_NAMESPACE},
+        "metadata": {"name": name, "namespace": namespace},
     }))
     .expect("a valid ServiceAccount")
 }
@@ -241,6 +243,24 @@ pub fn deployment(v: &Validated, image: &str) -> Deployment {
         },
     }))
     .expect("a valid Deployment")
+}
+
+/// The port the webhook configurations and CRD conversions name on the hub's Service: the pods'
+/// own, but for a hosted hub's webhooks at an address the user exposes (upstream's port there).
+#[must_use]
+pub fn webhook_port(v: &Validated) -> i32 {
+    v.hosted
+        .as_ref()
+        .map_or(i32::from(WEBHOOK_PORT), webhook_port_of)
+}
+
+/// [`webhook_port`] of a hosted hub.
+#[must_use]
+pub fn webhook_port_of(webhook: &HostedWebhook) -> i32 {
+    match webhook {
+        HostedWebhook::Ip { port, .. } | HostedWebhook::Name { port, .. } => *port,
+        HostedWebhook::PodAddresses => i32::from(WEBHOOK_PORT),
+    }
 }
 
 /// The Service the API server reaches every hub pod's webhooks through.

@@ -5,6 +5,7 @@ pub mod admission;
 mod component;
 mod config_map;
 mod deployment;
+pub mod hosted;
 pub mod hub;
 pub mod rbac;
 mod secret;
@@ -15,7 +16,9 @@ use k8s_openapi::api::admissionregistration::v1::{
     ValidatingWebhookConfiguration,
 };
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, Service, ServiceAccount};
+use k8s_openapi::api::core::v1::{
+    ConfigMap, Endpoints, Namespace, Secret, Service, ServiceAccount,
+};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -57,6 +60,8 @@ pub struct Desired {
     pub config_maps: Vec<ConfigMap>,
     /// One per deployed webhook.
     pub services: Vec<Service>,
+    /// A hosted hub's: where its API server reaches the hub pods' webhooks.
+    pub endpoints: Vec<Endpoints>,
     /// One per deployed component.
     pub deployments: Vec<Deployment>,
     /// Who may connect to the hub pods, when they are deployed.
@@ -162,6 +167,7 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
             .iter()
             .map(|c| deployment::deployment(*c, v))
             .collect(),
+        endpoints: Vec::new(),
         network_policies: Vec::new(),
         validating_webhooks: Vec::new(),
         mutating_webhooks: Vec::new(),
@@ -194,8 +200,7 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
         desired.network_policies.push(hub::network_policy(v));
         for crd in &mut desired.crds {
             if ocm_hub::conversion::CRDS.contains(&crd.metadata.name.as_deref().unwrap_or("")) {
-                let port = i32::from(hub::WEBHOOK_PORT);
-                hub::convert_through_service(crd, hub::NAME, port, bundle);
+                hub::convert_through_service(crd, hub::NAME, hub::webhook_port(v), bundle);
             }
         }
     }
@@ -267,7 +272,7 @@ fn add_admission(desired: &mut Desired, v: &Validated, in_process: InProcess, bu
         desired.admission_policies =
             admission::policies_with(admission::Gates::from_work_flags(&v.work_gates));
         desired.admission_policy_bindings = admission::bindings();
-        let any = webhook::Endpoint::HubService;
+        let any = webhook::Endpoint::HubService(0);
         let validating = webhook::validating(any, bundle);
         let mutating = webhook::mutating(any, bundle);
         desired.removed = validating
@@ -283,7 +288,7 @@ fn add_admission(desired: &mut Desired, v: &Validated, in_process: InProcess, bu
             work_port: v.work_webhook.port,
         })
     } else if in_process.hub_deployment {
-        Some(webhook::Endpoint::HubService)
+        Some(webhook::Endpoint::HubService(hub::webhook_port(v)))
     } else {
         None
     };
@@ -321,6 +326,9 @@ macro_rules! each {
             .iter()
             .for_each(|o| f(to_dynamic(o), related(o)));
         d.services.iter().for_each(|o| f(to_dynamic(o), related(o)));
+        d.endpoints
+            .iter()
+            .for_each(|o| f(to_dynamic(o), related(o)));
         d.deployments
             .iter()
             .for_each(|o| f(to_dynamic(o), related(o)));

@@ -203,19 +203,21 @@ fn deployment_health(name: &str, deployment: &str, applied: &Applied) -> (bool, 
         .and_then(|s| s.available_replicas)
         .unwrap_or(0);
     let wanted = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+    // The hub namespace, or a hosted hub's on the management cluster.
+    let namespace = d.metadata.namespace.as_deref().unwrap_or(HUB_NAMESPACE);
     if available > 0 {
         (
             false,
             format!("{name}Functional"),
             format!(
-                "{available} of {wanted} pods of Deployment {HUB_NAMESPACE}/{deployment} are available"
+                "{available} of {wanted} pods of Deployment {namespace}/{deployment} are available"
             ),
         )
     } else {
         (
             true,
             format!("Unavailable{name}Pod"),
-            format!("0 of {wanted} pods of Deployment {HUB_NAMESPACE}/{deployment} are available"),
+            format!("0 of {wanted} pods of Deployment {namespace}/{deployment} are available"),
         )
     }
 }

@@ -6,6 +6,10 @@ use k8s_openapi::api::core::v1::ResourceRequirements;
 use super::Admission;
 use ocm_api::gates::{ADDON_GATES, PLACEMENT_GATES, REGISTRATION_GATES, WORK_GATES};
 use ocm_api::names::ADMISSION_ANNOTATION;
+pub mod hosted;
+
+pub use hosted::HostedWebhook;
+
 use ocm_api::operator::{
     BindConfiguration, ClusterManager, FeatureGate, HubInstallMode, NodePlacement,
     RegistrationAuthType,
@@ -23,9 +27,9 @@ pub const DEFAULT_ADDON_MANAGER_IMAGE: &str = "quay.io/open-cluster-management/a
 /// Why a spec cannot be acted on.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// Hosted mode runs the hub components on another cluster; this operator does not.
+    /// Hosted mode with upstream's component images: this operator hosts our hub image only.
     #[error(
-        "spec.deployOption.mode Hosted is not supported: this operator runs the hub components on the hub itself (use mode Default)"
+        "spec.deployOption.mode Hosted is supported with our hub image only: name one image for registrationImagePullSpec, workImagePullSpec and placementImagePullSpec (as `clusteradm init --image` does), or use mode Default"
     )]
     HostedUnsupported,
     /// An image field is set to the empty string.
@@ -132,6 +136,9 @@ pub struct Validated {
     pub addon_webhook: WebhookPorts,
     /// How admission is enforced.
     pub admission: Admission,
+    /// Hosted mode (the hub pods on the management cluster, acting on the hub through the
+    /// external hub kubeconfig): where the hub's API server reaches their webhooks.
+    pub hosted: Option<HostedWebhook>,
 }
 
 impl Validated {
@@ -201,9 +208,7 @@ impl Validated {
 pub fn validate(cm: &ClusterManager) -> Result<Validated, Error> {
     let spec = &cm.spec;
     let deploy = spec.deploy_option.clone().unwrap_or_default();
-    if deploy.mode == HubInstallMode::Hosted {
-        return Err(Error::HostedUnsupported);
-    }
+    let hosted = hosted_of(cm, &deploy)?;
     let image = |value: &Option<String>, field: &'static str, default: &str| match value {
         Some(v) if v.trim().is_empty() => Err(Error::EmptyImage { field }),
         Some(v) => Ok(v.clone()),
@@ -293,7 +298,33 @@ pub fn validate(cm: &ClusterManager) -> Result<Validated, Error> {
         registration_webhook: ports(&default_webhooks.registration_webhook_configuration),
         work_webhook: ports(&default_webhooks.work_webhook_configuration),
         addon_webhook: ports(&default_webhooks.addon_webhook_configuration),
+        hosted,
     })
+}
+
+/// Hosted mode's webhook settings, for our image only.
+fn hosted_of(
+    cm: &ClusterManager,
+    deploy: &ocm_api::operator::ClusterManagerDeployOption,
+) -> Result<Option<HostedWebhook>, Error> {
+    if deploy.mode != HubInstallMode::Hosted {
+        return Ok(None);
+    }
+    if !names_one_image(cm) {
+        return Err(Error::HostedUnsupported);
+    }
+    hosted::webhook(deploy).map(Some)
+}
+
+/// Whether the spec names one image for every component: ours.
+fn names_one_image(cm: &ClusterManager) -> bool {
+    let spec = &cm.spec;
+    let images = [
+        &spec.registration_image_pull_spec,
+        &spec.work_image_pull_spec,
+        &spec.placement_image_pull_spec,
+    ];
+    images[0].is_some() && images.iter().all(|i| *i == images[0])
 }
 
 /// The enabled registration drivers, by upstream's names.
@@ -354,12 +385,7 @@ fn unsupported(cm: &ClusterManager) -> Result<(), Error> {
         .as_ref()
         .and_then(|d| d.default.clone())
         .unwrap_or_default();
-    let images = [
-        &spec.registration_image_pull_spec,
-        &spec.work_image_pull_spec,
-        &spec.placement_image_pull_spec,
-    ];
-    let ours = images[0].is_some() && images.iter().all(|i| *i == images[0]);
+    let ours = names_one_image(cm);
     if ours
         && drivers
             .iter()
@@ -487,8 +513,12 @@ mod tests {
 
     #[test]
     fn hosted_mode_and_empty_images_are_rejected() {
+        // Upstream's images are not hosted by this operator; ours are.
         let err = validate(&cluster_manager("spec: {deployOption: {mode: Hosted}}")).unwrap_err();
         assert_eq!(err.reason(), "UnsupportedDeployMode");
+        let ours = "spec: {registrationImagePullSpec: i, workImagePullSpec: i, placementImagePullSpec: i, deployOption: {mode: Hosted}}";
+        let v = validate(&cluster_manager(ours)).unwrap();
+        assert_eq!(v.hosted, Some(HostedWebhook::PodAddresses));
         let err = validate(&cluster_manager("spec: {placementImagePullSpec: ''}")).unwrap_err();
         assert!(err.to_string().contains("placementImagePullSpec"), "{err}");
     }
