@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, ListParams, Patch, PatchParams};
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt as _};
 
 use super::{AGENT_NS, KLUSTERLET_CRD, MANAGED_SINGLETON, assert_nothing_joined, hub, join, reset};
@@ -605,6 +605,7 @@ async fn hosted_mode_runs_the_agents_on_the_management_cluster() {
     assert!(exists(&deployments, &format!("{name}-registration-agent")).await);
     assert!(exists(&deployments, &format!("{name}-work-agent")).await);
     agents_get_their_own_kubeconfigs(&management, &deployments, &name, &internal).await;
+    the_former_managed_namespace_goes(&management, &managed, &name).await;
     let managed_roles: Api<ClusterRole> = Api::all(managed.clone());
     let role = format!("open-cluster-management:{name}-registration:agent");
     assert!(
@@ -628,8 +629,187 @@ async fn hosted_mode_runs_the_agents_on_the_management_cluster() {
     assert!(!exists(&managed_roles, &role).await);
     stop.cancel();
     task.await.unwrap().unwrap();
+    forget_cluster_info(&managed).await;
+}
+
+/// Removes the managed cluster's kube-public/cluster-info, which a hosted join's lookup needs.
+async fn forget_cluster_info(managed: &Client) {
     Api::<k8s_openapi::api::core::v1::ConfigMap>::namespaced(managed.clone(), "kube-public")
         .delete("cluster-info", &kube::api::DeleteParams::default())
+        .await
+        .unwrap();
+}
+
+/// A Hosted Klusterlet's `spec.namespace` changed: its agents' former namespace on the managed
+/// cluster goes once they are applied in the new one (upstream's e2e spec "Update klusterlet CR
+/// namespace", in Hosted mode); the agents' namespace on the management cluster stays.
+async fn the_former_managed_namespace_goes(management: &Client, managed: &Client, name: &str) {
+    use clusteradm::operator::klusterlet::desired::KLUSTERLET_LABEL;
+    let namespaces: Api<Namespace> = Api::all(managed.clone());
+    let labelled = ListParams::default().labels(&format!("{KLUSTERLET_LABEL}={name}"));
+    let former: Vec<String> = namespaces
+        .list_metadata(&labelled)
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(kube::ResourceExt::name_any)
+        .collect();
+    assert_eq!(former.len(), 1, "{former:?}");
+    let another = "open-cluster-management-agent-another".to_owned();
+    let klusterlets: Api<Klusterlet> = Api::all(management.clone());
+    klusterlets
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"spec": {"namespace": another}})),
+        )
+        .await
+        .unwrap();
+    common::eventually(
+        "the agents' namespace moved on the managed cluster",
+        Duration::from_secs(60),
+        || {
+            let namespaces = namespaces.clone();
+            let (former, another) = (former[0].clone(), another.clone());
+            async move {
+                let now = namespaces.get_opt(&another).await.ok()??;
+                let gone = namespaces
+                    .get_opt(&former)
+                    .await
+                    .ok()?
+                    .is_none_or(|n| n.metadata.deletion_timestamp.is_some());
+                (now.metadata.deletion_timestamp.is_none() && gone).then_some(())
+            }
+        },
+    )
+    .await;
+    assert!(
+        exists(&Api::<Namespace>::all(management.clone()), name).await,
+        "the agents' namespace on the management cluster stays"
+    );
+}
+
+/// A Hosted Klusterlet says whether the operator can build the managed cluster's clients
+/// (upstream's `ReadyToApply`); once removed while its managed cluster cannot be reached (a
+/// destroyed cluster), the operator annotates when it first failed and, five minutes on, lets it
+/// go with its management side only (upstream's e2e specs "Delete klusterlet CR in Hosted mode").
+#[tokio::test]
+async fn a_hosted_klusterlet_of_a_destroyed_cluster_goes_after_the_eviction_grace() {
+    use clusteradm::operator::klusterlet::cleanup::EVICTION_ANNOTATION;
+    let _one_at_a_time = crate::serial().await;
+    let _m = MANAGED_SINGLETON.lock().await;
+    let _h = common::HUB_SINGLETON.lock().await;
+    let management = common::hub().await;
+    common::install_crds(
+        &management,
+        &[clusteradm::api::operator_crd_klusterlet()],
+        Duration::from_secs(60),
+    )
+    .await;
+    let namespaces: Api<Namespace> = Api::all(management.clone());
+    let name = common::unique("it-evict");
+    for ns in ["open-cluster-management", name.as_str()] {
+        let body = serde_json::from_value(serde_json::json!({"metadata": {"name": ns}})).unwrap();
+        let _ = namespaces.create(&PostParams::default(), &body).await;
+    }
+    let klusterlets: Api<Klusterlet> = Api::all(management.clone());
+    let k: Klusterlet = serde_json::from_value(serde_json::json!({
+        "apiVersion": "operator.open-cluster-management.io/v1", "kind": "Klusterlet",
+        "metadata": {"name": name},
+        "spec": {"clusterName": name, "deployOption": {"mode": "Hosted"}},
+    }))
+    .unwrap();
+    klusterlets
+        .create(&PostParams::default(), &k)
+        .await
+        .unwrap();
+    let (stop, task) = spawn_loop(management.clone());
+    let condition = |reason: &'static str| {
+        let klusterlets = klusterlets.clone();
+        let name = name.clone();
+        move || {
+            let (klusterlets, name) = (klusterlets.clone(), name.clone());
+            async move {
+                let k = klusterlets.get(&name).await.ok()?;
+                let list = k.status.map(|s| s.conditions).unwrap_or_default();
+                let c = clusteradm::api::conditions::find(&list, "ReadyToApply")?;
+                (c.reason == reason).then_some(())
+            }
+        }
+    };
+    let wait = Duration::from_secs(60);
+    common::eventually(
+        "ReadyToApply False",
+        wait,
+        condition("KlusterletPrepareFailed"),
+    )
+    .await;
+    give_an_unreachable_cluster(&management, &name).await;
+    common::eventually("ReadyToApply True", wait, condition("KlusterletPrepared")).await;
+
+    klusterlets
+        .delete(&name, &kube::api::DeleteParams::default())
+        .await
+        .unwrap();
+    let since = common::eventually("the eviction annotation", wait, || {
+        let (klusterlets, name) = (klusterlets.clone(), name.clone());
+        async move {
+            let k = klusterlets.get(&name).await.ok()?;
+            k.annotations().get(EVICTION_ANNOTATION).cloned()
+        }
+    })
+    .await;
+    assert!(
+        since.parse::<k8s_openapi::jiff::Timestamp>().is_ok(),
+        "{since}"
+    );
+    // Still there within the grace period: the removal is retried.
+    assert!(klusterlets.get_opt(&name).await.unwrap().is_some());
+    // Six minutes ago, as upstream's spec sets it: the Klusterlet goes, its namespace with it.
+    let earlier =
+        k8s_openapi::jiff::Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_mins(6);
+    let earlier = k8s_openapi::jiff::Timestamp::from_second(earlier.as_second()).unwrap();
+    let patch = serde_json::json!({"metadata": {"annotations": {EVICTION_ANNOTATION: earlier.to_string()}}});
+    klusterlets
+        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    common::eventually("the Klusterlet gone", Duration::from_secs(120), || {
+        let (klusterlets, name) = (klusterlets.clone(), name.clone());
+        async move {
+            klusterlets
+                .get_opt(&name)
+                .await
+                .ok()?
+                .is_none()
+                .then_some(())
+        }
+    })
+    .await;
+    let agents_ns = namespaces.get_opt(&name).await.unwrap();
+    assert!(
+        agents_ns.is_none_or(|n| n.metadata.deletion_timestamp.is_some()),
+        "the agents' namespace on the management cluster goes"
+    );
+    stop.cancel();
+    task.await.unwrap().unwrap();
+}
+
+/// The external managed kubeconfig of Klusterlet `name`: a managed cluster that no longer
+/// answers (nothing listens on port 1).
+async fn give_an_unreachable_cluster(management: &Client, name: &str) {
+    let unreachable = common::kubeconfig_with_token(&common::env().managed, "t").replace(
+        &common::server_and_ca(&common::env().managed).0,
+        "https://127.0.0.1:1",
+    );
+    let secret: Secret = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "external-managed-kubeconfig", "namespace": name},
+        "stringData": {"kubeconfig": unreachable},
+    }))
+    .unwrap();
+    Api::<Secret>::namespaced(management.clone(), name)
+        .create(&PostParams::default(), &secret)
         .await
         .unwrap();
 }

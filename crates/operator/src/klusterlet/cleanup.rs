@@ -53,6 +53,12 @@ pub async fn remove_objects(
     } else {
         Some(client.clone())
     };
+    let managed = match (managed, k) {
+        (Some(managed), Some(k)) if v.hosted => managed_still_cleaned(client, &managed, k)
+            .await?
+            .then_some(managed),
+        (managed, _) => managed,
+    };
     if let Some(managed) = managed {
         let mut objects = desired.managed.to_dynamic();
         // The About API's CRD is the cluster's, not OCM's (other projects state properties
@@ -101,6 +107,72 @@ pub async fn remove_objects(
     })
     .with_context(|| format!("removing the agents of Klusterlet {name}"))?;
     Ok(())
+}
+
+/// Upstream's annotation on a Hosted Klusterlet being removed: when the operator first found its
+/// managed cluster unreachable.
+pub const EVICTION_ANNOTATION: &str =
+    "operator.open-cluster-management.io/managed-resources-eviction-timestamp";
+/// How long after that the managed cluster's objects are left there (upstream's 5 minutes).
+const EVICTION_AFTER: k8s_openapi::jiff::SignedDuration =
+    k8s_openapi::jiff::SignedDuration::from_mins(5);
+
+/// Hosted modes: whether the managed cluster's objects are still to be removed. Yes while it
+/// answers (a former [`EVICTION_ANNOTATION`] goes). While it cannot be reached: an error, so the
+/// removal is retried, until [`EVICTION_AFTER`] past the annotation this sets at the first
+/// failure (a destroyed cluster); then no, and the Klusterlet goes with its management side only.
+async fn managed_still_cleaned(
+    client: &Client,
+    managed: &Client,
+    k: &Klusterlet,
+) -> anyhow::Result<bool> {
+    use k8s_openapi::jiff::Timestamp;
+    let klusterlets: Api<Klusterlet> = Api::all(client.clone());
+    let annotate = |value: Option<String>| {
+        let patch = serde_json::json!({"metadata": {"annotations": {EVICTION_ANNOTATION: value}}});
+        let klusterlets = klusterlets.clone();
+        async move {
+            klusterlets
+                .patch(
+                    &k.name_any(),
+                    &PatchParams::default(),
+                    &Patch::Merge(&patch),
+                )
+                .await
+                .context("annotating the Klusterlet")
+        }
+    };
+    let since = k
+        .annotations()
+        .get(EVICTION_ANNOTATION)
+        .and_then(|t| t.parse::<Timestamp>().ok());
+    let works: Api<AppliedManifestWork> = Api::all(managed.clone());
+    let unreachable = match works.list_metadata(&ListParams::default().limit(1)).await {
+        Ok(_) | Err(kube::Error::Api(_)) => None,
+        Err(e) => Some(e),
+    };
+    let Some(e) = unreachable else {
+        if k.annotations().contains_key(EVICTION_ANNOTATION) {
+            annotate(None).await?;
+        }
+        return Ok(true);
+    };
+    let now = Timestamp::now();
+    match since {
+        Some(since) if now.duration_since(since) > EVICTION_AFTER => {
+            tracing::warn!(klusterlet = %k.name_any(), "the managed cluster was unreachable for {EVICTION_AFTER:#}: leaving its objects there");
+            Ok(false)
+        }
+        Some(_) => anyhow::bail!(
+            "the managed cluster is unreachable ({e}); its objects are left there {EVICTION_AFTER:#} after the first failure"
+        ),
+        None => {
+            annotate(Some(Timestamp::from_second(now.as_second())?.to_string())).await?;
+            anyhow::bail!(
+                "the managed cluster is unreachable ({e}); retrying, and leaving its objects there after {EVICTION_AFTER:#}"
+            )
+        }
+    }
 }
 
 async fn others_exist(client: &Client, name: &str) -> bool {
@@ -164,17 +236,21 @@ pub async fn cleanup(client: &Client, name: &str, timeout: Duration) -> anyhow::
     Ok(())
 }
 
-/// Deletes the namespaces labelled as Klusterlet `v`'s that it no longer uses: after
-/// `spec.namespace` changed, once the agents are applied in the new one (upstream's namespace
-/// reconcile). The add-on namespace stays.
-pub async fn remove_stale_namespaces(client: &Client, v: &Validated) -> Result<(), kube::Error> {
+/// Deletes the namespaces labelled as Klusterlet `v`'s on `client`'s cluster but those it uses
+/// (`kept`): after `spec.namespace` changed, once the agents are applied in the new one
+/// (upstream's namespace reconcile). The add-on namespace stays.
+pub async fn remove_stale_namespaces(
+    client: &Client,
+    v: &Validated,
+    kept: &[&str],
+) -> Result<(), kube::Error> {
     use k8s_openapi::api::core::v1::Namespace;
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let labelled =
         ListParams::default().labels(&format!("{}={}", super::desired::KLUSTERLET_LABEL, v.name));
     for ns in namespaces.list_metadata(&labelled).await? {
         let name = ns.name_any();
-        if name == v.agent_namespace || name == ocm_api::names::ADDON_NAMESPACE {
+        if kept.contains(&name.as_str()) || name == ocm_api::names::ADDON_NAMESPACE {
             continue;
         }
         tracing::info!(klusterlet = %v.name, namespace = %name, "deleting the Klusterlet's former agent namespace");

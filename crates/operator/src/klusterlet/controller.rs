@@ -171,6 +171,26 @@ async fn reconcile(k: Arc<Klusterlet>, ctx: Arc<Context>) -> Result<Action, Erro
     .map_err(|e| Error::Finalizer(Box::new(e)))
 }
 
+/// The agents are applied in the current namespace: a former one (spec.namespace changed) goes.
+/// In Hosted modes that is the managed cluster's (the agents' namespace here is named after the
+/// Klusterlet, which does not change); both are kept, for a managed cluster that is also the
+/// management cluster (upstream's e2e suite runs so).
+async fn remove_former_namespace(
+    ctx: &Context,
+    v: &validate::Validated,
+    managed: &Client,
+    k: &Klusterlet,
+) -> Result<(), Error> {
+    let cluster = if v.hosted { managed } else { &ctx.client };
+    let kept = [v.managed_namespace.as_str(), v.agent_namespace.as_str()];
+    cleanup::remove_stale_namespaces(cluster, v, &kept)
+        .await
+        .map_err(|e| Error::Cleanup {
+            name: k.name_any(),
+            message: format!("removing former agent namespaces: {e}"),
+        })
+}
+
 /// observe → validate → build → apply → status.
 /// Hosted modes: each deployed agent's own kubeconfig for the managed cluster, made once its
 /// ServiceAccount there exists (applied just before).
@@ -212,15 +232,22 @@ async fn reconcile_apply(k: &Klusterlet, ctx: &Context) -> Result<Action, Error>
         }
     };
     let observed = observe::observe(&ctx.client, &v).await;
+    // Hosted modes: upstream's ReadyToApply says whether the managed cluster's clients could be
+    // built, with the other conditions.
+    let ready = v.hosted.then(|| {
+        let failure = observed.managed.as_ref().err().map(String::as_str);
+        status::ready_to_apply(failure, v.generation, &now)
+    });
     let managed = match &observed.managed {
         Ok(c) => c.clone(),
         Err(e) => {
-            let conds = status::blocked(
+            let mut conds = status::blocked(
                 "ExternalManagedKubeConfigMissing",
                 e.clone(),
                 v.generation,
                 &now,
             );
+            conds.extend(ready);
             status::update(&api, k, conds).await.map_err(status_err)?;
             return Ok(Action::requeue(RESYNC));
         }
@@ -266,18 +293,11 @@ async fn reconcile_apply(k: &Klusterlet, ctx: &Context) -> Result<Action, Error>
         hub_kubeconfig: &observed.hub_kubeconfig,
         in_process: ctx.opts.in_process,
     };
-    status::update(&api, k, status::conditions(&inputs, &now))
-        .await
-        .map_err(status_err)?;
-    // The agents are applied in the current namespace: a former one (spec.namespace changed)
-    // goes. Hosted mode's namespaces live on the other cluster, managed there.
-    if applied.is_ok() && !v.hosted {
-        cleanup::remove_stale_namespaces(&ctx.client, &v)
-            .await
-            .map_err(|e| Error::Cleanup {
-                name: k.name_any(),
-                message: format!("removing former agent namespaces: {e}"),
-            })?;
+    let mut conds = status::conditions(&inputs, &now);
+    conds.extend(ready);
+    status::update(&api, k, conds).await.map_err(status_err)?;
+    if applied.is_ok() {
+        remove_former_namespace(ctx, &v, &managed, k).await?;
     }
     Ok(Action::requeue(if applied.is_ok() {
         RESYNC

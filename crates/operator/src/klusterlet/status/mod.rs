@@ -203,6 +203,33 @@ pub fn blocked(
     ]
 }
 
+/// Upstream's Hosted-mode condition `ReadyToApply`: whether the operator can build clients of
+/// the managed cluster from the external managed kubeconfig (`failure`, if not).
+#[must_use]
+pub fn ready_to_apply(failure: Option<&str>, generation: Option<i64>, now: &Time) -> Condition {
+    match failure {
+        Some(why) => cond(
+            READY_TO_APPLY,
+            false,
+            "KlusterletPrepareFailed",
+            format!("Failed to build managed cluster clients: {why}"),
+            generation,
+            now,
+        ),
+        None => cond(
+            READY_TO_APPLY,
+            true,
+            "KlusterletPrepared",
+            "Klusterlet is ready to apply".into(),
+            generation,
+            now,
+        ),
+    }
+}
+
+/// Upstream's condition type of [`ready_to_apply`].
+pub const READY_TO_APPLY: &str = "ReadyToApply";
+
 /// Merges `new` into the Klusterlet's conditions and writes the status when anything changed.
 pub async fn update(
     api: &Api<Klusterlet>,
