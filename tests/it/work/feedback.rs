@@ -31,11 +31,6 @@ fn value(work: &ManifestWork, ordinal: usize, name: &str) -> Option<FieldValue> 
         .map(|v| v.field_value.clone())
 }
 
-/// The `Replicas` a Deployment's well-known status fed back for manifest 0.
-fn replicas(w: &ManifestWork) -> Option<i64> {
-    value(w, 0, "Replicas").and_then(|v| v.integer)
-}
-
 fn config(
     group: &str,
     resource: &str,
@@ -262,13 +257,15 @@ async fn feedback_follows_the_status_sync_interval() {
     }
 }
 
-/// `feedbackScrapeType: Watch`, with the resync and the status sync at ten minutes: the replica
-/// count kube-controller-manager writes into a Deployment after the apply is fed back at once for
-/// the work that watches it (the agent watches the object and reads it again on its change), and
-/// not for the work that polls, which waits for the next status sync — as upstream's.
+/// `feedbackScrapeType: Watch`, with the resync and the status sync at ten minutes: once both works
+/// are applied and steady, a value another manager writes into the watched object is fed back at
+/// once (the agent watches the object and reads it again on its change), and the same write into
+/// the polled object is not, which waits for the next status sync — as upstream's. The values are
+/// written only after both works reported status, so no first pass or retry of a work can read
+/// them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watched_feedback_arrives_without_waiting_for_the_status_sync() {
-    use clusteradm::api::work::FeedbackScrapeType;
+    use clusteradm::api::work::{FeedbackScrapeType, UpdateStrategy, UpdateStrategyType};
     let _hub = super::hub_lock().await;
     let c = TestCluster::new("it-work-watch").await;
     let ns = c.managed_namespace().await;
@@ -276,25 +273,24 @@ async fn watched_feedback_arrives_without_waiting_for_the_status_sync() {
         opts.resync = Duration::from_secs(600);
         opts.settings.status_sync = Duration::from_secs(600);
     });
-    let spec = |deployment: &str, scrape: FeedbackScrapeType| ManifestWorkSpec {
+    // Server-side apply: a wake re-applies, and leaves the annotation another manager owns alone.
+    let spec = |object: &str, scrape: FeedbackScrapeType| ManifestWorkSpec {
         workload: ManifestsTemplate {
-            manifests: vec![json!({"apiVersion": "apps/v1", "kind": "Deployment",
-                "metadata": {"name": deployment, "namespace": ns},
-                "spec": {"replicas": 1, "selector": {"matchLabels": {"app": deployment}},
-                    "template": {"metadata": {"labels": {"app": deployment}},
-                        "spec": {"containers": [{"name": "web", "image": "registry.invalid/web:1"}]}}}})],
+            manifests: vec![json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": object, "namespace": ns}, "data": {"k": "v"}})],
         },
         manifest_configs: vec![ManifestConfigOption {
             feedback_scrape_type: Some(scrape),
+            update_strategy: Some(UpdateStrategy {
+                type_: UpdateStrategyType::ServerSideApply,
+                ..UpdateStrategy::default()
+            }),
             ..config(
-                "apps",
-                "deployments",
+                "",
+                "configmaps",
                 &ns,
-                deployment,
-                FeedbackRule {
-                    type_: FeedbackType::WellKnownStatus,
-                    json_paths: Vec::new(),
-                },
+                object,
+                paths(&[("seen", ".metadata.annotations.seen")]),
             )
         }],
         ..Default::default()
@@ -304,22 +300,40 @@ async fn watched_feedback_arrives_without_waiting_for_the_status_sync() {
         .await;
     c.create_work(&watched, spec("watched", FeedbackScrapeType::Watch))
         .await;
-    wait_work(
-        &c.works(),
-        &watched,
-        "the watched Deployment's replicas",
-        |w| replicas(w) == Some(1),
-    )
+    for work in [&polled, &watched] {
+        wait_work(&c.works(), work, "applied", super::applied_and_available).await;
+    }
+    let config_maps: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
+        kube::Api::namespaced(c.managed.clone(), &ns);
+    for object in ["polled", "watched"] {
+        config_maps
+            .patch(
+                object,
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(json!({"metadata": {"annotations": {"seen": "yes"}}})),
+            )
+            .await
+            .unwrap();
+    }
+    let seen = |w: &ManifestWork| value(w, 0, "seen").and_then(|v| v.string);
+    let changed = std::time::Instant::now();
+    wait_work(&c.works(), &watched, "the watched annotation fed back", move |w| {
+        seen(w).as_deref() == Some("yes")
+    })
     .await;
-    // Both Deployments got their status at the same moment; the polled work still shows none.
+    assert!(
+        changed.elapsed() < Duration::from_secs(10),
+        "fed back after {:?} with a 600 s status sync",
+        changed.elapsed()
+    );
     let works = c.works();
     common::never(
-        "the polled work's replicas",
+        "the polled work's annotation",
         Duration::from_secs(10),
         || {
             let works = works.clone();
             let polled = polled.clone();
-            async move { works.get(&polled).await.ok().and_then(|w| replicas(&w)) }
+            async move { works.get(&polled).await.ok().and_then(|w| seen(&w)) }
         },
     )
     .await;
