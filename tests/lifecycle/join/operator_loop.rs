@@ -691,8 +691,9 @@ async fn the_former_managed_namespace_goes(management: &Client, managed: &Client
 }
 
 /// A Hosted Klusterlet says whether the operator can build the managed cluster's clients
-/// (upstream's `ReadyToApply`); once removed while its managed cluster cannot be reached (a
-/// destroyed cluster), the operator annotates when it first failed and, five minutes on, lets it
+/// (upstream's `ReadyToApply`, and then its hosted finalizer); removed after its external managed
+/// kubeconfig, it waits for that Secret; once it is back but its managed cluster cannot be reached
+/// (a destroyed cluster), the operator annotates when it first failed and, five minutes on, lets it
 /// go with its management side only (upstream's e2e specs "Delete klusterlet CR in Hosted mode").
 #[tokio::test]
 async fn a_hosted_klusterlet_of_a_destroyed_cluster_goes_after_the_eviction_grace() {
@@ -747,11 +748,8 @@ async fn a_hosted_klusterlet_of_a_destroyed_cluster_goes_after_the_eviction_grac
     .await;
     give_an_unreachable_cluster(&management, &name).await;
     common::eventually("ReadyToApply True", wait, condition("KlusterletPrepared")).await;
-
-    klusterlets
-        .delete(&name, &kube::api::DeleteParams::default())
-        .await
-        .unwrap();
+    removal_waits_for_the_secret(&management, &name).await;
+    give_an_unreachable_cluster(&management, &name).await;
     let since = common::eventually("the eviction annotation", wait, || {
         let (klusterlets, name) = (klusterlets.clone(), name.clone());
         async move {
@@ -794,6 +792,46 @@ async fn a_hosted_klusterlet_of_a_destroyed_cluster_goes_after_the_eviction_grac
     );
     stop.cancel();
     task.await.unwrap().unwrap();
+}
+
+/// Upstream's spec: the Secret goes first, then the Klusterlet. Its removal waits for the Secret
+/// (its hosted finalizer says what was applied on the managed cluster is still to be removed).
+async fn removal_waits_for_the_secret(management: &Client, name: &str) {
+    use clusteradm::operator::klusterlet::cleanup::EVICTION_ANNOTATION;
+    let klusterlets: Api<Klusterlet> = Api::all(management.clone());
+    let k = klusterlets.get(name).await.unwrap();
+    assert!(
+        k.finalizers()
+            .iter()
+            .any(|f| f == clusteradm::api::operator::KLUSTERLET_HOSTED_FINALIZER),
+        "the hosted finalizer marks a Klusterlet that reached its managed cluster: {:?}",
+        k.finalizers()
+    );
+    Api::<Secret>::namespaced(management.clone(), name)
+        .delete(
+            "external-managed-kubeconfig",
+            &kube::api::DeleteParams::default(),
+        )
+        .await
+        .unwrap();
+    klusterlets
+        .delete(name, &kube::api::DeleteParams::default())
+        .await
+        .unwrap();
+    common::never(
+        "the Klusterlet gone or annotated",
+        Duration::from_secs(8),
+        || {
+            let (klusterlets, name) = (klusterlets.clone(), name.to_owned());
+            async move {
+                match klusterlets.get_opt(&name).await {
+                    Ok(Some(k)) => k.annotations().get(EVICTION_ANNOTATION).cloned(),
+                    _ => Some("gone".to_owned()),
+                }
+            }
+        },
+    )
+    .await;
 }
 
 /// The external managed kubeconfig of Klusterlet `name`: a managed cluster that no longer

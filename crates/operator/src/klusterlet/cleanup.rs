@@ -13,6 +13,7 @@ use super::InProcess;
 use super::desired::build;
 use super::observe::external_managed_client;
 use super::validate::{self, Validated};
+use ocm_api::names::EXTERNAL_MANAGED_SECRET;
 use ocm_api::operator::{
     KLUSTERLET_FINALIZER, KLUSTERLET_HOSTED_FINALIZER, Klusterlet, KlusterletSpec,
 };
@@ -40,18 +41,26 @@ pub async fn remove_objects(
     let v = settings(name, k);
     let desired = build(&v, InProcess::default());
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &v.agent_namespace);
-    let managed = if v.hosted {
-        match external_managed_client(&secrets).await {
-            Ok(c) => Some(c),
-            Err(e) => {
-                tracing::warn!(
-                    "Klusterlet {name}: cannot reach the managed cluster ({e}); leaving its objects"
-                );
-                None
-            }
-        }
-    } else {
+    let managed = if !v.hosted {
         Some(client.clone())
+    } else if k.is_some_and(super::hosted_finalizer::present) {
+        // Objects may be on the managed cluster: removed through the Secret, waited for (as
+        // upstream's; it may come back, or the removal be given up by hand).
+        let managed = external_managed_client(&secrets).await.map_err(|e| {
+            anyhow::anyhow!(
+                "waiting to reach the managed cluster, where the agents' objects are removed: {e} \
+                 (create secret {EXTERNAL_MANAGED_SECRET} in namespace {ns} again, or remove \
+                 finalizer {KLUSTERLET_HOSTED_FINALIZER} from the Klusterlet to leave them there)",
+                ns = v.agent_namespace
+            )
+        })?;
+        Some(managed)
+    } else {
+        tracing::info!(
+            klusterlet = name,
+            "nothing was applied on the managed cluster"
+        );
+        None
     };
     let managed = match (managed, k) {
         (Some(managed), Some(k)) if v.hosted => managed_still_cleaned(client, &managed, k)

@@ -18,8 +18,12 @@ use kube::runtime::watcher;
 use kube::{Client, ResourceExt as _};
 
 use super::desired::KLUSTERLET_LABEL;
-use super::{Options, apply, cleanup, desired, managed_kubeconfig, observe, status, validate};
-use ocm_api::operator::{KLUSTERLET_FINALIZER, KLUSTERLET_HOSTED_FINALIZER, Klusterlet};
+use super::{
+    Options, apply, cleanup, desired, hosted_finalizer, managed_kubeconfig, observe, status,
+    validate,
+};
+use ocm_api::names::EXTERNAL_MANAGED_SECRET;
+use ocm_api::operator::{KLUSTERLET_FINALIZER, Klusterlet};
 use ocm_runtime::Shutdown;
 use ocm_runtime::apply::Applier;
 use ocm_runtime::controller::{Retry, Runner};
@@ -61,6 +65,15 @@ pub enum Error {
         name: String,
         /// What failed.
         message: String,
+    },
+    /// Adding the hosted finalizer (the managed cluster was reached) failed.
+    #[error("marking Klusterlet {name} as applied on its managed cluster failed")]
+    HostedFinalizer {
+        /// The Klusterlet.
+        name: String,
+        /// The API error.
+        #[source]
+        source: kube::Error,
     },
     /// Adding or removing the finalizer failed (or a step under it).
     #[error(transparent)]
@@ -126,49 +139,71 @@ pub async fn run(client: Client, opts: Options, shutdown: Shutdown) -> anyhow::R
             labelled(),
             move |d| by_label(&d.metadata),
         )
-        .watches(Api::<Secret>::all(client), labelled(), move |s| {
+        .watches(Api::<Secret>::all(client.clone()), labelled(), move |s| {
             by_label(&s.metadata)
-        });
+        })
+        // Hosted modes: the user's Secret, in the agents' namespace named after the Klusterlet,
+        // wakes it when it comes (upstream's queue key for it).
+        .watches(
+            Api::<Secret>::all(client),
+            watcher::Config::default().fields(&format!("metadata.name={EXTERNAL_MANAGED_SECRET}")),
+            |s| {
+                s.metadata
+                    .namespace
+                    .map(|ns| ObjectRef::<Klusterlet>::new(&ns))
+            },
+        );
     Runner::new(CONTROLLER, controller)
         .run(reconcile, ctx, shutdown)
         .await;
     Ok(())
 }
 
-fn finalizer_of(k: &Klusterlet) -> &'static str {
-    match validate::lenient(k) {
-        Ok(v) if v.hosted => KLUSTERLET_HOSTED_FINALIZER,
-        _ => KLUSTERLET_FINALIZER,
-    }
-}
-
 async fn reconcile(k: Arc<Klusterlet>, ctx: Arc<Context>) -> Result<Action, Error> {
     let api: Api<Klusterlet> = Api::all(ctx.client.clone());
-    let name = finalizer_of(&k);
-    finalizer(&api, name, k, |event| async {
+    // An earlier version of this operator gave Hosted Klusterlets the hosted finalizer alone.
+    let has = |f: &str| k.finalizers().iter().any(|x| x == f);
+    if k.metadata.deletion_timestamp.is_some()
+        && !has(KLUSTERLET_FINALIZER)
+        && hosted_finalizer::present(&k)
+    {
+        remove(&k, &ctx).await?;
+        return Ok(Action::await_change());
+    }
+    finalizer(&api, KLUSTERLET_FINALIZER, k, |event| async {
         match event {
             Event::Apply(k) => reconcile_apply(&k, &ctx).await,
             Event::Cleanup(k) => {
-                if let Some(host) = &ctx.opts.agents {
-                    host.stop(&k.name_any());
-                }
-                cleanup::remove_objects(
-                    &ctx.client,
-                    &k.name_any(),
-                    Some(&k),
-                    ctx.opts.cleanup_timeout,
-                )
-                .await
-                .map_err(|e| Error::Cleanup {
-                    name: k.name_any(),
-                    message: format!("{e:#}"),
-                })?;
+                remove(&k, &ctx).await?;
                 Ok(Action::await_change())
             }
         }
     })
     .await
     .map_err(|e| Error::Finalizer(Box::new(e)))
+}
+
+/// Stops the Klusterlet's in-process agents and removes what it produced, then its hosted
+/// finalizer (the main one is the finalizer helper's).
+async fn remove(k: &Klusterlet, ctx: &Context) -> Result<(), Error> {
+    let cleanup_err = |message: String| Error::Cleanup {
+        name: k.name_any(),
+        message,
+    };
+    if let Some(host) = &ctx.opts.agents {
+        host.stop(&k.name_any());
+    }
+    cleanup::remove_objects(
+        &ctx.client,
+        &k.name_any(),
+        Some(k),
+        ctx.opts.cleanup_timeout,
+    )
+    .await
+    .map_err(|e| cleanup_err(format!("{e:#}")))?;
+    hosted_finalizer::remove(&Api::all(ctx.client.clone()), k)
+        .await
+        .map_err(|e| cleanup_err(format!("removing the hosted finalizer: {e}")))
 }
 
 /// The agents are applied in the current namespace: a former one (spec.namespace changed) goes.
@@ -252,6 +287,14 @@ async fn reconcile_apply(k: &Klusterlet, ctx: &Context) -> Result<Action, Error>
             return Ok(Action::requeue(RESYNC));
         }
     };
+    if v.hosted {
+        hosted_finalizer::add(&api, k)
+            .await
+            .map_err(|source| Error::HostedFinalizer {
+                name: k.name_any(),
+                source,
+            })?;
+    }
     let mut desired = desired::build(&v, ctx.opts.in_process);
     if let Some(source) = &observed.pull_secret {
         desired.pull_with(&v, source);

@@ -13,6 +13,7 @@ pub mod apply;
 pub mod cleanup;
 pub mod controller;
 pub mod desired;
+pub mod hosted_finalizer;
 pub mod managed_kubeconfig;
 pub mod observe;
 pub mod status;
