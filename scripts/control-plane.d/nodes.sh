@@ -2,12 +2,18 @@
 # containerd (own root, state and socket), a kube-scheduler, and a bridge for its pods.
 #
 # Networking stays on this machine: each node's pods live on their own bridge with routes to the
-# nodes' addresses and their cluster's `kubernetes` Service only (no default route, no
-# masquerade, ip_forward untouched). Pods reach an API server at their node's IP (the
-# bridge's address) or through the `kubernetes` Service IP: both are DNAT'ed to the API server
-# on loopback, in a chain of our own, with route_localnet on our bridges only. The API servers
-# reach webhook pods at their endpoints (--enable-aggregator-routing), so no kube-proxy is
-# needed: two kube-proxies in one network namespace would fight over the same iptables chains.
+# nodes' addresses and their cluster's Service range only (no default route, no masquerade,
+# ip_forward untouched). Pods reach an API server at their node's IP (the bridge's address) or
+# through the `kubernetes` Service IP: both are DNAT'ed to the API server on loopback, in a chain
+# of our own, with route_localnet on our bridges only. The API servers reach webhook pods at their
+# endpoints (--enable-aggregator-routing).
+#
+# Other Services, and cluster DNS, are node-proxy's (crates/node-proxy), one per node: kube-proxy
+# is not used because the nodes of every cluster and plane share this network namespace, where
+# kube-proxies would fight over the same iptables chains. node-proxy writes only its node's chain
+# (its rules match the node's pod subnet), relays each Service port in userspace from loopback
+# (so nothing is forwarded), and serves <svc>.<ns>.svc.cluster.local on the node's IP (dnsmasq,
+# the kubelet's clusterDNS).
 
 # The node's index, bridge, pod subnet and IP. Derived from the port base so that two control
 # planes (tests and upstream's e2e suite) never share an address.
@@ -19,6 +25,7 @@ node_bridge() { echo "cp$((BASE % 100000))-$(node_index "$1")"; }
 node_name() { echo "$1-node"; }
 node_dir() { echo "$CP_DIR/$1/node"; }
 nat_chain() { echo "CLUSTERADM-RS-$BASE"; }
+svc_chain() { echo "$(nat_chain)-SVC-$(node_index "$1")"; } # the node's own, node-proxy's
 cgroup_root() { echo "clusteradm-rs-$BASE-$1"; }
 containerd_sock() { echo "$(node_dir "$1")/containerd.sock"; }
 
@@ -67,6 +74,9 @@ node_network() { # cluster
     rules+=("-d $ip -p tcp --dport ${API_PORT[$x]} -j DNAT --to-destination 127.0.0.1:${API_PORT[$x]}")
   done
   rules+=("-s $(node_net "$c").0/24 -d ${SVC_IP[$c]} -p tcp --dport 443 -j DNAT --to-destination 127.0.0.1:${API_PORT[$c]}")
+  # Then the node's Services (after the `kubernetes` one above), node-proxy's chain.
+  iptables -t nat -N "$(svc_chain "$c")" 2>/dev/null || true
+  rules+=("-s $(node_net "$c").0/24 -j $(svc_chain "$c")")
   local r
   for r in "${rules[@]}"; do
     # shellcheck disable=SC2086 # a rule is words
@@ -83,7 +93,7 @@ node_network() { # cluster
     {"type": "bridge", "bridge": "$br", "isGateway": true, "ipMasq": false,
      "ipam": {"type": "host-local", "ranges": [[{"subnet": "$(node_net "$c").0/24", "gateway": "$ip"}]],
               "dataDir": "$(node_dir "$c")/cni-ipam",
-              "routes": [{"dst": "$(node_supernet)"}, {"dst": "${SVC_IP[$c]}/32"}]}},
+              "routes": [{"dst": "$(node_supernet)"}, {"dst": "${SVC_CIDR[$c]}"}]}},
     {"type": "loopback"}
   ]
 }
@@ -187,6 +197,7 @@ cgroupRoot: /$(cgroup_root "$c")
 failCgroupV1: false
 failSwapOn: false
 clusterDomain: cluster.local
+clusterDNS: [$ip]
 resolvConf: /etc/resolv.conf
 podLogsDir: $d/pod-logs
 maxPods: 60
@@ -199,6 +210,13 @@ YAML
   spawn "$c-kubelet" "$BIN_DIR/kubelet" --config "$d/kubelet.yaml" \
     --kubeconfig "$CP_DIR/$c/kubelet.kubeconfig" --root-dir "$d/kubelet" \
     --hostname-override "$(node_name "$c")" --node-ip "$ip"
+}
+
+# The node's Service proxy and cluster DNS (see the top of this file).
+start_node_proxy() { # cluster
+  local c=$1
+  spawn "$c-proxy" "$NODE_PROXY" --kubeconfig "$CP_DIR/$c.kubeconfig" --source "$(node_net "$c").0/24" \
+    --chain "$(svc_chain "$c")" --dns-address "$(node_ip "$c")" --state-dir "$(node_dir "$c")/proxy"
 }
 
 start_scheduler() { # cluster
@@ -238,6 +256,7 @@ start_node() { # cluster
   start_containerd "$c"
   local image
   for image in "${NODE_IMAGES[@]}"; do node_import "$c" "$image"; done
+  start_node_proxy "$c"
   start_kubelet "$c"
   start_scheduler "$c"
   kubelet_api_access "$c"
@@ -267,6 +286,9 @@ stop_node() { # cluster
   local c=$1 d root sock
   d=$(node_dir "$c") root=$(cgroup_root "$c") sock=$(containerd_sock "$c")
   stop_one "$c-scheduler"
+  stop_one "$c-proxy"
+  # Its dnsmasq goes with it; this one only if node-proxy was killed outright.
+  pkill -f -- "--pid-file=$d/proxy/dnsmasq.pid" 2>/dev/null || true
   # A node a test stopped (tests/pods node_down) is running again before it is taken down: a
   # frozen process takes no signal, and a stopped kubelet no SIGTERM.
   [[ -f /sys/fs/cgroup/freezer/$root/freezer.state ]] && echo THAWED >"/sys/fs/cgroup/freezer/$root/freezer.state" || true
@@ -303,4 +325,8 @@ stop_nat() {
     iptables -t nat -F "$chain"
     iptables -t nat -X "$chain"
   fi
+  local c
+  for c in "${NODE_CLUSTERS[@]}"; do
+    iptables -t nat -F "$(svc_chain "$c")" 2>/dev/null && iptables -t nat -X "$(svc_chain "$c")" || true
+  done
 }

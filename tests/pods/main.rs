@@ -14,4 +14,5 @@ mod hosted_addon;
 mod hosted_hub;
 mod lifecycle;
 mod node_down;
+mod services;
 mod upgrade;
