@@ -317,9 +317,12 @@ async fn watched_feedback_arrives_without_waiting_for_the_status_sync() {
     }
     let seen = |w: &ManifestWork| value(w, 0, "seen").and_then(|v| v.string);
     let changed = std::time::Instant::now();
-    wait_work(&c.works(), &watched, "the watched annotation fed back", move |w| {
-        seen(w).as_deref() == Some("yes")
-    })
+    wait_work(
+        &c.works(),
+        &watched,
+        "the watched annotation fed back",
+        move |w| seen(w).as_deref() == Some("yes"),
+    )
     .await;
     assert!(
         changed.elapsed() < Duration::from_secs(10),
