@@ -151,8 +151,26 @@ async fn read_placement(body: Incoming) -> Result<Placement, String> {
         .await
         .map_err(|_| "reading the request body timed out".to_owned())?
         .map_err(|_| format!("request body too large: exceeds maximum of {MAX_BODY} bytes"))?;
-    serde_json::from_slice(&collected.to_bytes())
-        .map_err(|e| format!("failed to unmarshal placement JSON: {e}"))
+    parse_placement(&collected.to_bytes())
+}
+
+/// A Placement as Go's `json.Unmarshal` reads one: `null` is the field's zero value (Go clients
+/// send `null` for their nil slices and maps), so nulls are dropped before it is read.
+fn parse_placement(body: &[u8]) -> Result<Placement, String> {
+    fn drop_nulls(value: &mut Value) {
+        match value {
+            Value::Object(fields) => {
+                fields.retain(|_, v| !v.is_null());
+                fields.values_mut().for_each(drop_nulls);
+            }
+            Value::Array(items) => items.iter_mut().for_each(drop_nulls),
+            _ => {}
+        }
+    }
+    let mut value: Value = serde_json::from_slice(body)
+        .map_err(|e| format!("failed to unmarshal placement JSON: {e}"))?;
+    drop_nulls(&mut value);
+    serde_json::from_value(value).map_err(|e| format!("failed to unmarshal placement JSON: {e}"))
 }
 
 /// Upstream's `DebugResult`, field for field.
@@ -272,6 +290,16 @@ impl DebugResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_go_clients_nulls_are_zero_values() {
+        // What upstream's spec POSTs: Go's encoding of a Placement with nil slices and maps.
+        let body = br#"{"kind":"Placement","apiVersion":"cluster.open-cluster-management.io/v1beta1","metadata":{"name":"p","namespace":"ns","creationTimestamp":null},"spec":{"clusterSets":["s"],"predicates":null,"prioritizerPolicy":{"mode":"","configurations":null},"spreadPolicy":{},"tolerations":[{"key":"k","operator":"Exists"}],"decisionStrategy":{"groupStrategy":{"decisionGroups":null,"clustersPerDecisionGroup":0}}},"status":{"conditions":null,"decisionGroups":null}}"#;
+        let placement = parse_placement(body).unwrap();
+        assert_eq!(placement.metadata.name.as_deref(), Some("p"));
+        assert_eq!(placement.spec.cluster_sets, vec!["s".to_owned()]);
+        assert!(parse_placement(b"{").is_err());
+    }
 
     #[test]
     fn keys_are_namespace_and_name() {
