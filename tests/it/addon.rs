@@ -764,3 +764,40 @@ async fn enable_with_a_config_file_applies_and_names_the_configs() {
             .await;
     cleanup(&addon, &c).await;
 }
+
+/// The add-on manager's status write, when the configs an add-on names all go: its
+/// `configReferences` empties on the hub too (a merge of the new status alone kept the old list,
+/// which our type leaves out when empty, and managed-serviceaccount's manager then rendered its
+/// agent with a config that was gone). The add-on has no ClusterManagementAddOn, so no hub
+/// controller writes it meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_references_empty_when_the_configs_go() {
+    use clusteradm::hub::addon::manager::writer::write_status;
+    fixture::hub().await;
+    let hub = common::hub().await;
+    let c = clusters("it-cfgref").await;
+    let addon = common::unique("it-cfgref-addon");
+    let mcas = Api::<ManagedClusterAddOn>::namespaced(hub.clone(), &c[0]);
+    let mca: ManagedClusterAddOn =
+        serde_json::from_value(json!({"metadata": {"name": addon, "namespace": c[0]}, "spec": {}}))
+            .unwrap();
+    mcas.create(&PostParams::default(), &mca).await.unwrap();
+    let referenced = json!({"status": {"configReferences": [{
+        "group": "addon.open-cluster-management.io", "resource": "addondeploymentconfigs",
+        "namespace": c[0], "name": "cfg", "desiredConfig": {"namespace": c[0], "name": "cfg", "specHash": "h"}}]}});
+    mcas.patch_status(&addon, &PatchParams::default(), &Patch::Merge(referenced))
+        .await
+        .unwrap();
+    let before = mcas.get(&addon).await.unwrap();
+    let mut status = before.status.clone().unwrap();
+    assert_eq!(status.config_references.len(), 1);
+    status.config_references.clear();
+    write_status(&hub, &before, &status).await.unwrap();
+    let after = mcas.get(&addon).await.unwrap().status.unwrap();
+    assert!(
+        after.config_references.is_empty(),
+        "{:?}",
+        after.config_references
+    );
+    cleanup(&addon, &c).await;
+}

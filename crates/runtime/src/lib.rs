@@ -28,6 +28,7 @@ pub mod impersonate;
 pub mod informers;
 pub mod input;
 pub mod lease;
+pub mod merge_patch;
 pub mod metrics;
 pub mod metrics_server;
 pub mod pki;

@@ -240,9 +240,15 @@ pub async fn write_status(
     if mca.status.as_ref() == Some(status) {
         return Ok(());
     }
+    // Against the status read (the version guards it): a list that emptied, which the type
+    // leaves out, is removed rather than kept.
+    let (before, after) = (
+        serde_json::to_value(&mca.status).unwrap_or_default(),
+        serde_json::to_value(status).unwrap_or_default(),
+    );
     let patch = json!({
         "metadata": {"resourceVersion": mca.metadata.resource_version},
-        "status": status,
+        "status": ocm_runtime::merge_patch::between(&before, &after),
     });
     match Api::<ManagedClusterAddOn>::namespaced(
         client.clone(),
