@@ -21,17 +21,23 @@ def kind(state):
 
 
 RANK = {"skipped": 0, "passed": 1, "failed": 2}
-merged = {}  # (file, name) -> state, in the order first seen
+# (file, name, line, nth) -> state, in the order first seen. Specs may share a name and even a
+# line (table entries, loops): the nth of them in one report is the nth in another.
+merged = {}
 for path in sys.argv[1:]:
     report = json.load(open(path))
+    seen = collections.Counter()
     for s in (s for r in report for s in (r.get("SpecReports") or []) if s.get("LeafNodeType") == "It"):
         name = (" ".join(s.get("ContainerHierarchyTexts") or []) + " " + s["LeafNodeText"]).strip()
-        key = (os.path.basename(s["LeafNodeLocation"]["FileName"]), name)
+        where = s["LeafNodeLocation"]
+        spec = (os.path.basename(where["FileName"]), name, where.get("LineNumber"))
+        seen[spec] += 1
+        key = spec + (seen[spec],)
         if key not in merged or RANK[kind(s["State"])] > RANK[kind(merged[key])]:
             merged[key] = s["State"]
 count = collections.Counter()
 files = collections.defaultdict(collections.Counter)
-for (where, name), state in merged.items():
+for (where, name, _, _), state in merged.items():
     count[kind(state)] += 1
     files[where][kind(state)] += 1
     print(f"{state:12} {where}: {name}")
