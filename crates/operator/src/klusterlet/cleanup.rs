@@ -102,20 +102,53 @@ pub async fn remove_objects(
                 format!("removing the agents of Klusterlet {name} from the managed cluster")
             })?;
     }
-    delete::delete_all(
-        &Resolver::new(client.clone()),
-        &desired.management.to_dynamic(),
-        timeout,
-    )
-    .await
-    .map_err(|failures| {
-        anyhow::anyhow!(
-            "objects not removed:\n{}",
-            ocm_runtime::apply::list_failures(&failures)
-        )
-    })
-    .with_context(|| format!("removing the agents of Klusterlet {name}"))?;
+    let management = desired.management.to_dynamic();
+    stop_agents(client, &management, timeout.min(AGENTS_STOP)).await;
+    delete::delete_all(&Resolver::new(client.clone()), &management, timeout)
+        .await
+        .map_err(|failures| {
+            anyhow::anyhow!(
+                "objects not removed:\n{}",
+                ocm_runtime::apply::list_failures(&failures)
+            )
+        })
+        .with_context(|| format!("removing the agents of Klusterlet {name}"))?;
     Ok(())
+}
+
+/// How long the agents' pods are waited for before their identities go anyway (a pod on a node
+/// that is gone never finishes).
+const AGENTS_STOP: Duration = Duration::from_secs(60);
+
+/// Deletes the agents' Deployments with their pods (foreground) and waits, within `bound`, until
+/// they are gone: the RBAC they act with goes after them, so a running agent meets no refusal.
+async fn stop_agents(client: &Client, objects: &[kube::api::DynamicObject], bound: Duration) {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use kube::runtime::wait::{await_condition, conditions};
+    let deadline = tokio::time::Instant::now() + bound;
+    let deployments = objects
+        .iter()
+        .filter(|o| o.types.as_ref().is_some_and(|t| t.kind == "Deployment"));
+    for d in deployments {
+        let (name, namespace) = (d.name_any(), d.namespace().unwrap_or_default());
+        let api: Api<Deployment> = Api::namespaced(client.clone(), &namespace);
+        let uid = match api
+            .delete(&name, &kube::api::DeleteParams::foreground())
+            .await
+        {
+            Ok(either) => either.left().and_then(|d| d.metadata.uid),
+            Err(kube::Error::Api(s)) if s.code == 404 => continue,
+            Err(e) => {
+                tracing::warn!(deployment = %name, "stopping the agent: {e}");
+                continue;
+            }
+        };
+        let uid = uid.unwrap_or_default();
+        let gone = await_condition(api, &name, conditions::is_deleted(&uid));
+        if tokio::time::timeout_at(deadline, gone).await.is_err() {
+            tracing::warn!(deployment = %name, "the agent's pods still run after {bound:?}: removing its identity anyway");
+        }
+    }
 }
 
 /// Upstream's annotation on a Hosted Klusterlet being removed: when the operator first found its
