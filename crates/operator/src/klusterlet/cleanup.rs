@@ -103,7 +103,8 @@ pub async fn remove_objects(
             })?;
     }
     let management = desired.management.to_dynamic();
-    stop_agents(client, &management, timeout.min(AGENTS_STOP)).await;
+    // Boxed: the wait is a large future, and every caller of this one carries it.
+    Box::pin(stop_agents(client, &management, timeout.min(AGENTS_STOP))).await;
     delete::delete_all(&Resolver::new(client.clone()), &management, timeout)
         .await
         .map_err(|failures| {
@@ -256,24 +257,11 @@ pub async fn cleanup(client: &Client, name: &str, timeout: Duration) -> anyhow::
         Err(e) => return Err(e).with_context(|| format!("reading Klusterlet {name}")),
     };
     remove_objects(client, name, k.as_ref(), timeout).await?;
-    if let Some(k) = k.filter(|k| !k.finalizers().is_empty()) {
-        let keep: Vec<&String> = k
-            .finalizers()
-            .iter()
-            .filter(|f| *f != KLUSTERLET_FINALIZER && *f != KLUSTERLET_HOSTED_FINALIZER)
-            .collect();
-        let patch = serde_json::json!({"metadata": {"finalizers": keep, "resourceVersion": k.resource_version()}});
-        match api
-            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+    if let Some(k) = k {
+        let ours = [KLUSTERLET_FINALIZER, KLUSTERLET_HOSTED_FINALIZER];
+        super::hosted_finalizer::without(&api, &k, &ours)
             .await
-        {
-            Ok(_) => {}
-            Err(kube::Error::Api(s)) if s.code == 404 => {}
-            Err(e) => {
-                return Err(e)
-                    .with_context(|| format!("removing the finalizer of Klusterlet {name}"));
-            }
-        }
+            .with_context(|| format!("removing the finalizer of Klusterlet {name}"))?;
     }
     Ok(())
 }

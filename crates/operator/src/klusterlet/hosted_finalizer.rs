@@ -27,13 +27,22 @@ pub async fn add(api: &Api<Klusterlet>, k: &Klusterlet) -> Result<(), kube::Erro
 
 /// Removes the finalizer from `k` if it is there.
 pub async fn remove(api: &Api<Klusterlet>, k: &Klusterlet) -> Result<(), kube::Error> {
-    if !present(k) {
+    without(api, k, &[KLUSTERLET_HOSTED_FINALIZER]).await
+}
+
+/// Removes the finalizers `names` from `k` where it has any (gone already: nothing to do).
+pub async fn without(
+    api: &Api<Klusterlet>,
+    k: &Klusterlet,
+    names: &[&str],
+) -> Result<(), kube::Error> {
+    if !k.finalizers().iter().any(|f| names.contains(&f.as_str())) {
         return Ok(());
     }
     let finalizers: Vec<String> = k
         .finalizers()
         .iter()
-        .filter(|f| *f != KLUSTERLET_HOSTED_FINALIZER)
+        .filter(|f| !names.contains(&f.as_str()))
         .cloned()
         .collect();
     match write(api, k, &finalizers).await {
