@@ -302,6 +302,51 @@ async fn the_hub_pod_holds_nothing_beyond_upstreams_hub_components() {
     assert!(!ours.iter().any(|r| r.resource == "secrets"), "{ours:#?}");
 }
 
+/// Upstream's add-on manager's account, as which our hub binds templates' hub permissions:
+/// nothing beyond upstream's add-on manager's role, and no Secret (those the user grants it).
+#[tokio::test]
+async fn the_addon_managers_account_holds_nothing_beyond_upstreams_addon_manager() {
+    let hub = common::hub().await;
+    apply_roles(
+        &hub,
+        vec![
+            clusteradm::apply::to_dynamic(&hub::addon_manager_cluster_role()),
+            clusteradm::apply::to_dynamic(&hub::addon_manager_cluster_role_binding()),
+        ],
+    )
+    .await;
+    let baseline = baseline(&hub).await;
+    let upstream = upstream_rules(&["cluster-manager__hub__addon-manager__clusterrole.yaml"]);
+    let sa = (
+        "open-cluster-management-hub",
+        clusteradm::api::names::ADDON_MANAGER_SA,
+    );
+    let ours = common::eventually(
+        "the add-on manager's role in effect",
+        std::time::Duration::from_secs(30),
+        || {
+            let (hub, baseline) = (hub.clone(), baseline.clone());
+            async move {
+                let ours = effective(&hub, sa, &["default"], &baseline).await;
+                ours.iter()
+                    .any(|r| r.resource == "rolebindings")
+                    .then_some(ours)
+            }
+        },
+    )
+    .await;
+    let extra = beyond("add-on manager", &ours, &upstream);
+    assert!(extra.is_empty(), "beyond upstream's: {extra:#?}");
+    assert!(!ours.iter().any(|r| r.resource == "secrets"), "{ours:#?}");
+    // Binding is all it writes of RBAC: no role of its own making, no `bind` or `escalate`.
+    assert!(
+        !ours
+            .iter()
+            .any(|r| r.resource == "roles" || r.verb == "bind" || r.verb == "escalate"),
+        "{ours:#?}"
+    );
+}
+
 #[tokio::test]
 async fn our_agent_holds_nothing_beyond_upstreams_agents_on_the_managed_cluster() {
     use clusteradm::operator::klusterlet::{InProcess, desired, validate};

@@ -15,7 +15,7 @@ use tokio::task::JoinHandle;
 
 use clusteradm::agent::registration::{self as agent, AgentOptions};
 use clusteradm::api::cluster::{ClientConfig, ManagedCluster};
-use clusteradm::operator::cluster_manager::desired::admission;
+use clusteradm::operator::cluster_manager::desired::{admission, hub};
 
 use crate::{
     self as common,
@@ -72,6 +72,20 @@ pub async fn hub() -> String {
             );
             clusteradm::apply::to_dynamic(&b)
         }))
+        // What the operator gives the identity our add-on manager binds templates' hub
+        // permissions as: no operator runs here, the hub controllers run in this process.
+        .chain([
+            clusteradm::apply::to_dynamic(&Namespace {
+                metadata: ObjectMeta {
+                    name: Some(clusteradm::api::names::HUB_NAMESPACE.into()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            }),
+            clusteradm::apply::to_dynamic(&hub::addon_manager_service_account()),
+            clusteradm::apply::to_dynamic(&hub::addon_manager_cluster_role()),
+            clusteradm::apply::to_dynamic(&hub::addon_manager_cluster_role_binding()),
+        ])
         .collect();
     clusteradm::apply::Applier::new(common::hub().await, Duration::from_secs(60))
         .apply(crds)

@@ -6,7 +6,7 @@
 //! with their namespace by a placement strategy and by one cluster's add-on; the add-on's
 //! display name and CRD name, which nothing acts on (upstream neither) but kubectl shows.
 use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::api::rbac::v1::RoleBinding;
+use k8s_openapi::api::rbac::v1::{ClusterRole, Role, RoleBinding};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
@@ -69,6 +69,14 @@ async fn a_templates_name_work_options_and_namespaced_permission_reach_the_hub()
     let addon = common::unique("it-atf-addon");
     let (template, shared) = (format!("{addon}-t"), format!("{addon}-shared"));
     namespace(&hub, &shared).await;
+    // The role the permission binds; RBAC lets the add-on manager bind only a role that exists
+    // and grants no more than it holds.
+    create(
+        &Api::<Role>::namespaced(hub.clone(), &shared),
+        json!({"metadata": {"name": "reader", "namespace": shared},
+            "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]}),
+    )
+    .await;
     let manifest = |greeting: &str| {
         json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "hello", "namespace": "default"}, "data": {"greeting": greeting}})
@@ -181,6 +189,115 @@ async fn a_templates_name_work_options_and_namespaced_permission_reach_the_hub()
     let _ = templates.delete(&template, &dp).await;
     let _ = Api::<Namespace>::all(hub.clone())
         .delete(&shared, &dp)
+        .await;
+    super::cleanup(&addon, &c).await;
+}
+
+/// A template's hub permission that binds more than upstream's add-on manager's account holds
+/// (Secrets) is refused by RBAC, since the binding is written as that account, and the add-on
+/// says why (`RegistrationApplied` False, upstream's `SetPermissionFailed`); once the user grants
+/// that account the role, as add-ons' charts do for upstream's, the binding is made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hub_permission_beyond_the_addon_managers_rights_is_refused_and_said() {
+    fixture::hub().await;
+    let hub = common::hub().await;
+    let c = clusters("it-perm").await;
+    let addon = common::unique("it-perm-addon");
+    let (template, role) = (format!("{addon}-t"), format!("{addon}-secrets"));
+    create(
+        &Api::<ClusterRole>::all(hub.clone()),
+        json!({"metadata": {"name": role},
+            "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]}),
+    )
+    .await;
+    create(
+        &Api::<AddOnTemplate>::all(hub.clone()),
+        json!({
+        "apiVersion": format!("{GROUP}/v1alpha1"), "kind": "AddOnTemplate",
+        "metadata": {"name": template},
+        "spec": {"addonName": addon,
+            "agentSpec": {"workload": {"manifests": [{"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "hello", "namespace": "default"}}]}},
+            "registration": [{"type": "KubeClient", "kubeClient": {"hubPermissions": [
+                {"type": "CurrentCluster", "currentCluster": {"clusterRoleName": role}}]}}]}}),
+    )
+    .await;
+    create(
+        &Api::<ClusterManagementAddOn>::all(hub.clone()),
+        json!({
+        "apiVersion": format!("{GROUP}/v1alpha1"), "kind": "ClusterManagementAddOn",
+        "metadata": {"name": addon},
+        "spec": {"supportedConfigs": [{"group": GROUP, "resource": "addontemplates",
+            "defaultConfig": {"name": template}}]}}),
+    )
+    .await;
+    succeeds(&["addon", "enable", "--names", &addon, "--clusters", &c[0]]).await;
+
+    let registration = |reason: &'static str| {
+        move |a: Option<&ManagedClusterAddOn>| {
+            a.and_then(|a| a.status.as_ref()).is_some_and(|s| {
+                s.conditions
+                    .iter()
+                    .any(|c| c.type_ == "RegistrationApplied" && c.reason == reason)
+            })
+        }
+    };
+    let refused = fixture::wait(
+        Api::<ManagedClusterAddOn>::namespaced(hub.clone(), &c[0]),
+        &addon,
+        "the refused permission reported",
+        registration("SetPermissionFailed"),
+    )
+    .await;
+    let condition = refused
+        .status
+        .unwrap()
+        .conditions
+        .into_iter()
+        .find(|c| c.type_ == "RegistrationApplied")
+        .unwrap();
+    assert_eq!(condition.status, "False");
+    assert!(
+        condition
+            .message
+            .contains("Failed to set permission for hub agent")
+            && condition.message.contains("forbidden"),
+        "{}",
+        condition.message
+    );
+    let bindings = Api::<RoleBinding>::namespaced(hub.clone(), &c[0]);
+    let binding = format!("open-cluster-management:{addon}:clusterrole:agent");
+    assert!(bindings.get_opt(&binding).await.unwrap().is_none());
+
+    // Granted to the add-on manager's account (in the cluster's namespace), the permission is
+    // bound.
+    create(
+        &bindings,
+        json!({"metadata": {"name": format!("{addon}-grant"), "namespace": c[0]},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+            "subjects": [{"kind": "ServiceAccount", "name": "addon-manager-controller-sa",
+                "namespace": "open-cluster-management-hub"}]}),
+    )
+    .await;
+    fixture::wait(
+        Api::<ManagedClusterAddOn>::namespaced(hub.clone(), &c[0]),
+        &addon,
+        "the permission applied",
+        registration("SetPermissionApplied"),
+    )
+    .await;
+    assert_eq!(
+        bindings.get(&binding).await.unwrap().role_ref.name,
+        role,
+        "the binding made"
+    );
+
+    let dp = DeleteParams::default();
+    let _ = Api::<AddOnTemplate>::all(hub.clone())
+        .delete(&template, &dp)
+        .await;
+    let _ = Api::<ClusterRole>::all(hub.clone())
+        .delete(&role, &dp)
         .await;
     super::cleanup(&addon, &c).await;
 }

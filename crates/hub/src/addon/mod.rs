@@ -98,3 +98,16 @@ pub fn owner_reference<K: kube::Resource<DynamicType = ()>>(
         block_owner_deletion: controller.then_some(true),
     }
 }
+
+/// `client` acting as upstream's add-on manager's ServiceAccount
+/// (`open-cluster-management-hub/addon-manager-controller-sa`), and that account's user name.
+/// What upstream's add-on manager does as itself is done as it here: reading a template's signing
+/// CA, and binding a template's hub permissions, which RBAC lets only a holder of those rights
+/// grant. So a user grants that account what upstream documents, and the hub's own identity grants
+/// nothing through a template.
+#[must_use]
+pub fn as_addon_manager(client: &Client) -> (Client, String) {
+    use ocm_api::names::{ADDON_MANAGER_SA, HUB_NAMESPACE};
+    let (user, _) = ocm_runtime::impersonate::service_account(HUB_NAMESPACE, ADDON_MANAGER_SA);
+    (ocm_runtime::impersonate::as_user(client, &user, &[]), user)
+}

@@ -227,6 +227,7 @@ mod tests {
             desired::webhook::REPLICA_SET_VALIDATOR
         ));
         assert!(has("Deployment", "cluster-manager-registration-controller"));
+        assert!(has("ClusterRole", desired::hub::ADDON_MANAGER_ROLE));
         assert!(has(
             "ClusterRole",
             "open-cluster-management:cluster-manager-placement:controller"

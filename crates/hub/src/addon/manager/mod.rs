@@ -260,7 +260,12 @@ async fn carry_out(
                     .delete_hosting_works(&mca, &hosting_works(ctx, &mca))
                     .await?;
             }
-            Step::Binding(binding) => ctx.writer.apply_binding(&binding).await?,
+            Step::Binding(binding) => {
+                if let Err(e) = ctx.writer.apply_binding(&binding).await {
+                    permission_failed(ctx, &mca, &e).await;
+                    return Err(e.into());
+                }
+            }
             Step::Work { current, wanted } => {
                 ctx.writer.apply_work(current.as_deref(), &wanted).await?;
             }
@@ -274,6 +279,22 @@ async fn carry_out(
         Then::AwaitChange => Ok(Action::await_change()),
         Then::Requeue(after) => Ok(Action::requeue(after)),
         Then::Fail(e) => Err(e.into()),
+    }
+}
+
+/// `RegistrationApplied` False with why a hub RoleBinding could not be written (RBAC refuses to
+/// grant through it what upstream's add-on manager's account does not hold), as upstream's
+/// registration controller reports it. The write's error is what the controller retries on.
+async fn permission_failed(ctx: &Context, mca: &ManagedClusterAddOn, e: &kube::Error) {
+    let mut status = mca.status.clone().unwrap_or_default();
+    let now = Time(k8s_openapi::jiff::Timestamp::now());
+    let why = match e {
+        kube::Error::Api(status) => status.message.clone(),
+        e => e.to_string(),
+    };
+    status::permission_failed(&mut status, &why, &now);
+    if let Err(write) = ctx.writer.status(mca, &status).await {
+        tracing::warn!(addon = %mca.name_any(), "reporting a refused hub permission: {write}");
     }
 }
 

@@ -89,6 +89,20 @@ pub(super) fn registration_applied(status: &mut ManagedClusterAddOnStatus, now: 
     );
 }
 
+/// `RegistrationApplied` False: a hub permission of the template could not be bound (`why`).
+pub(super) fn permission_failed(status: &mut ManagedClusterAddOnStatus, why: &str, now: &Time) {
+    conditions::set(
+        &mut status.conditions,
+        conditions::new(
+            REGISTRATION_APPLIED,
+            FALSE,
+            "SetPermissionFailed",
+            format!("Failed to set permission for hub agent: {why}"),
+            now,
+        ),
+    );
+}
+
 /// `ManifestApplied` False for a template that cannot be turned into a work, as upstream's
 /// deploy controller reports an add-on whose manifests it cannot get.
 pub(super) fn cannot_build(status: &mut ManagedClusterAddOnStatus, why: &str, now: &Time) {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::rbac::v1::RoleBinding;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt as _};
 use serde_json::json;
 
@@ -23,6 +23,8 @@ const FIELD_MANAGER: &str = "clusteradm-addon-manager";
 /// The manager's client and what it last wrote.
 pub struct Writer {
     client: Client,
+    /// `client` as upstream's add-on manager, for the hub RoleBindings.
+    as_addon_manager: Client,
     /// RoleBindings as this process last applied them: applied again only when they change.
     bindings: Mutex<HashMap<(String, String), RoleBinding>>,
     /// Works as this process last applied them, until the store shows them: a reconcile woken
@@ -39,6 +41,7 @@ impl Writer {
     #[must_use]
     pub fn new(client: Client) -> Self {
         Self {
+            as_addon_manager: crate::addon::as_addon_manager(&client).0,
             client,
             bindings: Mutex::default(),
             works: Mutex::default(),
@@ -131,7 +134,11 @@ impl Writer {
         self.write_work(key, wanted).await
     }
 
-    /// Applies a hub RoleBinding of the add-on unless this process last applied it as it is.
+    /// Writes a hub RoleBinding of the add-on unless this process last wrote it as it is. It is
+    /// written as upstream's add-on manager ([`crate::addon::as_addon_manager`]) and with
+    /// upstream's verbs (read, create, update, delete: a changed `roleRef`, which RBAC keeps
+    /// immutable, is a delete and a create), so the API server grants through it only what that
+    /// account holds.
     pub async fn apply_binding(&self, binding: &RoleBinding) -> Result<(), kube::Error> {
         let key = (binding.namespace().unwrap_or_default(), binding.name_any());
         if self
@@ -143,16 +150,23 @@ impl Writer {
         {
             return Ok(());
         }
-        let mut body = serde_json::to_value(binding).map_err(kube::Error::SerdeError)?;
-        body["apiVersion"] = json!("rbac.authorization.k8s.io/v1");
-        body["kind"] = json!("RoleBinding");
-        Api::<RoleBinding>::namespaced(self.client.clone(), &key.0)
-            .patch(
-                &key.1,
-                &PatchParams::apply(FIELD_MANAGER).force(),
-                &Patch::Apply(&body),
-            )
-            .await?;
+        let api = Api::<RoleBinding>::namespaced(self.as_addon_manager.clone(), &key.0);
+        match api.get_opt(&key.1).await? {
+            None => {
+                api.create(&PostParams::default(), binding).await?;
+            }
+            Some(current) if current.role_ref != binding.role_ref => {
+                api.delete(&key.1, &DeleteParams::default()).await?;
+                api.create(&PostParams::default(), binding).await?;
+            }
+            Some(current) if same_binding(&current, binding) => {}
+            Some(current) => {
+                let mut replaced = binding.clone();
+                replaced.metadata.resource_version = current.metadata.resource_version;
+                api.replace(&key.1, &PostParams::default(), &replaced)
+                    .await?;
+            }
+        }
         self.bindings
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -288,4 +302,15 @@ fn same_work(current: &ManifestWork, wanted: &ManifestWork) -> bool {
         && current.labels().get(ADDON_NAME_LABEL) == wanted.labels().get(ADDON_NAME_LABEL)
         && current.labels().get(ADDON_NAMESPACE_LABEL) == wanted.labels().get(ADDON_NAMESPACE_LABEL)
         && current.owner_references() == wanted.owner_references()
+}
+
+/// Whether `current` is `wanted` in what the manager sets: subjects, labels and owners.
+fn same_binding(current: &RoleBinding, wanted: &RoleBinding) -> bool {
+    let labels_kept = wanted
+        .labels()
+        .iter()
+        .all(|(k, v)| current.labels().get(k) == Some(v));
+    current.subjects == wanted.subjects
+        && labels_kept
+        && current.metadata.owner_references == wanted.metadata.owner_references
 }

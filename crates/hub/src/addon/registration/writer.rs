@@ -15,7 +15,7 @@ use kube::{Client, ResourceExt as _};
 use rcgen::{ExtendedKeyUsagePurpose, KeyUsagePurpose};
 
 use ocm_api::addon::CustomSignerRegistration;
-use ocm_api::names::{ADDON_MANAGER_SA, HUB_NAMESPACE};
+use ocm_api::names::HUB_NAMESPACE;
 
 /// Reason written on the CSRs this controller approves.
 const REASON: &str = "AutoApprovedByHubAddonRegistration";
@@ -78,8 +78,7 @@ async fn issue(
         .clone()
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| HUB_NAMESPACE.to_string());
-    let (user, _) = ocm_runtime::impersonate::service_account(HUB_NAMESPACE, ADDON_MANAGER_SA);
-    let as_addon_manager = ocm_runtime::impersonate::as_user(client, &user, &[]);
+    let (as_addon_manager, user) = crate::addon::as_addon_manager(client);
     let secret = Api::<Secret>::namespaced(as_addon_manager, &namespace)
         .get(&signer.signing_ca.name)
         .await

@@ -24,6 +24,9 @@ pub const SERVICE_ACCOUNT: &str = "cluster-manager-hub-sa";
 pub const CLUSTER_ROLE: &str = "open-cluster-management:cluster-manager-hub";
 /// Pods of the Deployment: a leader and a standby.
 pub const REPLICAS: i32 = 2;
+/// The ClusterRole (and its binding) of upstream's add-on manager's ServiceAccount, as which our
+/// hub writes a template's hub RoleBindings.
+pub const ADDON_MANAGER_ROLE: &str = "open-cluster-management:cluster-manager-hub:addon-manager";
 /// Where `/healthz` and `/readyz` are served.
 pub const PROBE_PORT: i32 = 8000;
 /// Where the hub pods serve `/metrics` over HTTPS to authenticated, authorised callers.
@@ -89,10 +92,6 @@ fn extra_rules() -> Vec<PolicyRule> {
         // NilExecutorValidating): upstream grants it to its work controller, and to its add-on
         // manager for the default executor (`…-work-executor-admin:webhook`).
         rule(&[WORK], &["manifestworks"], &["execute-as"]),
-        // Template add-ons' hubPermissions bind roles in cluster namespaces, and RBAC lets the
-        // add-on manager grant only what it holds: upstream's add-on manager holds every verb on
-        // configmaps (upstream's e2e template grants `patch` on them).
-        rule(&[""], &["configmaps"], rbac::EVERY),
         // The user's: read, their finalizer added and removed (a patch).
         rule(
             &[WORK],
@@ -112,9 +111,10 @@ fn extra_rules() -> Vec<PolicyRule> {
         // The registration controller server-side-applies each cluster's namespace (upstream's
         // creates and updates it).
         rule(&[""], &["namespaces"], &["patch"]),
-        // No Secret: a template add-on's signing CA is read as upstream's add-on manager
-        // (impersonated, [`ocm_hub::addon::registration::writer`]), which holds only what the
-        // user grants it.
+        // No Secret, and no template's hub permission bound as the hub: a template add-on's
+        // signing CA is read, and its hub RoleBindings written, as upstream's add-on manager
+        // (impersonated, [`ocm_hub::addon::as_addon_manager`]), which holds only what
+        // [`addon_manager_cluster_role`] and the user grant it.
         PolicyRule {
             resource_names: Some(vec![ADDON_MANAGER_SA.into()]),
             ..rule(&[""], &["serviceaccounts"], &["impersonate"])
@@ -136,10 +136,52 @@ pub fn service_account() -> ServiceAccount {
 }
 
 /// Upstream's add-on manager's ServiceAccount: no pod runs as it here, but the hub reads a
-/// template add-on's signing CA as it, so that a user grants it that Secret as upstream documents.
+/// template add-on's signing CA and binds its hub permissions as it, so that a user grants it
+/// what upstream documents.
 #[must_use]
 pub fn addon_manager_service_account() -> ServiceAccount {
     named_service_account(ADDON_MANAGER_SA, HUB_NAMESPACE)
+}
+
+/// The ClusterRole of upstream's add-on manager's ServiceAccount while our hub does its work:
+/// what writing a template's hub RoleBindings needs, and the rights upstream's add-on manager
+/// holds that templates commonly grant their agents (RBAC lets a binding grant only what its
+/// writer holds; upstream's e2e template grants ConfigMap rights). Anything else a template binds
+/// the user grants that account, as add-ons' charts do for upstream's.
+#[must_use]
+pub fn addon_manager_cluster_role() -> ClusterRole {
+    ClusterRole {
+        metadata: kube::api::ObjectMeta {
+            name: Some(ADDON_MANAGER_ROLE.into()),
+            ..Default::default()
+        },
+        rules: Some(vec![
+            rule(
+                &["rbac.authorization.k8s.io"],
+                &["rolebindings"],
+                &["get", "list", "watch", "create", "update", "delete"],
+            ),
+            rule(&[""], &["configmaps", "events"], rbac::EVERY),
+            rule(
+                &["coordination.k8s.io"],
+                &["leases"],
+                &["get", "list", "watch", "create", "update", "patch"],
+            ),
+        ]),
+        ..Default::default()
+    }
+}
+
+/// Its ClusterRoleBinding to upstream's add-on manager's ServiceAccount.
+#[must_use]
+pub fn addon_manager_cluster_role_binding() -> ClusterRoleBinding {
+    serde_json::from_value(json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": ADDON_MANAGER_ROLE},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": ADDON_MANAGER_ROLE},
+        "subjects": [{"kind": "ServiceAccount", "name": ADDON_MANAGER_SA, "namespace": HUB_NAMESPACE}],
+    }))
+    .expect("a valid ClusterRoleBinding")
 }
 
 /// ServiceAccount `name` in `namespace`.

@@ -178,12 +178,10 @@ pub fn build(v: &Validated, certs: &Certs, in_process: InProcess) -> Desired {
     };
     add_admission(&mut desired, v, in_process, bundle);
     add_upstream_addon_and_work(&mut desired, v, &deployed, in_process, bundle);
+    add_addon_manager_identity(&mut desired, &deployed);
     if in_process.hub_deployment {
         let image = v.single_image().unwrap_or(&v.registration_image);
         desired.service_accounts.push(hub::service_account());
-        desired
-            .service_accounts
-            .push(hub::addon_manager_service_account());
         desired.cluster_roles.push(hub::cluster_role());
         desired
             .cluster_role_bindings
@@ -244,6 +242,29 @@ fn add_upstream_addon_and_work(
             ]);
         }
     }
+}
+
+/// Upstream's add-on manager's ServiceAccount, as which our add-on manager (in our hub pods or in
+/// this process) reads templates' signing CAs and binds their hub permissions, with the rights
+/// [`hub::addon_manager_cluster_role`] gives it; upstream's add-on manager, when deployed, runs as
+/// that account with its own role, and ours goes.
+fn add_addon_manager_identity(desired: &mut Desired, deployed: &[Component]) {
+    if deployed.contains(&Component::AddonManager) {
+        desired.removed.extend([
+            to_dynamic(&hub::addon_manager_cluster_role_binding()),
+            to_dynamic(&hub::addon_manager_cluster_role()),
+        ]);
+        return;
+    }
+    desired
+        .service_accounts
+        .push(hub::addon_manager_service_account());
+    desired
+        .cluster_roles
+        .push(hub::addon_manager_cluster_role());
+    desired
+        .cluster_role_bindings
+        .push(hub::addon_manager_cluster_role_binding());
 }
 
 /// The `ClusterProfile` gate: the ClusterInventory's CRD, and the rights to write profiles for
@@ -549,9 +570,13 @@ mod tests {
     #[test]
     fn in_process_leaves_out_every_controller_and_webhook_but_keeps_the_certs() {
         let (d, _) = desired(IMAGES, InProcess::HUB_CONTROLLERS);
-        assert!(
-            d.deployments.is_empty() && d.service_accounts.is_empty() && d.cluster_roles.is_empty()
+        assert!(d.deployments.is_empty());
+        // Only the identity this process's add-on manager binds templates' permissions as.
+        assert_eq!(
+            names(&d.service_accounts),
+            [ocm_api::names::ADDON_MANAGER_SA]
         );
+        assert_eq!(names(&d.cluster_roles), [hub::ADDON_MANAGER_ROLE]);
         assert!(
             d.services.is_empty()
                 && d.validating_webhooks.is_empty()
