@@ -540,6 +540,7 @@ fn start_agents(managed: &Client, names: &[String], token: &Shutdown) {
             cluster: name.clone(),
             applied_names: AppliedNames::PerCluster,
             addons: false,
+            work_agent: true,
             example_agents: false,
             gates: clusteradm::agent::gates::Gates::default(),
             work: clusteradm::agent::work::Settings::default(),

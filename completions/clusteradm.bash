@@ -1591,7 +1591,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__controller__subcmd__agent)
-            opts="-v -q -h -V --cluster-name --agent-namespace --spoke-kubeconfig --managed-kubeconfig --feature-gates --appliedmanifestwork-eviction-grace-period --status-sync-interval --bootstrap-kubeconfig-secrets --hub-connection-timeout-seconds --cluster-annotations --cluster-labels --spoke-external-server-urls --client-cert-expiration-seconds --addon-kubeclient-registration-auth --addon-token-expiration-seconds --max-custom-cluster-claims --reserved-cluster-claim-suffixes --kube-api-qps --kube-api-burst --hub-kube-api-qps --hub-kube-api-burst --probe-address --metrics-address --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            opts="-v -q -h -V --cluster-name --agent-namespace --components --spoke-kubeconfig --managed-kubeconfig --feature-gates --appliedmanifestwork-eviction-grace-period --status-sync-interval --bootstrap-kubeconfig-secrets --hub-connection-timeout-seconds --cluster-annotations --cluster-labels --spoke-external-server-urls --client-cert-expiration-seconds --addon-kubeclient-registration-auth --addon-token-expiration-seconds --max-custom-cluster-claims --reserved-cluster-claim-suffixes --kube-api-qps --kube-api-burst --hub-kube-api-qps --hub-kube-api-burst --probe-address --metrics-address --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1603,6 +1603,10 @@ _clusteradm() {
                     ;;
                 --agent-namespace)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --components)
+                    COMPREPLY=($(compgen -W "all registration work" -- "${cur}"))
                     return 0
                     ;;
                 --managed-kubeconfig)

@@ -22,7 +22,11 @@ fn main() -> ExitCode {
             args.join(" ")
         ));
     }
-    clusteradm::ui::logging::init(cli.global.verbose);
+    let long_running = matches!(
+        cli.command,
+        clusteradm::cli::Command::Controller(_) | clusteradm::cli::Command::Operator(_)
+    );
+    clusteradm::ui::logging::init(cli.global.verbose, long_running);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -11,7 +11,7 @@ use futures::FutureExt;
 use super::Ctx;
 use crate::api::names::{AGENT_NAMESPACE, HUB_NAMESPACE};
 use crate::hub::webhook::{self, Webhook};
-use crate::inprocess::klusterlet::Agents;
+use crate::inprocess::klusterlet::{Agents, Components};
 use crate::runtime::lease::{self, LeaseLock};
 use crate::runtime::metrics_server;
 use crate::runtime::probes::{self, Readiness};
@@ -21,6 +21,17 @@ use crate::runtime::rate::Rate;
 pub const HUB_LEASE: &str = "clusteradm-hub-controllers";
 /// The Lease a cluster's agents hold in their namespace.
 pub const AGENT_LEASE: &str = "clusteradm-klusterlet-agent";
+
+/// The Lease under which the replicas of `components`' Deployment elect their leader: each of
+/// the Default-mode pair has its own, so one's leader never waits on the other's.
+#[must_use]
+pub fn agent_lease(components: Components) -> String {
+    match components {
+        Components::All => AGENT_LEASE.to_owned(),
+        Components::Registration => format!("{AGENT_LEASE}-registration"),
+        Components::Work => format!("{AGENT_LEASE}-work"),
+    }
+}
 
 /// Flags of `controller`.
 #[derive(Debug, clap::Args)]
@@ -87,6 +98,10 @@ pub struct AgentArgs {
     /// else open-cluster-management-agent)
     #[arg(long)]
     pub agent_namespace: Option<String>,
+    /// Which agents to run: all (upstream's Singleton agent), or one of upstream's Default-mode
+    /// pair, registration (with add-on registration) or work, each in its own Deployment
+    #[arg(long, value_enum, default_value = "all")]
+    pub components: Components,
     /// Hosted mode: the managed cluster's kubeconfig (the mounted external-managed-kubeconfig
     /// secret). The agents act there, while their secrets and Lease stay on the cluster they run on
     #[arg(long, visible_alias = "spoke-kubeconfig", value_name = "FILE")]
@@ -397,7 +412,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 .agent_namespace
                 .or_else(pod_namespace)
                 .unwrap_or_else(|| AGENT_NAMESPACE.to_owned());
-            let lock = LeaseLock::new(client.clone(), &namespace, AGENT_LEASE);
+            let lock = LeaseLock::new(client.clone(), &namespace, &agent_lease(a.components));
             let rate = Rate::from_flags(a.kube_api_qps, a.kube_api_burst);
             let (managed, managed_ca) = match &a.managed_kubeconfig {
                 Some(path) => (managed_client(path, rate).await?, mounted_ca(path)),
@@ -430,6 +445,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 },
                 registration,
                 managed_ca,
+                components: a.components,
             };
             lease::lead(lock, shutdown, waiting, move |token| {
                 crate::inprocess::klusterlet::agents(agents, token)

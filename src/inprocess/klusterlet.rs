@@ -126,6 +126,30 @@ pub struct Agents {
     /// The CA that `managed`'s API server is trusted with, for the ManagedCluster's client
     /// configs.
     pub managed_ca: Option<Vec<u8>>,
+    /// Which agents run: both (Singleton modes and in-process), or one of upstream's Default-mode
+    /// pair.
+    pub components: Components,
+}
+
+/// Which of the klusterlet's agents a process runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Components {
+    /// Registration (with add-on registration) and work: upstream's Singleton agent.
+    All,
+    /// The registration agent with add-on registration: upstream's `<k>-registration-agent`.
+    Registration,
+    /// The work agent: upstream's `<k>-work-agent`.
+    Work,
+}
+
+impl Components {
+    fn registration(self) -> bool {
+        self != Self::Work
+    }
+
+    fn work(self) -> bool {
+        self != Self::Registration
+    }
 }
 
 impl Agents {
@@ -144,6 +168,7 @@ impl Agents {
             work: agent::work::Settings::default(),
             registration: agent::registration::settings::Settings::default(),
             managed_ca: None,
+            components: Components::All,
         }
     }
 }
@@ -162,6 +187,7 @@ pub async fn agents(agents: Agents, token: Shutdown) -> anyhow::Result<()> {
         work,
         registration: settings,
         managed_ca,
+        components,
     } = agents;
     // A Klusterlet without a cluster name: the name the agent stored, or a new one.
     let cluster = if cluster.is_empty() {
@@ -188,7 +214,8 @@ pub async fn agents(agents: Agents, token: Shutdown) -> anyhow::Result<()> {
         namespace,
         cluster,
         applied_names: agent::work::AppliedNames::PerHub,
-        addons: true,
+        addons: components.registration(),
+        work_agent: components.work(),
         example_agents,
         // The add-ons' certificates are kept as the cluster's own.
         gates,
@@ -200,6 +227,10 @@ pub async fn agents(agents: Agents, token: Shutdown) -> anyhow::Result<()> {
         addon_auth: registration.settings.addon_auth,
     };
     let supervisor = agent::work::supervisor::run(supervised, token.clone());
+    if !components.registration() {
+        supervisor.await;
+        return Ok(());
+    }
     let (registration, ()) =
         tokio::join!(agent::registration::run(registration, token), supervisor);
     registration.map_err(|e| e.context("the registration agent stopped"))

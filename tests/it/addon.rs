@@ -550,6 +550,7 @@ fn supervised(agent: &fixture::Agent, managed: &kube::Client, gates: Gates) -> S
         cluster: agent.cluster().to_string(),
         applied_names: AppliedNames::PerHub,
         addons: true,
+        work_agent: true,
         example_agents: true,
         gates,
         work: clusteradm::agent::work::Settings::default(),

@@ -414,21 +414,25 @@ async fn our_agent_holds_nothing_beyond_upstreams_agents_on_the_managed_cluster(
     );
     // Its namespace's own Roles (leases, its secrets, events): upstream's management Roles hold
     // the same, in the agent namespace only.
-    let sa = (name.as_str(), format!("{name}-agent-sa"));
-    let ours = common::eventually(
-        "the agent's roles in effect",
-        std::time::Duration::from_secs(30),
-        || {
-            let (managed, baseline, sa) = (managed.clone(), baseline.clone(), sa.clone());
-            async move {
-                let ours = effective(&managed, (sa.0, &sa.1), &["default", sa.0], &baseline).await;
-                ours.iter()
-                    .any(|r| r.resource == "appliedmanifestworks")
-                    .then_some(ours)
-            }
-        },
-    )
-    .await;
+    // Default mode: upstream's two identities, whose rights together are compared.
+    let mut ours = BTreeSet::new();
+    for (agent, does) in [("registration", "nodes"), ("work", "appliedmanifestworks")] {
+        let sa = (name.as_str(), format!("{name}-{agent}-sa"));
+        let rights = common::eventually(
+            "the agent's roles in effect",
+            std::time::Duration::from_secs(30),
+            || {
+                let (managed, baseline, sa) = (managed.clone(), baseline.clone(), sa.clone());
+                async move {
+                    let ours =
+                        effective(&managed, (sa.0, &sa.1), &["default", sa.0], &baseline).await;
+                    ours.iter().any(|r| r.resource == does).then_some(ours)
+                }
+            },
+        )
+        .await;
+        ours.extend(rights);
+    }
     let extra = beyond("agent", &ours, &upstream);
     for o in &objects {
         let kind = &o.types.as_ref().unwrap().kind;

@@ -15,7 +15,8 @@ use crate::fleet::{
     create_work, gone, leader, wait_work,
 };
 use crate::{common, hosted_addon};
-use clusteradm::cli::controller::AGENT_LEASE;
+use clusteradm::cli::controller::agent_lease;
+use clusteradm::inprocess::klusterlet::Components;
 
 /// How long the hosted cluster took from `join` to `Available`, and its add-on to run.
 pub struct Hosted {
@@ -64,7 +65,8 @@ pub async fn join_work_and_leave(
 
     // The agent runs on the management cluster's node, in the Klusterlet's own namespace.
     let klusterlet = klusterlet_of(&management, &cluster).await;
-    let agent = leader(&management, &klusterlet, AGENT_LEASE).await;
+    // Hosted mode: upstream's two Deployments; the work agent's leader applies the works.
+    let agent = leader(&management, &klusterlet, &agent_lease(Components::Work)).await;
     assert_eq!(
         agent.spec.as_ref().unwrap().node_name.as_deref(),
         Some("management-node"),
@@ -98,10 +100,12 @@ pub async fn join_work_and_leave(
     // An add-on of the hosted cluster, hosted on the management cluster.
     let addon_to_pod =
         hosted_addon::runs_on_the_hosting_node(hub, &management, &hosted, &cluster, &hosting).await;
-    assert_no_refusals(
-        "management",
-        &format!("system:serviceaccount:{klusterlet}:{klusterlet}-agent-sa"),
-    );
+    for agent in ["registration", "work"] {
+        assert_no_refusals(
+            "management",
+            &format!("system:serviceaccount:{klusterlet}:{klusterlet}-{agent}-sa"),
+        );
+    }
     agent_acts_as_itself(&management, &klusterlet, &agent).await;
 
     // Leave: the work removed by the agent, the Klusterlet unjoined, the cluster deleted.
@@ -159,13 +163,16 @@ async fn join_and_accept(
 /// kubeconfig the user gave the operator, which its pod does not mount.
 async fn agent_acts_as_itself(management: &kube::Client, klusterlet: &str, agent: &Pod) {
     let managed_ns = managed_namespace_of(management, klusterlet).await;
-    assert_no_refusals(
-        "hosted",
-        &format!("system:serviceaccount:{managed_ns}:{klusterlet}-agent-sa"),
-    );
+    for agent in ["registration", "work"] {
+        assert_no_refusals(
+            "hosted",
+            &format!("system:serviceaccount:{managed_ns}:{klusterlet}-{agent}-sa"),
+        );
+    }
+    // The work agent's pod.
     let mounted = common::mounted_secrets(agent.spec.as_ref().unwrap());
     assert!(
-        mounted.contains(&"external-managed-kubeconfig-agent".to_string())
+        mounted.contains(&"external-managed-kubeconfig-work".to_string())
             && !mounted.contains(&"external-managed-kubeconfig".to_string()),
         "{mounted:?}"
     );

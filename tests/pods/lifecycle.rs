@@ -25,7 +25,8 @@ use crate::{addon, fleet, hosted, node_down};
 const HUB_NS: &str = "open-cluster-management-hub";
 const OPERATOR_NS: &str = "open-cluster-management";
 const AGENT_NS: &str = "open-cluster-management-agent";
-use clusteradm::cli::controller::{AGENT_LEASE, HUB_LEASE};
+use clusteradm::cli::controller::{HUB_LEASE, agent_lease};
+use clusteradm::inprocess::klusterlet::Components;
 
 // One story, told in order: each step needs the state the previous one made.
 #[allow(clippy::too_many_lines)]
@@ -184,7 +185,9 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
     clusteradm(&join);
     accept_until_available(&clusters, &cluster).await;
     let join_to_available = t.elapsed();
-    let agent_pod = leader(&managed, AGENT_NS, AGENT_LEASE).await;
+    // Default mode: upstream's two Deployments; the work agent's leader applies the works.
+    let work_lease = agent_lease(Components::Work);
+    let agent_pod = leader(&managed, AGENT_NS, &work_lease).await;
     assert_eq!(
         agent_pod.spec.as_ref().unwrap().node_name.as_deref(),
         Some("managed-node"),
@@ -252,7 +255,7 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
     // finishes the work, and rewrites nothing already applied.
     let many: Vec<(String, bool)> = (0..20).map(|i| (format!("cm-{i}"), false)).collect();
     let many_refs: Vec<(&str, bool)> = many.iter().map(|(n, d)| (n.as_str(), *d)).collect();
-    let old_holder = holder(&managed, AGENT_NS, AGENT_LEASE).await;
+    let old_holder = holder(&managed, AGENT_NS, &work_lease).await;
     create_work(&hub, &cluster, "many", &work_ns, &many_refs).await;
     kill_container(&agent_pod, "managed");
     let killed = Instant::now();
@@ -262,8 +265,9 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
         || {
             let managed = managed.clone();
             let old_holder = old_holder.clone();
+            let lease = work_lease.clone();
             async move {
-                let now = holder(&managed, AGENT_NS, AGENT_LEASE).await;
+                let now = holder(&managed, AGENT_NS, &lease).await;
                 (now.is_some() && now != old_holder).then_some(())
             }
         },
@@ -362,10 +366,12 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
         "hub",
         "system:serviceaccount:open-cluster-management-hub:cluster-manager-hub-sa",
     );
-    assert_no_refusals(
-        "managed",
-        "system:serviceaccount:open-cluster-management-agent:klusterlet-agent-sa",
-    );
+    for agent in ["registration", "work"] {
+        assert_no_refusals(
+            "managed",
+            &format!("system:serviceaccount:open-cluster-management-agent:klusterlet-{agent}-sa"),
+        );
+    }
 
     // unjoin and clean: nothing of OCM is left on either cluster.
     // As a user would: the works removed (by the agent, which still runs), the cluster

@@ -66,7 +66,17 @@ pub async fn fleet_moves_to(
         (hub, "open-cluster-management", "cluster-manager"),
         (hub, "open-cluster-management-hub", "cluster-manager-hub"),
         (managed, "open-cluster-management", "klusterlet"),
-        (managed, "open-cluster-management-agent", "klusterlet-agent"),
+        // Default mode: upstream's two Deployments (the former version's one agent removed).
+        (
+            managed,
+            "open-cluster-management-agent",
+            "klusterlet-registration-agent",
+        ),
+        (
+            managed,
+            "open-cluster-management-agent",
+            "klusterlet-manifestwork-agent",
+        ),
     ] {
         crate::common::eventually(
             &format!("every pod of {namespace}/{app} Ready on {next}"),

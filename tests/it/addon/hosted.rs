@@ -254,6 +254,7 @@ async fn a_hosted_addons_credential_and_lease_live_where_the_agent_runs() {
             cluster: c.clone(),
             applied_names: AppliedNames::PerHub,
             addons: true,
+            work_agent: true,
             example_agents: true,
             gates: clusteradm::agent::gates::Gates::default(),
             work: clusteradm::agent::work::Settings::default(),

@@ -63,6 +63,7 @@ pub(super) fn supervise(
         cluster: agent.cluster().to_string(),
         applied_names: AppliedNames::PerHub,
         addons: true,
+        work_agent: true,
         example_agents: true,
         gates: clusteradm::agent::gates::Gates::default(),
         work: clusteradm::agent::work::Settings::default(),

@@ -40,6 +40,9 @@ pub struct Supervised {
     pub applied_names: super::AppliedNames,
     /// Also register the cluster's add-ons with the same credential ([`crate::addon`]).
     pub addons: bool,
+    /// Run the work agent (not when this process is upstream's Default-mode registration agent,
+    /// which registers add-ons only).
+    pub work_agent: bool,
     /// Run the example add-on's agent in this process once it is registered (the in-process
     /// modes); a pod-run agent leaves it to the add-on's own Deployment.
     pub example_agents: bool,
@@ -140,6 +143,9 @@ async fn start(agent: &Supervised, credential: &Credential, token: Shutdown) -> 
             auth: agent.addon_auth,
         };
         tokio::spawn(crate::addon::run(opts, token.clone()));
+    }
+    if !agent.work_agent {
+        return Ok(());
     }
     let mut opts = super::WorkAgentOptions::new(
         hub,

@@ -75,6 +75,12 @@ pub fn inventory() -> (Vec<DynamicObject>, Vec<DynamicObject>) {
             .filter(|c| c.metadata.name.as_deref() == Some(desired::webhook::REPLICA_SET_VALIDATOR))
             .map(ocm_runtime::apply::to_dynamic),
     );
+    // The identity our add-on manager binds templates' permissions as, which upstream's
+    // add-on manager (deployed above) replaces.
+    everything.extend([
+        ocm_runtime::apply::to_dynamic(&desired::hub::addon_manager_cluster_role_binding()),
+        ocm_runtime::apply::to_dynamic(&desired::hub::addon_manager_cluster_role()),
+    ]);
     let (mut crds, objects): (Vec<_>, Vec<_>) = everything.into_iter().partition(|o| {
         o.types
             .as_ref()

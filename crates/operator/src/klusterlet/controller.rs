@@ -226,6 +226,29 @@ async fn remove_former_namespace(
         })
 }
 
+/// Once the desired objects are applied: a former agent namespace, and a former layout's agent
+/// Deployments and ServiceAccounts, go.
+async fn remove_former(
+    ctx: &Context,
+    v: &validate::Validated,
+    managed: &Client,
+    k: &Klusterlet,
+    desired: &desired::Desired,
+) -> Result<(), Error> {
+    remove_former_namespace(ctx, v, managed, k).await?;
+    match super::layout::remove_former_agents(&ctx.client, v, desired).await {
+        Ok(0) => Ok(()),
+        Ok(n) => {
+            tracing::info!(klusterlet = %v.name, n, "removed a former layout's agents");
+            Ok(())
+        }
+        Err(e) => Err(Error::Cleanup {
+            name: k.name_any(),
+            message: format!("removing a former layout's agents: {e}"),
+        }),
+    }
+}
+
 /// observe → validate → build → apply → status.
 /// Hosted modes: each deployed agent's own kubeconfig for the managed cluster, made once its
 /// ServiceAccount there exists (applied just before).
@@ -340,7 +363,7 @@ async fn reconcile_apply(k: &Klusterlet, ctx: &Context) -> Result<Action, Error>
     conds.extend(ready);
     status::update(&api, k, conds).await.map_err(status_err)?;
     if applied.is_ok() {
-        remove_former_namespace(ctx, &v, &managed, k).await?;
+        remove_former(ctx, &v, &managed, k, &desired).await?;
     }
     Ok(Action::requeue(if applied.is_ok() {
         RESYNC

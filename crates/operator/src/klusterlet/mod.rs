@@ -14,6 +14,7 @@ pub mod cleanup;
 pub mod controller;
 pub mod desired;
 pub mod hosted_finalizer;
+pub mod layout;
 pub mod managed_kubeconfig;
 pub mod observe;
 pub mod status;

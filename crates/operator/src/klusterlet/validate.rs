@@ -72,8 +72,9 @@ pub struct Validated {
     pub work_image: String,
     /// Combined agent image (Singleton modes).
     pub agent_image: String,
-    /// The registration and work images are one: our image, whose one agent Deployment runs
-    /// both (`clusteradm controller agent`), laid out as upstream's Singleton mode.
+    /// The registration and work images are one: our image (`clusteradm controller agent`),
+    /// which runs both agents in Singleton modes and one of them in each of upstream's two
+    /// Deployments in the others.
     pub ours: bool,
     /// `Name=true|false` feature gates of the registration agent.
     pub registration_gates: Vec<String>,
@@ -317,7 +318,7 @@ pub fn lenient(k: &Klusterlet) -> Result<Validated, Error> {
         generation: k.metadata.generation,
         cluster_name: spec.cluster_name.clone().unwrap_or_default(),
         hosted,
-        singleton: singleton || ours,
+        singleton,
         managed_namespace,
         agent_image: if ours {
             registration_image.clone()

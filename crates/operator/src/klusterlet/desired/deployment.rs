@@ -27,7 +27,9 @@ pub const METRICS_PORT: i32 = ocm_runtime::metrics_server::PORT;
 
 /// Our image's agent: `clusteradm controller agent`, which reads its secrets through the API.
 /// In Hosted modes it acts on the managed cluster through the mounted external kubeconfig.
-fn our_args(v: &Validated) -> Vec<String> {
+/// In Default and Hosted modes each of upstream's two Deployments runs one of its agents
+/// (`--components`), with the flags of that agent alone.
+fn our_args(v: &Validated, w: Workload) -> Vec<String> {
     let mut args = vec![
         "controller".into(),
         "agent".into(),
@@ -35,18 +37,47 @@ fn our_args(v: &Validated) -> Vec<String> {
         format!("--agent-namespace={}", v.agent_namespace),
         format!("--probe-address=0.0.0.0:{PROBE_PORT}"),
     ];
+    let (registers, works) = match w {
+        Workload::Singleton => (true, true),
+        Workload::Registration => {
+            args.push("--components=registration".into());
+            (true, false)
+        }
+        Workload::Work => {
+            args.push("--components=work".into());
+            (false, true)
+        }
+    };
     if v.hosted {
         args.push(format!("--managed-kubeconfig={SPOKE_DIR}/kubeconfig"));
     }
     if super::rbac::serves_metrics(v) {
         args.push(format!("--metrics-address=0.0.0.0:{METRICS_PORT}"));
     }
-    // Both agents run in this one: both lists, as upstream's Singleton agent takes them.
-    let gates = [v.registration_gates.clone(), v.work_gates.clone()].concat();
+    // Each agent's gates, both lists for both, as upstream's Singleton agent takes them.
+    let gates = [
+        if registers {
+            v.registration_gates.clone()
+        } else {
+            Vec::new()
+        },
+        if works {
+            v.work_gates.clone()
+        } else {
+            Vec::new()
+        },
+    ]
+    .concat();
     if !gates.is_empty() {
         args.push(format!("--feature-gates={}", gates.join(",")));
     }
-    args.extend(work_flags(v));
+    if works {
+        args.extend(work_flags(v));
+    }
+    if !registers {
+        args.extend(rate_flags("kube-api", v.work_rate));
+        return args;
+    }
     args.extend(registration_flags(v));
     // Upstream's flags, written (as upstream's join writes the field) only for tokens.
     let addon_auth = v.registration.addon_auth;
@@ -63,7 +94,12 @@ fn our_args(v: &Validated) -> Vec<String> {
             pairs(&v.registration.cluster_labels)
         ));
     }
-    args.extend(rate_flags("kube-api", v.agent_rate()));
+    let managed_rate = if works {
+        v.agent_rate()
+    } else {
+        v.registration_rate
+    };
+    args.extend(rate_flags("kube-api", managed_rate));
     if let Some(hubs) = &v.hubs {
         args.push(format!(
             "--bootstrap-kubeconfig-secrets={}",
@@ -147,7 +183,7 @@ fn rate_flags(prefix: &str, rate: Option<Rate>) -> Vec<String> {
 /// The command-line arguments of a workload.
 pub(super) fn args(v: &Validated, w: Workload) -> Vec<String> {
     if v.ours {
-        return our_args(v);
+        return our_args(v, w);
     }
     let mut args: Vec<String> = match w {
         Workload::Registration => vec!["/registration".into(), "agent".into()],
@@ -243,7 +279,9 @@ fn agent(v: &Validated, w: Workload) -> Deployment {
     };
     let mut mounts = Vec::new();
     let mut volumes = Vec::new();
-    if w == Workload::Work {
+    if w == Workload::Work && v.ours {
+        // Our work agent reads the hub kubeconfig secret through the API.
+    } else if w == Workload::Work {
         mounts
             .push(json!({"name": "hub-kubeconfig-secret", "mountPath": HUB_DIR, "readOnly": true}));
         volumes.push(json!({"name": "hub-kubeconfig-secret", "secret": {"secretName": HUB_KUBECONFIG_SECRET}}));

@@ -257,14 +257,28 @@ mod tests {
         assert!(by_name("-work-agent").contains(&sync));
         assert!(!by_name("-registration-agent").contains(&flag));
         assert!(!by_name("-registration-agent").contains(&sync));
-        // Ours: the one agent.
+        // Ours: its work agent, and in Singleton mode the one agent.
         let ours = "registrationImagePullSpec: 'r.example/clusteradm:v1', workImagePullSpec: 'r.example/clusteradm:v1', imagePullSpec: 'r.example/clusteradm:v1'";
-        let d = built(
-            &format!("{{clusterName: c1, {ours}, {work}}}"),
-            InProcess::default(),
-        );
-        assert!(args(&d.management.deployments[0]).contains(&flag));
-        assert!(args(&d.management.deployments[0]).contains(&sync));
+        for mode in ["Default", "Singleton"] {
+            let d = built(
+                &format!("{{clusterName: c1, deployOption: {{mode: {mode}}}, {ours}, {work}}}"),
+                InProcess::default(),
+            );
+            let agents: Vec<Vec<String>> = d.management.deployments.iter().map(args).collect();
+            let working: Vec<&Vec<String>> = agents
+                .iter()
+                .filter(|a| !a.contains(&"--components=registration".to_owned()))
+                .collect();
+            assert_eq!(working.len(), 1, "{agents:?}");
+            assert!(working[0].contains(&flag) && working[0].contains(&sync));
+            assert!(
+                agents
+                    .iter()
+                    .filter(|a| a.contains(&"--components=registration".to_owned()))
+                    .all(|a| !a.contains(&flag)),
+                "{agents:?}"
+            );
+        }
         // Unset: no flag, the agent's default.
         let d = built("{clusterName: c1}", InProcess::default());
         assert!(d.management.deployments.iter().all(|dep| {
@@ -588,9 +602,42 @@ mod tests {
     }
 
     #[test]
-    fn one_image_for_both_agents_is_our_single_agent_deployment() {
+    fn our_image_in_default_mode_runs_upstreams_two_deployments_one_agent_each() {
         let d = built(
             "{clusterName: c1, registrationImagePullSpec: 'example.com/clusteradm:v1', workImagePullSpec: 'example.com/clusteradm:v1'}",
+            InProcess::default(),
+        );
+        assert_eq!(
+            names(&d.management.deployments),
+            [
+                "open-cluster-management-agent/klusterlet-registration-agent",
+                "open-cluster-management-agent/klusterlet-work-agent"
+            ]
+        );
+        let (registration, work) = (
+            args(&d.management.deployments[0]),
+            args(&d.management.deployments[1]),
+        );
+        assert!(registration.contains(&"--components=registration".to_owned()));
+        assert!(work.contains(&"--components=work".to_owned()));
+        for deployment in &d.management.deployments {
+            let pod = pod(deployment);
+            assert!(
+                pod.service_account_name
+                    .as_deref()
+                    .is_some_and(|sa| sa.ends_with("-registration-sa") || sa.ends_with("-work-sa"))
+            );
+            assert_eq!(
+                pod.containers[0].image.as_deref(),
+                Some("example.com/clusteradm:v1")
+            );
+        }
+    }
+
+    #[test]
+    fn our_image_in_singleton_mode_is_one_agent_deployment() {
+        let d = built(
+            "{clusterName: c1, deployOption: {mode: Singleton}, registrationImagePullSpec: 'example.com/clusteradm:v1', workImagePullSpec: 'example.com/clusteradm:v1'}",
             InProcess::default(),
         );
         assert_eq!(
@@ -627,7 +674,7 @@ mod tests {
     #[test]
     fn our_hosted_agent_acts_on_the_mounted_managed_kubeconfig() {
         let d = built(
-            "{clusterName: c1, deployOption: {mode: Hosted}, registrationImagePullSpec: 'example.com/clusteradm:v1', workImagePullSpec: 'example.com/clusteradm:v1'}",
+            "{clusterName: c1, deployOption: {mode: SingletonHosted}, registrationImagePullSpec: 'example.com/clusteradm:v1', workImagePullSpec: 'example.com/clusteradm:v1'}",
             InProcess::default(),
         );
         assert_eq!(
@@ -723,7 +770,7 @@ mod tests {
 
     #[test]
     fn every_field_becomes_a_flag_of_our_agent() {
-        let ours = "registrationImagePullSpec: 'r.example/clusteradm:v1'\nworkImagePullSpec: 'r.example/clusteradm:v1'\n";
+        let ours = "registrationImagePullSpec: 'r.example/clusteradm:v1'\nworkImagePullSpec: 'r.example/clusteradm:v1'\ndeployOption: {mode: Singleton}\n";
         let labelled = "registrationConfiguration:\n  clusterLabels: {env: prod}\n";
         let spec =
             format!("{EVERY_AGENT_FIELD}{ours}").replace("registrationConfiguration:\n", labelled);

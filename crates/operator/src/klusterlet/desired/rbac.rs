@@ -191,15 +191,22 @@ pub(super) fn managed(
 ) -> (Vec<ClusterRole>, Vec<ClusterRoleBinding>) {
     let k = &v.name;
     let mut registration = registration_cluster_role();
+    let mut work = work_cluster_role();
     if serves_metrics(v) {
         // Authenticate the callers of /metrics (it authorises them with the work role's
         // SubjectAccessReviews), as upstream's hub components do; upstream's agents serve no
-        // authenticated metrics and hold no such right.
-        registration.push(rule(
-            &["authentication.k8s.io"],
-            &["tokenreviews"],
-            &["create"],
-        ));
+        // authenticated metrics and hold no such right. Each of the Default-mode pair serves its
+        // own, so each holds both.
+        let authenticate = rule(&["authentication.k8s.io"], &["tokenreviews"], &["create"]);
+        registration.push(authenticate.clone());
+        if !v.singleton {
+            work.push(authenticate);
+            registration.push(rule(
+                &["authorization.k8s.io"],
+                &["subjectaccessreviews"],
+                &["create"],
+            ));
+        }
     }
     let roles = [
         (
@@ -209,7 +216,7 @@ pub(super) fn managed(
         ),
         (
             format!("open-cluster-management:{k}-work:agent"),
-            work_cluster_role(),
+            work,
             Workload::Work,
         ),
         (
