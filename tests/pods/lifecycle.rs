@@ -194,8 +194,10 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
         "the agent runs on the managed cluster's own node"
     );
     assert_runs_locked_down(&agent_pod, &env.image);
+    // Default mode: a section per agent, as upstream shows its two Deployments.
+    info_shows_ready("klusterlet-info", managed_kc, "  Registration:", &env.image).await;
     let klusterlet_info =
-        info_shows_ready("klusterlet-info", managed_kc, "  Controller:", &env.image).await;
+        info_shows_ready("klusterlet-info", managed_kc, "  Work:", &env.image).await;
     assert!(
         klusterlet_info.starts_with("Klusterlet Conditions:\n  Type:\t\t\t"),
         "{klusterlet_info}"

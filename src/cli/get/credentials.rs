@@ -13,6 +13,8 @@
 //! and only as far as ROLE (`view` unless asked). Once read, the feedback rule is taken off, so
 //! the token stays in the work's status only while a call reads it. Deleting the work revokes it.
 //! Run as a plugin, the token goes only to a server the cluster's agent reported as its own.
+//! Where the cluster has the managed-serviceaccount add-on, the token is its instead: short-lived,
+//! rotated, and in a hub Secret only ([`super::managed_service_account`]).
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -28,6 +30,7 @@ use crate::api::work::{
     ManifestsTemplate, ResourceIdentifier,
 };
 use crate::cli::Ctx;
+use crate::cli::get::managed_service_account as msa;
 use crate::error::UserError;
 
 /// The namespace on the managed cluster that holds the ServiceAccounts.
@@ -47,6 +50,9 @@ pub struct Args {
     /// The ClusterRole on the managed cluster the credential is bound to
     #[arg(long, default_value = "view", value_name = "ROLE")]
     pub cluster_role: String,
+    /// How long a token of the managed-serviceaccount add-on is valid (it renews it before)
+    #[arg(long, default_value = "1h", value_parser = crate::cli::args::parse_duration, value_name = "DURATION")]
+    pub token_validity: Duration,
     /// How long to wait for the managed cluster's agent to report the token
     #[arg(long, default_value = "60s", value_parser = crate::cli::args::parse_duration, value_name = "DURATION")]
     pub timeout: Duration,
@@ -93,6 +99,35 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     if let Some(request) = &request {
         check_server(request, &managed_cluster)?;
     }
+    let api_version = request
+        .as_ref()
+        .map_or_else(|| V1.to_string(), |r| r.api_version.clone());
+    if let Some(namespace) = msa::install_namespace(&kube.client, &cluster).await {
+        let token = msa::credential(
+            &kube.client,
+            &cluster,
+            &args.cluster_role,
+            &namespace,
+            args.token_validity,
+            args.timeout,
+        )
+        .await?;
+        let mut status = json!({"token": token.token});
+        if let Some(expires) = token.expires {
+            status["expirationTimestamp"] = json!(expires);
+        }
+        let credential =
+            json!({"apiVersion": api_version, "kind": "ExecCredential", "status": status});
+        crate::ui::stdout::println(serde_json::to_string(&credential)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if request.is_none() {
+        ctx.printer.warn(format!(
+            "{cluster} has no Available {} add-on: the token is a ServiceAccount token Secret's, which does not expire (revoke it with `clusteradm delete work {PREFIX}-{} --clusters {cluster}`)",
+            msa::ADDON,
+            args.cluster_role
+        ));
+    }
     let works: Api<ManifestWork> = Api::namespaced(kube.client.clone(), &cluster);
     let mut work = work(&cluster, &args.cluster_role);
     let name = work.metadata.name.clone().unwrap_or_default();
@@ -117,7 +152,6 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     // the agent takes the value off again.
     work.spec.manifest_configs.clear();
     apply(work).await?;
-    let api_version = request.map_or_else(|| V1.to_string(), |r| r.api_version);
     let credential = json!({
         "apiVersion": api_version,
         "kind": "ExecCredential",

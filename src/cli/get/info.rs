@@ -161,7 +161,7 @@ pub async fn klusterlet(_args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     tree.line(0, "Components:");
     if let Ok(v) = crate::operator::klusterlet::validate::lenient(&k) {
         let ns = &v.agent_namespace;
-        // The combined agent of Singleton modes, which our image always deploys.
+        // The combined agent of Singleton modes; otherwise upstream's two.
         let combined = deployment_line(client, ns, &format!("{}-agent", v.name)).await?;
         if let Some(line) = combined {
             tree.line(1, "Controller:");

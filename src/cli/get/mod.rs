@@ -4,6 +4,7 @@ pub mod clusters;
 pub mod clustersets;
 pub mod credentials;
 pub mod info;
+pub mod managed_service_account;
 pub mod token;
 pub mod works;
 
