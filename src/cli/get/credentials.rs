@@ -346,14 +346,20 @@ fn reported_token(work: &ManifestWork) -> Option<String> {
 
 /// A refusal from the hub, with what right is missing.
 fn denied_hint(err: kube::Error, cluster: &str) -> anyhow::Error {
+    refused(
+        err,
+        &format!(
+            "a credential for {cluster} needs the rights to read its ManagedCluster and to create, patch and read ManifestWorks in the hub namespace {cluster}"
+        ),
+    )
+}
+
+/// A 403 from the hub as a user error saying what `needs`; any other error as it is.
+pub(super) fn refused(err: kube::Error, needs: &str) -> anyhow::Error {
     match err {
-        kube::Error::Api(ref s) if s.code == 403 => UserError::new(
-            format!("the hub refused: {}", s.message),
-            format!(
-                "a credential for {cluster} needs the rights to read its ManagedCluster and to create, patch and read ManifestWorks in the hub namespace {cluster}"
-            ),
-        )
-        .into(),
+        kube::Error::Api(ref s) if s.code == 403 => {
+            UserError::new(format!("the hub refused: {}", s.message), needs).into()
+        }
         other => other.into(),
     }
 }

@@ -169,16 +169,12 @@ async fn wait_token(
 
 /// A refusal from the hub, with the rights this way needs.
 fn refused(err: kube::Error, cluster: &str) -> anyhow::Error {
-    match err {
-        kube::Error::Api(ref s) if s.code == 403 => UserError::new(
-            format!("the hub refused: {}", s.message),
-            format!(
-                "a credential for {cluster} through managed-serviceaccount needs the rights to apply ManagedServiceAccounts and ManifestWorks and to read Secrets in the hub namespace {cluster}"
-            ),
-        )
-        .into(),
-        other => other.into(),
-    }
+    super::credentials::refused(
+        err,
+        &format!(
+            "a credential for {cluster} through managed-serviceaccount needs the rights to apply ManagedServiceAccounts and ManifestWorks and to read Secrets in the hub namespace {cluster}"
+        ),
+    )
 }
 
 #[cfg(test)]

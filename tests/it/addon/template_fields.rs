@@ -52,6 +52,19 @@ where
     api.create(&PostParams::default(), &object).await.unwrap();
 }
 
+/// ClusterManagementAddOn `addon`, whose default config is AddOnTemplate `template`.
+async fn template_addon(hub: &kube::Client, addon: &str, template: &str) {
+    create(
+        &Api::<ClusterManagementAddOn>::all(hub.clone()),
+        json!({
+        "apiVersion": format!("{GROUP}/v1alpha1"), "kind": "ClusterManagementAddOn",
+        "metadata": {"name": addon},
+        "spec": {"supportedConfigs": [{"group": GROUP, "resource": "addontemplates",
+            "defaultConfig": {"name": template}}]}}),
+    )
+    .await;
+}
+
 async fn namespace(hub: &kube::Client, name: &str) {
     create(
         &Api::<Namespace>::all(hub.clone()),
@@ -93,15 +106,7 @@ async fn a_templates_name_work_options_and_namespaced_permission_reach_the_hub()
             "registration": [{"type": "KubeClient", "kubeClient": {"hubPermissions": [
                 {"type": "SingleNamespace", "singleNamespace": {"namespace": shared,
                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "reader"}}}]}}]}})).await;
-    create(
-        &Api::<ClusterManagementAddOn>::all(hub.clone()),
-        json!({
-        "apiVersion": format!("{GROUP}/v1alpha1"), "kind": "ClusterManagementAddOn",
-        "metadata": {"name": addon},
-        "spec": {"supportedConfigs": [{"group": GROUP, "resource": "addontemplates",
-            "defaultConfig": {"name": template}}]}}),
-    )
-    .await;
+    template_addon(&hub, &addon, &template).await;
     succeeds(&[
         "addon",
         "enable",
@@ -222,15 +227,7 @@ async fn a_hub_permission_beyond_the_addon_managers_rights_is_refused_and_said()
                 {"type": "CurrentCluster", "currentCluster": {"clusterRoleName": role}}]}}]}}),
     )
     .await;
-    create(
-        &Api::<ClusterManagementAddOn>::all(hub.clone()),
-        json!({
-        "apiVersion": format!("{GROUP}/v1alpha1"), "kind": "ClusterManagementAddOn",
-        "metadata": {"name": addon},
-        "spec": {"supportedConfigs": [{"group": GROUP, "resource": "addontemplates",
-            "defaultConfig": {"name": template}}]}}),
-    )
-    .await;
+    template_addon(&hub, &addon, &template).await;
     succeeds(&["addon", "enable", "--names", &addon, "--clusters", &c[0]]).await;
 
     let registration = |reason: &'static str| {
