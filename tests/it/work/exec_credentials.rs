@@ -83,7 +83,14 @@ async fn credentials_reach_the_managed_cluster_with_the_role_and_no_more() {
     .unwrap();
     clusters.create(&PostParams::default(), &mc).await.unwrap();
 
-    let first = token_of(&run(hub_cli(&["get", "credentials", &c.name])).await);
+    let direct = run(hub_cli(&["get", "credentials", &c.name])).await;
+    // Without the managed-serviceaccount add-on the token does not expire, and the user is told.
+    assert!(
+        String::from_utf8_lossy(&direct.stderr).contains("which does not expire"),
+        "{}",
+        String::from_utf8_lossy(&direct.stderr)
+    );
+    let first = token_of(&direct);
     let managed = managed_with_token(&first).await;
     assert_eq!(
         common::whoami(&managed).await.unwrap(),
@@ -124,10 +131,15 @@ async fn credentials_reach_the_managed_cluster_with_the_role_and_no_more() {
         );
         exec
     };
+    let plugged = run(as_plugin(&server)).await;
     assert_eq!(
-        token_of(&run(as_plugin(&server)).await),
+        token_of(&plugged),
         first,
         "the same credential, not a new one"
+    );
+    assert!(
+        plugged.stderr.is_empty(),
+        "a plugin's stderr reaches the user at every call"
     );
     let elsewhere = run(as_plugin("https://attacker.example:6443")).await;
     assert_eq!(elsewhere.status.code(), Some(1));
