@@ -2846,7 +2846,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__get__subcmd__credentials)
-            opts="-v -q -h -V --cluster-role --timeout --kubeconfig --context --verbose --color --dry-run --quiet --help --version"
+            opts="-v -q -h -V --cluster-role --token-validity --timeout --non-expiring --kubeconfig --context --verbose --color --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2856,8 +2856,16 @@ _clusteradm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --token-validity)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --non-expiring)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 --kubeconfig)

@@ -346,7 +346,10 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_se
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from clusterset" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from credentials" -l cluster-role -d 'The ClusterRole on the managed cluster the credential is bound to' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from credentials" -l token-validity -d 'How long a token of the managed-serviceaccount add-on is valid (it renews it before)' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from credentials" -l timeout -d 'How long to wait for the managed cluster\'s agent to report the token' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from credentials" -l non-expiring -d 'Without the managed-serviceaccount add-on on the cluster, accept a ServiceAccount token Secret\'s token, which does not expire and passes through the work\'s status while read' -r -f -a "true\t''
+false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from credentials" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from credentials" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand get; and __fish_seen_subcommand_from credentials" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'

@@ -53,6 +53,10 @@ pub struct Args {
     /// How long a token of the managed-serviceaccount add-on is valid (it renews it before)
     #[arg(long, default_value = "1h", value_parser = crate::cli::args::parse_duration, value_name = "DURATION")]
     pub token_validity: Duration,
+    /// Without the managed-serviceaccount add-on on the cluster, accept a ServiceAccount token
+    /// Secret's token, which does not expire and passes through the work's status while read
+    #[arg(long)]
+    pub non_expiring: bool,
     /// How long to wait for the managed cluster's agent to report the token
     #[arg(long, default_value = "60s", value_parser = crate::cli::args::parse_duration, value_name = "DURATION")]
     pub timeout: Duration,
@@ -121,10 +125,16 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         crate::ui::stdout::println(serde_json::to_string(&credential)?)?;
         return Ok(ExitCode::SUCCESS);
     }
+    if !args.non_expiring {
+        return Err(UserError::new(
+            format!("{cluster} has no Available {} add-on to take a short-lived token from", msa::ADDON),
+            format!("install it on the hub (its Helm chart) and enable it on {cluster}, or pass --non-expiring to accept a ServiceAccount token that does not expire"),
+        )
+        .into());
+    }
     if request.is_none() {
         ctx.printer.warn(format!(
-            "{cluster} has no Available {} add-on: the token is a ServiceAccount token Secret's, which does not expire (revoke it with `clusteradm delete work {PREFIX}-{} --clusters {cluster}`)",
-            msa::ADDON,
+            "the token is a ServiceAccount token Secret's, which does not expire (revoke it with `clusteradm delete work {PREFIX}-{} --clusters {cluster}`)",
             args.cluster_role
         ));
     }

@@ -83,8 +83,23 @@ async fn credentials_reach_the_managed_cluster_with_the_role_and_no_more() {
     .unwrap();
     clusters.create(&PostParams::default(), &mc).await.unwrap();
 
-    let direct = run(hub_cli(&["get", "credentials", &c.name])).await;
-    // Without the managed-serviceaccount add-on the token does not expire, and the user is told.
+    // Without the managed-serviceaccount add-on a token would not expire: refused unless the
+    // caller accepts that, and nothing is made.
+    let refused = run(hub_cli(&["get", "credentials", &c.name])).await;
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("--non-expiring"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    assert!(
+        c.works()
+            .get_opt("clusteradm-credentials-view")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let direct = run(hub_cli(&["get", "credentials", &c.name, "--non-expiring"])).await;
     assert!(
         String::from_utf8_lossy(&direct.stderr).contains("which does not expire"),
         "{}",
@@ -122,7 +137,7 @@ async fn credentials_reach_the_managed_cluster_with_the_role_and_no_more() {
     // As an exec plugin: the cluster from KUBERNETES_EXEC_INFO, the same token again; never for
     // a server the cluster's agent did not report.
     let as_plugin = |server: &str| {
-        let mut exec = hub_cli(&["get", "credentials"]);
+        let mut exec = hub_cli(&["get", "credentials", "--non-expiring"]);
         exec.env(
             "KUBERNETES_EXEC_INFO",
             json!({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
@@ -151,7 +166,13 @@ async fn credentials_reach_the_managed_cluster_with_the_role_and_no_more() {
     );
 
     // Refused: an unknown cluster; a caller who may not create ManifestWorks there.
-    let unknown = run(hub_cli(&["get", "credentials", "no-such-cluster-here"])).await;
+    let unknown = run(hub_cli(&[
+        "get",
+        "credentials",
+        "no-such-cluster-here",
+        "--non-expiring",
+    ]))
+    .await;
     assert_eq!(unknown.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&unknown.stderr)
@@ -162,7 +183,13 @@ async fn credentials_reach_the_managed_cluster_with_the_role_and_no_more() {
     let powerless = powerless_kubeconfig(&c.hub, &c.name).await;
     let mut refused = common::clusteradm();
     refused
-        .args(["get", "credentials", &c.name, "--kubeconfig"])
+        .args([
+            "get",
+            "credentials",
+            &c.name,
+            "--non-expiring",
+            "--kubeconfig",
+        ])
         .arg(&powerless);
     let refused = run(refused).await;
     assert!(!refused.status.success());
