@@ -338,11 +338,19 @@ async fn the_addon_managers_account_holds_nothing_beyond_upstreams_addon_manager
     let extra = beyond("add-on manager", &ours, &upstream);
     assert!(extra.is_empty(), "beyond upstream's: {extra:#?}");
     assert!(!ours.iter().any(|r| r.resource == "secrets"), "{ours:#?}");
-    // Binding is all it writes of RBAC: no role of its own making, no `bind` or `escalate`.
+    // Binding is all it writes of RBAC: no role of its own making, no `bind` or `escalate`; and
+    // it makes no identity (no ServiceAccount written, no token requested).
     assert!(
         !ours
             .iter()
             .any(|r| r.resource == "roles" || r.verb == "bind" || r.verb == "escalate"),
+        "{ours:#?}"
+    );
+    assert!(
+        !ours
+            .iter()
+            .any(|r| r.resource.starts_with("serviceaccounts")
+                && !["get", "list", "watch"].contains(&r.verb.as_str())),
         "{ours:#?}"
     );
 }

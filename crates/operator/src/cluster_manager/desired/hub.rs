@@ -143,31 +143,37 @@ pub fn addon_manager_service_account() -> ServiceAccount {
     named_service_account(ADDON_MANAGER_SA, HUB_NAMESPACE)
 }
 
-/// The ClusterRole of upstream's add-on manager's ServiceAccount while our hub does its work:
-/// what writing a template's hub RoleBindings needs, and the rights upstream's add-on manager
-/// holds that templates commonly grant their agents (RBAC lets a binding grant only what its
-/// writer holds; upstream's e2e template grants ConfigMap rights). Anything else a template binds
-/// the user grants that account, as add-ons' charts do for upstream's.
+/// The ClusterRole of upstream's add-on manager's ServiceAccount while our hub does its work.
+/// RBAC lets a template's hub permission grant only what its writer holds, so the account holds
+/// upstream's add-on manager's rules, which templates are written against (upstream's e2e
+/// template grants ConfigMaps and ManagedClusterAddOns), but for what would let a taken hub pod
+/// make identities through it: no ServiceAccount written, no token requested (the operator makes
+/// the add-ons' token identities), and RoleBindings, not Roles, written. Anything else a template
+/// binds the user grants that account, as add-ons' charts do for upstream's.
 #[must_use]
 pub fn addon_manager_cluster_role() -> ClusterRole {
+    let mints = |r: &PolicyRule| {
+        r.resources
+            .iter()
+            .flatten()
+            .any(|res| res.starts_with("serviceaccounts"))
+    };
+    let rules = rbac::rules(Component::AddonManager)
+        .into_iter()
+        .filter(|r| !mints(r))
+        .map(|mut r| {
+            if let Some(resources) = &mut r.resources {
+                resources.retain(|res| res != "roles");
+            }
+            r
+        })
+        .collect();
     ClusterRole {
         metadata: kube::api::ObjectMeta {
             name: Some(ADDON_MANAGER_ROLE.into()),
             ..Default::default()
         },
-        rules: Some(vec![
-            rule(
-                &["rbac.authorization.k8s.io"],
-                &["rolebindings"],
-                &["get", "list", "watch", "create", "update", "delete"],
-            ),
-            rule(&[""], &["configmaps", "events"], rbac::EVERY),
-            rule(
-                &["coordination.k8s.io"],
-                &["leases"],
-                &["get", "list", "watch", "create", "update", "patch"],
-            ),
-        ]),
+        rules: Some(rules),
         ..Default::default()
     }
 }
