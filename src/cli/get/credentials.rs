@@ -106,8 +106,8 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let api_version = request
         .as_ref()
         .map_or_else(|| V1.to_string(), |r| r.api_version.clone());
-    if let Some(namespace) = msa::install_namespace(&kube.client, &cluster).await {
-        let token = msa::credential(
+    let token = if let Some(namespace) = msa::install_namespace(&kube.client, &cluster).await {
+        msa::credential(
             &kube.client,
             &cluster,
             &args.cluster_role,
@@ -115,35 +115,44 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             args.token_validity,
             args.timeout,
         )
-        .await?;
-        let mut status = json!({"token": token.token});
-        if let Some(expires) = token.expires {
-            status["expirationTimestamp"] = json!(expires);
+        .await?
+    } else if args.non_expiring {
+        if request.is_none() {
+            ctx.printer.warn(format!(
+                "the token is a ServiceAccount token Secret's, which does not expire (revoke it with `clusteradm delete work {PREFIX}-{} --clusters {cluster}`)",
+                args.cluster_role
+            ));
         }
-        let credential =
-            json!({"apiVersion": api_version, "kind": "ExecCredential", "status": status});
-        crate::ui::stdout::println(serde_json::to_string(&credential)?)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    if !args.non_expiring {
+        non_expiring_token(&kube.client, &cluster, &args).await?
+    } else {
         return Err(UserError::new(
             format!("{cluster} has no Available {} add-on to take a short-lived token from", msa::ADDON),
             format!("install it on the hub (its Helm chart) and enable it on {cluster}, or pass --non-expiring to accept a ServiceAccount token that does not expire"),
         )
         .into());
+    };
+    let mut status = json!({"token": token.token});
+    if let Some(expires) = token.expires {
+        status["expirationTimestamp"] = json!(expires);
     }
-    if request.is_none() {
-        ctx.printer.warn(format!(
-            "the token is a ServiceAccount token Secret's, which does not expire (revoke it with `clusteradm delete work {PREFIX}-{} --clusters {cluster}`)",
-            args.cluster_role
-        ));
-    }
-    let works: Api<ManifestWork> = Api::namespaced(kube.client.clone(), &cluster);
-    let mut work = work(&cluster, &args.cluster_role);
+    let credential = json!({"apiVersion": api_version, "kind": "ExecCredential", "status": status});
+    crate::ui::stdout::println(serde_json::to_string(&credential)?)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The token of a ServiceAccount token Secret the cluster's work agent makes and reports back as
+/// the work's feedback, taken off the status once read.
+async fn non_expiring_token(
+    client: &kube::Client,
+    cluster: &str,
+    args: &Args,
+) -> anyhow::Result<msa::Token> {
+    let works: Api<ManifestWork> = Api::namespaced(client.clone(), cluster);
+    let mut work = work(cluster, &args.cluster_role);
     let name = work.metadata.name.clone().unwrap_or_default();
     let apply = |work: ManifestWork| {
         let works = works.clone();
-        let (cluster, name) = (cluster.clone(), name.clone());
+        let name = name.clone();
         async move {
             works
                 .patch(
@@ -152,7 +161,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
                     &Patch::Apply(&work),
                 )
                 .await
-                .map_err(|e| denied_hint(e, &cluster))
+                .map_err(|e| denied_hint(e, cluster))
                 .with_context(|| format!("applying ManifestWork {cluster}/{name}"))
         }
     };
@@ -162,13 +171,10 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     // the agent takes the value off again.
     work.spec.manifest_configs.clear();
     apply(work).await?;
-    let credential = json!({
-        "apiVersion": api_version,
-        "kind": "ExecCredential",
-        "status": {"token": token},
-    });
-    crate::ui::stdout::println(serde_json::to_string(&credential)?)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(msa::Token {
+        token,
+        expires: None,
+    })
 }
 
 /// The ExecCredential API version answered when none is asked.

@@ -68,23 +68,9 @@ async fn token_left_the_status(c: &TestCluster) {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn credentials_reach_the_managed_cluster_with_the_role_and_no_more() {
-    let _hub = super::hub_lock().await;
-    let c = TestCluster::new("it-creds").await;
-    let _agent = c.agent(Duration::from_secs(60));
-    let clusters: Api<ManagedCluster> = Api::all(c.hub.clone());
-    // As its agent reports it: the managed API server's URL and CA.
-    let (server, ca) = common::server_and_ca(&common::env().managed);
-    let mc: ManagedCluster = serde_json::from_value(json!({
-        "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
-        "metadata": {"name": c.name}, "spec": {"hubAcceptsClient": false,
-            "managedClusterClientConfigs": [{"url": server, "caBundle": ca}]}}))
-    .unwrap();
-    clusters.create(&PostParams::default(), &mc).await.unwrap();
-
-    // Without the managed-serviceaccount add-on a token would not expire: refused unless the
-    // caller accepts that, and nothing is made.
+/// Without the managed-serviceaccount add-on a token would not expire: refused unless the caller
+/// accepts that, and nothing is made.
+async fn refused_without_the_addon(c: &TestCluster) {
     let refused = run(hub_cli(&["get", "credentials", &c.name])).await;
     assert_eq!(refused.status.code(), Some(1));
     assert!(
@@ -99,6 +85,25 @@ async fn credentials_reach_the_managed_cluster_with_the_role_and_no_more() {
             .unwrap()
             .is_none()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // one credential's life: made, used, checked, refused, revoked
+async fn credentials_reach_the_managed_cluster_with_the_role_and_no_more() {
+    let _hub = super::hub_lock().await;
+    let c = TestCluster::new("it-creds").await;
+    let _agent = c.agent(Duration::from_secs(60));
+    let clusters: Api<ManagedCluster> = Api::all(c.hub.clone());
+    // As its agent reports it: the managed API server's URL and CA.
+    let (server, ca) = common::server_and_ca(&common::env().managed);
+    let mc: ManagedCluster = serde_json::from_value(json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+        "metadata": {"name": c.name}, "spec": {"hubAcceptsClient": false,
+            "managedClusterClientConfigs": [{"url": server, "caBundle": ca}]}}))
+    .unwrap();
+    clusters.create(&PostParams::default(), &mc).await.unwrap();
+
+    refused_without_the_addon(&c).await;
     let direct = run(hub_cli(&["get", "credentials", &c.name, "--non-expiring"])).await;
     assert!(
         String::from_utf8_lossy(&direct.stderr).contains("which does not expire"),
