@@ -168,9 +168,20 @@ pub fn addon_manager_cluster_role() -> ClusterRole {
             r
         })
         .collect();
+    named_cluster_role(ADDON_MANAGER_ROLE, rules)
+}
+
+/// Its ClusterRoleBinding to upstream's add-on manager's ServiceAccount.
+#[must_use]
+pub fn addon_manager_cluster_role_binding() -> ClusterRoleBinding {
+    binding_to_account(ADDON_MANAGER_ROLE, ADDON_MANAGER_SA)
+}
+
+/// ClusterRole `name` with `rules`.
+fn named_cluster_role(name: &str, rules: Vec<PolicyRule>) -> ClusterRole {
     ClusterRole {
         metadata: kube::api::ObjectMeta {
-            name: Some(ADDON_MANAGER_ROLE.into()),
+            name: Some(name.into()),
             ..Default::default()
         },
         rules: Some(rules),
@@ -178,14 +189,14 @@ pub fn addon_manager_cluster_role() -> ClusterRole {
     }
 }
 
-/// Its ClusterRoleBinding to upstream's add-on manager's ServiceAccount.
-#[must_use]
-pub fn addon_manager_cluster_role_binding() -> ClusterRoleBinding {
+/// The ClusterRoleBinding `role` of ClusterRole `role` to ServiceAccount `account` of the hub
+/// namespace.
+fn binding_to_account(role: &str, account: &str) -> ClusterRoleBinding {
     serde_json::from_value(json!({
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": ADDON_MANAGER_ROLE},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": ADDON_MANAGER_ROLE},
-        "subjects": [{"kind": "ServiceAccount", "name": ADDON_MANAGER_SA, "namespace": HUB_NAMESPACE}],
+        "metadata": {"name": role},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": HUB_NAMESPACE}],
     }))
     .expect("a valid ClusterRoleBinding")
 }
@@ -208,26 +219,13 @@ pub fn cluster_role() -> ClusterRole {
     let mut rules = rbac::rules(Component::RegistrationController);
     rules.extend(rbac::rules(Component::PlacementController));
     rules.extend(extra_rules());
-    ClusterRole {
-        metadata: kube::api::ObjectMeta {
-            name: Some(CLUSTER_ROLE.into()),
-            ..Default::default()
-        },
-        rules: Some(rules),
-        ..Default::default()
-    }
+    named_cluster_role(CLUSTER_ROLE, rules)
 }
 
 /// The ClusterRoleBinding.
 #[must_use]
 pub fn cluster_role_binding() -> ClusterRoleBinding {
-    serde_json::from_value(json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": CLUSTER_ROLE},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": CLUSTER_ROLE},
-        "subjects": [{"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": HUB_NAMESPACE}],
-    }))
-    .expect("a valid ClusterRoleBinding")
+    binding_to_account(CLUSTER_ROLE, SERVICE_ACCOUNT)
 }
 
 /// The Deployment, with `image` (the ClusterManager's one image).
