@@ -264,10 +264,11 @@ async fn the_loop_installs_the_hub_and_reports_it() {
         .collect();
     assert_eq!(
         only_default.len(),
-        6 + 6 * 3 + 3,
+        6 + 6 * 3 + 3 - 1,
         "6 Deployments (upstream's add-on manager and add-on webhook among them), their RBAC \
-         (the add-on webhook has none; the add-on manager's executor role instead), 3 Services \
-         (admission by policies: no webhook configuration)"
+         (the add-on webhook has none; the add-on manager's executor role instead; its \
+         ServiceAccount is in-process mode's too, as which our add-on manager binds templates' \
+         permissions), 3 Services (admission by policies: no webhook configuration)"
     );
     for upstreams in [
         "cluster-manager-addon-manager-controller",
