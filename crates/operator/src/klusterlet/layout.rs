@@ -17,35 +17,37 @@ pub async fn remove_former_agents(
     v: &Validated,
     desired: &Desired,
 ) -> Result<usize, kube::Error> {
-    let wanted_deployments: Vec<String> = desired
-        .management
-        .deployments
-        .iter()
-        .map(ResourceExt::name_any)
-        .collect();
-    let wanted_accounts: Vec<String> = desired
-        .management
-        .service_accounts
-        .iter()
-        .map(ResourceExt::name_any)
-        .collect();
-    let selector = ListParams::default().labels(&format!("{KLUSTERLET_LABEL}={}", v.name));
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), &v.agent_namespace);
     let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), &v.agent_namespace);
+    let mut removed =
+        remove_unwanted(&deployments, v, &names(&desired.management.deployments)).await?;
+    removed += remove_unwanted(&accounts, v, &names(&desired.management.service_accounts)).await?;
+    Ok(removed)
+}
+
+/// Deletes the Klusterlet's objects in `api` not named in `wanted`; returns how many went.
+async fn remove_unwanted<K>(
+    api: &Api<K>,
+    v: &Validated,
+    wanted: &[String],
+) -> Result<usize, kube::Error>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let selector = ListParams::default().labels(&format!("{KLUSTERLET_LABEL}={}", v.name));
     let mut removed = 0;
-    for d in deployments.list_metadata(&selector).await? {
-        if !wanted_deployments.contains(&d.name_any()) {
-            delete(&deployments, &d.name_any()).await?;
-            removed += 1;
-        }
-    }
-    for a in accounts.list_metadata(&selector).await? {
-        if !wanted_accounts.contains(&a.name_any()) {
-            delete(&accounts, &a.name_any()).await?;
+    for object in api.list_metadata(&selector).await? {
+        if !wanted.contains(&object.name_any()) {
+            delete(api, &object.name_any()).await?;
             removed += 1;
         }
     }
     Ok(removed)
+}
+
+/// The names of `objects`.
+fn names<K: kube::Resource>(objects: &[K]) -> Vec<String> {
+    objects.iter().map(ResourceExt::name_any).collect()
 }
 
 async fn delete<K>(api: &Api<K>, name: &str) -> Result<(), kube::Error>
