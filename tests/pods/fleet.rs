@@ -1,6 +1,6 @@
 //! Steps the pod tests share: leases and leaders, works and their status, waits, and the checks
 //! that pods ran locked down, were refused nothing and left nothing behind.
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingAdmissionPolicy, ValidatingWebhookConfiguration,
@@ -466,24 +466,33 @@ where
 
 /// Waits until `clusteradm get <what>` on `kubeconfig` shows, under the line `section`, a
 /// workload line `<kind>:\t(n/n) <image>` with all its replicas available; returns the output.
+/// Three minutes: a second replica's pod may start behind the others on a busy 2-core node. On
+/// timeout the last output is in the message, so a failure says which count was short.
 pub async fn info_shows_ready(what: &str, kubeconfig: &str, section: &str, image: &str) -> String {
-    common::eventually(
-        &format!("`get {what}` showing {section} ready with {image}"),
-        Duration::from_secs(90),
-        || {
-            let out = crate::fixture::clusteradm(&["get", what, "--kubeconfig", kubeconfig]);
-            let lines: Vec<&str> = out.lines().collect();
-            let ready = lines.windows(2).any(|w| {
-                w[0] == section
-                    && w[1].split_once("\t(").is_some_and(|(_, rest)| {
-                        rest.split_once(") ").is_some_and(|(counts, shown)| {
-                            let (a, b) = counts.split_once('/').unwrap_or(("", "-"));
-                            a == b && a != "0" && shown == image
-                        })
-                    })
-            });
-            std::future::ready(ready.then_some(out))
-        },
-    )
-    .await
+    let deadline = Instant::now() + Duration::from_secs(180);
+    loop {
+        let out = crate::fixture::clusteradm(&["get", what, "--kubeconfig", kubeconfig]);
+        if shows_ready(&out, section, image) {
+            return out;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "`get {what}` never showed {section} ready with {image}; it last printed:\n{out}"
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// Whether `out` has, under the line `section`, a line `<kind>:\t(n/n) <image>` with n > 0.
+fn shows_ready(out: &str, section: &str, image: &str) -> bool {
+    let lines: Vec<&str> = out.lines().collect();
+    lines.windows(2).any(|w| {
+        w[0] == section
+            && w[1].split_once("\t(").is_some_and(|(_, rest)| {
+                rest.split_once(") ").is_some_and(|(counts, shown)| {
+                    let (a, b) = counts.split_once('/').unwrap_or(("", "-"));
+                    a == b && a != "0" && shown == image
+                })
+            })
+    })
 }

@@ -296,6 +296,53 @@ const MANAGED_CRDS: [&str; 2] = [
     "clusterclaims.cluster.open-cluster-management.io",
 ];
 
+/// Default → Singleton → Default: each switch leaves exactly the new layout's agent Deployments
+/// and ServiceAccounts, so that two sets of agents never run for one cluster.
+async fn the_former_layouts_agents_go(managed: &Client) {
+    let klusterlets: Api<Klusterlet> = Api::all(managed.clone());
+    let deployments: Api<Deployment> = Api::namespaced(managed.clone(), AGENT_NS);
+    let accounts: Api<ServiceAccount> = Api::namespaced(managed.clone(), AGENT_NS);
+    let default = (
+        ["klusterlet-registration-agent", "klusterlet-work-agent"].as_slice(),
+        ["klusterlet-registration-sa", "klusterlet-work-sa"].as_slice(),
+    );
+    let singleton = (
+        ["klusterlet-agent"].as_slice(),
+        ["klusterlet-agent-sa"].as_slice(),
+    );
+    for (mode, (wanted, wanted_accounts), (former, former_accounts)) in [
+        ("Singleton", singleton, default),
+        ("Default", default, singleton),
+    ] {
+        let patch = serde_json::json!({"spec": {"deployOption": {"mode": mode}}});
+        klusterlets
+            .patch("klusterlet", &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .unwrap();
+        common::eventually(
+            &format!("only {mode} mode's agents"),
+            Duration::from_secs(60),
+            || async {
+                let mut only_new = true;
+                for name in wanted {
+                    only_new &= exists(&deployments, name).await;
+                }
+                for name in wanted_accounts {
+                    only_new &= exists(&accounts, name).await;
+                }
+                for name in former {
+                    only_new &= !exists(&deployments, name).await;
+                }
+                for name in former_accounts {
+                    only_new &= !exists(&accounts, name).await;
+                }
+                only_new.then_some(())
+            },
+        )
+        .await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_loop_installs_the_agents_and_unjoin_removes_everything() {
     let _one_at_a_time = crate::serial().await;
@@ -380,6 +427,7 @@ async fn the_loop_installs_the_agents_and_unjoin_removes_everything() {
     );
     assert_eq!(condition(&k, "Available").status, "False");
     assert!(operator::is_running(&managed).await.unwrap());
+    the_former_layouts_agents_go(&managed).await;
 
     // unjoin while the loop runs: the loop's finalizer does the cleanup.
     let start = Instant::now();
