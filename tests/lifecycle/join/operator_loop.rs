@@ -490,6 +490,21 @@ async fn unjoin_without_an_operator_cleans_up_itself() {
     assert!(!exists(&deployments, "klusterlet-registration-agent").await);
 }
 
+/// Whether `client`'s identity may `verb` `resource` in `namespace` (a SelfSubjectAccessReview).
+async fn may(client: &Client, verb: &str, resource: &str, namespace: &str) -> bool {
+    use k8s_openapi::api::authorization::v1::SelfSubjectAccessReview;
+    let review: SelfSubjectAccessReview = serde_json::from_value(serde_json::json!({
+        "spec": {"resourceAttributes": {"verb": verb, "resource": resource, "namespace": namespace}}
+    }))
+    .unwrap();
+    Api::<SelfSubjectAccessReview>::all(client.clone())
+        .create(&PostParams::default(), &review)
+        .await
+        .unwrap()
+        .status
+        .is_some_and(|s| s.allowed)
+}
+
 /// Hosted mode: each agent mounts a kubeconfig of its own ServiceAccount on the managed cluster
 /// (upstream's Secret names), never the user's admin one; its token authenticates there as that
 /// account, lives 8640 hours, and a second pass of the loop leaves it as it is.
@@ -524,6 +539,15 @@ async fn agents_get_their_own_kubeconfigs(
             text("serviceaccount_namespace")
         );
         assert_eq!(common::whoami(&client).await.unwrap(), user);
+        if agent == "registration" {
+            // An add-on's hub credential goes into its namespace on the managed cluster, which
+            // the registration agent writes from the management cluster (upstream's managed-side
+            // `…-registration:addon-management` role).
+            assert!(
+                may(&client, "create", "secrets", "some-addon-namespace").await,
+                "{user} may not write an add-on's secret on the managed cluster"
+            );
+        }
         if agent == "work" {
             // The aggregate role grants a new kind to that identity, in Hosted mode too.
             assert_work_role_aggregates(&common::managed().await, &user).await;

@@ -174,9 +174,15 @@ pub fn build(v: &Validated, in_process: InProcess) -> Desired {
     };
     (managed.cluster_roles, managed.cluster_role_bindings) = rbac::managed(v, subjects_namespace);
     (management.roles, management.role_bindings) = rbac::management(v);
-    let (role, binding) = rbac::addon_management(v);
+    let (role, binding) = rbac::addon_management(v, "management:", &v.agent_namespace);
     management.cluster_roles.push(role);
     management.cluster_role_bindings.push(binding);
+    if v.hosted {
+        // The other add-ons' secrets, on the managed cluster, as its account there.
+        let (role, binding) = rbac::addon_management(v, "", subjects_namespace);
+        managed.cluster_roles.push(role);
+        managed.cluster_role_bindings.push(binding);
+    }
     management.deployments = deployment::agents(v, &deployed);
     Desired {
         managed,
@@ -555,6 +561,30 @@ mod tests {
         assert_eq!(
             subject.namespace.as_deref(),
             Some("open-cluster-management-x")
+        );
+        // On the managed cluster, the add-ons' secrets there, for the registration account there
+        // (upstream's managed-side role of that name).
+        let addons = d
+            .managed
+            .cluster_role_bindings
+            .iter()
+            .find(|b| {
+                b.role_ref.name
+                    == "open-cluster-management:klusterlet-registration:addon-management"
+            })
+            .expect("the managed-side add-on-management binding");
+        let subject = &addons.subjects.as_ref().unwrap()[0];
+        assert_eq!(
+            (subject.name.as_str(), subject.namespace.as_deref()),
+            (
+                "klusterlet-registration-sa",
+                Some("open-cluster-management-x")
+            )
+        );
+        assert!(
+            names(&d.managed.cluster_roles).contains(
+                &"/open-cluster-management:klusterlet-registration:addon-management".into()
+            )
         );
     }
 

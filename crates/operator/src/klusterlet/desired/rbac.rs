@@ -291,18 +291,27 @@ pub fn addon_management_cluster_role() -> Vec<PolicyRule> {
     ]
 }
 
-/// The ClusterRole and binding of [`addon_management_cluster_role`], upstream's
-/// `open-cluster-management:management:<k>-registration:addon-management`, for the registration
-/// agent where it runs (Hosted add-ons' agents run there too).
-pub(super) fn addon_management(v: &Validated) -> (ClusterRole, ClusterRoleBinding) {
+/// The ClusterRole and binding of [`addon_management_cluster_role`] for the registration agent:
+/// where it runs (Hosted add-ons' agents run there too), upstream's
+/// `open-cluster-management:management:<k>-registration:addon-management`, bound to its account
+/// in `namespace` there; or on the managed cluster of a Hosted Klusterlet, where the other
+/// add-ons' agents run, upstream's `open-cluster-management:<k>-registration:addon-management`,
+/// bound to its account there. (Upstream applies the managed one in every mode; where the agents
+/// run on the managed cluster, it grants the same account the same rights twice, so only Hosted
+/// modes have it here.)
+pub(super) fn addon_management(
+    v: &Validated,
+    side: &str,
+    namespace: &str,
+) -> (ClusterRole, ClusterRoleBinding) {
     let name = format!(
-        "open-cluster-management:management:{}-registration:addon-management",
+        "open-cluster-management:{side}{}-registration:addon-management",
         v.name
     );
     let binding = ClusterRoleBinding {
         metadata: meta(v, &name, None),
         role_ref: role_ref("ClusterRole", &name),
-        subjects: Some(vec![subject(v, Workload::Registration, &v.agent_namespace)]),
+        subjects: Some(vec![subject(v, Workload::Registration, namespace)]),
     };
     let role = ClusterRole {
         metadata: meta(v, &name, None),
