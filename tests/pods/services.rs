@@ -1,6 +1,8 @@
 //! The nodes as a real cluster's for Services: a pod on each node (hub and managed, whose
 //! node-proxies share this machine's network namespace) resolves another pod's Service by its
-//! cluster DNS name and reaches it through the Service's ClusterIP.
+//! cluster DNS name and reaches it through the Service's ClusterIP, by an ExternalName Service
+//! naming it too, and reaches the API server as `kubernetes.default.svc` (what cluster-proxy's
+//! agent and in-cluster clients dial).
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Namespace, Pod, Service};
@@ -56,14 +58,26 @@ async fn reach_a_service(client: &Client) -> Duration {
         )
         .await
         .unwrap();
+    let alias = json!({"metadata": {"name": "web-alias"},
+        "spec": {"type": "ExternalName", "externalName": format!("web.{ns}.svc")}});
+    Api::<Service>::namespaced(client.clone(), &ns)
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(alias).unwrap(),
+        )
+        .await
+        .unwrap();
     fixture::ready_pod(client, &ns, "web", Duration::from_secs(120)).await;
 
     let url = format!("http://web.{ns}.svc.cluster.local/");
+    let alias_url = format!("http://web-alias.{ns}.svc.cluster.local/");
     // Retried inside the pod: the node's proxy learns of the endpoint a moment after it is ready.
     let client_pod = json!({"metadata": {"name": "client"},
         "spec": {"restartPolicy": "Never", "containers": [{"name": "client", "image": CURL,
             "command": ["curl", "-sS", "--retry", "30", "--retry-all-errors", "--retry-delay", "1",
-                "--connect-timeout", "2", "--max-time", "10", url]}]}});
+                "--connect-timeout", "2", "--max-time", "10",
+                "--cacert", "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt",
+                url, alias_url, "https://kubernetes.default.svc/readyz"]}]}});
     let started = Instant::now();
     pods.create(
         &PostParams::default(),
@@ -85,7 +99,11 @@ async fn reach_a_service(client: &Client) -> Duration {
         .await
         .unwrap();
     assert_eq!(phase, "Succeeded", "the client pod printed: {logs}");
-    assert_eq!(logs.trim(), "served-by-web");
+    assert_eq!(
+        logs.split_whitespace().collect::<Vec<_>>(),
+        ["served-by-web", "served-by-web", "ok"],
+        "by its name, by an ExternalName, and the API server by its Service's name"
+    );
     namespaces
         .delete(&ns, &DeleteParams::default())
         .await

@@ -24,16 +24,15 @@ pub struct Table {
     pub records: BTreeMap<String, Vec<IpAddr>>,
 }
 
-/// The table for `services` and `slices`. The `default/kubernetes` Service is left out: the
-/// plane leads its address to the API server itself.
+/// The table for `services` and `slices`. The `default/kubernetes` Service has its name but no
+/// port here: the plane leads its address to the API server itself.
 #[must_use]
 pub fn build(services: &[impl AsRef<Service>], slices: &[impl AsRef<EndpointSlice>]) -> Table {
     let mut table = Table::default();
+    // ExternalName Services, resolved once every other name is known.
+    let mut aliases = Vec::new();
     for service in services.iter().map(AsRef::as_ref) {
         let (ns, name) = (service.namespace().unwrap_or_default(), service.name_any());
-        if ns == "default" && name == "kubernetes" {
-            continue;
-        }
         let own: Vec<&EndpointSlice> = slices
             .iter()
             .map(AsRef::as_ref)
@@ -41,11 +40,21 @@ pub fn build(services: &[impl AsRef<Service>], slices: &[impl AsRef<EndpointSlic
             .filter(|s| s.labels().get(SERVICE_NAME_LABEL) == Some(&name))
             .collect();
         let spec = service.spec.clone().unwrap_or_default();
+        let fqdn = format!("{name}.{ns}.svc.{DOMAIN}");
+        if spec.type_.as_deref() == Some("ExternalName") {
+            if let Some(target) = spec.external_name.as_deref() {
+                aliases.push((fqdn, cluster_name(target)));
+            }
+            continue;
+        }
         let cluster_ip = spec
             .cluster_ip
             .as_deref()
             .and_then(|ip| ip.parse::<IpAddr>().ok());
-        let fqdn = format!("{name}.{ns}.svc.{DOMAIN}");
+        if ns == "default" && name == "kubernetes" {
+            table.records.extend(cluster_ip.map(|ip| (fqdn, vec![ip])));
+            continue;
+        }
         let Some(ip) = cluster_ip else {
             // Headless: the name resolves to the ready endpoints themselves.
             let mut ips: Vec<IpAddr> = endpoints(&own, None).iter().map(SocketAddr::ip).collect();
@@ -69,7 +78,25 @@ pub fn build(services: &[impl AsRef<Service>], slices: &[impl AsRef<EndpointSlic
                 .insert((ip, number), endpoints(&own, port.name.as_deref()));
         }
     }
+    // A hosts file has no CNAME: an ExternalName gets its target's addresses, which is what a
+    // client of the CNAME ends with. A target outside the cluster has none here (no outside DNS).
+    for (alias, target) in aliases {
+        if let Some(ips) = table.records.get(&target).cloned() {
+            table.records.insert(alias, ips);
+        }
+    }
     table
+}
+
+/// `target` as the cluster's full name for it: without a trailing dot, and `<svc>.<ns>.svc`
+/// completed with the cluster domain, as a pod's search path completes it.
+fn cluster_name(target: &str) -> String {
+    // DNS names match whatever their case; the records are lower case.
+    let target = target.trim_end_matches('.').to_ascii_lowercase();
+    match target.strip_suffix(".svc") {
+        Some(_) => format!("{target}.{DOMAIN}"),
+        None => target,
+    }
 }
 
 /// The ready endpoints of the slices' port named `port` (a Service's unnamed port is the
@@ -170,13 +197,37 @@ mod tests {
     }
 
     #[test]
-    fn a_headless_service_resolves_to_its_endpoints_and_kubernetes_is_left_out() {
+    fn kubernetes_has_its_name_but_no_port_and_an_external_name_resolves_to_its_target() {
         let mut kubernetes = service("kubernetes", "10.96.0.1", &json!([{"port": 443}]));
         kubernetes.metadata.namespace = Some("default".into());
+        let alias = |name: &str, target: &str| -> Service {
+            serde_json::from_value(json!({"metadata": {"name": name, "namespace": "ns"},
+                "spec": {"type": "ExternalName", "externalName": target}}))
+            .unwrap()
+        };
         let services = [
-            Arc::new(service("db", "None", &json!([{"port": 5432}]))),
             Arc::new(kubernetes),
+            Arc::new(alias("loopback", "kubernetes.default.svc")),
+            Arc::new(alias("full", "kubernetes.default.svc.cluster.local.")),
+            Arc::new(alias("outside", "example.com")),
         ];
+        let table = build(&services, &[] as &[Arc<EndpointSlice>]);
+        assert!(
+            table.ports.is_empty(),
+            "the plane leads 10.96.0.1:443 itself"
+        );
+        assert_eq!(
+            hosts_file(&table.records),
+            "10.96.0.1 full.ns.svc.cluster.local\n\
+             10.96.0.1 kubernetes.default.svc.cluster.local\n\
+             10.96.0.1 loopback.ns.svc.cluster.local\n",
+            "a name outside the cluster has no record"
+        );
+    }
+
+    #[test]
+    fn a_headless_service_resolves_to_its_endpoints() {
+        let services = [Arc::new(service("db", "None", &json!([{"port": 5432}])))];
         let slices = [Arc::new(slice(
             "db",
             &json!([{"port": 5432}]),
