@@ -19,6 +19,7 @@ mod failures;
 mod feedback;
 mod ignore_fields;
 mod lifecycle;
+mod rbac_last;
 mod shared;
 mod strategies;
 

@@ -41,8 +41,16 @@ fn is_recorded(obj: &DynamicObject, res: &AppliedManifestResourceMeta) -> bool {
     res.uid.is_none() || obj.metadata.uid == res.uid
 }
 
+/// The API group of RBAC objects, removed last.
+const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
+
 /// Deletes or orphans each resource per the work's delete option, concurrently; returns what
 /// became of each, in order. `owner_uid` is the AppliedManifestWork's UID.
+///
+/// The work's RBAC objects go last, once everything else is gone (until then they are
+/// `Pending`): they may be what lets this agent read and delete the rest, as a ClusterRole the
+/// work aggregates into the agent's own role grants it its custom resources. Removed together,
+/// the agent could lose that right before it saw the custom resources go, and never finish.
 pub async fn remove_all(
     client: &Client,
     resources: &[AppliedManifestResourceMeta],
@@ -50,14 +58,41 @@ pub async fn remove_all(
     option: Option<&DeleteOption>,
     wait: Duration,
 ) -> Vec<Removal> {
-    join_all(resources.iter().map(|res| async move {
-        if build::is_orphaned(option, res) {
-            orphan(client, res, owner_uid).await
-        } else {
-            delete(client, res, owner_uid, wait).await
+    let is_rbac = |res: &AppliedManifestResourceMeta| res.group.as_deref() == Some(RBAC_GROUP);
+    let remove = |res: &AppliedManifestResourceMeta| {
+        let res = res.clone();
+        async move {
+            if build::is_orphaned(option, &res) {
+                orphan(client, &res, owner_uid).await
+            } else {
+                delete(client, &res, owner_uid, wait).await
+            }
         }
-    }))
-    .await
+    };
+    let first: Vec<Removal> = join_all(resources.iter().filter(|r| !is_rbac(r)).map(remove)).await;
+    let rest_done = first.iter().all(|r| *r == Removal::Done);
+    let last: Vec<Removal> = if rest_done {
+        join_all(resources.iter().filter(|r| is_rbac(r)).map(remove)).await
+    } else {
+        resources
+            .iter()
+            .filter(|r| is_rbac(r))
+            .map(|_| Removal::Pending)
+            .collect()
+    };
+    // Back in the resources' order.
+    let (mut first, mut last) = (first.into_iter(), last.into_iter());
+    resources
+        .iter()
+        .map(|r| {
+            let next = if is_rbac(r) {
+                last.next()
+            } else {
+                first.next()
+            };
+            next.unwrap_or(Removal::Pending)
+        })
+        .collect()
 }
 
 /// Deletes a resource the work no longer wants, unless another work owns it too.
@@ -71,7 +106,8 @@ pub async fn delete(
     let obj = match api.get_opt(&res.name).await {
         Ok(Some(obj)) if is_recorded(&obj, res) => obj,
         Ok(_) => return Removal::Done,
-        Err(kube::Error::Api(s)) if s.is_not_found() => return Removal::Done, // kind gone
+        // Gone, or its kind gone with its CRD (the API server's bare "404 page not found").
+        Err(kube::Error::Api(s)) if s.code == 404 => return Removal::Done,
         Err(e) => return Removal::Failed(describe(&e)),
     };
     let owners = obj.metadata.owner_references.iter().flatten();
@@ -90,7 +126,7 @@ pub async fn delete(
     match writer::delete(&api, &res.name, &uid).await {
         Ok(()) => {}
         // Gone already, or replaced by another object with the same name: not ours to delete.
-        Err(kube::Error::Api(s)) if s.is_not_found() || s.is_conflict() => return Removal::Done,
+        Err(kube::Error::Api(s)) if s.code == 404 || s.is_conflict() => return Removal::Done,
         Err(e) => return Removal::Failed(describe(&e)),
     }
     match tokio::time::timeout(
@@ -115,7 +151,7 @@ pub async fn orphan(
     let obj = match api.get_opt(&res.name).await {
         Ok(Some(obj)) if is_recorded(&obj, res) => obj,
         Ok(_) => return Removal::Done,
-        Err(kube::Error::Api(s)) if s.is_not_found() => return Removal::Done,
+        Err(kube::Error::Api(s)) if s.code == 404 => return Removal::Done,
         Err(e) => return Removal::Failed(describe(&e)),
     };
     let owners = obj.metadata.owner_references.clone().unwrap_or_default();
@@ -130,7 +166,7 @@ pub async fn orphan(
     // The resourceVersion makes this a compare-and-swap of the whole list.
     match writer::set_owners(&api, &obj, &kept).await {
         Ok(()) => Removal::Done,
-        Err(kube::Error::Api(s)) if s.is_not_found() => Removal::Done,
+        Err(kube::Error::Api(s)) if s.code == 404 => Removal::Done,
         Err(e) => Removal::Failed(describe(&e)),
     }
 }
