@@ -57,10 +57,22 @@ pub fn hosted_env() -> HostedEnv {
     }
 }
 
-/// Serialises the tests of this binary (they share one hub and one Klusterlet).
+/// Serialises the tests of this binary (they share one hub and one Klusterlet), and notes when
+/// the current one started (see [`started`]).
 pub async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
     static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-    LOCK.lock().await
+    let guard = LOCK.lock().await;
+    *STARTED.lock().unwrap() = Some(k8s_openapi::jiff::Timestamp::now());
+    guard
+}
+
+static STARTED: std::sync::Mutex<Option<k8s_openapi::jiff::Timestamp>> =
+    std::sync::Mutex::new(None);
+
+/// When the test holding [`serial`] took it: what the clusters' audit logs hold from before is
+/// another test's (whose teardown takes its agents' RBAC away while they stop).
+pub fn started() -> Option<k8s_openapi::jiff::Timestamp> {
+    *STARTED.lock().unwrap()
 }
 
 /// Runs clusteradm with `args`, asserting success, and returns its stdout.

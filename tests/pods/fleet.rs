@@ -53,18 +53,34 @@ pub async fn leader(client: &kube::Client, namespace: &str, lease: &str) -> Pod 
     .await
 }
 
-/// No request of `user` was refused (403) by the cluster's API server, per its audit log.
+/// No request of `user` was refused (403) by the cluster's API server, per its audit log, since
+/// this test started (the agents of an earlier test have the same names).
 pub fn assert_no_refusals(cluster: &str, user: &str) {
     let cp_dir = std::env::var("CP_DIR").expect("CP_DIR (scripts/control-plane env)");
     let log = std::fs::read_to_string(format!("{cp_dir}/logs/{cluster}-audit.log")).unwrap();
-    let made = log
+    let since = crate::fixture::started();
+    let this_test = |line: &&str| {
+        let event: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
+        let at = event["requestReceivedTimestamp"]
+            .as_str()
+            .and_then(|t| t.parse::<k8s_openapi::jiff::Timestamp>().ok());
+        match (since, at) {
+            (Some(since), Some(at)) => at >= since,
+            _ => true,
+        }
+    };
+    let mine: Vec<&str> = log
         .lines()
         .filter(|l| l.contains(&format!("\"username\":\"{user}\"")))
-        .count();
-    assert!(made > 0, "no request of {user} in the {cluster} audit log");
-    let refused: Vec<&str> = log
-        .lines()
-        .filter(|l| l.contains(&format!("\"username\":\"{user}\"")) && l.contains("\"code\":403"))
+        .filter(this_test)
+        .collect();
+    assert!(
+        !mine.is_empty(),
+        "no request of {user} in the {cluster} audit log"
+    );
+    let refused: Vec<&str> = mine
+        .into_iter()
+        .filter(|l| l.contains("\"code\":403"))
         .collect();
     assert!(
         refused.is_empty(),
