@@ -155,16 +155,21 @@ impl Drop for TestCluster {
     fn drop(&mut self) {
         let (hub, managed, cluster) = (self.hub.clone(), self.managed.clone(), self.name.clone());
         let namespaces = std::mem::take(&mut *self.managed_namespaces.lock().unwrap());
-        // Async cleanup from a destructor: on its own thread and runtime, waited for.
-        let cleanup = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(cleanup(hub, managed, cluster, namespaces));
-        });
-        let _ = cleanup.join();
+        run_from_drop(cleanup(hub, managed, cluster, namespaces));
     }
+}
+
+/// Runs an async cleanup from a destructor (also when the test failed): on its own thread and
+/// runtime, waited for.
+pub fn run_from_drop(cleanup: impl Future<Output = ()> + Send + 'static) {
+    let thread = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(cleanup);
+    });
+    let _ = thread.join();
 }
 
 async fn cleanup(hub: Client, managed: Client, cluster: String, namespaces: Vec<String>) {

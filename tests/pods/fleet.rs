@@ -1,6 +1,6 @@
 //! Steps the pod tests share: leases and leaders, works and their status, waits, and the checks
 //! that pods ran locked down, were refused nothing and left nothing behind.
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingAdmissionPolicy, ValidatingWebhookConfiguration,
@@ -485,18 +485,20 @@ where
 /// Three minutes: a second replica's pod may start behind the others on a busy 2-core node. On
 /// timeout the last output is in the message, so a failure says which count was short.
 pub async fn info_shows_ready(what: &str, kubeconfig: &str, section: &str, image: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(180);
-    loop {
-        let out = crate::fixture::clusteradm(&["get", what, "--kubeconfig", kubeconfig]);
-        if shows_ready(&out, section, image) {
-            return out;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "`get {what}` never showed {section} ready with {image}; it last printed:\n{out}"
-        );
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
+    common::eventually_seen(
+        &format!("`get {what}` showing {section} ready with {image}"),
+        Duration::from_secs(180),
+        || {
+            let out = crate::fixture::clusteradm(&["get", what, "--kubeconfig", kubeconfig]);
+            let ready = shows_ready(&out, section, image);
+            std::future::ready(if ready {
+                Ok(out)
+            } else {
+                Err(format!("; it last printed:\n{out}"))
+            })
+        },
+    )
+    .await
 }
 
 /// Whether `out` has, under the line `section`, a line `<kind>:\t(n/n) <image>` with n > 0.

@@ -33,12 +33,6 @@ pub fn build(services: &[impl AsRef<Service>], slices: &[impl AsRef<EndpointSlic
     let mut aliases = Vec::new();
     for service in services.iter().map(AsRef::as_ref) {
         let (ns, name) = (service.namespace().unwrap_or_default(), service.name_any());
-        let own: Vec<&EndpointSlice> = slices
-            .iter()
-            .map(AsRef::as_ref)
-            .filter(|s| s.namespace().as_deref() == Some(ns.as_str()))
-            .filter(|s| s.labels().get(SERVICE_NAME_LABEL) == Some(&name))
-            .collect();
         let spec = service.spec.clone().unwrap_or_default();
         let fqdn = format!("{name}.{ns}.svc.{DOMAIN}");
         if spec.type_.as_deref() == Some("ExternalName") {
@@ -55,6 +49,12 @@ pub fn build(services: &[impl AsRef<Service>], slices: &[impl AsRef<EndpointSlic
             table.records.extend(cluster_ip.map(|ip| (fqdn, vec![ip])));
             continue;
         }
+        let own: Vec<&EndpointSlice> = slices
+            .iter()
+            .map(AsRef::as_ref)
+            .filter(|s| s.namespace().as_deref() == Some(ns.as_str()))
+            .filter(|s| s.labels().get(SERVICE_NAME_LABEL) == Some(&name))
+            .collect();
         let Some(ip) = cluster_ip else {
             // Headless: the name resolves to the ready endpoints themselves.
             let mut ips: Vec<IpAddr> = endpoints(&own, None).iter().map(SocketAddr::ip).collect();

@@ -118,16 +118,38 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<T>>,
 {
+    /// What a check that returns `None` saw: nothing to add to the message.
+    struct Unseen;
+    impl std::fmt::Display for Unseen {
+        fn fmt(&self, _: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            Ok(())
+        }
+    }
+    eventually_seen(what, timeout, move || {
+        let checked = check();
+        async move { checked.await.ok_or(Unseen) }
+    })
+    .await
+}
+
+/// [`eventually`] for a check that says what it saw when it is not yet satisfied (`Err`): a
+/// timeout's message ends with the last of those, so a failure shows what was short.
+pub async fn eventually_seen<T, S, F, Fut>(what: &str, timeout: Duration, mut check: F) -> T
+where
+    S: std::fmt::Display,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, S>>,
+{
     let start = Instant::now();
     let mut delay = Duration::from_millis(50);
     loop {
-        if let Some(v) = check().await {
-            return v;
+        match check().await {
+            Ok(v) => return v,
+            Err(seen) => assert!(
+                start.elapsed() < timeout,
+                "timed out after {timeout:?} waiting for {what}{seen}"
+            ),
         }
-        assert!(
-            start.elapsed() < timeout,
-            "timed out after {timeout:?} waiting for {what}"
-        );
         tokio::time::sleep(delay).await;
         delay = (delay * 2).min(Duration::from_secs(1));
     }

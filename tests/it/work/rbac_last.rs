@@ -75,28 +75,20 @@ struct AgentRoles(Client, String);
 impl Drop for AgentRoles {
     fn drop(&mut self) {
         let (managed, name) = (self.0.clone(), self.1.clone());
-        // Async cleanup from a destructor: on its own thread and runtime, waited for.
-        let cleanup = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async {
-                for role in [
-                    name.clone(),
-                    format!("{name}-aggregate"),
-                    format!("{name}-widgets"),
-                ] {
-                    let _ = Api::<ClusterRoleBinding>::all(managed.clone())
-                        .delete(&role, &DeleteParams::default())
-                        .await;
-                    let _ = Api::<ClusterRole>::all(managed.clone())
-                        .delete(&role, &DeleteParams::default())
-                        .await;
-                }
-            });
+        super::run_from_drop(async move {
+            for role in [
+                name.clone(),
+                format!("{name}-aggregate"),
+                format!("{name}-widgets"),
+            ] {
+                let _ = Api::<ClusterRoleBinding>::all(managed.clone())
+                    .delete(&role, &DeleteParams::default())
+                    .await;
+                let _ = Api::<ClusterRole>::all(managed.clone())
+                    .delete(&role, &DeleteParams::default())
+                    .await;
+            }
         });
-        let _ = cleanup.join();
     }
 }
 

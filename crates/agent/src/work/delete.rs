@@ -59,40 +59,47 @@ pub async fn remove_all(
     wait: Duration,
 ) -> Vec<Removal> {
     let is_rbac = |res: &AppliedManifestResourceMeta| res.group.as_deref() == Some(RBAC_GROUP);
-    let remove = |res: &AppliedManifestResourceMeta| {
-        let res = res.clone();
-        async move {
-            if build::is_orphaned(option, &res) {
-                orphan(client, &res, owner_uid).await
-            } else {
-                delete(client, &res, owner_uid, wait).await
-            }
+    let mut removals = join_all(resources.iter().map(|res| async move {
+        if is_rbac(res) {
+            Removal::Pending
+        } else {
+            remove(client, res, owner_uid, option, wait).await
         }
-    };
-    let first: Vec<Removal> = join_all(resources.iter().filter(|r| !is_rbac(r)).map(remove)).await;
-    let rest_done = first.iter().all(|r| *r == Removal::Done);
-    let last: Vec<Removal> = if rest_done {
-        join_all(resources.iter().filter(|r| is_rbac(r)).map(remove)).await
-    } else {
-        resources
-            .iter()
-            .filter(|r| is_rbac(r))
-            .map(|_| Removal::Pending)
-            .collect()
-    };
-    // Back in the resources' order.
-    let (mut first, mut last) = (first.into_iter(), last.into_iter());
-    resources
+    }))
+    .await;
+    let rest_done = resources
         .iter()
-        .map(|r| {
-            let next = if is_rbac(r) {
-                last.next()
-            } else {
-                first.next()
-            };
-            next.unwrap_or(Removal::Pending)
-        })
-        .collect()
+        .zip(&removals)
+        .all(|(res, r)| is_rbac(res) || *r == Removal::Done);
+    if rest_done {
+        let rbac: Vec<usize> = (0..resources.len())
+            .filter(|&i| is_rbac(&resources[i]))
+            .collect();
+        let done = join_all(
+            rbac.iter()
+                .map(|&i| remove(client, &resources[i], owner_uid, option, wait)),
+        )
+        .await;
+        for (i, removal) in rbac.into_iter().zip(done) {
+            removals[i] = removal;
+        }
+    }
+    removals
+}
+
+/// Deletes or orphans one resource, per the work's delete option.
+async fn remove(
+    client: &Client,
+    res: &AppliedManifestResourceMeta,
+    owner_uid: &str,
+    option: Option<&DeleteOption>,
+    wait: Duration,
+) -> Removal {
+    if build::is_orphaned(option, res) {
+        orphan(client, res, owner_uid).await
+    } else {
+        delete(client, res, owner_uid, wait).await
+    }
 }
 
 /// Deletes a resource the work no longer wants, unless another work owns it too.
