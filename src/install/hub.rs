@@ -176,6 +176,40 @@ struct OperatorValues {
     container: super::OperatorContainer,
     replicas: u32,
     docker_config_json_b64: String,
+    /// The Secrets the operator may touch, by name.
+    secrets: &'static [&'static str],
+}
+
+/// The Secrets upstream's ClusterManager operator (v1.3.1) reads and writes, by name, when its
+/// image is named: its components' kubeconfigs of the Hosted mode, the gRPC server's certificate,
+/// the work driver's and the cluster importer's configurations beside ours. Its own role holds
+/// Secrets by these names; ours gives it no more.
+const UPSTREAM_OPERATOR_SECRETS: &[&str] = &[
+    "signer-secret",
+    "registration-webhook-serving-cert",
+    "work-webhook-serving-cert",
+    "addon-webhook-serving-cert",
+    "registration-controller-sa-kubeconfig",
+    "registration-webhook-sa-kubeconfig",
+    "work-webhook-sa-kubeconfig",
+    "placement-controller-sa-kubeconfig",
+    "work-controller-sa-kubeconfig",
+    "addon-manager-controller-sa-kubeconfig",
+    "addon-webhook-sa-kubeconfig",
+    "external-hub-kubeconfig",
+    "work-driver-config",
+    "open-cluster-management-image-pull-credentials",
+    "grpc-server-serving-cert",
+    "cluster-import-config",
+];
+
+/// The Secrets the ClusterManager operator may touch: ours, or upstream's when its image runs.
+fn operator_secrets(ours: bool) -> &'static [&'static str] {
+    if ours {
+        crate::operator::cluster_manager::SECRETS
+    } else {
+        UPSTREAM_OPERATOR_SECRETS
+    }
 }
 
 #[derive(Serialize)]
@@ -213,6 +247,7 @@ pub fn plan(opts: &InitOptions) -> Result<Vec<DynamicObject>, render::Error> {
                 .resources(opts.resource_requirement.as_ref()),
                 replicas: 1,
                 docker_config_json_b64: base64::engine::general_purpose::STANDARD.encode(pull),
+                secrets: operator_secrets(opts.single_image.is_some()),
             },
         )?);
         opts.operator_pod.apply(&mut objects);
@@ -227,6 +262,7 @@ pub fn plan(opts: &InitOptions) -> Result<Vec<DynamicObject>, render::Error> {
                     container: super::OperatorContainer::new("hub", false, &[]),
                     replicas: 1,
                     docker_config_json_b64: String::new(),
+                    secrets: &[],
                 },
             )?
             .into_iter()
@@ -472,6 +508,7 @@ mod tests {
             container: crate::install::OperatorContainer::new("hub", false, &[]),
             replicas: 1,
             docker_config_json_b64: "e30=".into(),
+            secrets: UPSTREAM_OPERATOR_SECRETS,
         };
         let bootstrap = |token: bool| BootstrapValues {
             namespace: OPERATOR_NAMESPACE,

@@ -152,6 +152,8 @@ struct OperatorValues<'a> {
     image: String,
     container: super::OperatorContainer,
     docker_config_json_b64: String,
+    /// The Secrets the operator may touch, by name (upstream's operator's names are ours).
+    secrets: &'static [&'static str],
 }
 
 /// How the klusterlet operator is set up, beyond its image.
@@ -193,6 +195,7 @@ pub fn operator_objects(
             .sync_labels(settings.sync_labels)
             .resources(settings.resources.as_ref()),
             docker_config_json_b64: base64::engine::general_purpose::STANDARD.encode(pull),
+            secrets: crate::operator::klusterlet::SECRETS,
         },
     )?);
     settings.pod.apply(&mut objects);
@@ -617,6 +620,7 @@ mod tests {
             image: "quay.io/open-cluster-management/registration-operator:v1.3.1".into(),
             container: crate::install::OperatorContainer::new("klusterlet", false, &[]),
             docker_config_json_b64: "e30=".into(),
+            secrets: crate::operator::klusterlet::SECRETS,
         };
         let names = render::bundle_templates("klusterlet-operator");
         assert!(!names.is_empty());

@@ -22,7 +22,7 @@ const REFERENCE: &str = concat!(
 );
 
 /// Rights an identity of ours holds that upstream's matching components do not, each with why:
-/// `(identity, group, resource, verb, why)`.
+/// `(identity, group, resource, verb, why)`, `*` for every verb.
 const BEYOND_UPSTREAM: &[(&str, &str, &str, &str, &str)] = &[
     (
         "agent",
@@ -69,9 +69,91 @@ const BEYOND_UPSTREAM: &[(&str, &str, &str, &str, &str)] = &[
         "watch",
         "as `get`: the ClusterManager is watched",
     ),
+    (
+        "cluster-manager operator",
+        "",
+        "pods",
+        "list",
+        "a hosted hub's pods on the management cluster: their addresses go into the hub \
+         cluster's Endpoints of the webhooks",
+    ),
+    (
+        "cluster-manager operator",
+        "",
+        "pods",
+        "watch",
+        "as `list`: a hosted hub pod's readiness changes those Endpoints",
+    ),
+    (
+        "cluster-manager operator",
+        "admissionregistration.k8s.io",
+        "validatingadmissionpolicies",
+        "*",
+        "`init --admission policies`: the hub's admission rules as policies instead of webhooks",
+    ),
+    (
+        "cluster-manager operator",
+        "admissionregistration.k8s.io",
+        "validatingadmissionpolicybindings",
+        "*",
+        "as above: each policy's binding",
+    ),
+    (
+        "cluster-manager operator",
+        "networking.k8s.io",
+        "networkpolicies",
+        "*",
+        "the hub pods' NetworkPolicy (only the API server reaches their webhook port)",
+    ),
+    (
+        "cluster-manager operator",
+        "rbac.authorization.k8s.io",
+        "clusterroles",
+        "bind",
+        "it grants the hub's components their roles without holding each right itself; \
+         upstream's holds them all, and `serviceaccounts/token create` for every ServiceAccount, \
+         which ours does not hold",
+    ),
+    (
+        "cluster-manager operator",
+        "rbac.authorization.k8s.io",
+        "clusterroles",
+        "escalate",
+        "as `bind`",
+    ),
+    (
+        "cluster-manager operator",
+        "rbac.authorization.k8s.io",
+        "roles",
+        "bind",
+        "as for clusterroles",
+    ),
+    (
+        "cluster-manager operator",
+        "rbac.authorization.k8s.io",
+        "roles",
+        "escalate",
+        "as for clusterroles",
+    ),
+    (
+        "cluster-manager operator",
+        "",
+        "secrets",
+        "*",
+        "by two names of ours only: our hub pods' serving certificate \
+         (cluster-manager-hub-serving-cert) and a hosted hub's pods' kubeconfig \
+         (cluster-manager-hub-sa-kubeconfig), as upstream's for its components' own",
+    ),
+    (
+        "klusterlet operator",
+        "authentication.k8s.io",
+        "tokenreviews",
+        "create",
+        "its /metrics authenticates callers",
+    ),
 ];
 
-/// One right: API group, resource, verb, and the names it is limited to (none: every name).
+/// One right: API group, resource, verb, and the name it is limited to (none: every name).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Right {
     group: String,
@@ -85,13 +167,20 @@ fn rights_of(rules: &[ResourceRule]) -> BTreeSet<Right> {
     for rule in rules {
         for group in rule.api_groups.clone().unwrap_or_default() {
             for resource in rule.resources.clone().unwrap_or_default() {
+                // One right per name, so a rule's names are judged one by one.
+                let names = match rule.resource_names.as_deref() {
+                    None | Some([]) => vec![Vec::new()],
+                    Some(names) => names.iter().map(|n| vec![n.clone()]).collect(),
+                };
                 for verb in &rule.verbs {
-                    out.insert(Right {
-                        group: group.clone(),
-                        resource: resource.clone(),
-                        verb: verb.clone(),
-                        names: rule.resource_names.clone().unwrap_or_default(),
-                    });
+                    for names in &names {
+                        out.insert(Right {
+                            group: group.clone(),
+                            resource: resource.clone(),
+                            verb: verb.clone(),
+                            names: names.clone(),
+                        });
+                    }
                 }
             }
         }
@@ -120,25 +209,33 @@ fn granted(right: &Right, rules: &[PolicyRule]) -> bool {
 /// The `rules` of the upstream role files named, their template directives dropped (every
 /// conditional rule counts: upstream's roles with every feature on).
 fn upstream_rules(files: &[&str]) -> Vec<PolicyRule> {
+    files
+        .iter()
+        .flat_map(|file| rules_in(&format!("{REFERENCE}/{file}")))
+        .collect()
+}
+
+/// The `rules` of every role in the YAML file at `path` (one or more documents), template
+/// directives dropped.
+fn rules_in(path: &str) -> Vec<PolicyRule> {
     #[derive(serde::Deserialize)]
     struct Rules {
+        #[serde(default)]
         rules: Vec<PolicyRule>,
     }
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let body: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("{{"))
+        .collect::<Vec<_>>()
+        .join("\n");
     let mut rules = Vec::new();
-    for file in files {
-        let path = format!("{REFERENCE}/{file}");
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        let start = text
-            .find("\nrules:")
-            .unwrap_or_else(|| panic!("{path} has no rules"));
-        let body: String = text[start..]
-            .lines()
-            .filter(|l| !l.trim_start().starts_with("{{"))
-            .collect::<Vec<_>>()
-            .join("\n");
-        let parsed: Rules = serde_yaml::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}"));
-        rules.extend(parsed.rules);
+    for document in serde_yaml::Deserializer::from_str(&body) {
+        let parsed: Option<Rules> =
+            serde::Deserialize::deserialize(document).unwrap_or_else(|e| panic!("{path}: {e}"));
+        rules.extend(parsed.map(|r| r.rules).unwrap_or_default());
     }
+    assert!(!rules.is_empty(), "{path} has no rules");
     rules
 }
 
@@ -193,8 +290,8 @@ fn beyond(identity: &str, ours: &BTreeSet<Right>, upstream: &[PolicyRule]) -> Ve
         .collect();
     for r in &as_patch {
         println!(
-            "  patch where upstream's hold update: {}/{}",
-            r.group, r.resource
+            "  patch where upstream's hold update: {}/{} {:?}",
+            r.group, r.resource, r.names
         );
     }
     let extra: Vec<Right> = ours
@@ -202,7 +299,10 @@ fn beyond(identity: &str, ours: &BTreeSet<Right>, upstream: &[PolicyRule]) -> Ve
         .filter(|r| !granted(r, upstream) && !patch_for_update(r, upstream))
         .filter(|r| {
             !BEYOND_UPSTREAM.iter().any(|(who, g, res, v, _)| {
-                *who == identity && r.group == *g && r.resource == *res && r.verb == *v
+                *who == identity
+                    && r.group == *g
+                    && r.resource == *res
+                    && (*v == "*" || r.verb == *v)
             })
         })
         .cloned()
@@ -559,4 +659,157 @@ fn upstreams_components_from_our_operator_hold_no_more_than_upstreams_roles() {
         }
     }
     assert!(beyond_upstream.is_empty(), "{beyond_upstream:#?}");
+}
+
+/// Our operators' roles as `init --image` and `join --image` deploy them, each bound under a name
+/// of this test's to a ServiceAccount of its own: `(identity, role)`.
+fn our_operator_roles() -> Vec<(&'static str, ClusterRole)> {
+    use clusteradm::install::{hub as init, klusterlet as join};
+    let role = |objects: Vec<kube::api::DynamicObject>, name: &str| -> ClusterRole {
+        let object = objects
+            .into_iter()
+            .find(|o| {
+                o.types.as_ref().is_some_and(|t| t.kind == "ClusterRole")
+                    && o.metadata.name.as_deref() == Some(name)
+            })
+            .unwrap_or_else(|| panic!("the operator's ClusterRole {name}"));
+        serde_json::from_value(serde_json::to_value(object).unwrap()).unwrap()
+    };
+    let ours = "registry.example/clusteradm:v1";
+    let hub = init::plan(&init::InitOptions {
+        single_image: Some(ours.into()),
+        ..init::InitOptions::default()
+    })
+    .unwrap();
+    let klusterlet =
+        join::operator_objects(ours, true, &join::OperatorSettings::default()).unwrap();
+    vec![
+        ("cluster-manager operator", role(hub, "cluster-manager")),
+        ("klusterlet operator", role(klusterlet, "klusterlet")),
+    ]
+}
+
+/// Binds `role` under `name` to ServiceAccount `default/name` and returns its effective rights
+/// in `namespaces` once the API server applies it, the binding removed again.
+async fn effective_as_bound(
+    hub: &kube::Client,
+    mut role: ClusterRole,
+    name: &str,
+    namespaces: &[&str],
+) -> BTreeSet<Right> {
+    role.metadata = kube::api::ObjectMeta {
+        name: Some(name.to_owned()),
+        ..Default::default()
+    };
+    let apply = PatchParams::apply("it-rights").force();
+    Api::<ClusterRole>::all(hub.clone())
+        .patch(name, &apply, &Patch::Apply(&role))
+        .await
+        .unwrap();
+    let binding: k8s_openapi::api::rbac::v1::ClusterRoleBinding =
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": "default"}],
+        }))
+        .unwrap();
+    Api::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>::all(hub.clone())
+        .patch(name, &apply, &Patch::Apply(&binding))
+        .await
+        .unwrap();
+    let baseline = baseline(hub).await;
+    let ours = common::eventually(
+        "the operator's role in effect",
+        std::time::Duration::from_secs(30),
+        || {
+            let (hub, baseline) = (hub.clone(), baseline.clone());
+            async move {
+                let ours = effective(&hub, ("default", name), namespaces, &baseline).await;
+                ours.iter()
+                    .any(|r| r.resource == "deployments")
+                    .then_some(ours)
+            }
+        },
+    )
+    .await;
+    for plural in ["clusterrolebindings", "clusterroles"] {
+        delete_rbac(hub, plural, name).await;
+    }
+    ours
+}
+
+/// Each operator holds Secrets only by the names of those it makes or reads (and `create`,
+/// which names nothing), as upstream's operators do: not the bootstrap token's, not any other.
+#[tokio::test]
+async fn the_operators_hold_secrets_only_by_their_names() {
+    let hub = common::hub().await;
+    let namespaces = ["default", "kube-system", "open-cluster-management"];
+    for (identity, role) in our_operator_roles() {
+        let name = common::unique("rights-operator");
+        let ours = effective_as_bound(&hub, role, &name, &namespaces).await;
+        let secrets: Vec<&Right> = ours.iter().filter(|r| r.resource == "secrets").collect();
+        let known = match identity {
+            "cluster-manager operator" => clusteradm::operator::cluster_manager::SECRETS,
+            _ => clusteradm::operator::klusterlet::SECRETS,
+        };
+        let unnamed: Vec<&&Right> = secrets
+            .iter()
+            .filter(|r| r.verb != "create" && r.names.is_empty())
+            .collect();
+        assert!(
+            unnamed.is_empty(),
+            "{identity} holds Secrets by no name: {unnamed:#?}"
+        );
+        let foreign: Vec<&&Right> = secrets
+            .iter()
+            .filter(|r| r.names.iter().any(|n| !known.contains(&n.as_str())))
+            .collect();
+        assert!(
+            foreign.is_empty(),
+            "{identity} holds Secrets it never touches: {foreign:#?}"
+        );
+        assert!(
+            secrets.iter().any(|r| r.verb == "create"),
+            "{identity} may not create the Secrets it makes"
+        );
+        println!(
+            "{identity}: {} rights, Secrets by {} names",
+            ours.len(),
+            known.len()
+        );
+    }
+}
+
+/// Our operators against upstream v1.3.1's operators' roles, which `../shared/reference/` does not
+/// hold: `scripts/upstream/operator-rights` takes them from upstream's source into
+/// `UPSTREAM_OPERATOR_RBAC` (`cluster-manager.yaml`, `klusterlet.yaml`) and runs this.
+#[tokio::test]
+#[ignore = "needs upstream's operator roles: scripts/upstream/operator-rights"]
+async fn the_operators_hold_nothing_beyond_upstreams_operators() {
+    let dir = std::env::var("UPSTREAM_OPERATOR_RBAC")
+        .expect("UPSTREAM_OPERATOR_RBAC: a directory with upstream's operator roles");
+    let hub = common::hub().await;
+    let namespaces = [
+        "default",
+        "open-cluster-management",
+        "open-cluster-management-hub",
+    ];
+    let mut extra = Vec::new();
+    for (identity, role) in our_operator_roles() {
+        let file = match identity {
+            "cluster-manager operator" => "cluster-manager.yaml",
+            _ => "klusterlet.yaml",
+        };
+        let upstream = rules_in(&format!("{dir}/{file}"));
+        let name = common::unique("rights-operator");
+        let ours = effective_as_bound(&hub, role, &name, &namespaces).await;
+        extra.extend(beyond(identity, &ours, &upstream).into_iter().map(|r| {
+            format!(
+                "{identity}: {} {}/{} {:?}",
+                r.verb, r.group, r.resource, r.names
+            )
+        }));
+    }
+    assert!(extra.is_empty(), "beyond upstream's operators: {extra:#?}");
 }

@@ -106,6 +106,10 @@ pub async fn join_work_and_leave(
             &format!("system:serviceaccount:{klusterlet}:{klusterlet}-{agent}-sa"),
         );
     }
+    assert_no_refusals(
+        "management",
+        "system:serviceaccount:open-cluster-management:klusterlet",
+    );
     agent_acts_as_itself(&management, &klusterlet, &agent).await;
 
     // Leave: the work removed by the agent, the Klusterlet unjoined, the cluster deleted.

@@ -76,6 +76,10 @@ async fn a_hosted_hub_serves_a_cluster_from_the_management_node() {
         "hosted",
         &format!("system:serviceaccount:{HUB_NAMESPACE}:cluster-manager-hub-sa"),
     );
+    assert_no_refusals(
+        "management",
+        "system:serviceaccount:open-cluster-management:cluster-manager",
+    );
 
     // Leave: the add-on, the work, the cluster; then clean both clusters of the hub.
     remove_on(

@@ -374,6 +374,15 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
             &format!("system:serviceaccount:open-cluster-management-agent:klusterlet-{agent}-sa"),
         );
     }
+    // The operators too, which hold Secrets only by name.
+    assert_no_refusals(
+        "hub",
+        "system:serviceaccount:open-cluster-management:cluster-manager",
+    );
+    assert_no_refusals(
+        "managed",
+        "system:serviceaccount:open-cluster-management:klusterlet",
+    );
 
     // unjoin and clean: nothing of OCM is left on either cluster.
     // As a user would: the works removed (by the agent, which still runs), the cluster

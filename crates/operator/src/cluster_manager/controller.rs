@@ -123,17 +123,19 @@ pub async fn run(client: Client, opts: Options, shutdown: Shutdown) -> anyhow::R
     // cluster, whose pods' readiness changes the hub's Endpoints.
     let mut controller = controller;
     for namespace in [HUB_NAMESPACE, hosted::NAMESPACE] {
-        controller = controller
-            .watches(
-                Api::<Deployment>::namespaced(client.clone(), namespace),
-                managed.clone(),
-                the_cm,
-            )
-            .watches(
-                Api::<Secret>::namespaced(client.clone(), namespace),
-                managed.clone(),
-                the_cm,
-            );
+        controller = controller.watches(
+            Api::<Deployment>::namespaced(client.clone(), namespace),
+            managed.clone(),
+            the_cm,
+        );
+    }
+    // Secrets one name at a time, as upstream's operator: its role grants them only by name.
+    for name in super::SECRETS {
+        controller = controller.watches(
+            Api::<Secret>::all(client.clone()),
+            watcher::Config::default().fields(&format!("metadata.name={name}")),
+            the_cm,
+        );
     }
     let hub_pods = watcher::Config::default().labels(&format!("app={}", desired::hub::NAME));
     let controller = controller.watches(

@@ -44,6 +44,21 @@ use ocm_runtime::uninstall::{self, Outcome, Removal};
 /// The Lease whoever runs the loop holds (leader election and liveness).
 pub const LEASE_NAME: &str = "cluster-manager-operator";
 
+/// Every Secret the operator reads or writes, by name: its ClusterRole grants Secrets only by
+/// these names (and `create`, which names nothing), as upstream's does, and the controller watches
+/// each by name. The webhooks' serving certificates of upstream's components and of our hub pods,
+/// the signer, a hosted hub's kubeconfigs (the user's and the pods'), and the image pull secret.
+pub const SECRETS: &[&str] = &[
+    certs::SIGNER_SECRET,
+    "registration-webhook-serving-cert",
+    "work-webhook-serving-cert",
+    "addon-webhook-serving-cert",
+    desired::hub::SERVING_SECRET,
+    desired::hosted::KUBECONFIG_SECRET,
+    ocm_api::names::EXTERNAL_HUB_SECRET,
+    ocm_api::names::IMAGE_PULL_SECRET,
+];
+
 /// The Lease of the ClusterManager operator on `client`'s cluster, held as this process.
 #[must_use]
 pub fn lease_lock(client: Client) -> LeaseLock {

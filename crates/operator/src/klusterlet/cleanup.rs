@@ -40,6 +40,11 @@ pub async fn remove_objects(
 ) -> anyhow::Result<()> {
     let v = settings(name, k);
     let desired = build(&v, InProcess::default());
+    let management = desired.management.to_dynamic();
+    // The agents stop first: the RBAC they act with, on either cluster, goes after them, so a
+    // stopping agent meets no refusal. Boxed: the wait is a large future, and every caller of
+    // this one carries it.
+    Box::pin(stop_agents(client, &management, timeout.min(AGENTS_STOP))).await;
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &v.agent_namespace);
     let managed = if !v.hosted {
         Some(client.clone())
@@ -102,9 +107,6 @@ pub async fn remove_objects(
                 format!("removing the agents of Klusterlet {name} from the managed cluster")
             })?;
     }
-    let management = desired.management.to_dynamic();
-    // Boxed: the wait is a large future, and every caller of this one carries it.
-    Box::pin(stop_agents(client, &management, timeout.min(AGENTS_STOP))).await;
     delete::delete_all(&Resolver::new(client.clone()), &management, timeout)
         .await
         .map_err(|failures| {

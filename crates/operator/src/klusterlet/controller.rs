@@ -132,27 +132,29 @@ pub async fn run(client: Client, opts: Options, shutdown: Shutdown) -> anyhow::R
         client: client.clone(),
         opts,
     });
-    let controller = Controller::new(klusterlets, watcher::Config::default());
-    let controller = controller
-        .watches(
-            Api::<Deployment>::all(client.clone()),
-            labelled(),
-            move |d| by_label(&d.metadata),
-        )
-        .watches(Api::<Secret>::all(client.clone()), labelled(), move |s| {
-            by_label(&s.metadata)
-        })
-        // Hosted modes: the user's Secret, in the agents' namespace named after the Klusterlet,
-        // wakes it when it comes (upstream's queue key for it).
-        .watches(
-            Api::<Secret>::all(client),
-            watcher::Config::default().fields(&format!("metadata.name={EXTERNAL_MANAGED_SECRET}")),
-            |s| {
-                s.metadata
-                    .namespace
-                    .map(|ns| ObjectRef::<Klusterlet>::new(&ns))
+    let mut controller = Controller::new(klusterlets, watcher::Config::default()).watches(
+        Api::<Deployment>::all(client.clone()),
+        labelled(),
+        move |d| by_label(&d.metadata),
+    );
+    // Secrets one name at a time, as upstream's operator: its role grants them only by name.
+    // Those it made wake their Klusterlet by label; the user's managed-cluster kubeconfig of the
+    // Hosted modes, in the agents' namespace named after the Klusterlet, by that namespace
+    // (upstream's queue key for it).
+    for name in super::SECRETS {
+        controller = controller.watches(
+            Api::<Secret>::all(client.clone()),
+            watcher::Config::default().fields(&format!("metadata.name={name}")),
+            move |s| {
+                by_label(&s.metadata).or_else(|| {
+                    (s.metadata.name.as_deref() == Some(EXTERNAL_MANAGED_SECRET))
+                        .then_some(s.metadata.namespace)
+                        .flatten()
+                        .map(|ns| ObjectRef::<Klusterlet>::new(&ns))
+                })
             },
         );
+    }
     Runner::new(CONTROLLER, controller)
         .run(reconcile, ctx, shutdown)
         .await;

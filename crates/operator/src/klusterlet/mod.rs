@@ -40,6 +40,20 @@ use ocm_runtime::uninstall::{self, Outcome, Removal};
 /// The Lease whoever runs the loop holds (leader election and liveness).
 pub const LEASE_NAME: &str = "klusterlet-operator";
 
+/// Every Secret the operator reads or writes, by name (upstream's names): its ClusterRole grants
+/// Secrets only by these (and `create`, which names nothing), as upstream's does, and the
+/// controller watches each by name. The bootstrap and hub kubeconfigs, the user's managed-cluster
+/// kubeconfig of the Hosted modes and the agents' own made from it, and the image pull secret.
+pub const SECRETS: &[&str] = &[
+    ocm_api::names::BOOTSTRAP_SECRET,
+    ocm_api::names::HUB_KUBECONFIG_SECRET,
+    ocm_api::names::EXTERNAL_MANAGED_SECRET,
+    "external-managed-kubeconfig-registration",
+    "external-managed-kubeconfig-work",
+    "external-managed-kubeconfig-agent",
+    ocm_api::names::IMAGE_PULL_SECRET,
+];
+
 /// The Lease of the klusterlet operator on `client`'s cluster, held as this process.
 #[must_use]
 pub fn lease_lock(client: Client) -> LeaseLock {

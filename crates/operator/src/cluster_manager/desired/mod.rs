@@ -436,6 +436,32 @@ mod tests {
             .collect()
     }
 
+    /// The operator's role grants Secrets only by the names in
+    /// [`crate::cluster_manager::SECRETS`]: every Secret it builds in either layout, with a pull
+    /// secret, and every certificate it keeps, is one of them.
+    #[test]
+    fn every_secret_the_operator_writes_is_named_in_its_role() {
+        use crate::cluster_manager::SECRETS;
+        for in_process in [InProcess::NOTHING, InProcess::HUB_DEPLOYMENT] {
+            let (mut d, _) = desired(IMAGES, in_process);
+            d.pull_with(&Secret::default());
+            let names: Vec<String> = d
+                .objects()
+                .into_iter()
+                .filter(|o| o.types.as_ref().is_some_and(|t| t.kind == "Secret"))
+                .map(|o| o.metadata.name.unwrap())
+                .collect();
+            assert!(names.len() > 1, "{names:?}");
+            for name in names {
+                assert!(SECRETS.contains(&name.as_str()), "{name}");
+            }
+        }
+        for spec in serving_specs(true) {
+            assert!(SECRETS.contains(&spec.secret), "{}", spec.secret);
+        }
+        assert!(SECRETS.contains(&hosted::KUBECONFIG_SECRET));
+    }
+
     #[test]
     fn a_pull_secret_is_copied_to_the_hub_namespace_and_named_by_every_pod() {
         let (mut d, _) = desired(IMAGES, InProcess::NOTHING);

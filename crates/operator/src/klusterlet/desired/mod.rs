@@ -517,6 +517,35 @@ mod tests {
         );
     }
 
+    /// The operator's role grants Secrets only by the names in [`crate::klusterlet::SECRETS`]:
+    /// every Secret it builds, or writes for a Hosted agent, in every mode, is one of them.
+    #[test]
+    fn every_secret_the_operator_writes_is_named_in_its_role() {
+        use crate::klusterlet::SECRETS;
+        use crate::klusterlet::managed_kubeconfig::secret_name;
+        let source = Secret::default();
+        for mode in ["Default", "Singleton", "Hosted", "SingletonHosted"] {
+            let spec = format!("{{clusterName: c1, deployOption: {{mode: {mode}}}}}");
+            let v = validate(&klusterlet(&spec)).unwrap();
+            let mut d = build(&v, InProcess::default());
+            d.pull_with(&v, &source);
+            let secrets: Vec<_> = d
+                .managed_objects()
+                .into_iter()
+                .chain(d.management_objects())
+                .filter(|o| o.types.as_ref().is_some_and(|t| t.kind == "Secret"))
+                .collect();
+            assert!(!secrets.is_empty(), "{mode}: the pull secret's copy");
+            for secret in secrets {
+                let name = secret.metadata.name.unwrap();
+                assert!(SECRETS.contains(&name.as_str()), "{mode}: {name}");
+            }
+        }
+        for w in [Workload::Registration, Workload::Work, Workload::Singleton] {
+            assert!(SECRETS.contains(&secret_name(w)), "{}", secret_name(w));
+        }
+    }
+
     #[test]
     fn hosted_mode_splits_the_clusters() {
         let d = built(
