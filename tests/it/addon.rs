@@ -33,6 +33,7 @@ use crate::registration::fixture::{self, on_hub};
 mod cluster_sync;
 mod conversion;
 mod conversion_limits;
+mod framework;
 mod hook;
 mod hosted;
 mod probers;

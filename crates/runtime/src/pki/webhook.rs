@@ -13,6 +13,9 @@ const SIGNER: &str = "webhook signer";
 pub const SIGNER_LIFETIME_SECS: i64 = 365 * 24 * 3600;
 /// Lifetime of a serving certificate, in seconds (30 days).
 pub const SERVING_LIFETIME_SECS: i64 = 30 * 24 * 3600;
+/// Lifetime of a client certificate a custom signer issues, in seconds (upstream's template
+/// agent: 24 hours; the agent renews it at a fifth left).
+pub const CLIENT_LIFETIME_SECS: i64 = 24 * 3600;
 
 /// Why certificates could not be issued.
 #[derive(Debug, thiserror::Error)]
@@ -114,6 +117,27 @@ pub fn issue_serving_window(
     })
 }
 
+/// A client certificate for the PEM certificate request `request`, signed by `signer`, valid
+/// from a minute before `now` for [`CLIENT_LIFETIME_SECS`]: what a custom signer of an add-on
+/// issues for an approved CSR.
+pub fn sign_client_request(request: &str, signer: &CertKey, now: i64) -> Result<String, Error> {
+    let err = |source| Error::Issue {
+        what: "client".into(),
+        source,
+    };
+    let mut csr = rcgen::CertificateSigningRequestParams::from_pem(request).map_err(err)?;
+    csr.params.not_before = at(now - 60)?;
+    csr.params.not_after = at(now + CLIENT_LIFETIME_SECS)?;
+    csr.params.is_ca = IsCa::ExplicitNoCa;
+    csr.params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
+    csr.params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    csr.params.use_authority_key_identifier_extension = true;
+    Ok(csr.signed_by(&issuer(signer)?).map_err(err)?.pem())
+}
+
 /// An issuer for a signer pair, to sign serving certificates with.
 pub fn issuer(signer: &CertKey) -> Result<Issuer<'static, KeyPair>, Error> {
     let err = |source| Error::Issue {
@@ -122,4 +146,50 @@ pub fn issuer(signer: &CertKey) -> Result<Issuer<'static, KeyPair>, Error> {
     };
     let key = KeyPair::from_pem(&signer.key).map_err(err)?;
     Issuer::from_ca_cert_pem(&signer.cert, key).map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_is_signed_by_the_ca_for_a_day_as_a_client() {
+        let ca = issue_signer(1_700_000_000).unwrap();
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::default();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "agent");
+        let request = params.serialize_request(&key).unwrap().pem().unwrap();
+        let pem = sign_client_request(&request, &ca, 1_700_000_100).unwrap();
+        let der = crate::pki::certificates_der(pem.as_bytes())
+            .unwrap()
+            .remove(0);
+        let (_, cert) = x509_parser::parse_x509_certificate(&der).unwrap();
+        assert_eq!(
+            cert.subject()
+                .iter_common_name()
+                .next()
+                .unwrap()
+                .as_str()
+                .unwrap(),
+            "agent"
+        );
+        assert!(
+            cert.issuer()
+                .to_string()
+                .contains("cluster-manager-webhook@1700000000")
+        );
+        assert_eq!(
+            cert.validity().not_after.timestamp(),
+            1_700_000_100 + CLIENT_LIFETIME_SECS
+        );
+        assert!(
+            cert.extended_key_usage()
+                .unwrap()
+                .unwrap()
+                .value
+                .client_auth
+        );
+    }
 }

@@ -12,15 +12,12 @@ use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, PostParams};
 use kube::{Client, ResourceExt as _};
-use rcgen::{ExtendedKeyUsagePurpose, KeyUsagePurpose};
 
 use ocm_api::addon::CustomSignerRegistration;
 use ocm_api::names::HUB_NAMESPACE;
 
 /// Reason written on the CSRs this controller approves.
 const REASON: &str = "AutoApprovedByHubAddonRegistration";
-/// How long a custom-signed certificate lasts (upstream's template agent: 24 hours).
-const VALIDITY_SECONDS: i64 = 24 * 3600;
 
 /// The registration controller's client.
 pub struct Writer {
@@ -103,7 +100,11 @@ async fn issue(
     };
     let request = String::from_utf8(csr.spec.request.0.clone())?;
     let now = ocm_runtime::pki::now_seconds();
-    let cert = sign_pem(&request, &field("tls.crt")?, &field("tls.key")?, now)?;
+    let ca = ocm_runtime::pki::webhook::CertKey {
+        cert: field("tls.crt")?,
+        key: field("tls.key")?,
+    };
+    let cert = ocm_runtime::pki::webhook::sign_client_request(&request, &ca, now)?;
     // An update guarded by the resourceVersion, as upstream's signer: RBAC grants `update` on
     // `certificatesigningrequests/status`, not `patch`.
     let mut issued = csr.clone();
@@ -115,69 +116,4 @@ async fn issue(
         .replace_status(&csr.name_any(), &PostParams::default(), &issued)
         .await?;
     Ok(())
-}
-
-/// A certificate for the PEM request `request`, signed by the CA (`ca_cert`, `ca_key`, PEM),
-/// valid from `now` for a day.
-pub fn sign_pem(request: &str, ca_cert: &str, ca_key: &str, now: i64) -> anyhow::Result<String> {
-    let mut csr = rcgen::CertificateSigningRequestParams::from_pem(request)?;
-    let at = |t: i64| time::OffsetDateTime::from_unix_timestamp(t);
-    csr.params.not_before = at(now - 60)?;
-    csr.params.not_after = at(now + VALIDITY_SECONDS)?;
-    csr.params.is_ca = rcgen::IsCa::ExplicitNoCa;
-    csr.params.key_usages = vec![
-        KeyUsagePurpose::DigitalSignature,
-        KeyUsagePurpose::KeyEncipherment,
-    ];
-    csr.params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
-    csr.params.use_authority_key_identifier_extension = true;
-    let key = rcgen::KeyPair::from_pem(ca_key)?;
-    let issuer = rcgen::Issuer::from_ca_cert_pem(ca_cert, key)?;
-    Ok(csr.signed_by(&issuer)?.pem())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_request_is_signed_by_the_ca_for_a_day_as_a_client() {
-        let ca = ocm_runtime::pki::webhook::issue_signer(1_700_000_000).unwrap();
-        let key = rcgen::KeyPair::generate().unwrap();
-        let mut params = rcgen::CertificateParams::default();
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "agent");
-        let request = params.serialize_request(&key).unwrap().pem().unwrap();
-        let pem = sign_pem(&request, &ca.cert, &ca.key, 1_700_000_100).unwrap();
-        let der = ocm_runtime::pki::certificates_der(pem.as_bytes())
-            .unwrap()
-            .remove(0);
-        let (_, cert) = x509_parser::parse_x509_certificate(&der).unwrap();
-        assert_eq!(
-            cert.subject()
-                .iter_common_name()
-                .next()
-                .unwrap()
-                .as_str()
-                .unwrap(),
-            "agent"
-        );
-        assert!(
-            cert.issuer()
-                .to_string()
-                .contains("cluster-manager-webhook@1700000000")
-        );
-        assert_eq!(
-            cert.validity().not_after.timestamp(),
-            1_700_000_100 + VALIDITY_SECONDS
-        );
-        assert!(
-            cert.extended_key_usage()
-                .unwrap()
-                .unwrap()
-                .value
-                .client_auth
-        );
-    }
 }

@@ -1,0 +1,297 @@
+//! Per ManagedClusterAddOn of the add-on: the agent's ManifestWork, the registrations and health
+//! mode in its status, the hub RoleBinding of its identity, and `ManifestApplied` /
+//! `RegistrationApplied` from what was done. Everything the add-on makes on a cluster is owned by
+//! its ManagedClusterAddOn, so disabling the add-on removes it (the garbage collector).
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::watcher;
+use kube::{Client, Resource as _, ResourceExt as _};
+use serde_json::{Value, json};
+
+use crate::{AgentAddon, Health};
+use ocm_api::addon::{ADDON_NAME_LABEL, ManagedClusterAddOn, RegistrationConfig};
+use ocm_api::cluster::ManagedCluster;
+use ocm_api::conditions::{self, FALSE, TRUE};
+use ocm_api::names::CLIENT_SIGNER;
+use ocm_api::work::ManifestWork;
+use ocm_runtime::Shutdown;
+use ocm_runtime::identity::addon::default_group;
+
+/// How often a ManagedClusterAddOn is looked at again without a change (its work's status).
+const RESYNC: Duration = Duration::from_secs(30);
+
+struct Context<A> {
+    client: Client,
+    addon: Arc<A>,
+}
+
+/// The field manager of what the framework writes for `addon`.
+pub(crate) fn manager(addon: &str) -> String {
+    format!("{addon}-addon-manager")
+}
+
+pub(crate) async fn run<A: AgentAddon>(
+    client: Client,
+    addon: Arc<A>,
+    shutdown: Shutdown,
+) -> anyhow::Result<()> {
+    let name = addon.name().to_owned();
+    let addons: Api<ManagedClusterAddOn> = Api::all(client.clone());
+    let works: Api<ManifestWork> = Api::all(client.clone());
+    let ctx = Arc::new(Context { client, addon });
+    Controller::new(
+        addons,
+        watcher::Config::default().fields(&format!("metadata.name={name}")),
+    )
+    .owns(
+        works,
+        watcher::Config::default().labels(&format!("{ADDON_NAME_LABEL}={name}")),
+    )
+    .graceful_shutdown_on(ocm_runtime::shutdown::cancelled(&shutdown))
+    .run(
+        |o, ctx| async move { reconcile(o, ctx).await.map_err(crate::Failed) },
+        error_policy,
+        ctx,
+    )
+    .for_each(|_| async {})
+    .await;
+    Ok(())
+}
+
+#[allow(clippy::needless_pass_by_value)] // kube's error-policy signature
+fn error_policy<A>(mca: Arc<ManagedClusterAddOn>, e: &crate::Failed, _: Arc<Context<A>>) -> Action {
+    tracing::warn!(cluster = ?mca.namespace(), "add-on {}: {e:#}", mca.name_any());
+    Action::requeue(Duration::from_secs(5))
+}
+
+async fn reconcile<A: AgentAddon>(
+    mca: Arc<ManagedClusterAddOn>,
+    ctx: Arc<Context<A>>,
+) -> anyhow::Result<Action> {
+    let cluster = mca.namespace().unwrap_or_default();
+    if mca.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    let Some(managed) = Api::<ManagedCluster>::all(ctx.client.clone())
+        .get_opt(&cluster)
+        .await?
+    else {
+        return Ok(Action::requeue(RESYNC));
+    };
+    let addon = &*ctx.addon;
+    let owner = mca
+        .controller_owner_ref(&())
+        .map(|mut o| {
+            o.block_owner_deletion = Some(true);
+            o
+        })
+        .ok_or_else(|| anyhow::anyhow!("the ManagedClusterAddOn has no uid"))?;
+    let registration = addon.registration();
+    let registrations = registrations(&registration);
+    if let Some(role) = registration
+        .hub_client
+        .as_ref()
+        .and_then(|h| h.cluster_role.as_deref())
+    {
+        bind(&ctx.client, addon.name(), &cluster, role, &owner).await?;
+    }
+    let applied = match addon.manifests(&managed, &mca) {
+        Ok(manifests) => apply_work(&ctx.client, addon.name(), &cluster, manifests, &owner)
+            .await
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(format!("the add-on's manifests: {e:#}")),
+    };
+    let manifest_applied = match &applied {
+        Ok(work) if conditions::is_true(work_conditions(work), conditions::APPLIED) => (
+            TRUE,
+            "AddonManifestApplied",
+            "the manifests are applied".into(),
+        ),
+        Ok(_) => (
+            FALSE,
+            "ManifestWorkApplyFailed",
+            "the work is not applied yet".into(),
+        ),
+        Err(e) => (FALSE, "ManifestWorkApplyFailed", e.clone()),
+    };
+    let mut status = json!({
+        "namespace": addon.install_namespace(),
+        "registrations": registrations,
+        "healthCheck": {"mode": match addon.health() {
+            Health::Lease => "Lease",
+            Health::Customized => "Customized",
+        }},
+        "conditions": [condition(&mca, "ManifestApplied", manifest_applied)],
+    });
+    if !registrations.is_empty() {
+        status["conditions"]
+            .as_array_mut()
+            .expect("a list")
+            .push(condition(
+                &mca,
+                "RegistrationApplied",
+                (
+                    TRUE,
+                    "SetPermissionApplied",
+                    "the agent's identities are registered".into(),
+                ),
+            ));
+    }
+    patch_status(
+        &ctx.client,
+        addon.name(),
+        &cluster,
+        &manager(addon.name()),
+        status,
+    )
+    .await?;
+    applied.map_err(anyhow::Error::msg)?;
+    Ok(Action::requeue(RESYNC))
+}
+
+/// The identities of `registration`, as the ManagedClusterAddOn's status lists them.
+pub(crate) fn registrations(registration: &crate::Registration) -> Vec<RegistrationConfig> {
+    let mut out = Vec::new();
+    if registration.hub_client.is_some() {
+        out.push(RegistrationConfig {
+            signer_name: CLIENT_SIGNER.into(),
+            subject: None,
+        });
+    }
+    if let Some(custom) = &registration.custom_signer {
+        out.push(RegistrationConfig {
+            signer_name: custom.signer_name.clone(),
+            subject: None,
+        });
+    }
+    out
+}
+
+fn work_conditions(work: &ManifestWork) -> &[conditions::Condition] {
+    work.status
+        .as_ref()
+        .map(|s| s.conditions.as_slice())
+        .unwrap_or_default()
+}
+
+/// Condition `type_` as it should be, keeping its transition time while its status holds.
+fn condition(
+    mca: &ManagedClusterAddOn,
+    type_: &str,
+    (status, reason, message): (&str, &str, String),
+) -> Value {
+    let now = Time(k8s_openapi::jiff::Timestamp::now());
+    let mut current = mca
+        .status
+        .as_ref()
+        .map(|s| s.conditions.clone())
+        .unwrap_or_default();
+    conditions::set(
+        &mut current,
+        conditions::new(type_, status, reason, message, &now),
+    );
+    let c = conditions::find(&current, type_).expect("just set");
+    serde_json::to_value(c).expect("a condition serializes")
+}
+
+async fn apply_work(
+    client: &Client,
+    addon: &str,
+    cluster: &str,
+    manifests: Vec<Value>,
+    owner: &k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference,
+) -> Result<ManifestWork, kube::Error> {
+    let name = format!("addon-{addon}-deploy-0");
+    let work = json!({
+        "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+        "metadata": {"name": name, "namespace": cluster,
+            "labels": {ADDON_NAME_LABEL: addon}, "ownerReferences": [owner]},
+        "spec": {"workload": {"manifests": manifests}},
+    });
+    Api::<ManifestWork>::namespaced(client.clone(), cluster)
+        .patch(
+            &name,
+            &PatchParams::apply(&manager(addon)).force(),
+            &Patch::Apply(&work),
+        )
+        .await
+}
+
+/// Binds `role` to the add-on's identity on `cluster`, in the cluster's namespace.
+async fn bind(
+    client: &Client,
+    addon: &str,
+    cluster: &str,
+    role: &str,
+    owner: &k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference,
+) -> Result<(), kube::Error> {
+    let name = format!("open-cluster-management:{addon}:agent");
+    let binding = json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": name, "namespace": cluster,
+            "labels": {ADDON_NAME_LABEL: addon}, "ownerReferences": [owner]},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+            "name": default_group(cluster, addon)}],
+    });
+    Api::<k8s_openapi::api::rbac::v1::RoleBinding>::namespaced(client.clone(), cluster)
+        .patch(
+            &name,
+            &PatchParams::apply(&manager(addon)).force(),
+            &Patch::Apply(&binding),
+        )
+        .await?;
+    Ok(())
+}
+
+/// Server-side applies `status` to the add-on's ManagedClusterAddOn on `cluster` as
+/// `field_manager` (each writer its own, so none drops what another set).
+async fn patch_status(
+    client: &Client,
+    addon: &str,
+    cluster: &str,
+    field_manager: &str,
+    status: Value,
+) -> Result<(), kube::Error> {
+    let body = json!({
+        "apiVersion": "addon.open-cluster-management.io/v1alpha1", "kind": "ManagedClusterAddOn",
+        "metadata": {"name": addon, "namespace": cluster},
+        "status": status,
+    });
+    Api::<ManagedClusterAddOn>::namespaced(client.clone(), cluster)
+        .patch_status(
+            addon,
+            &PatchParams::apply(field_manager).force(),
+            &Patch::Apply(&body),
+        )
+        .await?;
+    Ok(())
+}
+
+/// Sets one condition of the add-on on `cluster`, as its own field manager.
+pub(crate) async fn set_condition(
+    client: &Client,
+    addon: &str,
+    cluster: &str,
+    type_: &str,
+    (status, reason, message): (&str, &str, &str),
+) -> Result<(), kube::Error> {
+    let mca = Api::<ManagedClusterAddOn>::namespaced(client.clone(), cluster)
+        .get(addon)
+        .await?;
+    let c = condition(&mca, type_, (status, reason, message.to_owned()));
+    let field_manager = format!("{}-{}", manager(addon), type_.to_lowercase());
+    patch_status(
+        client,
+        addon,
+        cluster,
+        &field_manager,
+        json!({"conditions": [c]}),
+    )
+    .await
+}

@@ -1,0 +1,120 @@
+//! The add-on's own signer: its CA, kept in a Secret on the hub, with which the manager signs its
+//! agents' client certificates ([`crate::CustomSigner`]), and the TLS both ends of the add-on's
+//! own endpoint use: the manager serves with a certificate of that CA and requires a client
+//! certificate of it ([`server_config`]); the agent presents its custom-signed certificate and
+//! trusts only that CA ([`client_config`]).
+use std::sync::Arc;
+
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, PostParams};
+use kube::{Client, api::ObjectMeta};
+use rustls::pki_types::pem::PemObject as _;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
+use crate::CertKey;
+use ocm_runtime::pki::{self, webhook};
+
+/// The CA in Secret `name` of `namespace` (`tls.crt`, `tls.key`), made there if it is missing.
+pub async fn load_or_create(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+) -> anyhow::Result<CertKey> {
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    if let Some(secret) = secrets.get_opt(name).await? {
+        return pair(&secret).ok_or_else(|| {
+            anyhow::anyhow!("secret {namespace}/{name} holds no tls.crt and tls.key")
+        });
+    }
+    let ca = webhook::issue_signer(pki::now_seconds())?;
+    let secret = Secret {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some(namespace.into()),
+            ..Default::default()
+        },
+        type_: Some("kubernetes.io/tls".into()),
+        data: Some(
+            [("tls.crt", &ca.cert), ("tls.key", &ca.key)]
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), ByteString(v.clone().into_bytes())))
+                .collect(),
+        ),
+        ..Default::default()
+    };
+    match secrets.create(&PostParams::default(), &secret).await {
+        Ok(_) => Ok(ca),
+        // Another replica made it meanwhile: theirs.
+        Err(kube::Error::Api(s)) if s.code == 409 => {
+            let secret = secrets.get(name).await?;
+            pair(&secret).ok_or_else(|| {
+                anyhow::anyhow!("secret {namespace}/{name} holds no tls.crt and tls.key")
+            })
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn pair(secret: &Secret) -> Option<CertKey> {
+    let field = |k: &str| ocm_runtime::secrets::field(secret, k);
+    Some(CertKey {
+        cert: field("tls.crt")?,
+        key: field("tls.key")?,
+    })
+}
+
+/// A serving certificate of `ca` for `dns_names` (and IP addresses written as names).
+pub fn serving(ca: &CertKey, dns_names: &[String]) -> anyhow::Result<CertKey> {
+    Ok(webhook::issue_serving(
+        &webhook::issuer(ca)?,
+        dns_names,
+        pki::now_seconds(),
+    )?)
+}
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+fn roots(ca_pem: &str) -> anyhow::Result<rustls::RootCertStore> {
+    let mut roots = rustls::RootCertStore::empty();
+    for der in pki::certificates_der(ca_pem.as_bytes())? {
+        roots.add(CertificateDer::from(der))?;
+    }
+    Ok(roots)
+}
+
+fn chain_and_key(
+    pair: &CertKey,
+) -> anyhow::Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
+    let chain = pki::certificates_der(pair.cert.as_bytes())?
+        .into_iter()
+        .map(CertificateDer::from)
+        .collect();
+    Ok((chain, PrivateKeyDer::from_pem_slice(pair.key.as_bytes())?))
+}
+
+/// TLS for the manager's endpoint: `serving` presented, and a client certificate signed by `ca`
+/// required of every caller.
+pub fn server_config(ca: &CertKey, serving: &CertKey) -> anyhow::Result<rustls::ServerConfig> {
+    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        Arc::new(roots(&ca.cert)?),
+        provider(),
+    )
+    .build()?;
+    let (chain, key) = chain_and_key(serving)?;
+    Ok(rustls::ServerConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()?
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(chain, key)?)
+}
+
+/// TLS for an agent calling the manager: trusts only `ca_pem`, presents `client`.
+pub fn client_config(ca_pem: &str, client: &CertKey) -> anyhow::Result<rustls::ClientConfig> {
+    let (chain, key) = chain_and_key(client)?;
+    Ok(rustls::ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots(ca_pem)?)
+        .with_client_auth_cert(chain, key)?)
+}

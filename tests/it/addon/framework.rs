@@ -1,0 +1,196 @@
+//! An add-on written on the Rust add-on framework (`crates/addon-framework`), its example
+//! `status-report` (`crates/status-report`): its manager runs beside the hub as its own process
+//! would (here a task of the test, with the hub's admin credential), deploys the agent to a
+//! joined cluster, registers its identity and signs its certificate with the add-on's own CA;
+//! the agent's report over HTTPS, authenticated by that certificate alone, makes the add-on
+//! Available on its cluster. A caller holding a certificate of another CA is refused.
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, DeleteParams, PostParams};
+
+use clusteradm::api::addon::{
+    ClusterManagementAddOn, DEFAULT_INSTALL_NAMESPACE, ManagedClusterAddOn,
+};
+use clusteradm::api::work::ManifestWork;
+use ocm_addon_framework::{CertKey, signer};
+
+use super::succeeds;
+use super::template::{condition, supervised_agent};
+use crate::common;
+use crate::registration::fixture;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rust_addon_deploys_registers_and_hears_its_agent_over_https() {
+    let (agent, agent_shutdown) = supervised_agent("it-fw").await;
+    let c = agent.cluster().to_string();
+    let (hub, managed) = (common::hub().await, common::managed().await);
+    let name = common::unique("it-status");
+
+    let (url, shutdown, manager_task) = start_manager(&hub, &name).await;
+    let enabled = std::time::Instant::now();
+    succeeds(&["addon", "enable", "--names", &name, "--clusters", &c]).await;
+
+    // Deployed: the agent's manifests in the add-on's work, applied on the cluster.
+    let addons = Api::<ManagedClusterAddOn>::namespaced(hub.clone(), &c);
+    let mca = fixture::wait(
+        addons.clone(),
+        &name,
+        "ManifestApplied",
+        |m: Option<&ManagedClusterAddOn>| {
+            condition(m, "ManifestApplied").is_some_and(|c| c.status == "True")
+        },
+    )
+    .await;
+    let status = mca.status.unwrap();
+    assert_eq!(status.namespace.as_deref(), Some(DEFAULT_INSTALL_NAMESPACE));
+    assert_eq!(
+        serde_json::to_value(&status.health_check).unwrap()["mode"],
+        "Customized"
+    );
+    assert_eq!(status.registrations.len(), 1, "{:?}", status.registrations);
+    let work = Api::<ManifestWork>::namespaced(hub.clone(), &c)
+        .get(&format!("addon-{name}-deploy-0"))
+        .await
+        .unwrap();
+    assert_eq!(work.spec.workload.manifests.len(), 3);
+
+    // Registered: the cluster's agent holds a certificate of the add-on's CA, for its cluster.
+    let secret = format!("{name}-open-cluster-management.io-{name}-client-cert");
+    let stored = fixture::wait(
+        Api::<Secret>::namespaced(managed.clone(), DEFAULT_INSTALL_NAMESPACE),
+        &secret,
+        "the agent's certificate, signed by the add-on's manager",
+        |s: Option<&Secret>| s.is_some(),
+    )
+    .await;
+    let field = |k: &str| clusteradm::runtime::secrets::field(&stored, k).unwrap();
+    let client = CertKey {
+        cert: field("tls.crt"),
+        key: field("tls.key"),
+    };
+    let der = clusteradm::pki::certificates_der(client.cert.as_bytes())
+        .unwrap()
+        .remove(0);
+    assert_eq!(
+        ocm_addon_framework::identity::cluster_of(&der, &name).as_deref(),
+        Some(c.as_str())
+    );
+    let ca = signer::load_or_create(&hub, "default", &format!("{name}-ca"))
+        .await
+        .unwrap();
+
+    // Heard: the agent's report makes the add-on Available there.
+    let tls = signer::client_config(&ca.cert, &client).unwrap();
+    status_report::agent::report(&url, tls, "v1.2.3-it")
+        .await
+        .unwrap();
+    fixture::wait(
+        addons.clone(),
+        &name,
+        "Available by the agent's report",
+        |m: Option<&ManagedClusterAddOn>| {
+            condition(m, "Available").is_some_and(|c| {
+                c.status == "True"
+                    && c.reason == "StatusReported"
+                    && c.message.contains("v1.2.3-it")
+            })
+        },
+    )
+    .await;
+    eprintln!(
+        "addon enable → Available by report: {} ms",
+        enabled.elapsed().as_millis()
+    );
+
+    strangers_are_refused(&url, &ca).await;
+
+    // Disabled: the work goes with the add-on.
+    succeeds(&["addon", "disable", "--names", &name, "--clusters", &c]).await;
+    fixture::wait_deleted(
+        Api::<ManifestWork>::namespaced(hub.clone(), &c),
+        &work.metadata.name.clone().unwrap(),
+        &work.metadata.uid.clone().unwrap(),
+    )
+    .await;
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(10), manager_task)
+        .await
+        .expect("the manager stops")
+        .unwrap()
+        .unwrap();
+    agent_shutdown.cancel();
+    let _ = Api::<ClusterManagementAddOn>::all(hub.clone())
+        .delete(&name, &DeleteParams::default())
+        .await;
+    let _ = Api::<Secret>::namespaced(hub, "default")
+        .delete(&format!("{name}-ca"), &DeleteParams::default())
+        .await;
+}
+
+/// The example's manager for add-on `name`, serving on loopback, and its ClusterManagementAddOn:
+/// its URL, its shutdown and its task.
+async fn start_manager(
+    hub: &kube::Client,
+    name: &str,
+) -> (
+    String,
+    ocm_addon_framework::Shutdown,
+    tokio::task::JoinHandle<anyhow::Result<()>>,
+) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("https://{}", listener.local_addr().unwrap());
+    let opts = status_report::ManagerOptions {
+        name: name.to_owned(),
+        namespace: "default".into(),
+        image: "status-report:test".into(),
+        url: url.clone(),
+        dns_names: vec!["127.0.0.1".into()],
+    };
+    let shutdown = ocm_addon_framework::Shutdown::new();
+    let task = tokio::spawn(status_report::run_manager(
+        hub.clone(),
+        opts,
+        listener,
+        shutdown.clone(),
+    ));
+    let cma: ClusterManagementAddOn = serde_json::from_value(serde_json::json!({
+        "apiVersion": "addon.open-cluster-management.io/v1alpha1", "kind": "ClusterManagementAddOn",
+        "metadata": {"name": name}, "spec": {"addOnMeta": {"displayName": "status report"}},
+    }))
+    .unwrap();
+    Api::<ClusterManagementAddOn>::all(hub.clone())
+        .create(&PostParams::default(), &cma)
+        .await
+        .unwrap();
+    (url, shutdown, task)
+}
+
+/// A caller of the manager's endpoint with a certificate of another CA is refused in the TLS
+/// handshake; one with a certificate of the add-on's CA that names no cluster, by a 403.
+async fn strangers_are_refused(url: &str, ca: &CertKey) {
+    use clusteradm::runtime::pki::{now_seconds, webhook};
+    let client_of = |signer: &CertKey| {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::default();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "someone");
+        let request = params.serialize_request(&key).unwrap().pem().unwrap();
+        CertKey {
+            cert: webhook::sign_client_request(&request, signer, now_seconds()).unwrap(),
+            key: key.serialize_pem(),
+        }
+    };
+    let stranger = webhook::issue_signer(now_seconds()).unwrap();
+    let tls = signer::client_config(&ca.cert, &client_of(&stranger)).unwrap();
+    let refused = status_report::agent::report(url, tls, "x").await;
+    assert!(refused.is_err(), "a certificate of another CA was taken");
+    let tls = signer::client_config(&ca.cert, &client_of(ca)).unwrap();
+    let refused = status_report::agent::report(url, tls, "x").await;
+    let refusal = format!(
+        "{:#}",
+        refused.expect_err("a certificate naming no cluster was taken")
+    );
+    assert!(refusal.contains("403"), "{refusal}");
+}
