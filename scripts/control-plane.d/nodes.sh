@@ -11,8 +11,8 @@
 # Other Services, and cluster DNS, are node-proxy's (crates/node-proxy), one per node: kube-proxy
 # is not used because the nodes of every cluster and plane share this network namespace, where
 # kube-proxies would fight over the same iptables chains. node-proxy writes only its node's chain
-# (its rules match the node's pod subnet), relays each Service port in userspace from loopback
-# (so nothing is forwarded), and serves <svc>.<ns>.svc.cluster.local on the node's IP (dnsmasq,
+# (its rules match the node's pod subnet, or its address for node ports), relays each Service
+# port in userspace from loopback (so nothing is forwarded), and serves <svc>.<ns>.svc.cluster.local on the node's IP (dnsmasq,
 # the kubelet's clusterDNS).
 
 # The node's index, bridge, pod subnet and IP. Derived from the port base so that two control
@@ -74,9 +74,11 @@ node_network() { # cluster
     rules+=("-d $ip -p tcp --dport ${API_PORT[$x]} -j DNAT --to-destination 127.0.0.1:${API_PORT[$x]}")
   done
   rules+=("-s $(node_net "$c").0/24 -d ${SVC_IP[$c]} -p tcp --dport 443 -j DNAT --to-destination 127.0.0.1:${API_PORT[$c]}")
-  # Then the node's Services (after the `kubernetes` one above), node-proxy's chain.
+  # Then the node's Services (after the `kubernetes` one above), node-proxy's chain: from the
+  # node's pods, and for the node's address (its node ports) from every node's pods and this
+  # machine.
   iptables -t nat -N "$(svc_chain "$c")" 2>/dev/null || true
-  rules+=("-s $(node_net "$c").0/24 -j $(svc_chain "$c")")
+  rules+=("-s $(node_net "$c").0/24 -j $(svc_chain "$c")" "-d $ip -j $(svc_chain "$c")")
   local r
   for r in "${rules[@]}"; do
     # shellcheck disable=SC2086 # a rule is words

@@ -156,3 +156,18 @@ pub async fn clients() -> (Client, Client) {
         common::client(&env.managed).await,
     )
 }
+
+/// The InternalIP of node `name`.
+pub async fn node_address(client: &Client, name: &str) -> String {
+    Api::<k8s_openapi::api::core::v1::Node>::all(client.clone())
+        .get(name)
+        .await
+        .unwrap()
+        .status
+        .and_then(|s| s.addresses)
+        .unwrap_or_default()
+        .into_iter()
+        .find(|a| a.type_ == "InternalIP")
+        .expect("the node's address")
+        .address
+}

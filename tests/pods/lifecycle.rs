@@ -1,7 +1,8 @@
 //! The whole life of a fleet on our image, on real nodes: `init --image` (operator and hub pods),
 //! `join --image` (operator and agent pods on the managed node), `accept`, a ManifestWork whose
 //! Deployment's pod really starts and reports back, the agent container killed and the hub pod
-//! deleted without harm, the helloworld add-on as its own pod, the managed node stopped and back,
+//! deleted without harm, the helloworld add-on as its own pod, an add-on on the Rust add-on
+//! framework (its manager a Deployment on the hub), the managed node stopped and back,
 //! a Hosted-mode cluster whose agent (and a Hosted add-on's) runs on the management cluster's
 //! node, and `unjoin`/`clean` leaving nothing behind. Prints the timings.
 use std::time::{Duration, Instant};
@@ -20,7 +21,7 @@ use crate::fleet::{
     create_work, feedback, gone, holder, info_shows_ready, kill_container, leader,
     manifest_condition, metrics, wait_work,
 };
-use crate::{addon, fleet, hosted, node_down};
+use crate::{addon, fleet, hosted, node_down, status_report};
 
 const HUB_NS: &str = "open-cluster-management-hub";
 const OPERATOR_NS: &str = "open-cluster-management";
@@ -344,6 +345,10 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
 
     // The helloworld add-on's agent as its own pod, with its own hub identity.
     let addon_to_pod = addon::helloworld_runs_as_a_pod(&hub, &managed, &cluster).await;
+    // An add-on on the Rust add-on framework: its manager a Deployment on the hub node, its
+    // agent on the managed node reporting to it over HTTPS.
+    let report_to_available =
+        status_report::reports_from_the_managed_node(&hub, &managed, &cluster).await;
     // The managed node stopped past the lease's grace period, then back.
     let (to_unknown, to_available) =
         node_down::cluster_follows_its_node(&hub, &clusters, &cluster).await;
@@ -418,7 +423,8 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
     println!(
         "pods: init -> hub pod Ready {:.1} s, join -> Available {:.1} s, work -> pod Ready {:.1} s, \
          agent leader killed -> another leads {:.1} s, hub leader deleted -> standby leads {:.1} s, \
-         add-on enabled -> its pod Ready {:.1} s, node stopped -> Unknown {:.1} s, node back -> \
+         add-on enabled -> its pod Ready {:.1} s, status-report enabled -> Available by its \
+         agent's report {:.1} s, node stopped -> Unknown {:.1} s, node back -> \
          Available {:.1} s, hosted join -> Available {:.1} s, hosted add-on enabled -> its pod \
          Ready on the management node {:.1} s, upgrade of hub and klusterlet (--wait) {:.1} s",
         init_to_ready.as_secs_f64(),
@@ -427,6 +433,7 @@ async fn a_fleet_runs_on_our_image_and_leaves_nothing_behind() {
         takeover.as_secs_f64(),
         hub_takeover.get().unwrap().as_secs_f64(),
         addon_to_pod.as_secs_f64(),
+        report_to_available.as_secs_f64(),
         to_unknown.as_secs_f64(),
         to_available.as_secs_f64(),
         hosted.join_to_available.as_secs_f64(),

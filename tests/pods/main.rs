@@ -15,4 +15,5 @@ mod hosted_hub;
 mod lifecycle;
 mod node_down;
 mod services;
+mod status_report;
 mod upgrade;

@@ -22,8 +22,9 @@ use ocm_api::work::ManifestWork;
 use ocm_runtime::Shutdown;
 use ocm_runtime::identity::addon::default_group;
 
-/// How often a ManagedClusterAddOn is looked at again without a change (its work's status).
-const RESYNC: Duration = Duration::from_secs(30);
+/// How often a ManagedClusterAddOn is looked at again without a change (its work's changes wake
+/// it anyway): what someone else changed of its objects is put back by then.
+const RESYNC: Duration = Duration::from_secs(300);
 
 struct Context<A> {
     client: Client,
@@ -142,16 +143,37 @@ async fn reconcile<A: AgentAddon>(
                 ),
             ));
     }
-    patch_status(
-        &ctx.client,
-        addon.name(),
-        &cluster,
-        &manager(addon.name()),
-        status,
-    )
-    .await?;
+    if !holds(&mca, &status) {
+        let field_manager = manager(addon.name());
+        patch_status(&ctx.client, addon.name(), &cluster, &field_manager, status).await?;
+    }
     applied.map_err(anyhow::Error::msg)?;
     Ok(Action::requeue(RESYNC))
+}
+
+/// Whether `mca`'s status already holds everything in `status` (conditions by type, status,
+/// reason and message), so no write is needed.
+fn holds(mca: &ManagedClusterAddOn, status: &Value) -> bool {
+    let Ok(current) = serde_json::to_value(&mca.status) else {
+        return false;
+    };
+    let same_condition = |want: &Value| {
+        current["conditions"].as_array().is_some_and(|have| {
+            have.iter().any(|c| {
+                ["type", "status", "reason", "message"]
+                    .iter()
+                    .all(|k| c[k] == want[k])
+            })
+        })
+    };
+    status.as_object().is_some_and(|fields| {
+        fields.iter().all(|(k, want)| match k.as_str() {
+            "conditions" => want
+                .as_array()
+                .is_some_and(|w| w.iter().all(same_condition)),
+            _ => current[k] == *want,
+        })
+    })
 }
 
 /// The identities of `registration`, as the ManagedClusterAddOn's status lists them.

@@ -40,7 +40,9 @@ mod tests {
 
     #[test]
     fn the_cluster_is_read_from_the_addons_group_only() {
-        let der = certificate(Some("system:open-cluster-management:cluster:c1:addon:status"));
+        let der = certificate(Some(
+            "system:open-cluster-management:cluster:c1:addon:status",
+        ));
         assert_eq!(cluster_of(&der, "status").as_deref(), Some("c1"));
         assert_eq!(cluster_of(&der, "other"), None, "another add-on's group");
         let every_cluster = certificate(Some("system:open-cluster-management:addon:status"));

@@ -47,9 +47,9 @@ struct Args {
     /// The node's own NAT chain (created by the plane, which jumps to it).
     #[arg(long)]
     chain: String,
-    /// The node's address, where DNS is served (the kubelet's `clusterDNS`).
+    /// The node's address, where DNS is served (the kubelet's `clusterDNS`) and node ports.
     #[arg(long)]
-    dns_address: String,
+    dns_address: std::net::IpAddr,
     /// Where the DNS records and dnsmasq's pid file are kept.
     #[arg(long)]
     state_dir: PathBuf,
@@ -77,15 +77,15 @@ async fn main() -> anyhow::Result<()> {
     services.wait_until_ready().await?;
     slices.wait_until_ready().await?;
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    let mut dns = dns::Dns::new(&args.dns_address, &args.state_dir);
+    let mut dns = dns::Dns::new(&args.dns_address.to_string(), &args.state_dir);
     let mut relays: BTreeMap<table::Frontend, relay::Relay> = BTreeMap::new();
     let mut written = String::new();
     tracing::info!(source = %args.source, chain = %args.chain, "serving the node's Services");
     loop {
-        let table = table::build(&services.state(), &slices.state());
+        let table = table::build(&services.state(), &slices.state(), args.dns_address);
         sync_relays(&mut relays, &table).await;
         let listed: Vec<_> = relays.iter().map(|(f, r)| (*f, r.local)).collect();
-        let rules = nat::rules(&args.chain, &args.source, &listed);
+        let rules = nat::rules(&args.chain, &args.source, args.dns_address, &listed);
         let mut failed = false;
         if rules != written {
             match nat::apply(&rules).await {

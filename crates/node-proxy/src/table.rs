@@ -1,5 +1,6 @@
 //! What the node should serve, from the cluster's Services and EndpointSlices: each TCP port of a
-//! ClusterIP Service with the ready endpoints behind it, and the DNS records of every Service.
+//! ClusterIP Service with the ready endpoints behind it, a NodePort (or LoadBalancer) Service's
+//! node port on the node's own address too, and the DNS records of every Service.
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 
@@ -24,10 +25,14 @@ pub struct Table {
     pub records: BTreeMap<String, Vec<IpAddr>>,
 }
 
-/// The table for `services` and `slices`. The `default/kubernetes` Service has its name but no
-/// port here: the plane leads its address to the API server itself.
+/// The table for `services` and `slices` on the node at `node_ip`. The `default/kubernetes`
+/// Service has its name but no port here: the plane leads its address to the API server itself.
 #[must_use]
-pub fn build(services: &[impl AsRef<Service>], slices: &[impl AsRef<EndpointSlice>]) -> Table {
+pub fn build(
+    services: &[impl AsRef<Service>],
+    slices: &[impl AsRef<EndpointSlice>],
+    node_ip: IpAddr,
+) -> Table {
     let mut table = Table::default();
     // ExternalName Services, resolved once every other name is known.
     let mut aliases = Vec::new();
@@ -73,9 +78,17 @@ pub fn build(services: &[impl AsRef<Service>], slices: &[impl AsRef<EndpointSlic
             let Ok(number) = u16::try_from(port.port) else {
                 continue;
             };
-            table
-                .ports
-                .insert((ip, number), endpoints(&own, port.name.as_deref()));
+            let targets = endpoints(&own, port.name.as_deref());
+            // Every node serves a node port, as kube-proxy does.
+            let exposed = matches!(spec.type_.as_deref(), Some("NodePort" | "LoadBalancer"));
+            if let Some(node_port) = port
+                .node_port
+                .filter(|_| exposed)
+                .and_then(|n| u16::try_from(n).ok())
+            {
+                table.ports.insert((node_ip, node_port), targets.clone());
+            }
+            table.ports.insert((ip, number), targets);
         }
     }
     // A hosts file has no CNAME: an ExternalName gets its target's addresses, which is what a
@@ -155,6 +168,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    const NODE: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(10, 200, 0, 1));
+
     fn service(name: &str, ip: &str, ports: &serde_json::Value) -> Service {
         serde_json::from_value(json!({"metadata": {"name": name, "namespace": "ns"},
             "spec": {"clusterIP": ip, "ports": ports}}))
@@ -186,7 +201,7 @@ mod tests {
             &json!([{"addresses": ["10.1.0.5"]},
                    {"addresses": ["10.1.0.6"], "conditions": {"ready": false}}]),
         ))];
-        let table = build(&services, &slices);
+        let table = build(&services, &slices, NODE);
         let ip: IpAddr = "10.96.0.10".parse().unwrap();
         assert_eq!(
             table.ports,
@@ -211,7 +226,7 @@ mod tests {
             Arc::new(alias("full", "kubernetes.default.svc.cluster.local.")),
             Arc::new(alias("outside", "example.com")),
         ];
-        let table = build(&services, &[] as &[Arc<EndpointSlice>]);
+        let table = build(&services, &[] as &[Arc<EndpointSlice>], NODE);
         assert!(
             table.ports.is_empty(),
             "the plane leads 10.96.0.1:443 itself"
@@ -226,6 +241,44 @@ mod tests {
     }
 
     #[test]
+    fn a_node_port_leads_from_the_nodes_address_too() {
+        let mut web = service(
+            "web",
+            "10.96.0.10",
+            &json!([{"port": 443, "nodePort": 30443}]),
+        );
+        web.spec.as_mut().unwrap().type_ = Some("NodePort".into());
+        let internal = service(
+            "db",
+            "10.96.0.11",
+            &json!([{"port": 5432, "nodePort": 30432}]),
+        );
+        let slices = [
+            Arc::new(slice(
+                "web",
+                &json!([{"port": 8443}]),
+                &json!([{"addresses": ["10.1.0.5"]}]),
+            )),
+            Arc::new(slice(
+                "db",
+                &json!([{"port": 5432}]),
+                &json!([{"addresses": ["10.1.0.6"]}]),
+            )),
+        ];
+        let table = build(&[Arc::new(web), Arc::new(internal)], &slices, NODE);
+        let target: SocketAddr = "10.1.0.5:8443".parse().unwrap();
+        assert_eq!(table.ports[&(NODE, 30443)], vec![target]);
+        assert_eq!(
+            table.ports[&("10.96.0.10".parse().unwrap(), 443)],
+            vec![target]
+        );
+        assert!(
+            !table.ports.contains_key(&(NODE, 30432)),
+            "a ClusterIP Service's stray nodePort is not served"
+        );
+    }
+
+    #[test]
     fn a_headless_service_resolves_to_its_endpoints() {
         let services = [Arc::new(service("db", "None", &json!([{"port": 5432}])))];
         let slices = [Arc::new(slice(
@@ -233,7 +286,7 @@ mod tests {
             &json!([{"port": 5432}]),
             &json!([{"addresses": ["10.1.0.7"]}, {"addresses": ["10.1.0.8"]}]),
         ))];
-        let table = build(&services, &slices);
+        let table = build(&services, &slices, NODE);
         assert!(table.ports.is_empty(), "{:?}", table.ports);
         assert_eq!(
             hosts_file(&table.records),
