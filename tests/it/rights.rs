@@ -568,46 +568,18 @@ async fn the_bootstrap_credential_holds_nothing_beyond_upstreams_bootstrap_role(
         "/templates/hub-bootstrap/00-clusterrole.yaml.j2"
     ))
     .unwrap();
-    let mut role: ClusterRole = serde_yaml::from_str(&text).unwrap();
+    let role: ClusterRole = serde_yaml::from_str(&text).unwrap();
     let name = common::unique("rights-bootstrap");
-    role.metadata.name = Some(name.clone());
-    let apply = PatchParams::apply("it-rights").force();
-    Api::<ClusterRole>::all(hub.clone())
-        .patch(&name, &apply, &Patch::Apply(&role))
-        .await
-        .unwrap();
-    let binding: k8s_openapi::api::rbac::v1::ClusterRoleBinding =
-        serde_json::from_value(serde_json::json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-            "metadata": {"name": name},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": "default"}],
-        }))
-        .unwrap();
-    Api::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>::all(hub.clone())
-        .patch(&name, &apply, &Patch::Apply(&binding))
-        .await
-        .unwrap();
-    let baseline = baseline(&hub).await;
-    let upstream = upstream_rules(&["cluster-manager-chart__bootstrap_cluster_role.yaml"]);
-    let ours = common::eventually(
-        "the bootstrap role in effect",
-        std::time::Duration::from_secs(30),
-        || {
-            let (hub, baseline, name) = (hub.clone(), baseline.clone(), name.clone());
-            async move {
-                let ours = effective(&hub, ("default", &name), &["default"], &baseline).await;
-                ours.iter()
-                    .any(|r| r.resource == "certificatesigningrequests")
-                    .then_some(ours)
-            }
-        },
+    let ours = effective_as_bound(
+        &hub,
+        role,
+        &name,
+        &["default"],
+        "certificatesigningrequests",
     )
     .await;
+    let upstream = upstream_rules(&["cluster-manager-chart__bootstrap_cluster_role.yaml"]);
     let extra = beyond("bootstrap", &ours, &upstream);
-    for plural in ["clusterrolebindings", "clusterroles"] {
-        delete_rbac(&hub, plural, &name).await;
-    }
     assert!(
         extra.is_empty(),
         "the bootstrap credential holds beyond upstream's: {extra:#?}"
@@ -690,12 +662,14 @@ fn our_operator_roles() -> Vec<(&'static str, ClusterRole)> {
 }
 
 /// Binds `role` under `name` to ServiceAccount `default/name` and returns its effective rights
-/// in `namespaces` once the API server applies it, the binding removed again.
+/// in `namespaces` once the API server applies it (they hold `witness`, a resource the role
+/// grants), the role and binding removed again.
 async fn effective_as_bound(
     hub: &kube::Client,
     mut role: ClusterRole,
     name: &str,
     namespaces: &[&str],
+    witness: &str,
 ) -> BTreeSet<Right> {
     role.metadata = kube::api::ObjectMeta {
         name: Some(name.to_owned()),
@@ -720,15 +694,13 @@ async fn effective_as_bound(
         .unwrap();
     let baseline = baseline(hub).await;
     let ours = common::eventually(
-        "the operator's role in effect",
+        "the role in effect",
         std::time::Duration::from_secs(30),
         || {
             let (hub, baseline) = (hub.clone(), baseline.clone());
             async move {
                 let ours = effective(&hub, ("default", name), namespaces, &baseline).await;
-                ours.iter()
-                    .any(|r| r.resource == "deployments")
-                    .then_some(ours)
+                ours.iter().any(|r| r.resource == witness).then_some(ours)
             }
         },
     )
@@ -747,7 +719,7 @@ async fn the_operators_hold_secrets_only_by_their_names() {
     let namespaces = ["default", "kube-system", "open-cluster-management"];
     for (identity, role) in our_operator_roles() {
         let name = common::unique("rights-operator");
-        let ours = effective_as_bound(&hub, role, &name, &namespaces).await;
+        let ours = effective_as_bound(&hub, role, &name, &namespaces, "deployments").await;
         let secrets: Vec<&Right> = ours.iter().filter(|r| r.resource == "secrets").collect();
         let known = match identity {
             "cluster-manager operator" => clusteradm::operator::cluster_manager::SECRETS,
@@ -803,7 +775,7 @@ async fn the_operators_hold_nothing_beyond_upstreams_operators() {
         };
         let upstream = rules_in(&format!("{dir}/{file}"));
         let name = common::unique("rights-operator");
-        let ours = effective_as_bound(&hub, role, &name, &namespaces).await;
+        let ours = effective_as_bound(&hub, role, &name, &namespaces, "deployments").await;
         extra.extend(beyond(identity, &ours, &upstream).into_iter().map(|r| {
             format!(
                 "{identity}: {} {}/{} {:?}",

@@ -4,19 +4,18 @@
 //! signed with its CA after the same check again (whoever approved it). A refused CSR stays
 //! pending and is logged, as upstream's framework leaves it.
 use std::sync::Arc;
-use std::time::Duration;
 
-use futures::StreamExt as _;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use kube::api::{Api, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;
-use kube::{Client, ResourceExt as _};
+use kube::Client;
 
 use crate::AgentAddon;
 use ocm_api::addon::ADDON_NAME_LABEL;
 use ocm_api::cluster::ManagedCluster;
 use ocm_runtime::Shutdown;
+use ocm_runtime::controller::Runner;
 use ocm_runtime::identity::{CsrFacts, addon::check_with_signers};
 
 /// Reason written on the CSRs the manager approves.
@@ -35,26 +34,15 @@ pub(crate) async fn run<A: AgentAddon>(
     let selector = format!("{ADDON_NAME_LABEL}={}", addon.name());
     let csrs: Api<CertificateSigningRequest> = Api::all(client.clone());
     let ctx = Arc::new(Context { client, addon });
-    Controller::new(csrs, watcher::Config::default().labels(&selector))
-        .graceful_shutdown_on(ocm_runtime::shutdown::cancelled(&shutdown))
+    let controller = Controller::new(csrs, watcher::Config::default().labels(&selector));
+    Runner::new("add-on framework: CSRs", controller)
         .run(
-            |o, ctx| async move { reconcile(o, ctx).await.map_err(crate::Failed) },
-            error_policy,
+            |csr, ctx| async move { reconcile(csr, ctx).await.map_err(crate::Failed) },
             ctx,
+            shutdown,
         )
-        .for_each(|_| async {})
         .await;
     Ok(())
-}
-
-#[allow(clippy::needless_pass_by_value)] // kube's error-policy signature
-fn error_policy<A>(
-    csr: Arc<CertificateSigningRequest>,
-    e: &crate::Failed,
-    _: Arc<Context<A>>,
-) -> Action {
-    tracing::warn!(csr = %csr.name_any(), "add-on CSR: {e:#}");
-    Action::requeue(Duration::from_secs(5))
 }
 
 async fn reconcile<A: AgentAddon>(

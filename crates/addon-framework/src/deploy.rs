@@ -5,7 +5,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt as _;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
@@ -20,6 +19,7 @@ use ocm_api::conditions::{self, FALSE, TRUE};
 use ocm_api::names::CLIENT_SIGNER;
 use ocm_api::work::ManifestWork;
 use ocm_runtime::Shutdown;
+use ocm_runtime::controller::Runner;
 use ocm_runtime::identity::addon::default_group;
 
 /// How often a ManagedClusterAddOn is looked at again without a change (its work's changes wake
@@ -45,29 +45,22 @@ pub(crate) async fn run<A: AgentAddon>(
     let addons: Api<ManagedClusterAddOn> = Api::all(client.clone());
     let works: Api<ManifestWork> = Api::all(client.clone());
     let ctx = Arc::new(Context { client, addon });
-    Controller::new(
+    let controller = Controller::new(
         addons,
         watcher::Config::default().fields(&format!("metadata.name={name}")),
     )
     .owns(
         works,
         watcher::Config::default().labels(&format!("{ADDON_NAME_LABEL}={name}")),
-    )
-    .graceful_shutdown_on(ocm_runtime::shutdown::cancelled(&shutdown))
-    .run(
-        |o, ctx| async move { reconcile(o, ctx).await.map_err(crate::Failed) },
-        error_policy,
-        ctx,
-    )
-    .for_each(|_| async {})
-    .await;
+    );
+    Runner::new("add-on framework: deploy", controller)
+        .run(
+            |mca, ctx| async move { reconcile(mca, ctx).await.map_err(crate::Failed) },
+            ctx,
+            shutdown,
+        )
+        .await;
     Ok(())
-}
-
-#[allow(clippy::needless_pass_by_value)] // kube's error-policy signature
-fn error_policy<A>(mca: Arc<ManagedClusterAddOn>, e: &crate::Failed, _: Arc<Context<A>>) -> Action {
-    tracing::warn!(cluster = ?mca.namespace(), "add-on {}: {e:#}", mca.name_any());
-    Action::requeue(Duration::from_secs(5))
 }
 
 async fn reconcile<A: AgentAddon>(

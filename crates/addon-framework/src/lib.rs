@@ -141,6 +141,8 @@ impl std::fmt::Display for Failed {
 
 impl std::error::Error for Failed {}
 
+impl ocm_runtime::controller::Failure for Failed {}
+
 /// Runs an add-on's manager: [`Manager::run`].
 pub struct Manager<A> {
     client: Client,
