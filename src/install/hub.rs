@@ -178,6 +178,8 @@ struct OperatorValues {
     docker_config_json_b64: String,
     /// The Secrets the operator may touch, by name.
     secrets: &'static [&'static str],
+    /// The operator's image is upstream's (its role then holds what upstream's reads beyond ours).
+    upstream_image: bool,
 }
 
 /// The Secrets upstream's ClusterManager operator (v1.3.1) reads and writes, by name, when its
@@ -248,6 +250,7 @@ pub fn plan(opts: &InitOptions) -> Result<Vec<DynamicObject>, render::Error> {
                 replicas: 1,
                 docker_config_json_b64: base64::engine::general_purpose::STANDARD.encode(pull),
                 secrets: operator_secrets(opts.single_image.is_some()),
+                upstream_image: opts.single_image.is_none(),
             },
         )?);
         opts.operator_pod.apply(&mut objects);
@@ -263,6 +266,7 @@ pub fn plan(opts: &InitOptions) -> Result<Vec<DynamicObject>, render::Error> {
                     replicas: 1,
                     docker_config_json_b64: String::new(),
                     secrets: &[],
+                    upstream_image: false,
                 },
             )?
             .into_iter()
@@ -498,6 +502,35 @@ mod tests {
         }
     }
 
+    /// Upstream's operator images read nodes and get pods and replica sets (their own roles let
+    /// them); our image does neither, and its role holds none of it. Both operators.
+    #[test]
+    fn only_upstreams_operator_images_may_read_nodes() {
+        use crate::install::klusterlet::{OperatorSettings, operator_objects};
+        let reads_nodes = |objects: Vec<DynamicObject>| {
+            objects
+                .into_iter()
+                .filter(|o| o.types.as_ref().is_some_and(|t| t.kind == "ClusterRole"))
+                .any(|o| o.data["rules"].to_string().contains("\"nodes\""))
+        };
+        let hub = |single_image: Option<String>| {
+            plan(&InitOptions {
+                single_image,
+                ..InitOptions::default()
+            })
+            .unwrap()
+        };
+        assert!(reads_nodes(hub(None)));
+        assert!(!reads_nodes(hub(Some("r/clusteradm:v1".into()))));
+        let settings = OperatorSettings::default();
+        assert!(reads_nodes(
+            operator_objects("u/registration-operator:v1", false, &settings).unwrap()
+        ));
+        assert!(!reads_nodes(
+            operator_objects("r/clusteradm:v1", true, &settings).unwrap()
+        ));
+    }
+
     /// Each template of the hub's bundles, rendered alone with the values `plan` gives it,
     /// yields named objects (a template that renders to nothing would hide in the bundle).
     #[test]
@@ -509,6 +542,7 @@ mod tests {
             replicas: 1,
             docker_config_json_b64: "e30=".into(),
             secrets: UPSTREAM_OPERATOR_SECRETS,
+            upstream_image: true,
         };
         let bootstrap = |token: bool| BootstrapValues {
             namespace: OPERATOR_NAMESPACE,

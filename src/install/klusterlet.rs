@@ -154,6 +154,8 @@ struct OperatorValues<'a> {
     docker_config_json_b64: String,
     /// The Secrets the operator may touch, by name (upstream's operator's names are ours).
     secrets: &'static [&'static str],
+    /// The operator's image is upstream's (its role then holds what upstream's reads beyond ours).
+    upstream_image: bool,
 }
 
 /// How the klusterlet operator is set up, beyond its image.
@@ -196,6 +198,7 @@ pub fn operator_objects(
             .resources(settings.resources.as_ref()),
             docker_config_json_b64: base64::engine::general_purpose::STANDARD.encode(pull),
             secrets: crate::operator::klusterlet::SECRETS,
+            upstream_image: !ours,
         },
     )?);
     settings.pod.apply(&mut objects);
@@ -621,6 +624,7 @@ mod tests {
             container: crate::install::OperatorContainer::new("klusterlet", false, &[]),
             docker_config_json_b64: "e30=".into(),
             secrets: crate::operator::klusterlet::SECRETS,
+            upstream_image: true,
         };
         let names = render::bundle_templates("klusterlet-operator");
         assert!(!names.is_empty());

@@ -6,10 +6,10 @@
 use std::sync::Arc;
 
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+use kube::Client;
 use kube::api::{Api, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;
-use kube::Client;
 
 use crate::AgentAddon;
 use ocm_api::addon::ADDON_NAME_LABEL;
