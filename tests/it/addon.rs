@@ -446,7 +446,7 @@ async fn forge_csrs(me: &kube::Client, c: &str, addon: &str) -> [String; 4] {
 
 /// The add-on identity reads ConfigMaps in its cluster namespace (once its grant is in force),
 /// and nothing else.
-async fn only_configmaps_in(as_addon: &kube::Client, c: &str) {
+pub(super) async fn only_configmaps_in(as_addon: &kube::Client, c: &str) {
     common::eventually("the add-on's RBAC", Duration::from_secs(30), || {
         let cms = Api::<ConfigMap>::namespaced(as_addon.clone(), c);
         async move { cms.list(&ListParams::default()).await.ok() }
@@ -529,7 +529,7 @@ async fn rotation_reported(hub: &kube::Client, c: &str, addon: &str) {
 }
 
 /// A hub client from the kubeconfig in an add-on's secret.
-async fn client_of(secret: &Secret) -> kube::Client {
+pub(super) async fn client_of(secret: &Secret) -> kube::Client {
     let text = String::from_utf8(secret.data.as_ref().unwrap()["kubeconfig"].0.clone()).unwrap();
     let config = kube::Config::from_custom_kubeconfig(
         Kubeconfig::from_yaml(&text).unwrap(),

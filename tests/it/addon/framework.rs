@@ -15,8 +15,8 @@ use clusteradm::api::addon::{
 use clusteradm::api::work::ManifestWork;
 use ocm_addon_framework::{CertKey, signer};
 
-use super::succeeds;
 use super::template::{condition, supervised_agent};
+use super::{client_of, only_configmaps_in, succeeds};
 use crate::common;
 use crate::registration::fixture;
 
@@ -193,4 +193,113 @@ async fn strangers_are_refused(url: &str, ca: &CertKey) {
         refused.expect_err("a certificate naming no cluster was taken")
     );
     assert!(refusal.contains("403"), "{refusal}");
+}
+
+/// An add-on whose agent reads ConfigMaps of its cluster's namespace on the hub.
+struct Reader {
+    name: String,
+    role: String,
+}
+
+impl ocm_addon_framework::AgentAddon for Reader {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn manifests(
+        &self,
+        _: &ocm_addon_framework::api::ManagedCluster,
+        _: &ManagedClusterAddOn,
+    ) -> anyhow::Result<Vec<serde_json::Value>> {
+        Ok(vec![
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": self.name, "namespace": "default"}, "data": {"a": "b"}}),
+        ])
+    }
+
+    fn registration(&self) -> ocm_addon_framework::Registration {
+        ocm_addon_framework::Registration {
+            hub_client: Some(ocm_addon_framework::HubClient {
+                cluster_role: Some(self.role.clone()),
+            }),
+            ..Default::default()
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rust_addons_hub_client_holds_its_role_in_its_cluster_namespace_only() {
+    use k8s_openapi::api::rbac::v1::{ClusterRole, RoleBinding};
+    let (agent, agent_shutdown) = supervised_agent("it-fw-client").await;
+    let c = agent.cluster().to_string();
+    let (hub, managed) = (common::hub().await, common::managed().await);
+    let name = common::unique("it-reader");
+    let role: ClusterRole = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": name},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"]}],
+    }))
+    .unwrap();
+    Api::<ClusterRole>::all(hub.clone())
+        .create(&PostParams::default(), &role)
+        .await
+        .unwrap();
+    let cma: ClusterManagementAddOn = serde_json::from_value(serde_json::json!({
+        "apiVersion": "addon.open-cluster-management.io/v1alpha1", "kind": "ClusterManagementAddOn",
+        "metadata": {"name": name}, "spec": {},
+    }))
+    .unwrap();
+    Api::<ClusterManagementAddOn>::all(hub.clone())
+        .create(&PostParams::default(), &cma)
+        .await
+        .unwrap();
+    let shutdown = ocm_addon_framework::Shutdown::new();
+    let addon = Reader {
+        name: name.clone(),
+        role: name.clone(),
+    };
+    let manager =
+        tokio::spawn(ocm_addon_framework::Manager::new(hub.clone(), addon).run(shutdown.clone()));
+    succeeds(&["addon", "enable", "--names", &name, "--clusters", &c]).await;
+
+    let binding = fixture::wait(
+        Api::<RoleBinding>::namespaced(hub.clone(), &c),
+        &format!("open-cluster-management:{name}:agent"),
+        "the agent's RoleBinding in its cluster's namespace",
+        |b: Option<&RoleBinding>| b.is_some(),
+    )
+    .await;
+    assert_eq!(binding.role_ref.name, name);
+    let subjects = binding.subjects.unwrap();
+    assert_eq!(
+        subjects[0].name,
+        format!("system:open-cluster-management:cluster:{c}:addon:{name}")
+    );
+    let secret = fixture::wait(
+        Api::<Secret>::namespaced(managed.clone(), DEFAULT_INSTALL_NAMESPACE),
+        &format!("{name}-hub-kubeconfig"),
+        "the agent's hub kubeconfig",
+        |s: Option<&Secret>| s.is_some(),
+    )
+    .await;
+    only_configmaps_in(&client_of(&secret).await, &c).await;
+
+    succeeds(&["addon", "disable", "--names", &name, "--clusters", &c]).await;
+    fixture::wait_deleted(
+        Api::<RoleBinding>::namespaced(hub.clone(), &c),
+        &binding.metadata.name.clone().unwrap(),
+        &binding.metadata.uid.clone().unwrap(),
+    )
+    .await;
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(10), manager)
+        .await
+        .expect("the manager stops")
+        .unwrap()
+        .unwrap();
+    agent_shutdown.cancel();
+    let dp = DeleteParams::default();
+    let _ = Api::<ClusterManagementAddOn>::all(hub.clone())
+        .delete(&name, &dp)
+        .await;
+    let _ = Api::<ClusterRole>::all(hub).delete(&name, &dp).await;
 }
