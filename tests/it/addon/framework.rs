@@ -257,7 +257,7 @@ async fn a_rust_addons_hub_client_holds_its_role_in_its_cluster_namespace_only()
         name: name.clone(),
         role: name.clone(),
     };
-    let manager =
+    let manager_task =
         tokio::spawn(ocm_addon_framework::Manager::new(hub.clone(), addon).run(shutdown.clone()));
     succeeds(&["addon", "enable", "--names", &name, "--clusters", &c]).await;
 
@@ -291,7 +291,7 @@ async fn a_rust_addons_hub_client_holds_its_role_in_its_cluster_namespace_only()
     )
     .await;
     shutdown.cancel();
-    tokio::time::timeout(Duration::from_secs(10), manager)
+    tokio::time::timeout(Duration::from_secs(10), manager_task)
         .await
         .expect("the manager stops")
         .unwrap()
