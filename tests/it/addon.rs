@@ -313,7 +313,7 @@ async fn enabling_on_an_unknown_cluster_or_an_unknown_addon_writes_nothing() {
 }
 
 /// A CSR the cluster's agent sends for an add-on of its cluster, asking for `subject`.
-async fn send_csr(
+pub(super) async fn send_csr(
     agent: &kube::Client,
     cluster: &str,
     addon: &str,

@@ -1,5 +1,5 @@
 //! The add-on's CSRs: approved only when one asks for exactly an identity the add-on registers,
-//! from that cluster's agent, while the cluster is accepted (the hub's own check,
+//! from that cluster's agent, while the cluster is accepted and the add-on enabled there (the hub's own check,
 //! [`ocm_runtime::identity::addon::check_with_signers`]); and, for the add-on's own signer,
 //! signed with its CA after the same check again (whoever approved it). A refused CSR stays
 //! pending and is logged, as upstream's framework leaves it.
@@ -12,7 +12,7 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;
 
 use crate::AgentAddon;
-use ocm_api::addon::ADDON_NAME_LABEL;
+use ocm_api::addon::{ADDON_NAME_LABEL, ManagedClusterAddOn};
 use ocm_api::cluster::ManagedCluster;
 use ocm_runtime::Shutdown;
 use ocm_runtime::controller::Runner;
@@ -69,10 +69,17 @@ async fn reconcile<A: AgentAddon>(
         .get_opt(&cluster)
         .await?
         .is_some_and(|mc| mc.spec.hub_accepts_client && mc.metadata.deletion_timestamp.is_none());
-    let checked = if accepted {
-        check_with_signers(&facts, &cluster, addon.name(), &registrations, &ours)
-    } else {
+    // Only while the add-on is enabled there: a disabled add-on's identity is not re-issued.
+    let enabled = Api::<ManagedClusterAddOn>::namespaced(ctx.client.clone(), &cluster)
+        .get_opt(addon.name())
+        .await?
+        .is_some_and(|mca| mca.metadata.deletion_timestamp.is_none());
+    let checked = if !accepted {
         Err(format!("cluster {cluster} is not accepted"))
+    } else if !enabled {
+        Err(format!("the add-on is not enabled on cluster {cluster}"))
+    } else {
+        check_with_signers(&facts, &cluster, addon.name(), &registrations, &ours)
     };
     if let Err(why) = checked {
         tracing::info!(csr = %facts.name, %cluster, "add-on {}: not approving or signing: {why}", addon.name());

@@ -95,13 +95,24 @@ async fn reconcile<A: AgentAddon>(
         bind(&ctx.client, addon.name(), &cluster, role, &owner).await?;
     }
     let applied = match addon.manifests(&managed, &mca) {
+        // Nothing to deploy (the hub refuses an empty work): none, and nothing left of one.
+        Ok(manifests) if manifests.is_empty() => {
+            remove_work(&ctx.client, addon.name(), &cluster).await?;
+            Ok(None)
+        }
         Ok(manifests) => apply_work(&ctx.client, addon.name(), &cluster, manifests, &owner)
             .await
+            .map(Some)
             .map_err(|e| e.to_string()),
         Err(e) => Err(format!("the add-on's manifests: {e:#}")),
     };
     let manifest_applied = match &applied {
-        Ok(work) if conditions::is_true(work_conditions(work), conditions::APPLIED) => (
+        Ok(None) => (
+            TRUE,
+            "AddonManifestApplied",
+            "the add-on has no manifests".into(),
+        ),
+        Ok(Some(work)) if conditions::is_true(work_conditions(work), conditions::APPLIED) => (
             TRUE,
             "AddonManifestApplied",
             "the manifests are applied".into(),
@@ -113,9 +124,9 @@ async fn reconcile<A: AgentAddon>(
         ),
         Err(e) => (FALSE, "ManifestWorkApplyFailed", e.clone()),
     };
+    // An empty list is left out: the API server drops it, so it would never read back equal.
     let mut status = json!({
         "namespace": addon.install_namespace(),
-        "registrations": registrations,
         "healthCheck": {"mode": match addon.health() {
             Health::Lease => "Lease",
             Health::Customized => "Customized",
@@ -123,6 +134,7 @@ async fn reconcile<A: AgentAddon>(
         "conditions": [condition(&mca, "ManifestApplied", manifest_applied)],
     });
     if !registrations.is_empty() {
+        status["registrations"] = json!(registrations);
         status["conditions"]
             .as_array_mut()
             .expect("a list")
@@ -214,6 +226,24 @@ fn condition(
     serde_json::to_value(c).expect("a condition serializes")
 }
 
+/// Deletes the add-on's work on `cluster`, if there is one.
+async fn remove_work(client: &Client, addon: &str, cluster: &str) -> Result<(), kube::Error> {
+    let works = Api::<ManifestWork>::namespaced(client.clone(), cluster);
+    match works
+        .delete(&work_name(addon), &kube::api::DeleteParams::default())
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// The add-on's deploy work's name (upstream's).
+fn work_name(addon: &str) -> String {
+    format!("addon-{addon}-deploy-0")
+}
+
 async fn apply_work(
     client: &Client,
     addon: &str,
@@ -221,7 +251,7 @@ async fn apply_work(
     manifests: Vec<Value>,
     owner: &k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference,
 ) -> Result<ManifestWork, kube::Error> {
-    let name = format!("addon-{addon}-deploy-0");
+    let name = work_name(addon);
     let work = json!({
         "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
         "metadata": {"name": name, "namespace": cluster,

@@ -23,9 +23,10 @@ pub async fn load_or_create(
 ) -> anyhow::Result<CertKey> {
     let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
     if let Some(secret) = secrets.get_opt(name).await? {
-        return pair(&secret).ok_or_else(|| {
+        let ca = pair(&secret).ok_or_else(|| {
             anyhow::anyhow!("secret {namespace}/{name} holds no tls.crt and tls.key")
-        });
+        })?;
+        return unexpired(ca, &format!("{namespace}/{name}"));
     }
     let ca = webhook::issue_signer(pki::now_seconds())?;
     let secret = Secret {
@@ -54,6 +55,24 @@ pub async fn load_or_create(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// `ca` while it is valid; an error saying how to replace it once it is not (it lasts a year: a
+/// new one is made when its Secret is deleted, and agents get certificates of it as they renew).
+fn unexpired(ca: CertKey, secret: &str) -> anyhow::Result<CertKey> {
+    let der = pki::certificates_der(ca.cert.as_bytes())?
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("secret {secret} holds no certificate"))?;
+    let (_, cert) = x509_parser::parse_x509_certificate(&der)
+        .map_err(|e| anyhow::anyhow!("secret {secret}: {e}"))?;
+    let until = cert.validity().not_after.timestamp();
+    anyhow::ensure!(
+        until > pki::now_seconds(),
+        "the add-on's CA in secret {secret} expired (at {until}, Unix time): delete the Secret and \
+         restart the manager, which makes a new CA"
+    );
+    Ok(ca)
 }
 
 fn pair(secret: &Secret) -> Option<CertKey> {
@@ -117,4 +136,19 @@ pub fn client_config(ca_pem: &str, client: &CertKey) -> anyhow::Result<rustls::C
         .with_safe_default_protocol_versions()?
         .with_root_certificates(roots(ca_pem)?)
         .with_client_auth_cert(chain, key)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_expired_ca_is_refused_with_how_to_replace_it() {
+        let now = pki::now_seconds();
+        let fresh = webhook::issue_signer(now).unwrap();
+        assert!(unexpired(fresh, "ns/ca").is_ok());
+        let old = webhook::issue_signer(now - 2 * webhook::SIGNER_LIFETIME_SECS).unwrap();
+        let refused = unexpired(old, "ns/ca").unwrap_err().to_string();
+        assert!(refused.contains("delete the Secret"), "{refused}");
+    }
 }

@@ -128,8 +128,7 @@ pub struct ManagerOptions {
 }
 
 /// Runs the manager until `shutdown` is cancelled: the framework's controllers for the add-on,
-/// and its endpoint on `listener` (a serving certificate of the add-on's CA, valid 30 days from
-/// the start).
+/// and its endpoint on `listener` (a serving certificate of the add-on's CA, issued again daily).
 pub async fn run_manager(
     hub: kube::Client,
     opts: ManagerOptions,
@@ -138,19 +137,23 @@ pub async fn run_manager(
 ) -> anyhow::Result<()> {
     use ocm_addon_framework::{Manager, signer};
     let ca = signer::load_or_create(&hub, &opts.namespace, &format!("{}-ca", opts.name)).await?;
-    let tls = signer::server_config(&ca, &signer::serving(&ca, &opts.dns_names)?)?;
-    tokio::spawn(server::serve(
+    let tls = server::Tls {
+        ca: ca.clone(),
+        dns_names: opts.dns_names,
+    };
+    let endpoint = server::serve(
         listener,
         tls,
         hub.clone(),
         opts.name.clone(),
         shutdown.clone(),
-    ));
+    );
     let addon = StatusReport {
         name: opts.name,
         image: opts.image,
         manager_url: opts.url,
         ca,
     };
-    Manager::new(hub, addon).run(shutdown).await
+    tokio::try_join!(endpoint, Manager::new(hub, addon).run(shutdown))?;
+    Ok(())
 }

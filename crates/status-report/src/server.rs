@@ -3,8 +3,9 @@
 //! never the request's: an agent reports for its own cluster only. Each report makes the add-on
 //! `Available` on that cluster; a cluster silent for [`SILENCE`] goes `Unknown`.
 //!
-//! Bounded against whoever can connect: [`MAX_CONNECTIONS`] at once, [`TIMEOUT`] for the TLS
-//! handshake and for a request, [`MAX_BODY`] bytes of it.
+//! Bounded against whoever can connect: [`MAX_CONNECTIONS`] at once (more are closed at once),
+//! [`HANDSHAKE_TIMEOUT`] for the TLS handshake, [`TIMEOUT`] for a request, [`MAX_BODY`] bytes of
+//! it. The serving certificate is issued again every day ([`RENEW_SERVING`]).
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -14,12 +15,14 @@ use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use kube::Client;
+use kube::api::{Api, ListParams};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use tokio_rustls::TlsAcceptor;
 
-use ocm_addon_framework::{Shutdown, identity, set_available};
+use ocm_addon_framework::api::ManagedClusterAddOn;
+use ocm_addon_framework::{CertKey, Shutdown, identity, set_available, signer};
 
 /// Connections served at once.
 pub const MAX_CONNECTIONS: usize = 64;
@@ -37,38 +40,89 @@ struct Shared {
     last: Mutex<HashMap<String, Instant>>,
 }
 
-/// Serves `listener` with `tls` ([`ocm_addon_framework::signer::server_config`]) until
-/// `shutdown` is cancelled, writing add-on `addon`'s health on the hub.
+/// The manager's TLS: its serving certificate is issued from the add-on's CA for `dns_names`,
+/// again every [`RENEW_SERVING`] (it is valid 30 days).
+pub struct Tls {
+    /// The add-on's CA.
+    pub ca: CertKey,
+    /// The names and addresses agents reach the manager by.
+    pub dns_names: Vec<String>,
+}
+
+impl Tls {
+    fn acceptor(&self) -> anyhow::Result<TlsAcceptor> {
+        let serving = signer::serving(&self.ca, &self.dns_names)?;
+        Ok(TlsAcceptor::from(Arc::new(signer::server_config(
+            &self.ca, &serving,
+        )?)))
+    }
+}
+
+/// How often the serving certificate is issued again.
+pub const RENEW_SERVING: Duration = Duration::from_secs(24 * 3600);
+/// For a TLS handshake: short, since it is what a caller without a certificate can hold.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Serves `listener` with `tls` until `shutdown` is cancelled, writing add-on `addon`'s health on
+/// the hub. A connection beyond [`MAX_CONNECTIONS`] is closed at once.
 pub async fn serve(
     listener: TcpListener,
-    tls: rustls::ServerConfig,
+    tls: Tls,
     hub: Client,
     addon: String,
     shutdown: Shutdown,
-) {
-    let acceptor = TlsAcceptor::from(Arc::new(tls));
+) -> anyhow::Result<()> {
+    let mut acceptor = tls.acceptor()?;
+    let mut issued = Instant::now();
     let shared = Arc::new(Shared {
         hub,
         addon,
         last: Mutex::default(),
     });
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    // Every cluster the add-on is on is expected to report from now: one whose agent stopped
+    // while no manager ran goes Unknown too.
+    let enabled = Api::<ManagedClusterAddOn>::all(shared.hub.clone())
+        .list_metadata(&ListParams::default().fields(&format!("metadata.name={}", shared.addon)))
+        .await?;
+    shared
+        .last
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .extend(
+            enabled
+                .items
+                .into_iter()
+                .filter_map(|m| m.metadata.namespace)
+                .map(|cluster| (cluster, Instant::now())),
+        );
     tokio::spawn(mark_silent(Arc::clone(&shared), shutdown.clone()));
     loop {
-        let (stream, permit) = tokio::select! {
-            () = shutdown.cancelled() => return,
+        let stream = tokio::select! {
+            () = shutdown.cancelled() => return Ok(()),
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => (stream, Arc::clone(&slots).acquire_owned().await),
+                Ok((stream, _)) => stream,
                 Err(e) => {
                     tracing::debug!("accept: {e}");
                     continue;
                 }
             },
         };
+        let Ok(permit) = Arc::clone(&slots).try_acquire_owned() else {
+            continue; // full: dropped, closing it
+        };
+        if issued.elapsed() > RENEW_SERVING {
+            match tls.acceptor() {
+                Ok(fresh) => (acceptor, issued) = (fresh, Instant::now()),
+                Err(e) => tracing::warn!("issuing the serving certificate again: {e:#}"),
+            }
+        }
         let (acceptor, shared) = (acceptor.clone(), Arc::clone(&shared));
         tokio::spawn(async move {
             let _permit = permit;
-            let Ok(Ok(tls)) = tokio::time::timeout(TIMEOUT, acceptor.accept(stream)).await else {
+            let Ok(Ok(tls)) =
+                tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await
+            else {
                 return;
             };
             let cluster = tls
@@ -171,7 +225,7 @@ async fn mark_silent(shared: Arc<Shared>, shutdown: Shutdown) {
             .collect();
         for cluster in silent {
             let message = format!("no report for {}s", SILENCE.as_secs());
-            if set_available(
+            let marked = set_available(
                 &shared.hub,
                 &shared.addon,
                 &cluster,
@@ -179,9 +233,9 @@ async fn mark_silent(shared: Arc<Shared>, shutdown: Shutdown) {
                 "StatusReportMissing",
                 &message,
             )
-            .await
-            .is_ok()
-            {
+            .await;
+            // Marked, or the add-on is gone from that cluster: either way not looked at again.
+            if marked.is_ok() || matches!(&marked, Err(kube::Error::Api(e)) if e.code == 404) {
                 shared
                     .last
                     .lock()

@@ -105,7 +105,7 @@ async fn a_rust_addon_deploys_registers_and_hears_its_agent_over_https() {
 
     strangers_are_refused(&url, &ca).await;
 
-    // Disabled: the work goes with the add-on.
+    // Disabled: the work goes with the add-on, and the agent's identity is not issued again.
     succeeds(&["addon", "disable", "--names", &name, "--clusters", &c]).await;
     fixture::wait_deleted(
         Api::<ManifestWork>::namespaced(hub.clone(), &c),
@@ -113,6 +113,7 @@ async fn a_rust_addon_deploys_registers_and_hears_its_agent_over_https() {
         &work.metadata.uid.clone().unwrap(),
     )
     .await;
+    not_issued_once_disabled(&agent, &c, &name).await;
     shutdown.cancel();
     tokio::time::timeout(Duration::from_secs(10), manager_task)
         .await
@@ -302,4 +303,31 @@ async fn a_rust_addons_hub_client_holds_its_role_in_its_cluster_namespace_only()
         .delete(&name, &dp)
         .await;
     let _ = Api::<ClusterRole>::all(hub).delete(&name, &dp).await;
+}
+
+/// A CSR the cluster's agent sends for add-on `name`'s own signer once the add-on is disabled
+/// there stays pending: the manager approves only for clusters the add-on is enabled on.
+async fn not_issued_once_disabled(agent: &fixture::Agent, c: &str, name: &str) {
+    use clusteradm::runtime::identity::addon::{default_group, default_user};
+    use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+    let me = fixture::cert_client(&agent.hub_secret().await).await;
+    let csr = super::send_csr(
+        &me,
+        c,
+        name,
+        default_user(c, name),
+        vec![default_group(c, name)],
+        &format!("open-cluster-management.io/{name}"),
+    )
+    .await;
+    let csrs = Api::<CertificateSigningRequest>::all(common::hub().await);
+    common::never(
+        "a disabled add-on's CSR approved",
+        Duration::from_secs(5),
+        || async {
+            let status = csrs.get(&csr).await.unwrap().status?;
+            status.conditions.filter(|c| !c.is_empty())
+        },
+    )
+    .await;
 }
