@@ -114,12 +114,7 @@ async fn a_rust_addon_deploys_registers_and_hears_its_agent_over_https() {
     )
     .await;
     not_issued_once_disabled(&agent, &c, &name).await;
-    shutdown.cancel();
-    tokio::time::timeout(Duration::from_secs(10), manager_task)
-        .await
-        .expect("the manager stops")
-        .unwrap()
-        .unwrap();
+    stop(&shutdown, manager_task).await;
     agent_shutdown.cancel();
     let _ = Api::<ClusterManagementAddOn>::all(hub.clone())
         .delete(&name, &DeleteParams::default())
@@ -155,15 +150,7 @@ async fn start_manager(
         listener,
         shutdown.clone(),
     ));
-    let cma: ClusterManagementAddOn = serde_json::from_value(serde_json::json!({
-        "apiVersion": "addon.open-cluster-management.io/v1alpha1", "kind": "ClusterManagementAddOn",
-        "metadata": {"name": name}, "spec": {"addOnMeta": {"displayName": "status report"}},
-    }))
-    .unwrap();
-    Api::<ClusterManagementAddOn>::all(hub.clone())
-        .create(&PostParams::default(), &cma)
-        .await
-        .unwrap();
+    create_cluster_management_addon(hub, name).await;
     (url, shutdown, task)
 }
 
@@ -244,15 +231,7 @@ async fn a_rust_addons_hub_client_holds_its_role_in_its_cluster_namespace_only()
         .create(&PostParams::default(), &role)
         .await
         .unwrap();
-    let cma: ClusterManagementAddOn = serde_json::from_value(serde_json::json!({
-        "apiVersion": "addon.open-cluster-management.io/v1alpha1", "kind": "ClusterManagementAddOn",
-        "metadata": {"name": name}, "spec": {},
-    }))
-    .unwrap();
-    Api::<ClusterManagementAddOn>::all(hub.clone())
-        .create(&PostParams::default(), &cma)
-        .await
-        .unwrap();
+    create_cluster_management_addon(&hub, &name).await;
     let shutdown = ocm_addon_framework::Shutdown::new();
     let addon = Reader {
         name: name.clone(),
@@ -291,12 +270,7 @@ async fn a_rust_addons_hub_client_holds_its_role_in_its_cluster_namespace_only()
         &binding.metadata.uid.clone().unwrap(),
     )
     .await;
-    shutdown.cancel();
-    tokio::time::timeout(Duration::from_secs(10), manager_task)
-        .await
-        .expect("the manager stops")
-        .unwrap()
-        .unwrap();
+    stop(&shutdown, manager_task).await;
     agent_shutdown.cancel();
     let dp = DeleteParams::default();
     let _ = Api::<ClusterManagementAddOn>::all(hub.clone())
@@ -330,4 +304,30 @@ async fn not_issued_once_disabled(agent: &fixture::Agent, c: &str, name: &str) {
         },
     )
     .await;
+}
+
+/// The ClusterManagementAddOn `name`, which `addon enable` needs.
+async fn create_cluster_management_addon(hub: &kube::Client, name: &str) {
+    let cma: ClusterManagementAddOn = serde_json::from_value(serde_json::json!({
+        "apiVersion": "addon.open-cluster-management.io/v1alpha1", "kind": "ClusterManagementAddOn",
+        "metadata": {"name": name}, "spec": {},
+    }))
+    .unwrap();
+    Api::<ClusterManagementAddOn>::all(hub.clone())
+        .create(&PostParams::default(), &cma)
+        .await
+        .unwrap();
+}
+
+/// Stops a manager started by the test: it must end, without error, within 10 s.
+async fn stop(
+    shutdown: &ocm_addon_framework::Shutdown,
+    task: tokio::task::JoinHandle<anyhow::Result<()>>,
+) {
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(10), task)
+        .await
+        .expect("the manager stops")
+        .unwrap()
+        .unwrap();
 }
