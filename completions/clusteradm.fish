@@ -53,6 +53,9 @@ complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "operator" -d 
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "controller" -d 'Run OCM\'s controllers in the foreground: the hub\'s, or a managed cluster\'s agents'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "version" -d 'Print the client version and the API server\'s version'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "upgrade" -d 'Move the hub or this cluster\'s klusterlet to other images (a release, a registry, or ours)'
+complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "proxy" -d 'Reach managed clusters\' API servers through the cluster-proxy add-on'
+complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "install" -d 'Install upstream\'s built-in hub add-ons (governance-policy-framework)'
+complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "uninstall" -d 'Remove upstream\'s built-in hub add-ons'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "completion" -d 'Print a shell completion script (bash, zsh, fish)'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "generate" -d 'Regenerate (or check) the files derived from the code: CRDs and completions'
 complete -c clusteradm -n "__fish_clusteradm_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -1027,6 +1030,139 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand upgrade; and __fis
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand upgrade; and __fish_seen_subcommand_from help" -f -a "clustermanager" -d 'Upgrade the hub: the cluster-manager operator and the ClusterManager\'s component images'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand upgrade; and __fish_seen_subcommand_from help" -f -a "klusterlet" -d 'Upgrade this cluster\'s klusterlet: the klusterlet operator and every Klusterlet\'s agent images'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand upgrade; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and not __fish_seen_subcommand_from health kubectl help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and not __fish_seen_subcommand_from health kubectl help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and not __fish_seen_subcommand_from health kubectl help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and not __fish_seen_subcommand_from health kubectl help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and not __fish_seen_subcommand_from health kubectl help" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and not __fish_seen_subcommand_from health kubectl help" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and not __fish_seen_subcommand_from health kubectl help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and not __fish_seen_subcommand_from health kubectl help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and not __fish_seen_subcommand_from health kubectl help" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and not __fish_seen_subcommand_from health kubectl help" -f -a "health" -d 'Probe each managed cluster\'s API server (/healthz) through cluster-proxy'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and not __fish_seen_subcommand_from health kubectl help" -f -a "kubectl" -d 'Run kubectl against a managed cluster through cluster-proxy, as a ManagedServiceAccount'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and not __fish_seen_subcommand_from health kubectl help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from health" -s c -l cluster -d 'Only this managed cluster (with --clusters: that one too)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from health" -l clusters -d 'Only these managed clusters, comma-separated [default: every one]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from health" -l proxy-ca-cert -d 'The proxy server\'s CA (PEM), with --proxy-cert and --proxy-key instead of the Secrets' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from health" -l proxy-cert -d 'A client certificate the proxy server accepts (PEM)' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from health" -l proxy-key -d 'Its key (PEM)' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from health" -l proxy-server-host -d 'The proxy server\'s host; `localhost` (without the certificate files) port-forwards to one of its pods through the hub\'s API server' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from health" -l proxy-server-port -d 'The proxy server\'s port for clients' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from health" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table'
+yaml\t'YAML (a list is printed as a `kind: List`)'
+json\t'JSON (a list is printed as a `kind: List`)'
+tree\t'Upstream clusteradm\'s tree (`get clusters`; the other getters print their table)'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from health" -l in-cluster-proxy-cert-lookup -d 'Read the proxy server\'s CA and the client certificate from the add-on\'s Secrets on the hub' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from health" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from health" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from health" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from health" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from health" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from health" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from health" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from health" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from health" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from kubectl" -s c -l cluster -d 'The managed cluster' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from kubectl" -l clusters -d 'The managed cluster, as upstream\'s --clusters (exactly one)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from kubectl" -l sa -d 'The ManagedServiceAccount (in the cluster\'s namespace on the hub) whose token kubectl uses' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from kubectl" -l args -d 'kubectl\'s arguments, split at spaces (e.g. "get nodes")' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from kubectl" -s i -l interactive-mode -d 'Read kubectl commands from the terminal until `exit`' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from kubectl" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from kubectl" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from kubectl" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from kubectl" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from kubectl" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from kubectl" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from kubectl" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from kubectl" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from kubectl" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from help" -f -a "health" -d 'Probe each managed cluster\'s API server (/healthz) through cluster-proxy'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from help" -f -a "kubectl" -d 'Run kubectl against a managed cluster through cluster-proxy, as a ManagedServiceAccount'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand proxy; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and not __fish_seen_subcommand_from hub-addon help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and not __fish_seen_subcommand_from hub-addon help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and not __fish_seen_subcommand_from hub-addon help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and not __fish_seen_subcommand_from hub-addon help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and not __fish_seen_subcommand_from hub-addon help" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and not __fish_seen_subcommand_from hub-addon help" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and not __fish_seen_subcommand_from hub-addon help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and not __fish_seen_subcommand_from hub-addon help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and not __fish_seen_subcommand_from hub-addon help" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and not __fish_seen_subcommand_from hub-addon help" -f -a "hub-addon" -d 'Install built-in add-ons on the hub (governance-policy-framework)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and not __fish_seen_subcommand_from hub-addon help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -l names -d 'The add-ons, comma-separated: governance-policy-framework' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -l namespace -d 'The namespace of the add-ons\' controllers on the hub' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -l output-file -d 'Also write the objects applied to FILE, as a YAML stream; with --dry-run, instead of applying them' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -l bundle-version -d 'The version bundle whose add-on images to install (default, latest or an OCM version: 1.3.1 installs the policy add-on v0.18.0, as upstream\'s)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -l bundle-version-overrides -d 'A JSON file overriding the bundle\'s versions, as upstream\'s: `{"policy_addon": "v0.18.0"}`' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -l create-namespace -d 'Create the namespace when it does not exist' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from help" -f -a "hub-addon" -d 'Install built-in add-ons on the hub (governance-policy-framework)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and not __fish_seen_subcommand_from hub-addon help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and not __fish_seen_subcommand_from hub-addon help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and not __fish_seen_subcommand_from hub-addon help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and not __fish_seen_subcommand_from hub-addon help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and not __fish_seen_subcommand_from hub-addon help" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and not __fish_seen_subcommand_from hub-addon help" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and not __fish_seen_subcommand_from hub-addon help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and not __fish_seen_subcommand_from hub-addon help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and not __fish_seen_subcommand_from hub-addon help" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and not __fish_seen_subcommand_from hub-addon help" -f -a "hub-addon" -d 'Remove built-in add-ons from the hub (their CRDs and policies stay)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and not __fish_seen_subcommand_from hub-addon help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from hub-addon" -l names -d 'The add-ons, comma-separated: governance-policy-framework' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from hub-addon" -l namespace -d 'The namespace of the add-ons\' controllers on the hub' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from hub-addon" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from hub-addon" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from hub-addon" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from hub-addon" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from hub-addon" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from hub-addon" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from hub-addon" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from hub-addon" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from hub-addon" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from help" -f -a "hub-addon" -d 'Remove built-in add-ons from the hub (their CRDs and policies stay)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand completion" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand completion" -l context -d 'The kubeconfig context to use [default: the current context]' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand completion" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
@@ -1056,25 +1192,28 @@ false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand generate" -s V -l version -d 'Print version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade completion generate help" -f -a "init" -d 'Make the current cluster an OCM hub and print the command that joins clusters to it'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade completion generate help" -f -a "clean" -d 'Remove OCM from the hub: the ClusterManager, hub components, operator and bootstrap credentials'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade completion generate help" -f -a "join" -d 'Join the current cluster to a hub as a managed cluster'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade completion generate help" -f -a "unjoin" -d 'Remove the current cluster\'s klusterlet (and operator) so it leaves its hub'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade completion generate help" -f -a "accept" -d 'Accept managed clusters: approve their agents\' CSRs and set hubAcceptsClient'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade completion generate help" -f -a "get" -d 'Show hub state: the join token, ManifestWorks'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade completion generate help" -f -a "backup" -d 'Write the hub\'s OCM objects (clusters, sets, placements, works, add-ons) as a YAML stream, for `restore` on a hub rebuilt from scratch'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade completion generate help" -f -a "restore" -d 'Create the objects of a `backup` again on a hub `init` set up; objects already there are left as they are'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade completion generate help" -f -a "create" -d 'Create objects on the hub: a ManifestWork, a cluster set, a placement'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade completion generate help" -f -a "delete" -d 'Delete objects from the hub: a ManifestWork, a cluster set, the join token'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade completion generate help" -f -a "addon" -d 'Enable or disable add-ons on managed clusters'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade completion generate help" -f -a "clusterset" -d 'Manage cluster sets: move clusters into one, bind one to a namespace or unbind it'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade completion generate help" -f -a "operator" -d 'Run an operator loop in the foreground (hub: the ClusterManager operator)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade completion generate help" -f -a "controller" -d 'Run OCM\'s controllers in the foreground: the hub\'s, or a managed cluster\'s agents'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade completion generate help" -f -a "version" -d 'Print the client version and the API server\'s version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade completion generate help" -f -a "upgrade" -d 'Move the hub or this cluster\'s klusterlet to other images (a release, a registry, or ours)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade completion generate help" -f -a "completion" -d 'Print a shell completion script (bash, zsh, fish)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade completion generate help" -f -a "generate" -d 'Regenerate (or check) the files derived from the code: CRDs and completions'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade completion generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade proxy install uninstall completion generate help" -f -a "init" -d 'Make the current cluster an OCM hub and print the command that joins clusters to it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade proxy install uninstall completion generate help" -f -a "clean" -d 'Remove OCM from the hub: the ClusterManager, hub components, operator and bootstrap credentials'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade proxy install uninstall completion generate help" -f -a "join" -d 'Join the current cluster to a hub as a managed cluster'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade proxy install uninstall completion generate help" -f -a "unjoin" -d 'Remove the current cluster\'s klusterlet (and operator) so it leaves its hub'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade proxy install uninstall completion generate help" -f -a "accept" -d 'Accept managed clusters: approve their agents\' CSRs and set hubAcceptsClient'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade proxy install uninstall completion generate help" -f -a "get" -d 'Show hub state: the join token, ManifestWorks'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade proxy install uninstall completion generate help" -f -a "backup" -d 'Write the hub\'s OCM objects (clusters, sets, placements, works, add-ons) as a YAML stream, for `restore` on a hub rebuilt from scratch'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade proxy install uninstall completion generate help" -f -a "restore" -d 'Create the objects of a `backup` again on a hub `init` set up; objects already there are left as they are'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade proxy install uninstall completion generate help" -f -a "create" -d 'Create objects on the hub: a ManifestWork, a cluster set, a placement'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade proxy install uninstall completion generate help" -f -a "delete" -d 'Delete objects from the hub: a ManifestWork, a cluster set, the join token'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade proxy install uninstall completion generate help" -f -a "addon" -d 'Enable or disable add-ons on managed clusters'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade proxy install uninstall completion generate help" -f -a "clusterset" -d 'Manage cluster sets: move clusters into one, bind one to a namespace or unbind it'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade proxy install uninstall completion generate help" -f -a "operator" -d 'Run an operator loop in the foreground (hub: the ClusterManager operator)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade proxy install uninstall completion generate help" -f -a "controller" -d 'Run OCM\'s controllers in the foreground: the hub\'s, or a managed cluster\'s agents'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade proxy install uninstall completion generate help" -f -a "version" -d 'Print the client version and the API server\'s version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade proxy install uninstall completion generate help" -f -a "upgrade" -d 'Move the hub or this cluster\'s klusterlet to other images (a release, a registry, or ours)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade proxy install uninstall completion generate help" -f -a "proxy" -d 'Reach managed clusters\' API servers through the cluster-proxy add-on'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade proxy install uninstall completion generate help" -f -a "install" -d 'Install upstream\'s built-in hub add-ons (governance-policy-framework)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade proxy install uninstall completion generate help" -f -a "uninstall" -d 'Remove upstream\'s built-in hub add-ons'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade proxy install uninstall completion generate help" -f -a "completion" -d 'Print a shell completion script (bash, zsh, fish)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade proxy install uninstall completion generate help" -f -a "generate" -d 'Regenerate (or check) the files derived from the code: CRDs and completions'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and not __fish_seen_subcommand_from init clean join unjoin accept get backup restore create delete addon clusterset operator controller version upgrade proxy install uninstall completion generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from get" -f -a "addon" -d 'List add-ons per cluster: install namespace, available, degraded, progressing, identity'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from get" -f -a "clusters" -d 'List managed clusters: accepted, joined, available, Kubernetes version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from get" -f -a "clustersets" -d 'List cluster sets: bound namespaces, status and how many clusters each selects'
@@ -1103,3 +1242,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_s
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from controller" -f -a "agent" -d 'Run a managed cluster\'s agents: registration (with add-on registration) and work'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from upgrade" -f -a "clustermanager" -d 'Upgrade the hub: the cluster-manager operator and the ClusterManager\'s component images'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from upgrade" -f -a "klusterlet" -d 'Upgrade this cluster\'s klusterlet: the klusterlet operator and every Klusterlet\'s agent images'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from proxy" -f -a "health" -d 'Probe each managed cluster\'s API server (/healthz) through cluster-proxy'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from proxy" -f -a "kubectl" -d 'Run kubectl against a managed cluster through cluster-proxy, as a ManagedServiceAccount'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from install" -f -a "hub-addon" -d 'Install built-in add-ons on the hub (governance-policy-framework)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from uninstall" -f -a "hub-addon" -d 'Remove built-in add-ons from the hub (their CRDs and policies stay)'

@@ -33,6 +33,7 @@ pub use ocm_runtime::{FIELD_MANAGER, apply, cel_budget, identity, input, pki, se
 
 pub mod addon;
 pub mod cli;
+pub mod cluster_proxy;
 pub mod error;
 pub mod inprocess;
 pub mod install;

@@ -9,6 +9,15 @@ use_control_plane() {
       started=1
     fi
     eval "$("$repo/scripts/control-plane" env)"
+  else
+    # Real clusters: only the tools the plane's build made (kubectl, helm, Konnectivity's server
+    # and agent), unless they are named already.
+    local line
+    while read -r line; do
+      local var=${line#export }
+      var=${var%%=*}
+      [[ -n ${!var:-} ]] || eval "$line"
+    done < <("$repo/scripts/control-plane" env | grep -E '^export (KUBECTL|HELM|KONNECTIVITY_[A-Z]+)=')
   fi
   if [[ -n $started && -z ${KEEP_CONTROL_PLANE:-} ]]; then
     trap '"$repo/scripts/control-plane" stop' EXIT

@@ -42,6 +42,8 @@ pub struct BundleArgs {
 struct VersionBundle {
     /// The OCM images' tag.
     ocm: Option<String>,
+    /// The policy add-on's images' tag (`install hub-addon`).
+    policy_addon: Option<String>,
 }
 
 /// `--resource-qos-class`, in upstream's spelling.
@@ -170,6 +172,27 @@ pub fn image_tag(
     let Some(path) = overrides else {
         return Ok(tag);
     };
+    Ok(overridden_tag(path, "ocm", |b| b.ocm)?.unwrap_or(tag))
+}
+
+/// The policy add-on's tag an overrides file names (`policy_addon`), if it names one.
+///
+/// # Errors
+/// As [`image_tag`].
+pub fn policy_addon_override(
+    overrides: Option<&std::path::Path>,
+) -> anyhow::Result<Option<String>> {
+    overrides.map_or(Ok(None), |path| {
+        overridden_tag(path, "policy_addon", |b| b.policy_addon)
+    })
+}
+
+/// The tag the overrides file at `path` gives in `field`, checked to be an image tag.
+fn overridden_tag(
+    path: &std::path::Path,
+    field: &str,
+    take: impl FnOnce(VersionBundle) -> Option<String>,
+) -> anyhow::Result<Option<String>> {
     let hint = r#"the file is JSON, e.g. {"ocm": "v1.3.0"}"#;
     let text = crate::input::read_text(path, "--bundle-version-overrides")
         .map_err(|e| UserError::new(crate::runtime::report::chain(&e), hint))?;
@@ -179,12 +202,12 @@ pub fn image_tag(
             hint,
         )
     })?;
-    match bundle.ocm {
-        None => Ok(tag),
-        Some(ocm) if crate::api::image::tag(&ocm).is_ok() => Ok(ocm),
-        Some(ocm) => Err(UserError::new(
+    match take(bundle) {
+        None => Ok(None),
+        Some(tag) if crate::api::image::tag(&tag).is_ok() => Ok(Some(tag)),
+        Some(tag) => Err(UserError::new(
             format!(
-                "--bundle-version-overrides {}: \"ocm\" is {ocm:?}, not an image tag",
+                "--bundle-version-overrides {}: \"{field}\" is {tag:?}, not an image tag",
                 path.display()
             ),
             hint,

@@ -385,14 +385,11 @@ pub const DIFFERENCES: &[(&str, &str, &str)] = &[
         "--name",
         "only `cluster-manager`, the one name upstream's operator reconciles; another is refused",
     ),
-    ("install", "", "see `install hub-addon`"),
     (
         "install hub-addon",
-        "",
-        "upstream's hub add-ons (application-manager, governance-policy-framework, argocd) install their own images and manifests, which this project neither ships nor builds",
+        "--names",
+        "governance-policy-framework as upstream's; argocd and argocd-agent, Helm charts upstream's downloads at install time, are refused with the `helm` commands that install them",
     ),
-    ("uninstall", "", "see `install hub-addon`"),
-    ("uninstall hub-addon", "", "see `install hub-addon`"),
     (
         "upgrade clustermanager",
         "--cluster-manager-values-file",
@@ -403,13 +400,6 @@ pub const DIFFERENCES: &[(&str, &str, &str)] = &[
         "--klusterlet-values-file",
         UPGRADE_VALUES,
     ),
-    (
-        "proxy",
-        "",
-        "the cluster-proxy add-on is not part of this project; `proxy health`/`kubectl` need it",
-    ),
-    ("proxy health", "", "see `proxy`"),
-    ("proxy kubectl", "", "see `proxy`"),
     (
         "config",
         "",

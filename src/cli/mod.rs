@@ -20,11 +20,13 @@ pub mod delete;
 pub mod explain;
 pub mod generate;
 pub mod get;
+pub mod hub_addon;
 pub mod hub_ready;
 pub mod init;
 pub mod join;
 pub mod operator;
 pub mod placement;
+pub mod proxy;
 pub mod reference;
 pub mod restore;
 pub mod unjoin;
@@ -97,6 +99,12 @@ pub enum Command {
     Version(version::Args),
     /// Move the hub or this cluster's klusterlet to other images (a release, a registry, or ours)
     Upgrade(upgrade::Args),
+    /// Reach managed clusters' API servers through the cluster-proxy add-on
+    Proxy(proxy::Args),
+    /// Install upstream's built-in hub add-ons (governance-policy-framework)
+    Install(hub_addon::InstallArgs),
+    /// Remove upstream's built-in hub add-ons
+    Uninstall(hub_addon::UninstallArgs),
     /// Print a shell completion script (bash, zsh, fish)
     Completion(completion::Args),
     /// Regenerate (or check) the files derived from the code: CRDs and completions
@@ -241,6 +249,9 @@ pub async fn run(cli: Cli, printer: Printer) -> anyhow::Result<ExitCode> {
         Command::Controller(args) => controller::run(args, &ctx).await,
         Command::Version(args) => version::run(args, &ctx).await,
         Command::Upgrade(args) => upgrade::run(args, &ctx).await,
+        Command::Proxy(args) => proxy::run(args, &ctx).await,
+        Command::Install(args) => hub_addon::install(args, &ctx).await,
+        Command::Uninstall(args) => hub_addon::uninstall(args, &ctx).await,
         Command::Completion(args) => completion::run(&args),
         Command::Generate(args) => generate::run(&args, &ctx),
     }

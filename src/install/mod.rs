@@ -7,6 +7,7 @@ pub mod cluster_info;
 pub mod credential;
 pub mod drivers;
 pub mod hub;
+pub mod hub_addon;
 pub mod join_command;
 pub mod klusterlet;
 pub mod operator_pod;

@@ -22,6 +22,7 @@ mod managed_namespaces;
 mod metrics;
 mod placement;
 mod placement_debug;
+mod proxy_tunnel;
 mod registration;
 mod replicaset;
 mod rights;

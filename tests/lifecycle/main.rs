@@ -9,6 +9,7 @@ use ocm_test_support as common;
 use ocm_test_support::registration as registration_fixture;
 
 mod clean;
+mod hub_addon;
 mod hub_restart;
 mod info;
 mod join;

@@ -33,7 +33,8 @@ pub struct Token {
 }
 
 /// The ManagedServiceAccount API (`authentication.open-cluster-management.io/v1beta1`).
-fn resource() -> ApiResource {
+#[must_use]
+pub fn resource() -> ApiResource {
     ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk(
             "authentication.open-cluster-management.io",

@@ -228,3 +228,79 @@ async fn a_pre_delete_hook_runs_when_the_addon_itself_is_deleted() {
     hooked.hook_runs_then_releases().await;
     hooked.remove().await;
 }
+
+/// An add-on of its own manager (no template): the hook finalizer is that manager's (the Go
+/// addon-framework's hook controller adds and drops it around its pre-delete hook), so the hub
+/// must leave it. It once dropped it, and the policy add-ons' uninstall pods never ran.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hub_leaves_the_hook_finalizer_of_an_addon_it_does_not_deploy() {
+    let (agent, shutdown) = supervised_agent("it-ownhook").await;
+    let hub = common::hub().await;
+    let (cluster, addon) = (
+        agent.cluster().to_string(),
+        common::unique("it-ownhook-addon"),
+    );
+    let cma: ClusterManagementAddOn = serde_json::from_value(json!({
+        "metadata": {"name": addon,
+            "annotations": {"addon.open-cluster-management.io/lifecycle": "addon-manager"}},
+        "spec": {},
+    }))
+    .unwrap();
+    let cmas = Api::<ClusterManagementAddOn>::all(hub.clone());
+    cmas.create(&kube::api::PostParams::default(), &cma)
+        .await
+        .unwrap();
+    succeeds(&["addon", "enable", "--names", &addon, "--clusters", &cluster]).await;
+    let addons: Api<ManagedClusterAddOn> = Api::namespaced(hub.clone(), &cluster);
+    // What the add-on's own manager does before it deploys anything.
+    let held = json!({"metadata": {"finalizers": [PRE_DELETE_HOOK_FINALIZER]}});
+    addons
+        .patch(&addon, &PatchParams::default(), &Patch::Merge(&held))
+        .await
+        .unwrap();
+    succeeds(&[
+        "addon",
+        "disable",
+        "--names",
+        &addon,
+        "--clusters",
+        &cluster,
+    ])
+    .await;
+    common::never(
+        "the hub dropped the add-on manager's hook finalizer",
+        std::time::Duration::from_secs(3),
+        || async {
+            let m = addons.get_opt(&addon).await.unwrap();
+            (!m.as_ref().is_some_and(|m| {
+                m.finalizers()
+                    .iter()
+                    .any(|f| f == PRE_DELETE_HOOK_FINALIZER)
+            }))
+            .then_some(m.map(|m| m.finalizers().to_vec()))
+        },
+    )
+    .await;
+    // The manager's hook is done: it lets go, and the add-on goes.
+    let released = json!({"metadata": {"finalizers": null}});
+    addons
+        .patch(&addon, &PatchParams::default(), &Patch::Merge(&released))
+        .await
+        .unwrap();
+    common::eventually(
+        "the add-on gone",
+        std::time::Duration::from_secs(30),
+        || async {
+            addons
+                .get_opt(&addon)
+                .await
+                .unwrap()
+                .is_none()
+                .then_some(())
+        },
+    )
+    .await;
+    shutdown.cancel();
+    let _ = cmas.delete(&addon, &DeleteParams::default()).await;
+    agent.remove().await;
+}

@@ -178,11 +178,10 @@ pub fn decide(mca: &ManagedClusterAddOn, seen: &Seen, now: &Time) -> Decision {
         steps.push(Step::Own(owners));
     }
     let Some((template_name, template)) = &seen.template else {
-        if deleting {
-            // No template to take a hook from: nothing holds the add-on back.
-            steps.push(hook_finalizer(mca, false));
-        }
-        // Not a template add-on: its own manager deploys it.
+        // Not a template add-on: its own manager deploys it and runs its pre-delete hook (the Go
+        // addon-framework's hook controller holds the same finalizer), so the finalizer is its
+        // to drop, as upstream's hub leaves it. Dropping it here skipped the policy add-ons'
+        // uninstall pods.
         return Decision::awaiting(steps);
     };
     let planned = plan::plan(&Inputs {
@@ -550,6 +549,17 @@ mod tests {
         assert!(
             got.steps.is_empty(),
             "nothing holds it: the garbage collector's"
+        );
+    }
+
+    #[test]
+    fn a_deleted_add_on_of_its_own_manager_keeps_the_hook_finalizer_for_that_manager() {
+        let deleting = mca(&[PRE_DELETE_HOOK_FINALIZER], true, true);
+        let got = decide(&deleting, &seen(None), &now());
+        assert!(
+            got.steps.is_empty(),
+            "the hook finalizer of a non-template add-on is its own manager's: {:?}",
+            steps(&got)
         );
     }
 

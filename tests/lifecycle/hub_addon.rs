@@ -1,0 +1,201 @@
+//! `clusteradm install hub-addon` / `uninstall hub-addon` against a real API server (without a
+//! node the controllers' pods do not run here: `scripts/addon-e2e governance-policy-framework`
+//! runs them and delivers a policy): `--dry-run` applies nothing, bad names and a missing
+//! namespace are refused saying why, every object is applied and a second run changes nothing;
+//! uninstall is refused while a cluster has one of the add-ons, then removes the controllers and
+//! keeps the CRDs, and a second run says there is nothing to remove.
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::rbac::v1::ClusterRole;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DeleteParams, PostParams};
+use predicates::prelude::*;
+
+use crate::common;
+use clusteradm::api::addon::{
+    ClusterManagementAddOn, ManagedClusterAddOn, ManagedClusterAddOnSpec,
+};
+
+const POLICY_CRDS: [&str; 5] = [
+    "placementbindings.policy.open-cluster-management.io",
+    "policies.policy.open-cluster-management.io",
+    "policyautomations.policy.open-cluster-management.io",
+    "policysets.policy.open-cluster-management.io",
+    "placementrules.apps.open-cluster-management.io",
+];
+
+fn hub_addon(verb: &str, namespace: &str) -> assert_cmd::Command {
+    let mut cmd = common::clusteradm();
+    cmd.args([
+        verb,
+        "hub-addon",
+        "--names",
+        "governance-policy-framework",
+        "--namespace",
+        namespace,
+    ])
+    .arg("--kubeconfig")
+    .arg(common::env().hub);
+    cmd
+}
+
+#[tokio::test]
+async fn install_hub_addon_applies_the_policy_framework_and_uninstall_keeps_only_its_crds() {
+    let _one_at_a_time = crate::serial().await;
+    crate::join::hub(false).await;
+    let hub = common::hub().await;
+    let namespace = common::unique("policy");
+    let deployments: Api<Deployment> = Api::namespaced(hub.clone(), &namespace);
+    let addons: Api<ClusterManagementAddOn> = Api::all(hub.clone());
+    let crds: Api<CustomResourceDefinition> = Api::all(hub.clone());
+    let namespaces: Api<Namespace> = Api::all(hub.clone());
+
+    nothing_applied_by_dry_run_or_refusals(&namespace, &namespaces).await;
+    hub_addon("install", &namespace)
+        .arg("--create-namespace")
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "governance-policy-framework installed",
+        ));
+    for name in CONTROLLERS {
+        assert!(deployments.get_opt(name).await.unwrap().is_some(), "{name}");
+    }
+    for name in ["governance-policy-framework", "config-policy-controller"] {
+        assert!(addons.get_opt(name).await.unwrap().is_some(), "{name}");
+    }
+    hub_addon("install", &namespace)
+        .arg("--create-namespace")
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "already installed: nothing changed",
+        ));
+
+    let cluster = uninstall_refused_while_enabled(&hub, &namespace, &namespaces).await;
+    assert!(deployments.get_opt(CONTROLLERS[0]).await.unwrap().is_some());
+
+    hub_addon("uninstall", &namespace)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "governance-policy-framework uninstalled",
+        ));
+    for name in CONTROLLERS {
+        assert!(
+            deployments.get_opt(name).await.unwrap().is_none(),
+            "{name} stayed"
+        );
+    }
+    assert!(
+        addons
+            .get_opt("governance-policy-framework")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let roles: Api<ClusterRole> = Api::all(hub.clone());
+    assert!(
+        roles
+            .get_opt("policy-addon-ctrl-manager-role")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    for crd in POLICY_CRDS {
+        assert!(crds.get_opt(crd).await.unwrap().is_some(), "{crd} went");
+    }
+    hub_addon("uninstall", &namespace)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("nothing to remove"));
+
+    for crd in POLICY_CRDS {
+        let _ = crds.delete(crd, &DeleteParams::default()).await;
+    }
+    for name in [namespace.as_str(), cluster.as_str()] {
+        let _ = namespaces.delete(name, &DeleteParams::default()).await;
+    }
+}
+
+const CONTROLLERS: [&str; 2] = [
+    "governance-policy-propagator",
+    "governance-policy-addon-controller",
+];
+
+/// `--dry-run`, a Helm-chart add-on and a missing namespace: nothing applied, each saying why.
+async fn nothing_applied_by_dry_run_or_refusals(namespace: &str, namespaces: &Api<Namespace>) {
+    hub_addon("install", namespace)
+        .args(["--create-namespace", "--dry-run"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "name: governance-policy-propagator",
+        ))
+        .stdout(predicate::str::contains(
+            "quay.io/open-cluster-management/governance-policy-addon-controller:v0.18.0",
+        ));
+    assert!(
+        namespaces.get_opt(namespace).await.unwrap().is_none(),
+        "--dry-run made the namespace"
+    );
+    common::clusteradm()
+        .args(["install", "hub-addon", "--names", "argocd", "--kubeconfig"])
+        .arg(common::env().hub)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("helm repo add"));
+    hub_addon("install", namespace)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(format!(
+            "the namespace {namespace} does not exist"
+        )));
+}
+
+/// With `config-policy-controller` enabled on a cluster, uninstall removes nothing; the add-on is
+/// then disabled. Returns the cluster's namespace.
+async fn uninstall_refused_while_enabled(
+    hub: &kube::Client,
+    namespace: &str,
+    namespaces: &Api<Namespace>,
+) -> String {
+    let cluster = common::unique("policy-cluster");
+    let cluster_namespace: Namespace =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": cluster}})).unwrap();
+    namespaces
+        .create(&PostParams::default(), &cluster_namespace)
+        .await
+        .unwrap();
+    let enabled: Api<ManagedClusterAddOn> = Api::namespaced(hub.clone(), &cluster);
+    let addon = ManagedClusterAddOn::new(
+        "config-policy-controller",
+        ManagedClusterAddOnSpec::default(),
+    );
+    enabled
+        .create(&PostParams::default(), &addon)
+        .await
+        .unwrap();
+    hub_addon("uninstall", namespace)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(format!(
+            "config-policy-controller is still enabled on {cluster}"
+        )));
+    enabled
+        .delete("config-policy-controller", &DeleteParams::default())
+        .await
+        .unwrap();
+    common::eventually("the add-on gone", Duration::from_secs(30), || async {
+        enabled
+            .get_opt("config-policy-controller")
+            .await
+            .unwrap()
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    cluster
+}
