@@ -38,8 +38,10 @@ struct Pki {
 
 impl Pki {
     fn new(name: &str) -> Self {
+        use std::os::unix::fs::DirBuilderExt as _;
+        // Private keys: a directory only this user enters, removed with the test's Pki.
         let dir = std::env::temp_dir().join(common::unique(name));
-        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
         let key = KeyPair::generate().unwrap();
         let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
@@ -71,6 +73,12 @@ impl Pki {
 
     fn ca(&self) -> PathBuf {
         self.dir.join("ca.crt")
+    }
+}
+
+impl Drop for Pki {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

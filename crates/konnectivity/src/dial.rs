@@ -73,7 +73,8 @@ impl Client {
     }
 
     /// Opens a TCP connection to `address` (`host:port`) through the proxy server. The stream
-    /// ends (EOF) when the far side closes; dropping it closes the connection.
+    /// ends (EOF) when the far side closes; dropping it, or shutting down its write side, closes
+    /// the connection (the protocol has no half-close: data already sent still arrives).
     pub async fn dial(&self, address: &str) -> Result<DuplexStream, DialError> {
         let random = dial_id();
         let (outbound, requests) = mpsc::channel(16);
@@ -181,10 +182,16 @@ async fn relay(
         .await
         .is_ok()
     {
+        // Data already on its way still reaches the caller, who may be reading after shutting
+        // down its write side.
         let closed = async {
             while let Ok(Some(packet)) = inbound.message().await {
-                if matches!(packet.payload, Some(Payload::CloseResponse(_))) {
-                    break;
+                match packet.payload {
+                    Some(Payload::CloseResponse(_)) => break,
+                    Some(Payload::Data(data)) if data.connect_id == connect_id => {
+                        let _ = to_caller.write_all(&data.data).await;
+                    }
+                    _ => {}
                 }
             }
         };

@@ -6,7 +6,9 @@
 //! listener on a loopback port relays raw bytes through a tunnel per connection, so kubectl's TLS
 //! goes end to end to the cluster's API server, verified against the CA bundle the cluster
 //! reported ([`crate::cluster_proxy::managed_tls`]). The kubeconfig kubectl is given lives in a
-//! directory only the user can read, and goes when the command ends.
+//! directory only the user can read, and goes when the command ends, Ctrl-C and SIGTERM
+//! included. While it runs, the loopback port reaches the cluster's API server for any local
+//! process, which still needs credentials of its own there.
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -84,7 +86,13 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         .await
         .context("listening on a loopback port")?;
     let port = listener.local_addr()?.port();
-    let relay = tokio::spawn(relay(listener, tunnel, api_server_address(&cluster_name)));
+    // One dial first, so that a cluster the tunnel does not reach fails here, saying why, and
+    // not as a dropped connection inside kubectl.
+    let address = api_server_address(&cluster_name);
+    drop(tunnel.dial(&address).await.with_context(|| {
+        format!("reaching {cluster_name}'s API server through cluster-proxy (is the add-on Available there? `clusteradm proxy health -c {cluster_name}`)")
+    })?);
+    let relay = tokio::spawn(relay(listener, tunnel, address));
     let dir = PrivateDir::new()?;
     let kubeconfig = dir.0.join("kubeconfig");
     crate::kubeconfig::write_private(&kubeconfig, &kubeconfig_yaml(port, &ca_bundle, &token)?)
@@ -92,9 +100,13 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let code = if args.interactive_mode {
         interactive(&kubeconfig).await?
     } else {
-        kubectl(&kubeconfig, args.args.as_deref().unwrap_or_default()).await?
+        match kubectl(&kubeconfig, args.args.as_deref().unwrap_or_default()).await? {
+            Ran::Exited(code) => code,
+            Ran::Interrupted => ExitCode::from(130),
+        }
     };
     relay.abort();
+    // `dir` goes here, with the token in it.
     Ok(code)
 }
 
@@ -190,18 +202,36 @@ fn kubectl_binary() -> PathBuf {
     std::env::var_os("KUBECTL").map_or_else(|| PathBuf::from("kubectl"), PathBuf::from)
 }
 
-async fn kubectl(kubeconfig: &Path, args: &str) -> anyhow::Result<ExitCode> {
+/// How a kubectl run ended.
+enum Ran {
+    /// With this exit code.
+    Exited(ExitCode),
+    /// This process was interrupted (Ctrl-C, SIGTERM) and stopped it.
+    Interrupted,
+}
+
+/// Runs kubectl until it exits, or until this process is asked to stop: then kubectl is stopped
+/// and this returns, so that the kubeconfig holding the token is removed on the way out (Ctrl-C
+/// ends `get -w` and `logs -f`).
+async fn kubectl(kubeconfig: &Path, args: &str) -> anyhow::Result<Ran> {
     let binary = kubectl_binary();
-    let status = tokio::process::Command::new(&binary)
+    let mut child = tokio::process::Command::new(&binary)
         .args(args.split_whitespace())
         .env("KUBECONFIG", kubeconfig)
-        .status()
-        .await
+        .kill_on_drop(true)
+        .spawn()
         .with_context(|| format!("running {}", binary.display()))?;
-    Ok(status
-        .code()
-        .and_then(|c| u8::try_from(c).ok())
-        .map_or(ExitCode::FAILURE, ExitCode::from))
+    tokio::select! {
+        status = child.wait() => {
+            let code = status?.code().and_then(|c| u8::try_from(c).ok());
+            Ok(Ran::Exited(code.map_or(ExitCode::FAILURE, ExitCode::from)))
+        }
+        () = crate::runtime::shutdown::signal() => {
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+            Ok(Ran::Interrupted)
+        }
+    }
 }
 
 async fn interactive(kubeconfig: &Path) -> anyhow::Result<ExitCode> {
@@ -209,14 +239,20 @@ async fn interactive(kubeconfig: &Path) -> anyhow::Result<ExitCode> {
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     loop {
         crate::ui::stdout::print("kubectl> ")?;
-        let Some(line) = lines.next_line().await? else {
+        let line = tokio::select! {
+            line = lines.next_line() => line?,
+            () = crate::runtime::shutdown::signal() => return Ok(ExitCode::from(130)),
+        };
+        let Some(line) = line else {
             break;
         };
         match line.trim() {
             "exit" => break,
             "" => {}
             command => {
-                kubectl(kubeconfig, command).await?;
+                if let Ran::Interrupted = kubectl(kubeconfig, command).await? {
+                    return Ok(ExitCode::from(130));
+                }
             }
         }
     }

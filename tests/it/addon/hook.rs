@@ -252,6 +252,17 @@ async fn the_hub_leaves_the_hook_finalizer_of_an_addon_it_does_not_deploy() {
         .unwrap();
     succeeds(&["addon", "enable", "--names", &addon, "--clusters", &cluster]).await;
     let addons: Api<ManagedClusterAddOn> = Api::namespaced(hub.clone(), &cluster);
+    // The hub has reconciled this add-on: it made the ClusterManagementAddOn its owner.
+    let owner = cmas.get(&addon).await.unwrap().uid().unwrap();
+    fixture::wait(
+        addons.clone(),
+        &addon,
+        "the hub's owner reference",
+        |m: Option<&ManagedClusterAddOn>| {
+            m.is_some_and(|m| m.owner_references().iter().any(|o| o.uid == owner))
+        },
+    )
+    .await;
     // What the add-on's own manager does before it deploys anything.
     let held = json!({"metadata": {"finalizers": [PRE_DELETE_HOOK_FINALIZER]}});
     addons
