@@ -11,14 +11,26 @@ step() {
   printf '\n\033[1m==> %s\033[0m\n' "$*" >&2
 }
 fail() { echo "addon-e2e: $*; logs in $logs" >&2; exit 1; }
-# wait_for <seconds> <what> <command...>: re-runs a read-only check until it succeeds.
-wait_for() {
-  local deadline=$((SECONDS + $1)) what=$2
-  shift 2
+# poll <seconds> <command...>: re-runs a read-only check until it succeeds; 1 on timeout (for
+# checks that report their own failure, e.g. inside $(…), where `fail` would lose the reason).
+poll() {
+  local deadline=$((SECONDS + $1))
+  shift
   until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || fail "timed out waiting for $what"
+    ((SECONDS < deadline)) || return 1
     sleep 0.5 # polling a read-only check of another process's progress
   done
+}
+# wait_for <seconds> <what> <command...>: as poll, failing the run on timeout.
+wait_for() {
+  local seconds=$1 what=$2
+  shift 2
+  poll "$seconds" "$@" || fail "timed out waiting for $what"
+}
+# addon_available <add-on>: its ManagedClusterAddOn on `cluster` is Available.
+addon_available() {
+  k -n "$cluster" get managedclusteraddon "$1" \
+    -o jsonpath='{.status.conditions[?(@.type=="Available")].status}' 2>/dev/null | grep -qx True
 }
 field() { sed -n "s/.*\"$1\": \"\\([^\"]*\\)\".*/\\1/p" "$2"; }
 print_phases() {

@@ -3,11 +3,9 @@
 //! verification. Here the certificate is verified against the CA bundle the cluster's agent
 //! reported (`spec.managedClusterClientConfigs`), for `kubernetes.default.svc`: the name every
 //! API server's certificate carries for its in-cluster clients.
-use std::sync::Arc;
-
 use anyhow::Context as _;
 use kube::ResourceExt as _;
-use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::pki_types::ServerName;
 
 use crate::api::cluster::ManagedCluster;
 use crate::error::UserError;
@@ -37,18 +35,7 @@ pub fn ca_bundle(cluster: &ManagedCluster) -> anyhow::Result<Vec<u8>> {
 
 /// A TLS client trusting only `ca_pem`, presenting no certificate.
 pub fn client_config(ca_pem: &[u8]) -> anyhow::Result<rustls::ClientConfig> {
-    let mut roots = rustls::RootCertStore::empty();
-    for der in crate::pki::certificates_der(ca_pem).context("the cluster's CA bundle")? {
-        roots
-            .add(CertificateDer::from(der))
-            .context("a certificate of the cluster's CA bundle")?;
-    }
-    Ok(rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()?
-    .with_root_certificates(roots)
-    .with_no_client_auth())
+    crate::pki::tls::client_config(ca_pem, None).context("the cluster's CA bundle")
 }
 
 /// The server name to verify.

@@ -2,14 +2,11 @@
 //! certificate (its `proxy-client` Secret, or files), to the server's pods through the API
 //! server's port-forward (as upstream's clusteradm, so the server needs no address the user can
 //! reach), or to an address the user names.
-use std::sync::Arc;
-
 use anyhow::Context as _;
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::api::{Api, ListParams};
 use kube::{Client, ResourceExt};
-use rustls::pki_types::pem::PemObject as _;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::pki_types::ServerName;
 
 use super::installation::ProxyServer;
 use crate::error::UserError;
@@ -84,24 +81,8 @@ impl Credentials {
 
     /// TLS trusting only the proxy server's CA and presenting the client certificate.
     fn tls(&self) -> anyhow::Result<rustls::ClientConfig> {
-        let mut roots = rustls::RootCertStore::empty();
-        for der in crate::pki::certificates_der(&self.ca).context("the proxy server's CA")? {
-            roots.add(CertificateDer::from(der))?;
-        }
-        let chain = crate::pki::certificates_der(&self.cert)
-            .context("the proxy client certificate")?
-            .into_iter()
-            .map(CertificateDer::from)
-            .collect();
-        let key = PrivateKeyDer::from_pem_slice(&self.key)
-            .map_err(|e| anyhow::anyhow!("the proxy client key: {e}"))?;
-        rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()?
-        .with_root_certificates(roots)
-        .with_client_auth_cert(chain, key)
-        .context("the proxy client certificate and key do not match")
+        crate::pki::tls::client_config(&self.ca, Some((&self.cert, &self.key)))
+            .context("the proxy server's CA or the proxy client certificate")
     }
 }
 

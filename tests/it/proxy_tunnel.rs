@@ -10,8 +10,7 @@ use std::time::Duration;
 use http_body_util::{BodyExt as _, Empty};
 use hyper::body::Bytes;
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
-use rustls::pki_types::pem::PemObject as _;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::pki_types::ServerName;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::process::{Child, Command};
 
@@ -170,22 +169,11 @@ impl Tunnel {
     /// A client presenting a certificate `signer` issued.
     async fn client(&self, signer: &Pki) -> Result<konnectivity::Client, String> {
         let (crt, key) = signer.issue("proxy-client", &[]);
-        let roots = std::fs::read(self.pki.ca()).unwrap();
-        let mut store = rustls::RootCertStore::empty();
-        for cert in CertificateDer::pem_slice_iter(&roots) {
-            store.add(cert.unwrap()).unwrap();
-        }
-        let chain = CertificateDer::pem_file_iter(&crt)
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(store)
-        .with_client_auth_cert(chain, PrivateKeyDer::from_pem_file(&key).unwrap())
+        let read = |path: &Path| std::fs::read(path).unwrap();
+        let tls = clusteradm::pki::tls::client_config(
+            &read(&self.pki.ca()),
+            Some((&read(&crt), &read(&key))),
+        )
         .unwrap();
         let port = self.client_port;
         konnectivity::connect(
@@ -204,17 +192,7 @@ fn hub_tls() -> (String, u16, rustls::ClientConfig) {
     let url = common::hub_url();
     let (_, ca_b64) = common::server_and_ca(&common::env().hub);
     let ca = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, ca_b64).unwrap();
-    let mut store = rustls::RootCertStore::empty();
-    for cert in CertificateDer::pem_slice_iter(&ca) {
-        store.add(cert.unwrap()).unwrap();
-    }
-    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(store)
-    .with_no_client_auth();
+    let tls = clusteradm::pki::tls::client_config(&ca, None).unwrap();
     let host = url.host().unwrap().trim_matches(['[', ']']).to_string();
     (host, url.port_u16().unwrap_or(443), tls)
 }

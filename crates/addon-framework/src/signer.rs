@@ -9,11 +9,9 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, PostParams};
 use kube::{Client, api::ObjectMeta};
-use rustls::pki_types::pem::PemObject as _;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 use crate::CertKey;
-use ocm_runtime::pki::{self, webhook};
+use ocm_runtime::pki::{self, tls, webhook};
 
 /// The CA in Secret `name` of `namespace` (`tls.crt`, `tls.key`), made there if it is missing.
 pub async fn load_or_create(
@@ -92,38 +90,16 @@ pub fn serving(ca: &CertKey, dns_names: &[String]) -> anyhow::Result<CertKey> {
     )?)
 }
 
-fn provider() -> Arc<rustls::crypto::CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
-}
-
-fn roots(ca_pem: &str) -> anyhow::Result<rustls::RootCertStore> {
-    let mut roots = rustls::RootCertStore::empty();
-    for der in pki::certificates_der(ca_pem.as_bytes())? {
-        roots.add(CertificateDer::from(der))?;
-    }
-    Ok(roots)
-}
-
-fn chain_and_key(
-    pair: &CertKey,
-) -> anyhow::Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
-    let chain = pki::certificates_der(pair.cert.as_bytes())?
-        .into_iter()
-        .map(CertificateDer::from)
-        .collect();
-    Ok((chain, PrivateKeyDer::from_pem_slice(pair.key.as_bytes())?))
-}
-
 /// TLS for the manager's endpoint: `serving` presented, and a client certificate signed by `ca`
 /// required of every caller.
 pub fn server_config(ca: &CertKey, serving: &CertKey) -> anyhow::Result<rustls::ServerConfig> {
     let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
-        Arc::new(roots(&ca.cert)?),
-        provider(),
+        Arc::new(tls::roots(ca.cert.as_bytes())?),
+        tls::provider(),
     )
     .build()?;
-    let (chain, key) = chain_and_key(serving)?;
-    Ok(rustls::ServerConfig::builder_with_provider(provider())
+    let (chain, key) = tls::chain_and_key(serving.cert.as_bytes(), serving.key.as_bytes())?;
+    Ok(rustls::ServerConfig::builder_with_provider(tls::provider())
         .with_safe_default_protocol_versions()?
         .with_client_cert_verifier(verifier)
         .with_single_cert(chain, key)?)
@@ -131,11 +107,10 @@ pub fn server_config(ca: &CertKey, serving: &CertKey) -> anyhow::Result<rustls::
 
 /// TLS for an agent calling the manager: trusts only `ca_pem`, presents `client`.
 pub fn client_config(ca_pem: &str, client: &CertKey) -> anyhow::Result<rustls::ClientConfig> {
-    let (chain, key) = chain_and_key(client)?;
-    Ok(rustls::ClientConfig::builder_with_provider(provider())
-        .with_safe_default_protocol_versions()?
-        .with_root_certificates(roots(ca_pem)?)
-        .with_client_auth_cert(chain, key)?)
+    tls::client_config(
+        ca_pem.as_bytes(),
+        Some((client.cert.as_bytes(), client.key.as_bytes())),
+    )
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! Small certificate helpers shared by hub, agent and operator code: the kubeadm-style CA pin
 //! (`sha256:<hex of the CA's SubjectPublicKeyInfo>`), PEM parsing, random tokens, the clock
-//! validity is checked against, and a webhook's certificates ([`webhook`]).
+//! validity is checked against, a webhook's certificates ([`webhook`]) and TLS clients from PEM
+//! ([`tls`]).
+pub mod tls;
 pub mod webhook;
 
 use ring::digest::{SHA256, digest};
