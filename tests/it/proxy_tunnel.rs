@@ -297,3 +297,55 @@ async fn konnectivity_refuses_a_host_no_agent_serves_and_a_client_of_another_ca(
         );
     }
 }
+
+/// `clusteradm proxy …` with `args` on the hub.
+fn proxy(args: &[&str]) -> assert_cmd::assert::Assert {
+    common::clusteradm()
+        .arg("proxy")
+        .args(args)
+        .arg("--kubeconfig")
+        .arg(&common::env().hub)
+        .assert()
+}
+
+#[test]
+fn the_proxy_commands_refuse_bad_input_saying_why() {
+    use predicates::prelude::*;
+    // Flags that cannot work are refused before anything is read from the hub.
+    proxy(&["health", "--proxy-ca-cert", "/nonexistent/ca.crt"])
+        .code(1)
+        .stderr(predicate::str::contains(
+            "--proxy-ca-cert, --proxy-cert and --proxy-key go together",
+        ));
+    proxy(&["health", "--in-cluster-proxy-cert-lookup=false"])
+        .code(1)
+        .stderr(predicate::str::contains("needs the certificate files"));
+    proxy(&["kubectl", "--sa", "x", "--args", "get ns"])
+        .code(1)
+        .stderr(predicate::str::contains("no managed cluster named"));
+    proxy(&["kubectl", "--cluster", "a", "--sa", "x"])
+        .code(1)
+        .stderr(predicate::str::contains("no kubectl arguments"));
+    // Then what the hub says: an unknown cluster, and no add-on.
+    proxy(&["health", "--clusters", "no-such-cluster"])
+        .code(1)
+        .stderr(predicate::str::contains(
+            "managed cluster no-such-cluster not found",
+        ));
+    proxy(&[
+        "kubectl",
+        "--cluster",
+        "no-such-cluster",
+        "--sa",
+        "x",
+        "--args",
+        "get ns",
+    ])
+    .code(1)
+    .stderr(predicate::str::contains(
+        "managed cluster no-such-cluster not found",
+    ));
+    proxy(&["health"]).code(1).stderr(predicate::str::contains(
+        "the cluster-proxy add-on is not installed on this hub",
+    ));
+}

@@ -61,8 +61,8 @@ pub struct Row {
 /// Runs `proxy health`.
 pub async fn run(mut args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     args.clusters.extend(args.cluster.take());
+    let files = args.server.files()?;
     let kube = ctx.hub(&[ManagedCluster::crd_name()]).await?;
-    let server = installation::find(&kube.client).await?;
     let mut clusters = Api::<ManagedCluster>::all(kube.client.clone())
         .list(&ListParams::default())
         .await
@@ -81,7 +81,8 @@ pub async fn run(mut args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     }
     clusters.retain(|c| args.clusters.is_empty() || args.clusters.contains(&c.name_any()));
     clusters.sort_by_key(ResourceExt::name_any);
-    let (route, credentials) = args.server.resolve(&kube.client, &server).await?;
+    let server = installation::find(&kube.client).await?;
+    let (route, credentials) = args.server.resolve(files, &kube.client, &server).await?;
     let tunnel = tunnel::connect(&kube.client, &server, &route, &credentials).await?;
     let spinner = ctx.printer.spinner(format!(
         "probing {} clusters through cluster-proxy",

@@ -61,37 +61,38 @@ pub struct ServerArgs {
 }
 
 impl ServerArgs {
+    /// The certificate files, read, when the flags name them; checked before anything is asked
+    /// of the hub: all three or none, and none only with the in-cluster lookup.
+    pub fn files(&self) -> anyhow::Result<Option<Credentials>> {
+        match (&self.proxy_ca_cert, &self.proxy_cert, &self.proxy_key) {
+            (Some(ca), Some(cert), Some(key)) => Ok(Some(Credentials::from_files(ca, cert, key)?)),
+            (None, None, None) if self.in_cluster_proxy_cert_lookup => Ok(None),
+            (None, None, None) => Err(UserError::new(
+                "--in-cluster-proxy-cert-lookup=false needs the certificate files",
+                "pass --proxy-ca-cert, --proxy-cert and --proxy-key",
+            )
+            .into()),
+            _ => Err(UserError::new(
+                "--proxy-ca-cert, --proxy-cert and --proxy-key go together",
+                "give all three, or none to read the add-on's Secrets on the hub",
+            )
+            .into()),
+        }
+    }
+
     /// The route and credentials these flags ask for, as upstream's: an address when a host other
-    /// than `localhost` or all three files are given, a port-forward otherwise.
+    /// than `localhost` or the files ([`Self::files`]) are given, a port-forward otherwise; without
+    /// files, the add-on's Secrets.
     pub async fn resolve(
         &self,
+        files: Option<Credentials>,
         client: &kube::Client,
         server: &ProxyServer,
     ) -> anyhow::Result<(Route, Credentials)> {
-        let files = match (&self.proxy_ca_cert, &self.proxy_cert, &self.proxy_key) {
-            (Some(ca), Some(cert), Some(key)) => Some(Credentials::from_files(ca, cert, key)?),
-            (None, None, None) => None,
-            _ => {
-                return Err(UserError::new(
-                    "--proxy-ca-cert, --proxy-cert and --proxy-key go together",
-                    "give all three, or none to read the add-on's Secrets on the hub",
-                )
-                .into());
-            }
-        };
         let route = self.route(files.is_some());
         let credentials = match files {
             Some(files) => files,
-            None if self.in_cluster_proxy_cert_lookup => {
-                Credentials::in_cluster(client, server).await?
-            }
-            None => {
-                return Err(UserError::new(
-                    "--in-cluster-proxy-cert-lookup=false needs the certificate files",
-                    "pass --proxy-ca-cert, --proxy-cert and --proxy-key",
-                )
-                .into());
-            }
+            None => Credentials::in_cluster(client, server).await?,
         };
         Ok((route, credentials))
     }
