@@ -92,7 +92,7 @@ BestEffort\t'No requests or limits'
 ResourceRequirement\t'The requests and limits given'"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l resource-limits -d 'Limits of those containers, e.g. cpu=800m,memory=800Mi' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l resource-requests -d 'Requests of those containers, e.g. cpu=500m,memory=500Mi' -r
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l bundle-version-overrides -d 'A JSON file overriding the --bundle-version\'s image versions, as upstream\'s: `{"ocm": "v1.3.0"}` (upstream\'s `policy_addon` is read and unused: no policy add-on here)' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l bundle-version-overrides -d 'A JSON file overriding the --bundle-version\'s image versions, as upstream\'s: `{"ocm": "v1.3.0"}` (upstream\'s `policy_addon` and `app_addon` are read by `install hub-addon`)' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l wait -d 'Wait until the ClusterManager is Applied and the hub components are available' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand init" -l use-bootstrap-token -d 'Use a bootstrap token (kube-system/bootstrap-token-ocmhub) instead of a service-account token' -r -f -a "true\t''
@@ -166,7 +166,7 @@ BestEffort\t'No requests or limits'
 ResourceRequirement\t'The requests and limits given'"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l resource-limits -d 'Limits of those containers, e.g. cpu=800m,memory=800Mi' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l resource-requests -d 'Requests of those containers, e.g. cpu=500m,memory=500Mi' -r
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l bundle-version-overrides -d 'A JSON file overriding the --bundle-version\'s image versions, as upstream\'s: `{"ocm": "v1.3.0"}` (upstream\'s `policy_addon` is read and unused: no policy add-on here)' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l bundle-version-overrides -d 'A JSON file overriding the --bundle-version\'s image versions, as upstream\'s: `{"ocm": "v1.3.0"}` (upstream\'s `policy_addon` and `app_addon` are read by `install hub-addon`)' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l singleton -d 'Run one combined agent instead of the registration and work agents' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand join" -l wait -d 'Wait until the Klusterlet is applied (and the cluster has registered with the hub)' -r -f -a "true\t''
@@ -1107,13 +1107,13 @@ false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and not __fish_seen_subcommand_from hub-addon help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and not __fish_seen_subcommand_from hub-addon help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and not __fish_seen_subcommand_from hub-addon help" -s V -l version -d 'Print version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and not __fish_seen_subcommand_from hub-addon help" -f -a "hub-addon" -d 'Install built-in add-ons on the hub (governance-policy-framework)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and not __fish_seen_subcommand_from hub-addon help" -f -a "hub-addon" -d 'Install built-in add-ons on the hub (governance-policy-framework, application-manager)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and not __fish_seen_subcommand_from hub-addon help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -l names -d 'The add-ons, comma-separated: governance-policy-framework' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -l names -d 'The add-ons, comma-separated: governance-policy-framework, application-manager' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -l namespace -d 'The namespace of the add-ons\' controllers on the hub' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -l output-file -d 'Also write the objects applied to FILE, as a YAML stream; with --dry-run, instead of applying them' -r -F
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -l bundle-version -d 'The version bundle whose add-on images to install (default, latest or an OCM version: 1.3.1 installs the policy add-on v0.18.0, as upstream\'s)' -r
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -l bundle-version-overrides -d 'A JSON file overriding the bundle\'s versions, as upstream\'s: `{"policy_addon": "v0.18.0"}`' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -l bundle-version -d 'The version bundle whose add-on images to install (default, latest or an OCM version: 1.3.1 installs the policy add-on v0.18.0, as upstream\'s, and application-manager v0.16.0, its last release)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -l bundle-version-overrides -d 'A JSON file overriding the bundle\'s versions, as upstream\'s: `{"policy_addon": "v0.18.0", "app_addon": "v0.16.0"}`' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -l create-namespace -d 'Create the namespace when it does not exist' -r -f -a "true\t''
 false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
@@ -1129,7 +1129,7 @@ false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from hub-addon" -s V -l version -d 'Print version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from help" -f -a "hub-addon" -d 'Install built-in add-ons on the hub (governance-policy-framework)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from help" -f -a "hub-addon" -d 'Install built-in add-ons on the hub (governance-policy-framework, application-manager)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand install; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and not __fish_seen_subcommand_from hub-addon help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and not __fish_seen_subcommand_from hub-addon help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
@@ -1144,9 +1144,9 @@ false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and not __fish_seen_subcommand_from hub-addon help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and not __fish_seen_subcommand_from hub-addon help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and not __fish_seen_subcommand_from hub-addon help" -s V -l version -d 'Print version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and not __fish_seen_subcommand_from hub-addon help" -f -a "hub-addon" -d 'Remove built-in add-ons from the hub (their CRDs and policies stay)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and not __fish_seen_subcommand_from hub-addon help" -f -a "hub-addon" -d 'Remove built-in add-ons from the hub (their CRDs, policies and subscriptions stay)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and not __fish_seen_subcommand_from hub-addon help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from hub-addon" -l names -d 'The add-ons, comma-separated: governance-policy-framework' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from hub-addon" -l names -d 'The add-ons, comma-separated: governance-policy-framework, application-manager' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from hub-addon" -l namespace -d 'The namespace of the add-ons\' controllers on the hub' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from hub-addon" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from hub-addon" -l context -d 'The kubeconfig context to use [default: the current context]' -r
@@ -1161,7 +1161,7 @@ false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from hub-addon" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from hub-addon" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from hub-addon" -s V -l version -d 'Print version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from help" -f -a "hub-addon" -d 'Remove built-in add-ons from the hub (their CRDs and policies stay)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from help" -f -a "hub-addon" -d 'Remove built-in add-ons from the hub (their CRDs, policies and subscriptions stay)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand uninstall; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand completion" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand completion" -l context -d 'The kubeconfig context to use [default: the current context]' -r
@@ -1244,5 +1244,5 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_s
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from upgrade" -f -a "klusterlet" -d 'Upgrade this cluster\'s klusterlet: the klusterlet operator and every Klusterlet\'s agent images'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from proxy" -f -a "health" -d 'Probe each managed cluster\'s API server (/healthz) through cluster-proxy'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from proxy" -f -a "kubectl" -d 'Run kubectl against a managed cluster through cluster-proxy, as a ManagedServiceAccount'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from install" -f -a "hub-addon" -d 'Install built-in add-ons on the hub (governance-policy-framework)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from uninstall" -f -a "hub-addon" -d 'Remove built-in add-ons from the hub (their CRDs and policies stay)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from install" -f -a "hub-addon" -d 'Install built-in add-ons on the hub (governance-policy-framework, application-manager)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from uninstall" -f -a "hub-addon" -d 'Remove built-in add-ons from the hub (their CRDs, policies and subscriptions stay)'

@@ -32,6 +32,39 @@ addon_available() {
   k -n "$cluster" get managedclusteraddon "$1" \
     -o jsonpath='{.status.conditions[?(@.type=="Available")].status}' 2>/dev/null | grep -qx True
 }
+# git_dir <name>: the git directory of open-cluster-management-io/<name> under OCM_GIT (<name> or
+# open-cluster-management-io+<name>/repo).
+git_dir() {
+  local d
+  for d in "$OCM_GIT/$1" "$OCM_GIT/open-cluster-management-io+$1/repo"; do
+    [[ -e $d ]] && { echo "$d"; return; }
+  done
+  fail "no git directory of $1 in OCM_GIT ($OCM_GIT)"
+}
+# extract <repository> <revision> <directory>: its tree without vendor/ (OCM's replaced modules
+# need none), once.
+extract() {
+  [[ -f $3/go.mod ]] && return
+  rm -rf "$3.tmp" && mkdir -p "$3.tmp"
+  if ! git -C "$(git_dir "$1")" archive "$2" -- . ':(exclude)vendor' 2>>"$logs/extract.log" |
+    tar -x -C "$3.tmp" || [[ ! -f $3.tmp/go.mod ]]; then
+    fail "extracting $1 at $2 failed (see $logs/extract.log)"
+  fi
+  mv "$3.tmp" "$3"
+}
+# go_build <source> <package> <binary>: a static `go build`, OCM's modules (the runner's `modules`,
+# name@revision, extracted under $cache/mod) replaced by their extracted trees; the Go module proxy
+# serves the rest.
+go_build() {
+  [[ -x $3 ]] && return
+  step "build $(basename "$3") (go build, static; log: $logs/build-$(basename "$3").log)"
+  local replaces=() m
+  for m in "${modules[@]}"; do replaces+=(-replace "open-cluster-management.io/${m%@*}=$cache/mod/$m"); done
+  (cd "$1" && go mod edit "${replaces[@]}" &&
+    GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$3.tmp" "$2") \
+    >"$logs/build-$(basename "$3").log" 2>&1 || fail "building $3 failed (see $logs/build-$(basename "$3").log)"
+  mv "$3.tmp" "$3"
+}
 field() { sed -n "s/.*\"$1\": \"\\([^\"]*\\)\".*/\\1/p" "$2"; }
 print_phases() {
   end_phase
@@ -156,6 +189,29 @@ for line in open(sys.argv[1]):
           (status.get("message") or "").replace("\n", " "))] += 1
 for (user, verb, resource, namespace, name, code, message), n in seen.most_common():
     print(f"{n:5}x {code} {user} {verb} {resource} {namespace or ''}/{name or ''}: {message}")
+PY
+}
+
+# rights_used <service account>...: the distinct rights each of those ServiceAccounts of hub_ns
+# used on the hub (audit log): `<account> <verb> <group>/<resource>[/<subresource>] <namespace or
+# *> <name or *>`, to derive a role from (LEARN_RIGHTS) or count.
+rights_used() {
+  python3 - "$CP_DIR/logs/hub-audit.log" "$hub_ns" "$@" 2>&1 <<'PY' || true
+import json, sys
+log, namespace, accounts = sys.argv[1], sys.argv[2], set(sys.argv[3:])
+seen = set()
+for line in open(log):
+    e = json.loads(line)
+    user = e["user"]["username"]
+    prefix = f"system:serviceaccount:{namespace}:"
+    if e.get("stage") != "ResponseComplete" or not user.startswith(prefix) or user[len(prefix):] not in accounts:
+        continue
+    o = e.get("objectRef") or {}
+    resource = f'{o.get("apiGroup", "")}/{o.get("resource", e.get("requestURI"))}' + (f'/{o["subresource"]}' if o.get("subresource") else "")
+    named = e["verb"] in ("get", "update", "patch", "delete") or o.get("resource") == "leases"
+    seen.add((user[len(prefix):], e["verb"], resource, o.get("namespace") or "*", (o.get("name") if named else None) or "*"))
+for row in sorted(seen):
+    print(" ".join(row))
 PY
 }
 

@@ -32,7 +32,7 @@ pub struct BundleArgs {
     #[arg(long, value_delimiter = ',', value_parser = super::args::parse_pair, value_name = "NAME=QUANTITY")]
     pub resource_requests: Vec<(String, String)>,
     /// A JSON file overriding the --bundle-version's image versions, as upstream's:
-    /// `{"ocm": "v1.3.0"}` (upstream's `policy_addon` is read and unused: no policy add-on here)
+    /// `{"ocm": "v1.3.0"}` (upstream's `policy_addon` and `app_addon` are read by `install hub-addon`)
     #[arg(long, value_name = "FILE")]
     pub bundle_version_overrides: Option<PathBuf>,
 }
@@ -44,6 +44,8 @@ struct VersionBundle {
     ocm: Option<String>,
     /// The policy add-on's images' tag (`install hub-addon`).
     policy_addon: Option<String>,
+    /// application-manager's images' tag (`install hub-addon`).
+    app_addon: Option<String>,
 }
 
 /// `--resource-qos-class`, in upstream's spelling.
@@ -175,15 +177,20 @@ pub fn image_tag(
     Ok(overridden_tag(path, "ocm", |b| b.ocm)?.unwrap_or(tag))
 }
 
-/// The policy add-on's tag an overrides file names (`policy_addon`), if it names one.
+/// The hub add-on's tag an overrides file names (`policy_addon` or `app_addon`), if it names one.
 ///
 /// # Errors
 /// As [`image_tag`].
-pub fn policy_addon_override(
+pub fn hub_addon_override(
     overrides: Option<&std::path::Path>,
+    addon: crate::install::hub_addon::HubAddon,
 ) -> anyhow::Result<Option<String>> {
+    use crate::install::hub_addon::HubAddon;
     overrides.map_or(Ok(None), |path| {
-        overridden_tag(path, "policy_addon", |b| b.policy_addon)
+        overridden_tag(path, addon.override_field(), |b| match addon {
+            HubAddon::PolicyFramework => b.policy_addon,
+            HubAddon::ApplicationManager => b.app_addon,
+        })
     })
 }
 

@@ -357,7 +357,7 @@ pub const DIFFERENCES: &[(&str, &str, &str)] = &[
     (
         "create sampleapp",
         "",
-        "the sample app is an application-manager (subscription) app; that add-on is not part of this project",
+        "upstream's v1.3.1 sample is an Argo CD ApplicationSet, which needs Argo CD (not part of this project); `install hub-addon --names application-manager` installs the subscription add-on its earlier samples used",
     ),
     ("create sampleapp", "--output-file", "with the command"),
     (
@@ -388,7 +388,7 @@ pub const DIFFERENCES: &[(&str, &str, &str)] = &[
     (
         "install hub-addon",
         "--names",
-        "governance-policy-framework as upstream's; argocd and argocd-agent, Helm charts upstream's downloads at install time, are refused with the `helm` commands that install them",
+        "governance-policy-framework as upstream's, and application-manager as upstream's v0.11 (v1.x dropped it); argocd and argocd-agent, Helm charts upstream's downloads at install time, are refused with the `helm` commands that install them",
     ),
     (
         "upgrade clustermanager",

@@ -1,8 +1,9 @@
-//! `clusteradm install hub-addon --names governance-policy-framework` and `uninstall hub-addon`:
+//! `clusteradm install hub-addon --names governance-policy-framework,application-manager` and
+//! `uninstall hub-addon`:
 //! upstream's built-in hub add-ons on the hub ([`crate::install::hub_addon`]). Installing applies
 //! (idempotent: a second run reports every object unchanged); uninstalling refuses while a
 //! cluster still has one of the add-on's agents (their ManagedClusterAddOns), as upstream's, and
-//! leaves the CRDs, so policies outlive the controllers.
+//! leaves the CRDs, so policies and subscriptions outlive the controllers.
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -29,7 +30,7 @@ pub struct InstallArgs {
 /// What `install` installs.
 #[derive(Debug, clap::Subcommand)]
 pub enum InstallWhat {
-    /// Install built-in add-ons on the hub (governance-policy-framework)
+    /// Install built-in add-ons on the hub (governance-policy-framework, application-manager)
     HubAddon(InstallHubAddon),
 }
 
@@ -44,7 +45,7 @@ pub struct UninstallArgs {
 /// What `uninstall` removes.
 #[derive(Debug, clap::Subcommand)]
 pub enum UninstallWhat {
-    /// Remove built-in add-ons from the hub (their CRDs and policies stay)
+    /// Remove built-in add-ons from the hub (their CRDs, policies and subscriptions stay)
     HubAddon(UninstallHubAddon),
 }
 
@@ -62,10 +63,12 @@ pub struct InstallHubAddon {
     #[arg(long, value_name = "FILE")]
     pub output_file: Option<PathBuf>,
     /// The version bundle whose add-on images to install (default, latest or an OCM version:
-    /// 1.3.1 installs the policy add-on v0.18.0, as upstream's)
+    /// 1.3.1 installs the policy add-on v0.18.0, as upstream's, and application-manager v0.16.0,
+    /// its last release)
     #[arg(long, default_value = "default", value_name = "VERSION")]
     pub bundle_version: String,
-    /// A JSON file overriding the bundle's versions, as upstream's: `{"policy_addon": "v0.18.0"}`
+    /// A JSON file overriding the bundle's versions, as upstream's: `{"policy_addon": "v0.18.0",
+    /// "app_addon": "v0.16.0"}`
     #[arg(long, value_name = "FILE")]
     pub bundle_version_overrides: Option<PathBuf>,
 }
@@ -81,7 +84,7 @@ pub struct UninstallHubAddon {
 /// `--names` and `--namespace`, which both commands take.
 #[derive(Debug, clap::Args)]
 pub struct Target {
-    /// The add-ons, comma-separated: governance-policy-framework
+    /// The add-ons, comma-separated: governance-policy-framework, application-manager
     #[arg(long, value_delimiter = ',', required = true, value_name = "NAMES")]
     pub names: Vec<String>,
     /// The namespace of the add-ons' controllers on the hub
@@ -97,20 +100,24 @@ pub struct Target {
 pub async fn install(args: InstallArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let InstallWhat::HubAddon(args) = args.what;
     let addons = parse(&args.target.names)?;
-    let tag = hub_addon::policy_tag(
-        &args.bundle_version,
-        super::bundle::policy_addon_override(args.bundle_version_overrides.as_deref())?.as_deref(),
-    )
-    .map_err(|e| UserError::new(e, "see --help for --bundle-version"))?;
     let mut objects = Vec::new();
     if args.create_namespace {
         objects.push(namespace_object(&args.target.namespace));
     }
     for addon in &addons {
-        objects.extend(
-            hub_addon::plan(*addon, &args.target.namespace, &tag)
-                .map_err(crate::error::Internal)?,
-        );
+        let overridden =
+            super::bundle::hub_addon_override(args.bundle_version_overrides.as_deref(), *addon)?;
+        let tag = addon
+            .tag(&args.bundle_version, overridden.as_deref())
+            .map_err(|e| UserError::new(e, "see --help for --bundle-version"))?;
+        for object in
+            hub_addon::plan(*addon, &args.target.namespace, &tag).map_err(crate::error::Internal)?
+        {
+            // Add-ons share CRDs (PlacementRules): each object once.
+            if !objects.iter().any(|o| same_object(o, &object)) {
+                objects.push(object);
+            }
+        }
     }
     let write = super::bundle::BundleArgs {
         output_file: args.output_file.clone(),
@@ -160,9 +167,14 @@ pub async fn install(args: InstallArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             report.summary()
         ));
     }
+    let cluster_addons: Vec<&str> = addons
+        .iter()
+        .flat_map(|a| a.cluster_addons())
+        .copied()
+        .collect();
     ctx.printer.info(format!(
         "enable them on clusters: clusteradm addon enable --names {} --clusters <clusters>",
-        hub_addon::POLICY_ADDONS.join(",")
+        cluster_addons.join(",")
     ));
     Ok(ExitCode::SUCCESS)
 }
@@ -176,10 +188,10 @@ pub async fn uninstall(args: UninstallArgs, ctx: &Ctx) -> anyhow::Result<ExitCod
         .list(&ListParams::default())
         .await
         .context("listing ManagedClusterAddOns")?;
-    for name in hub_addon::POLICY_ADDONS {
+    for name in addons.iter().flat_map(|a| a.cluster_addons()) {
         let clusters: Vec<String> = enabled
             .iter()
-            .filter(|m| m.name_any() == name)
+            .filter(|m| m.name_any() == *name)
             .filter_map(ResourceExt::namespace)
             .collect();
         if !clusters.is_empty() {
@@ -196,7 +208,7 @@ pub async fn uninstall(args: UninstallArgs, ctx: &Ctx) -> anyhow::Result<ExitCod
             .into());
         }
     }
-    let mut objects = Vec::new();
+    let mut objects: Vec<DynamicObject> = Vec::new();
     for addon in &addons {
         objects.extend(
             hub_addon::removable(*addon, &args.target.namespace).map_err(crate::error::Internal)?,
@@ -226,7 +238,7 @@ pub async fn uninstall(args: UninstallArgs, ctx: &Ctx) -> anyhow::Result<ExitCod
     } else {
         let names: Vec<&str> = addons.iter().map(|a| a.name()).collect();
         ctx.printer.done(format!(
-            "{} uninstalled: {removed} objects removed (the policy CRDs stay)",
+            "{} uninstalled: {removed} objects removed (their CRDs stay)",
             names.join(", ")
         ));
     }
@@ -244,11 +256,17 @@ fn parse(names: &[String]) -> anyhow::Result<Vec<HubAddon>> {
     if addons.is_empty() {
         return Err(UserError::new(
             "no add-on named",
-            "pass --names governance-policy-framework",
+            "pass --names governance-policy-framework, application-manager or both",
         )
         .into());
     }
     Ok(addons)
+}
+
+fn same_object(a: &DynamicObject, b: &DynamicObject) -> bool {
+    a.types == b.types
+        && a.metadata.name == b.metadata.name
+        && a.metadata.namespace == b.metadata.namespace
 }
 
 fn namespace_object(name: &str) -> DynamicObject {

@@ -1,19 +1,26 @@
 //! Per ManagedClusterAddOn of the add-on: the agent's ManifestWork, the registrations and health
 //! mode in its status, the hub RoleBinding of its identity, and `ManifestApplied` /
 //! `RegistrationApplied` from what was done. Everything the add-on makes on a cluster is owned by
-//! its ManagedClusterAddOn, so disabling the add-on removes it (the garbage collector).
+//! its ManagedClusterAddOn, so disabling the add-on removes it (the garbage collector); a Hosted
+//! add-on's hosting work, in another namespace, is removed by the framework ([`crate::hosting`]).
 use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Client, Resource as _, ResourceExt as _};
 use serde_json::{Value, json};
 
+use crate::hosting;
 use crate::{AgentAddon, Health};
-use ocm_api::addon::{ADDON_NAME_LABEL, ManagedClusterAddOn, RegistrationConfig};
+use ocm_api::addon::hosted::{by_cluster, validity};
+use ocm_api::addon::{
+    ADDON_NAME_LABEL, ADDON_NAMESPACE_LABEL, HOSTING_MANIFEST_APPLIED, ManagedClusterAddOn,
+    RegistrationConfig,
+};
 use ocm_api::cluster::ManagedCluster;
 use ocm_api::conditions::{self, FALSE, TRUE};
 use ocm_api::names::CLIENT_SIGNER;
@@ -45,13 +52,24 @@ pub(crate) async fn run<A: AgentAddon>(
     let addons: Api<ManagedClusterAddOn> = Api::all(client.clone());
     let works: Api<ManifestWork> = Api::all(client.clone());
     let ctx = Arc::new(Context { client, addon });
+    // Both works carry the add-on's label: the deploy work is in its cluster's namespace, a
+    // hosting work names its cluster in another label.
+    let watched = name.clone();
     let controller = Controller::new(
         addons,
         watcher::Config::default().fields(&format!("metadata.name={name}")),
     )
-    .owns(
+    .watches(
         works,
         watcher::Config::default().labels(&format!("{ADDON_NAME_LABEL}={name}")),
+        move |work: ManifestWork| {
+            let cluster = work
+                .labels()
+                .get(ADDON_NAMESPACE_LABEL)
+                .cloned()
+                .or_else(|| work.namespace())?;
+            Some(ObjectRef::new(&watched).within(&cluster))
+        },
     );
     Runner::new("add-on framework: deploy", controller)
         .run(
@@ -69,7 +87,7 @@ async fn reconcile<A: AgentAddon>(
 ) -> anyhow::Result<Action> {
     let cluster = mca.namespace().unwrap_or_default();
     if mca.metadata.deletion_timestamp.is_some() {
-        return Ok(Action::await_change());
+        return released(&ctx.client, ctx.addon.name(), &mca).await;
     }
     let Some(managed) = Api::<ManagedCluster>::all(ctx.client.clone())
         .get_opt(&cluster)
@@ -94,7 +112,27 @@ async fn reconcile<A: AgentAddon>(
     {
         bind(&ctx.client, addon.name(), &cluster, role, &owner).await?;
     }
-    let applied = match addon.manifests(&managed, &mca) {
+    let hosting_cluster = if addon.hosted_mode() {
+        mca.hosting_cluster()
+    } else {
+        None
+    };
+    let (manifests, hosting_manifests) = match addon
+        .manifests(&managed, &mca)
+        .and_then(|m| by_cluster(m, hosting_cluster.is_some()).map_err(anyhow::Error::msg))
+    {
+        Ok((managed, hosting)) => (Ok(managed), hosting),
+        Err(e) => (Err(e), None),
+    };
+    let hosted_conditions = hosting_side(
+        &ctx.client,
+        addon.name(),
+        &mca,
+        hosting_cluster,
+        hosting_manifests,
+    )
+    .await?;
+    let applied = match manifests {
         // Nothing to deploy (the hub refuses an empty work): none, and nothing left of one.
         Ok(manifests) if manifests.is_empty() => {
             remove_work(&ctx.client, addon.name(), &cluster).await?;
@@ -106,24 +144,7 @@ async fn reconcile<A: AgentAddon>(
             .map_err(|e| e.to_string()),
         Err(e) => Err(format!("the add-on's manifests: {e:#}")),
     };
-    let manifest_applied = match &applied {
-        Ok(None) => (
-            TRUE,
-            "AddonManifestApplied",
-            "the add-on has no manifests".into(),
-        ),
-        Ok(Some(work)) if conditions::is_true(work_conditions(work), conditions::APPLIED) => (
-            TRUE,
-            "AddonManifestApplied",
-            "the manifests are applied".into(),
-        ),
-        Ok(_) => (
-            FALSE,
-            "ManifestWorkApplyFailed",
-            "the work is not applied yet".into(),
-        ),
-        Err(e) => (FALSE, "ManifestWorkApplyFailed", e.clone()),
-    };
+    let manifest_applied = manifest_applied(&applied);
     // An empty list is left out: the API server drops it, so it would never read back equal.
     let mut status = json!({
         "namespace": addon.install_namespace(),
@@ -133,6 +154,10 @@ async fn reconcile<A: AgentAddon>(
         }},
         "conditions": [condition(&mca, "ManifestApplied", manifest_applied)],
     });
+    status["conditions"]
+        .as_array_mut()
+        .expect("a list")
+        .extend(hosted_conditions);
     if !registrations.is_empty() {
         status["registrations"] = json!(registrations);
         status["conditions"]
@@ -158,6 +183,119 @@ async fn reconcile<A: AgentAddon>(
 
 /// Whether `mca`'s status already holds everything in `status` (conditions by type, status,
 /// reason and message), so no write is needed.
+/// A deleted add-on: a hosting work goes before the add-on does.
+async fn released(
+    client: &Client,
+    addon: &str,
+    mca: &ManagedClusterAddOn,
+) -> anyhow::Result<Action> {
+    if hosting::holds(mca) {
+        let cluster = mca.namespace().unwrap_or_default();
+        if !hosting::remove_works(client, addon, &cluster, None).await? {
+            return Ok(Action::requeue(Duration::from_secs(2)));
+        }
+        hosting::set_finalizer(client, mca, false).await?;
+    }
+    Ok(Action::await_change())
+}
+
+/// `ManifestApplied` from the deploy work (none: no manifests).
+fn manifest_applied(
+    applied: &Result<Option<ManifestWork>, String>,
+) -> (&'static str, &'static str, String) {
+    match applied {
+        Ok(None) => (
+            TRUE,
+            "AddonManifestApplied",
+            "the add-on has no manifests".into(),
+        ),
+        Ok(Some(work)) if conditions::is_true(work_conditions(work), conditions::APPLIED) => (
+            TRUE,
+            "AddonManifestApplied",
+            "the manifests are applied".into(),
+        ),
+        Ok(_) => (
+            FALSE,
+            "ManifestWorkApplyFailed",
+            "the work is not applied yet".into(),
+        ),
+        Err(e) => (FALSE, "ManifestWorkApplyFailed", e.clone()),
+    }
+}
+
+/// The conditions of the hosting side, when the add-on is Hosted ([`hosted`]); otherwise
+/// (or no longer) nothing left on a hosting cluster, and no finalizer once that is so.
+async fn hosting_side(
+    client: &Client,
+    addon: &str,
+    mca: &ManagedClusterAddOn,
+    hosting_cluster: Option<&str>,
+    hosting_manifests: Option<Vec<Value>>,
+) -> anyhow::Result<Vec<Value>> {
+    if let (Some(hosting), Some(manifests)) = (hosting_cluster, hosting_manifests) {
+        return hosted(client, addon, mca, hosting, manifests).await;
+    }
+    let cluster = mca.namespace().unwrap_or_default();
+    if hosting::holds(mca) && hosting::remove_works(client, addon, &cluster, None).await? {
+        hosting::set_finalizer(client, mca, false).await?;
+    }
+    Ok(Vec::new())
+}
+
+/// The hosting side of a Hosted add-on: the finalizer, the hosting work on a valid hosting
+/// cluster (none elsewhere), and the conditions `HostingClusterValidity` and, once the work is
+/// reported, `HostingManifestApplied`.
+async fn hosted(
+    client: &Client,
+    addon: &str,
+    mca: &ManagedClusterAddOn,
+    hosting: &str,
+    manifests: Vec<Value>,
+) -> anyhow::Result<Vec<Value>> {
+    let cluster = mca.namespace().unwrap_or_default();
+    if !hosting::holds(mca) {
+        // Written before any hosting work, so none can outlive the add-on.
+        hosting::set_finalizer(client, mca, true).await?;
+    }
+    let valid = Api::<ManagedCluster>::all(client.clone())
+        .get_opt(hosting)
+        .await?
+        .is_some_and(|c| c.metadata.deletion_timestamp.is_none());
+    let now = Time(k8s_openapi::jiff::Timestamp::now());
+    let validity = validity(hosting, valid, &now);
+    let mut out = vec![condition(
+        mca,
+        &validity.type_,
+        (&validity.status, &validity.reason, validity.message.clone()),
+    )];
+    let keep = (valid && !manifests.is_empty()).then_some(hosting);
+    hosting::remove_works(client, addon, &cluster, keep).await?;
+    if keep.is_some() {
+        let work = hosting::apply_work(client, addon, &cluster, hosting, manifests).await?;
+        if let Some(applied) = conditions::find(work_conditions(&work), conditions::APPLIED) {
+            let (status, reason, message) = if applied.status == TRUE {
+                (
+                    TRUE,
+                    "AddonManifestApplied",
+                    "manifests of addon are applied successfully",
+                )
+            } else {
+                (
+                    FALSE,
+                    "AddonManifestAppliedFailed",
+                    "failed to apply the manifests of addon",
+                )
+            };
+            out.push(condition(
+                mca,
+                HOSTING_MANIFEST_APPLIED,
+                (status, reason, message.into()),
+            ));
+        }
+    }
+    Ok(out)
+}
+
 fn holds(mca: &ManagedClusterAddOn, status: &Value) -> bool {
     let Ok(current) = serde_json::to_value(&mca.status) else {
         return false;

@@ -10,7 +10,9 @@
 //!   (`RegistrationApplied`), binds the add-on's hub ClusterRole to them in the cluster's
 //!   namespace, and signs those of the add-on's own signer with its CA ([`signer`]);
 //! - health: by the agent's Lease (the registration agent reports it), or `Customized`, where the
-//!   add-on's manager says ([`set_available`]).
+//!   add-on's manager says ([`set_available`]);
+//! - Hosted mode, when the add-on enables it ([`AgentAddon::hosted_mode`]): the agent's manifests
+//!   marked for the hosting cluster go there, as upstream's `helloworld_hosted`.
 //!
 //! An add-on agent then talks to the hub's API server with its `<addon>-hub-kubeconfig`, or to
 //! the add-on manager's own endpoint with its custom-signed certificate, which the manager
@@ -41,6 +43,7 @@
 //! ```
 mod approve;
 mod deploy;
+mod hosting;
 pub mod identity;
 pub mod signer;
 
@@ -85,6 +88,14 @@ pub trait AgentAddon: Send + Sync + 'static {
     /// How the add-on's health is judged.
     fn health(&self) -> Health {
         Health::Lease
+    }
+
+    /// Whether the add-on may be Hosted (upstream's `HostedModeEnabled`): on a ManagedClusterAddOn
+    /// annotated with a hosting cluster, the manifests marked
+    /// `addon.open-cluster-management.io/hosted-manifest-location: hosting` go to that cluster
+    /// instead (`none`: nowhere; unmarked or `managed`: the managed cluster). Off by default.
+    fn hosted_mode(&self) -> bool {
+        false
     }
 }
 

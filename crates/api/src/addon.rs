@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::conditions::Condition;
 
 mod deployment_config;
+pub mod hosted;
 mod managed;
 mod template;
 pub use deployment_config::*;

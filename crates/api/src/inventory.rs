@@ -158,3 +158,61 @@ pub struct NamedExtension {
     #[schemars(schema_with = "super::schema::free_object")]
     pub extension: serde_json::Value,
 }
+
+/// cluster-proxy's user server Service (its `UserServerServiceName`) and port. Its ClusterProfile
+/// controller writes `https://<service>.<namespace>:9092/<cluster>` as the
+/// `open-cluster-management` access provider's server: the cluster's API server through the
+/// add-on's tunnel, for consumers that cannot reach the cluster itself.
+pub const CLUSTER_PROXY_USER_SERVICE: &str = "cluster-proxy-addon-user";
+/// The user server's port.
+pub const CLUSTER_PROXY_USER_PORT: u16 = 9092;
+
+/// The proxy server's namespace and the cluster a cluster-proxy user-server URL names, if
+/// `server` is one (as cluster-proxy's controller writes it: the Service by `<name>.<namespace>`,
+/// the cluster as the whole path).
+#[must_use]
+pub fn cluster_proxy_user_server(server: &str) -> Option<(String, String)> {
+    let rest = server.strip_prefix("https://")?;
+    let (authority, cluster) = rest.split_once('/')?;
+    let host = authority.strip_suffix(&format!(":{CLUSTER_PROXY_USER_PORT}"))?;
+    let namespace = host
+        .strip_prefix(CLUSTER_PROXY_USER_SERVICE)?
+        .strip_prefix('.')?;
+    let cluster = cluster.strip_suffix('/').unwrap_or(cluster);
+    let label = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 63
+            && s.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    };
+    (label(namespace) && !cluster.is_empty() && !cluster.contains('/') && !cluster.contains('?'))
+        .then(|| (namespace.to_string(), cluster.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cluster_proxy_user_server_names_its_namespace_and_cluster() {
+        assert_eq!(
+            cluster_proxy_user_server("https://cluster-proxy-addon-user.ocm-proxy:9092/c1"),
+            Some(("ocm-proxy".into(), "c1".into()))
+        );
+        assert_eq!(
+            cluster_proxy_user_server("https://cluster-proxy-addon-user.ns:9092/c1/"),
+            Some(("ns".into(), "c1".into()))
+        );
+        for other in [
+            "https://10.0.0.1:6443",
+            "https://cluster-proxy-addon-user.ns:9092/",
+            "https://cluster-proxy-addon-user.ns:443/c1",
+            "http://cluster-proxy-addon-user.ns:9092/c1",
+            "https://cluster-proxy-addon-user.a.b:9092/c1",
+            "https://evil.example/cluster-proxy-addon-user.ns:9092/c1",
+            "https://cluster-proxy-addon-user.ns:9092/c1/api",
+        ] {
+            assert_eq!(cluster_proxy_user_server(other), None, "{other}");
+        }
+    }
+}

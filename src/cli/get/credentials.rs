@@ -12,7 +12,10 @@
 //! lets one do on the cluster whatever its work agent may; the credential never reaches further,
 //! and only as far as ROLE (`view` unless asked). Once read, the feedback rule is taken off, so
 //! the token stays in the work's status only while a call reads it. Deleting the work revokes it.
-//! Run as a plugin, the token goes only to a server the cluster's agent reported as its own.
+//! Run as a plugin, the token goes only to a server the cluster's agent reported as its own, or
+//! to cluster-proxy's user server for that cluster (where cluster-proxy's ClusterProfile
+//! controller points consumers that cannot reach the cluster), in the namespace the add-on's
+//! ManagedProxyConfiguration names, with the add-on enabled on the cluster.
 //! Where the cluster has the managed-serviceaccount add-on, the token is its instead: short-lived,
 //! rotated, and in a hub Secret only ([`super::managed_service_account`]).
 use std::process::ExitCode;
@@ -24,7 +27,9 @@ use kube::ResourceExt as _;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Value, json};
 
+use crate::api::addon::ManagedClusterAddOn;
 use crate::api::cluster::ManagedCluster;
+use crate::api::inventory::cluster_proxy_user_server;
 use crate::api::work::{
     FeedbackRule, FeedbackType, JsonPath, ManifestConfigOption, ManifestWork, ManifestWorkSpec,
     ManifestsTemplate, ResourceIdentifier,
@@ -101,7 +106,8 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         .into());
     };
     if let Some(request) = &request {
-        check_server(request, &managed_cluster)?;
+        let proxy = cluster_proxy_namespace(&kube.client, request, &cluster).await?;
+        check_server(request, &managed_cluster, proxy.as_deref())?;
     }
     let api_version = request
         .as_ref()
@@ -214,13 +220,58 @@ impl ExecRequest {
     }
 }
 
+/// When the caller asks for cluster-proxy's user server, the namespace of the add-on's proxy
+/// server, with the add-on enabled on `cluster`; or why not.
+async fn cluster_proxy_namespace(
+    client: &kube::Client,
+    request: &ExecRequest,
+    cluster: &str,
+) -> anyhow::Result<Option<String>> {
+    if request
+        .server
+        .as_deref()
+        .and_then(cluster_proxy_user_server)
+        .is_none()
+    {
+        return Ok(None);
+    }
+    let proxy = crate::cluster_proxy::installation::find(client).await?;
+    let addons: Api<ManagedClusterAddOn> = Api::namespaced(client.clone(), cluster);
+    let enabled = addons
+        .get_opt(crate::cluster_proxy::ADDON)
+        .await
+        .map_err(|e| refused(e, "a credential through cluster-proxy needs the right to read the cluster's ManagedClusterAddOns"))
+        .context("reading the cluster's cluster-proxy add-on")?;
+    if enabled.is_none() {
+        return Err(UserError::new(
+            format!("the caller would send the token through cluster-proxy, which is not enabled on {cluster}"),
+            format!("enable it: clusteradm addon enable --names cluster-proxy --clusters {cluster}"),
+        )
+        .into());
+    }
+    Ok(Some(proxy.namespace))
+}
+
 /// A token goes only to the cluster's own API server: the server (and CA) the caller asks for
-/// must be one the cluster's agent reported. A ClusterProfile's status is not proof: whoever can
-/// write one could name a server of theirs beside a real cluster's name.
-fn check_server(request: &ExecRequest, cluster: &ManagedCluster) -> anyhow::Result<()> {
+/// must be one the cluster's agent reported, or cluster-proxy's user server for the cluster in
+/// the proxy's namespace (`proxy_namespace`, when the caller asks for one). A ClusterProfile's
+/// status is not proof: whoever can write one could name a server of theirs beside a real
+/// cluster's name.
+fn check_server(
+    request: &ExecRequest,
+    cluster: &ManagedCluster,
+    proxy_namespace: Option<&str>,
+) -> anyhow::Result<()> {
     let Some(server) = &request.server else {
         return Ok(());
     };
+    if let (Some((namespace, named)), Some(proxy)) =
+        (cluster_proxy_user_server(server), proxy_namespace)
+        && named == cluster.name_any()
+        && namespace == proxy
+    {
+        return Ok(());
+    }
     let same = |url: &str| url.trim_end_matches('/') == server.trim_end_matches('/');
     let configs = &cluster.spec.managed_cluster_client_configs;
     let matches = configs.iter().any(|c| {
@@ -236,7 +287,7 @@ fn check_server(request: &ExecRequest, cluster: &ManagedCluster) -> anyhow::Resu
     let known: Vec<&str> = configs.iter().map(|c| c.url.as_str()).collect();
     Err(UserError::new(
         format!(
-            "the caller would send the token to {server}, which is not managed cluster {}'s API server ({})",
+            "the caller would send the token to {server}, which is not managed cluster {}'s API server ({}) nor cluster-proxy's user server for it",
             cluster.name_any(),
             if known.is_empty() { "none reported".to_string() } else { known.join(", ") }
         ),
@@ -414,10 +465,18 @@ mod tests {
             server: Some(server.into()),
             ca: ca.map(<[u8]>::to_vec),
         };
-        assert!(check_server(&asking("https://c1:6443/", Some(b"hello")), &cluster).is_ok());
-        assert!(check_server(&asking("https://c1:6443", None), &cluster).is_ok());
-        assert!(check_server(&asking("https://elsewhere:6443", None), &cluster).is_err());
-        assert!(check_server(&asking("https://c1:6443", Some(b"other")), &cluster).is_err());
+        let check =
+            |server: &str, ca: Option<&[u8]>| check_server(&asking(server, ca), &cluster, None);
+        assert!(check("https://c1:6443/", Some(b"hello")).is_ok());
+        assert!(check("https://c1:6443", None).is_ok());
+        assert!(check("https://elsewhere:6443", None).is_err());
+        assert!(check("https://c1:6443", Some(b"other")).is_err());
+        // Through cluster-proxy: its user server for this cluster, in the proxy's namespace.
+        let proxied = |server: &str| check_server(&asking(server, None), &cluster, Some("proxy"));
+        assert!(proxied("https://cluster-proxy-addon-user.proxy:9092/c1").is_ok());
+        assert!(proxied("https://cluster-proxy-addon-user.proxy:9092/c2").is_err());
+        assert!(proxied("https://cluster-proxy-addon-user.other:9092/c1").is_err());
+        assert!(check("https://cluster-proxy-addon-user.proxy:9092/c1", None).is_err());
     }
 
     #[test]

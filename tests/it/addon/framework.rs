@@ -331,3 +331,114 @@ async fn stop(
         .unwrap()
         .unwrap();
 }
+
+/// An add-on that may be Hosted (upstream's `helloworld_hosted`): its agent's Deployment-like
+/// ConfigMap goes to the hosting cluster, its CRD-like one stays on the managed cluster.
+struct HostedHello {
+    name: String,
+}
+
+impl ocm_addon_framework::AgentAddon for HostedHello {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn manifests(
+        &self,
+        _: &ocm_addon_framework::api::ManagedCluster,
+        _: &ManagedClusterAddOn,
+    ) -> anyhow::Result<Vec<serde_json::Value>> {
+        let cm = |name: &str, location: &str| {
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": name, "namespace": "default",
+                    "annotations": {"addon.open-cluster-management.io/hosted-manifest-location": location}}})
+        };
+        Ok(vec![
+            cm("on-hosting", "hosting"),
+            cm("on-managed", "managed"),
+        ])
+    }
+
+    fn hosted_mode(&self) -> bool {
+        true
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hosted_rust_addon_deploys_to_its_hosting_cluster_and_goes_only_with_that_work() {
+    use clusteradm::api::addon::{HOSTING_CLUSTER_ANNOTATION, HOSTING_MANIFEST_FINALIZER};
+    use kube::ResourceExt as _;
+    crate::registration::fixture::hub().await;
+    let hub = common::hub().await;
+    let c = super::clusters("it-fw-hosted").await;
+    let (managed, hosting) = (&c[0], &c[1]);
+    let name = common::unique("it-fw-hosted-addon");
+    create_cluster_management_addon(&hub, &name).await;
+    let shutdown = ocm_addon_framework::Shutdown::new();
+    let task = tokio::spawn(
+        ocm_addon_framework::Manager::new(hub.clone(), HostedHello { name: name.clone() })
+            .run(shutdown.clone()),
+    );
+    let annotate = format!("{HOSTING_CLUSTER_ANNOTATION}={hosting}");
+    succeeds(&[
+        "addon",
+        "enable",
+        "--names",
+        &name,
+        "--clusters",
+        managed,
+        "--annotate",
+        &annotate,
+    ])
+    .await;
+
+    let names = super::hosted::names;
+    let hosting_name = format!("addon-{name}-deploy-hosting-{managed}-0");
+    let hosting_works = Api::<ManifestWork>::namespaced(hub.clone(), hosting);
+    let hosting_work = fixture::wait(
+        hosting_works.clone(),
+        &hosting_name,
+        "the hosting work",
+        |w: Option<&ManifestWork>| w.is_some(),
+    )
+    .await;
+    assert_eq!(names(&hosting_work), ["on-hosting"]);
+    assert_eq!(
+        hosting_work.labels()["addon.open-cluster-management.io/namespace"],
+        *managed
+    );
+    assert!(hosting_work.owner_references().is_empty());
+    let managed_work = fixture::wait(
+        Api::<ManifestWork>::namespaced(hub.clone(), managed),
+        &format!("addon-{name}-deploy-0"),
+        "the managed work",
+        |w: Option<&ManifestWork>| w.is_some(),
+    )
+    .await;
+    assert_eq!(names(&managed_work), ["on-managed"]);
+    let addons = Api::<ManagedClusterAddOn>::namespaced(hub.clone(), managed);
+    let mca = fixture::wait(
+        addons.clone(),
+        &name,
+        "HostingClusterValidity True",
+        |m: Option<&ManagedClusterAddOn>| {
+            condition(m, "HostingClusterValidity").is_some_and(|c| c.status == "True")
+        },
+    )
+    .await;
+    assert!(
+        mca.finalizers()
+            .iter()
+            .any(|f| f == HOSTING_MANIFEST_FINALIZER)
+    );
+
+    // Disabled: the add-on goes only once its hosting work is gone.
+    succeeds(&["addon", "disable", "--names", &name, "--clusters", managed]).await;
+    fixture::wait_deleted(hosting_works, &hosting_name, &hosting_work.uid().unwrap()).await;
+    fixture::wait_deleted(addons, &name, &mca.uid().unwrap()).await;
+    stop(&shutdown, task).await;
+    let _ = Api::<ClusterManagementAddOn>::all(hub.clone())
+        .delete(&name, &DeleteParams::default())
+        .await;
+    super::cleanup(&name, &c).await;
+}

@@ -75,7 +75,8 @@ async fn validity(
     .await
 }
 
-fn names(work: &ManifestWork) -> Vec<&str> {
+/// The names of a work's manifests.
+pub(super) fn names(work: &ManifestWork) -> Vec<&str> {
     work.spec
         .workload
         .manifests

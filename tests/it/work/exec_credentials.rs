@@ -170,6 +170,23 @@ async fn credentials_reach_the_managed_cluster_with_the_role_and_no_more() {
         String::from_utf8_lossy(&elsewhere.stderr)
     );
 
+    // cluster-proxy's user server for the cluster, without the add-on on this hub: refused.
+    let proxied = run(as_plugin(&format!(
+        "https://cluster-proxy-addon-user.open-cluster-management-addon:9092/{}",
+        c.name
+    )))
+    .await;
+    assert_eq!(proxied.status.code(), Some(1));
+    assert!(
+        proxied.stdout.is_empty(),
+        "no token through a proxy that is not there"
+    );
+    assert!(
+        String::from_utf8_lossy(&proxied.stderr).contains("cluster-proxy add-on is not installed"),
+        "{}",
+        String::from_utf8_lossy(&proxied.stderr)
+    );
+
     // Refused: an unknown cluster; a caller who may not create ManifestWorks there.
     let unknown = run(hub_cli(&[
         "get",

@@ -7,7 +7,9 @@
 //! mirrors its ManagedCluster: Kubernetes version, ClusterClaims as properties, `Available` as
 //! `ControlPlaneHealthy` and `ManagedClusterJoined` as `Joined`, and carries the cluster-set label.
 //! Beyond upstream, `accessProviders` says where the cluster's API server is and how an exec
-//! plugin (`clusteradm get credentials`) is told which cluster it is asked for.
+//! plugin (`clusteradm get credentials`) is told which cluster it is asked for; where
+//! cluster-proxy's controller named its user server there instead, that stays, and other
+//! providers' entries are left as they are.
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -23,7 +25,7 @@ use ocm_api::conditions;
 use ocm_api::inventory::{
     AccessProvider, CONTROL_PLANE_HEALTHY, ClusterManager, ClusterProfile, ClusterProfileSpec,
     ClusterProfileStatus, EXEC_EXTENSION, JOINED, KubeconfigCluster, LABEL_CLUSTER_MANAGER,
-    LABEL_CLUSTER_SET, NamedExtension, OCM_CLUSTER_MANAGER, Property,
+    LABEL_CLUSTER_SET, NamedExtension, OCM_CLUSTER_MANAGER, Property, cluster_proxy_user_server,
 };
 
 /// What the hub's caches hold.
@@ -227,8 +229,32 @@ pub fn mirrored_status(
             );
         }
     }
-    status.access_providers = access_provider(cluster).into_iter().collect();
+    status.access_providers = access_providers(&current.access_providers, cluster);
     status
+}
+
+/// The profile's access providers: every other provider's entry as it is, and ours, unless
+/// cluster-proxy's ClusterProfile controller wrote ours as its user server for this cluster (the
+/// cluster's API server through the add-on's tunnel, for consumers that cannot reach it): that
+/// one stays, so the two controllers do not take turns.
+fn access_providers(current: &[AccessProvider], cluster: &ManagedCluster) -> Vec<AccessProvider> {
+    let name = cluster.name_any();
+    let proxied = current.iter().find(|p| {
+        p.name == OCM_CLUSTER_MANAGER
+            && cluster_proxy_user_server(&p.cluster.server).is_some_and(|(_, c)| c == name)
+    });
+    let mut ours = proxied.cloned().or_else(|| access_provider(cluster));
+    let mut providers = Vec::with_capacity(current.len() + 1);
+    for provider in current {
+        if provider.name != OCM_CLUSTER_MANAGER {
+            providers.push(provider.clone());
+        } else if let Some(ours) = ours.take() {
+            // In its place.
+            providers.push(ours);
+        }
+    }
+    providers.extend(ours);
+    providers
 }
 
 /// Where the cluster's API server is (its agent's first client config) and the extension that
@@ -391,6 +417,47 @@ status:
             profiles: &profiles,
         };
         assert_eq!(plan(&world), []);
+    }
+
+    #[test]
+    fn cluster_proxys_provider_and_other_providers_stay() {
+        let cluster = c1();
+        let provider = |name: &str, server: &str| AccessProvider {
+            name: name.into(),
+            cluster: KubeconfigCluster {
+                server: server.into(),
+                ..KubeconfigCluster::default()
+            },
+        };
+        let proxied = provider(
+            OCM_CLUSTER_MANAGER,
+            "https://cluster-proxy-addon-user.proxy:9092/c1",
+        );
+        let other = provider("someone-else", "https://elsewhere:6443");
+        let current = ClusterProfileStatus {
+            access_providers: vec![other.clone(), proxied.clone()],
+            ..ClusterProfileStatus::default()
+        };
+        let status = mirrored_status(&current, &cluster);
+        assert_eq!(status.access_providers, vec![other.clone(), proxied]);
+        // cluster-proxy's URL for another cluster is not this one's: ours replaces it, in place.
+        let current = ClusterProfileStatus {
+            access_providers: vec![
+                provider(
+                    OCM_CLUSTER_MANAGER,
+                    "https://cluster-proxy-addon-user.proxy:9092/c2",
+                ),
+                other.clone(),
+            ],
+            ..ClusterProfileStatus::default()
+        };
+        let status = mirrored_status(&current, &cluster);
+        assert_eq!(
+            status.access_providers[0].cluster.server,
+            "https://10.0.0.1:6443"
+        );
+        assert_eq!(status.access_providers[1], other);
+        assert_eq!(status.access_providers.len(), 2);
     }
 
     #[test]

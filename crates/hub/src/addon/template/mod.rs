@@ -9,7 +9,7 @@
 //! ([`hosting`]), custom signers ([`signer`]) and the deploy work ([`work`]).
 pub mod config;
 pub mod hook;
-pub mod hosting;
+pub use ocm_api::addon::hosted as hosting;
 pub mod probe;
 pub mod signer;
 pub mod work;

@@ -1,24 +1,20 @@
-//! What `install hub-addon` installs: upstream clusteradm's built-in hub add-ons. Of its names,
-//! `governance-policy-framework` is a set of manifests upstream's v1.3.1 carries; `argocd` and
-//! `argocd-agent` are Helm charts it downloads from its chart repository at install time, which
-//! this tool does not do (they are refused, saying how to install them with Helm).
-//!
-//! The policy framework's hub side: the policy propagator (policies to clusters' namespaces, and
+//! The governance policy framework's hub side: the policy propagator (policies to clusters' namespaces, and
 //! their status back) and the policy add-on controller (the `governance-policy-framework` and
 //! `config-policy-controller` add-ons' agents, deployed to managed clusters by ManifestWorks).
 //! Its CRDs and the two controllers' ClusterRoles are the components' own, vendored in
-//! `templates/hub-addons/governance-policy-framework/` (origin in its README); the rest is built
-//! here, under upstream clusteradm's names, so that either tool uninstalls what the other
-//! installed.
+//! `templates/hub-addons/governance-policy-framework/` (origin in its README).
 use kube::api::DynamicObject;
 use serde_json::{Value, json};
+
+use super::{
+    account, bound_role, cluster_binding, cluster_management_addon, image, object,
+    restricted_container, vendored,
+};
 
 /// The add-on's name, as `--names` takes it.
 pub const POLICY_FRAMEWORK: &str = "governance-policy-framework";
 /// The add-ons the policy add-on controller serves (its ClusterManagementAddOns).
 pub const POLICY_ADDONS: [&str; 2] = ["config-policy-controller", POLICY_FRAMEWORK];
-/// Where upstream's images are.
-const REGISTRY: &str = "quay.io/open-cluster-management";
 /// The propagator's names (its Deployment, ServiceAccount and ClusterRole).
 pub const PROPAGATOR: &str = "governance-policy-propagator";
 /// The add-on controller's Deployment.
@@ -27,101 +23,45 @@ pub const ADDON_CONTROLLER: &str = "governance-policy-addon-controller";
 const ADDON_CONTROLLER_ACCOUNT: &str = "policy-addon-ctrl-controller-manager";
 
 /// The vendored files, in apply order within their kinds.
-const CRDS: [&str; 5] = [
+pub(super) const CRDS: [&str; 5] = [
     include_str!(
-        "../../templates/hub-addons/governance-policy-framework/crd-placementbindings.yaml"
+        "../../../templates/hub-addons/governance-policy-framework/crd-placementbindings.yaml"
     ),
-    include_str!("../../templates/hub-addons/governance-policy-framework/crd-policies.yaml"),
+    include_str!("../../../templates/hub-addons/governance-policy-framework/crd-policies.yaml"),
     include_str!(
-        "../../templates/hub-addons/governance-policy-framework/crd-policyautomations.yaml"
+        "../../../templates/hub-addons/governance-policy-framework/crd-policyautomations.yaml"
     ),
-    include_str!("../../templates/hub-addons/governance-policy-framework/crd-policysets.yaml"),
-    include_str!("../../templates/hub-addons/governance-policy-framework/crd-placementrules.yaml"),
+    include_str!("../../../templates/hub-addons/governance-policy-framework/crd-policysets.yaml"),
+    PLACEMENT_RULES_CRD,
 ];
+/// PlacementRules: the policy framework's and application-manager's, the same file (the
+/// subscription's v0.16.0).
+pub(super) const PLACEMENT_RULES_CRD: &str = include_str!(
+    "../../../templates/hub-addons/governance-policy-framework/crd-placementrules.yaml"
+);
 const PROPAGATOR_ROLE: &str = include_str!(
-    "../../templates/hub-addons/governance-policy-framework/clusterrole-propagator.yaml"
+    "../../../templates/hub-addons/governance-policy-framework/clusterrole-propagator.yaml"
 );
 const ADDON_CONTROLLER_ROLE: &str = include_str!(
-    "../../templates/hub-addons/governance-policy-framework/clusterrole-addon-controller.yaml"
+    "../../../templates/hub-addons/governance-policy-framework/clusterrole-addon-controller.yaml"
 );
 
-/// A hub add-on `install hub-addon` knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HubAddon {
-    /// `governance-policy-framework`.
-    PolicyFramework,
-}
-
-impl HubAddon {
-    /// Its name, as `--names` takes it.
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::PolicyFramework => POLICY_FRAMEWORK,
-        }
-    }
-
-    /// The add-on `name` names, or why it cannot be installed here.
-    pub fn parse(name: &str) -> Result<Self, String> {
-        match name.trim() {
-            POLICY_FRAMEWORK => Ok(Self::PolicyFramework),
-            helm @ ("argocd" | "argocd-agent") => Err(format!(
-                "{helm} is a Helm chart upstream's clusteradm downloads from https://open-cluster-management.io/helm-charts at install time; this tool installs no chart from the network: `helm repo add ocm https://open-cluster-management.io/helm-charts` and install `ocm/{}`",
-                if helm == "argocd" {
-                    "argocd-pull-integration"
-                } else {
-                    "argocd-agent-addon"
-                }
-            )),
-            other => Err(format!(
-                "invalid add-on name {other:?}: the built-in hub add-ons are governance-policy-framework (and, through Helm, argocd and argocd-agent)"
-            )),
-        }
-    }
-}
-
-/// The images' tag for a `--bundle-version` (upstream's version bundles: the policy add-on's
-/// version for each OCM version), unless an overrides file's `policy_addon` names one.
-pub fn policy_tag(bundle_version: &str, overridden: Option<&str>) -> Result<String, String> {
-    if let Some(tag) = overridden {
-        return Ok(tag.to_string());
-    }
-    let bare = bundle_version.trim_start_matches('v');
-    Ok(match bare {
+/// The images' tag of a `--bundle-version` (upstream's version bundles: the policy add-on's
+/// version for each OCM version).
+pub(super) fn tag(bundle_version: &str) -> Option<&'static str> {
+    Some(match bundle_version.trim_start_matches('v') {
         // The default bundle is OCM v1.3.1's.
         "default" | "" | "1.2.0" | "1.2.1" | "1.3.0" | "1.3.1" => "v0.18.0",
         "latest" => "latest",
         "1.1.1" | "1.1.3" => "v0.17.0",
         "1.1.0" => "v0.16.0",
-        other => {
-            return Err(format!(
-                "no policy add-on version is known for --bundle-version {other}: name one with --bundle-version-overrides ({{\"policy_addon\": \"v0.18.0\"}})"
-            ));
-        }
-    }
-    .to_string())
+        _ => return None,
+    })
 }
 
-/// Everything `addon` needs on the hub, in `namespace`, with images of `tag`.
-pub fn plan(addon: HubAddon, namespace: &str, tag: &str) -> Result<Vec<DynamicObject>, String> {
-    match addon {
-        HubAddon::PolicyFramework => policy_framework(namespace, tag),
-    }
-}
-
-/// What `uninstall hub-addon` removes: the same objects but the CRDs (policies outlive the
-/// controllers, as upstream's uninstall leaves them).
-pub fn removable(addon: HubAddon, namespace: &str) -> Result<Vec<DynamicObject>, String> {
-    let mut objects = plan(addon, namespace, "unused")?;
-    objects.retain(|o| kind(o) != "CustomResourceDefinition");
-    Ok(objects)
-}
-
-fn kind(object: &DynamicObject) -> &str {
-    object.types.as_ref().map_or("", |t| t.kind.as_str())
-}
-
-fn policy_framework(namespace: &str, tag: &str) -> Result<Vec<DynamicObject>, String> {
+/// The propagator, the add-on controller and their ClusterManagementAddOns, in `namespace`, with
+/// images of `tag`.
+pub(super) fn plan(namespace: &str, tag: &str) -> Result<Vec<DynamicObject>, String> {
     let mut objects = Vec::new();
     for crd in CRDS {
         objects.push(vendored(crd, None)?);
@@ -174,36 +114,6 @@ fn policy_framework(namespace: &str, tag: &str) -> Result<Vec<DynamicObject>, St
     Ok(objects)
 }
 
-/// A vendored document, renamed when `name` is given.
-fn vendored(text: &str, name: Option<&str>) -> Result<DynamicObject, String> {
-    let mut object: DynamicObject = serde_yaml::from_str(text.trim_start_matches("---\n"))
-        .map_err(|e| format!("a vendored policy framework manifest: {e}"))?;
-    if let Some(name) = name {
-        object.metadata.name = Some(name.to_string());
-    }
-    Ok(object)
-}
-
-fn object(value: Value) -> DynamicObject {
-    serde_json::from_value(value).expect("a well-formed object")
-}
-
-fn account(name: &str, namespace: &str) -> DynamicObject {
-    object(json!({
-        "apiVersion": "v1", "kind": "ServiceAccount",
-        "metadata": {"name": name, "namespace": namespace},
-    }))
-}
-
-fn cluster_binding(name: &str, role: &str, account: &str, namespace: &str) -> DynamicObject {
-    object(json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": name},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-        "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
-    }))
-}
-
 /// The Lease and Events a controller's leader election needs, in its namespace only.
 fn leader_election(
     role: &str,
@@ -211,37 +121,12 @@ fn leader_election(
     account: &str,
     namespace: &str,
 ) -> [DynamicObject; 2] {
-    [
-        object(json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-            "metadata": {"name": role, "namespace": namespace},
-            "rules": [
-                {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
-                 "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]},
-                {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
-            ],
-        })),
-        object(json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-            "metadata": {"name": binding, "namespace": namespace},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
-            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
-        })),
-    ]
-}
-
-/// Pod Security `restricted`: the images run as a non-root user.
-fn restricted_container() -> Value {
-    json!({
-        "allowPrivilegeEscalation": false,
-        "capabilities": {"drop": ["ALL"]},
-        "runAsNonRoot": true,
-        "seccompProfile": {"type": "RuntimeDefault"},
-    })
-}
-
-fn image(component: &str, tag: &str) -> String {
-    format!("{REGISTRY}/{component}:{tag}")
+    let rules = json!([
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+         "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]},
+        {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
+    ]);
+    bound_role((role, binding), namespace, &rules, account, namespace)
 }
 
 fn propagator_deployment(namespace: &str, tag: &str) -> Value {
@@ -323,28 +208,14 @@ fn addon_controller_deployment(namespace: &str, tag: &str) -> Value {
     })
 }
 
-fn cluster_management_addon(name: &str, display: &str, description: &str) -> Value {
-    json!({
-        "apiVersion": "addon.open-cluster-management.io/v1alpha1", "kind": "ClusterManagementAddOn",
-        "metadata": {
-            "name": name,
-            "annotations": {"addon.open-cluster-management.io/lifecycle": "addon-manager"},
-        },
-        "spec": {
-            "addOnMeta": {"displayName": display, "description": description},
-            "supportedConfigs": [{"group": "addon.open-cluster-management.io", "resource": "addondeploymentconfigs"}],
-        },
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn the_policy_framework_is_upstreams_objects_under_upstreams_names() {
-        let objects = plan(HubAddon::PolicyFramework, "ocm", "v0.18.0").unwrap();
-        let names = super::super::names(&objects);
+        let objects = plan("ocm", "v0.18.0").unwrap();
+        let names = crate::install::names(&objects);
         for expected in [
             "CustomResourceDefinition/policies.policy.open-cluster-management.io",
             "CustomResourceDefinition/placementrules.apps.open-cluster-management.io",
@@ -368,34 +239,13 @@ mod tests {
                 "quay.io/open-cluster-management/governance-policy-framework-addon:v0.18.0"
             )
         );
-        let removable = removable(HubAddon::PolicyFramework, "ocm").unwrap();
+        let removable =
+            super::super::removable(super::super::HubAddon::PolicyFramework, "ocm").unwrap();
         assert!(
             removable
                 .iter()
-                .all(|o| kind(o) != "CustomResourceDefinition")
+                .all(|o| super::super::kind(o) != "CustomResourceDefinition")
         );
         assert_eq!(removable.len(), objects.len() - CRDS.len());
-    }
-
-    #[test]
-    fn helm_charts_and_unknown_names_are_refused_saying_why() {
-        assert!(
-            HubAddon::parse("argocd")
-                .unwrap_err()
-                .contains("helm repo add")
-        );
-        assert!(
-            HubAddon::parse("policy")
-                .unwrap_err()
-                .contains("governance-policy-framework")
-        );
-        assert_eq!(policy_tag("v1.3.1", None).unwrap(), "v0.18.0");
-        assert_eq!(policy_tag("1.1.0", None).unwrap(), "v0.16.0");
-        assert_eq!(policy_tag("9.9.9", Some("v0.19.0")).unwrap(), "v0.19.0");
-        assert!(
-            policy_tag("9.9.9", None)
-                .unwrap_err()
-                .contains("policy_addon")
-        );
     }
 }

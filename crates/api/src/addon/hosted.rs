@@ -11,18 +11,18 @@
 //! add-ons do not; here a template enables it by marking at least one manifest with a location,
 //! so a template that marks none deploys as upstream's does.
 //!
-//! [`HOSTING_CLUSTER_ANNOTATION`]: ocm_api::addon::HOSTING_CLUSTER_ANNOTATION
-//! [`HOSTING_MANIFEST_FINALIZER`]: ocm_api::addon::HOSTING_MANIFEST_FINALIZER
+//! [`HOSTING_CLUSTER_ANNOTATION`]: crate::addon::HOSTING_CLUSTER_ANNOTATION
+//! [`HOSTING_MANIFEST_FINALIZER`]: crate::addon::HOSTING_MANIFEST_FINALIZER
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt as _;
 use serde_json::Value;
 
-use ocm_api::addon::{
+use crate::addon::{
     ADDON_NAME_LABEL, ADDON_NAMESPACE_LABEL, HOSTED_MANIFEST_LOCATION_KEY,
     HOSTING_CLUSTER_VALIDITY, HOSTING_MANIFEST_APPLIED,
 };
-use ocm_api::conditions::{self, Condition, FALSE, TRUE};
-use ocm_api::work::{ManifestConfigOption, ManifestWork};
+use crate::conditions::{self, Condition, FALSE, TRUE};
+use crate::work::{ManifestConfigOption, ManifestWork};
 
 /// The deploy work's name on the hosting cluster, as upstream's.
 #[must_use]
@@ -156,7 +156,7 @@ pub fn forget_conditions(conditions: &mut Vec<Condition>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ocm_api::work::ResourceIdentifier;
+    use crate::work::ResourceIdentifier;
     use serde_json::json;
 
     fn manifest(kind: &str, name: &str, location: Option<&str>, as_label: bool) -> Value {
