@@ -56,8 +56,19 @@ async fn report_version(opts: &Options, managed: &Client) -> anyhow::Result<()> 
     .await
 }
 
-/// Sends one report of `version` to `manager` over `tls`; an error unless it is taken (204).
+/// How long one report may take, connection included: a manager that accepts the connection but
+/// never answers (its endpoint not serving yet) must not stall the agent's loop.
+const REPORT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Sends one report of `version` to `manager` over `tls`; an error unless it is taken (204)
+/// within [`REPORT_TIMEOUT`].
 pub async fn report(manager: &str, tls: rustls::ClientConfig, version: &str) -> anyhow::Result<()> {
+    tokio::time::timeout(REPORT_TIMEOUT, send(manager, tls, version))
+        .await
+        .map_err(|_| anyhow::anyhow!("{manager} did not answer within {REPORT_TIMEOUT:?}"))?
+}
+
+async fn send(manager: &str, tls: rustls::ClientConfig, version: &str) -> anyhow::Result<()> {
     let uri: hyper::Uri = format!("{manager}/status").parse()?;
     let host = uri
         .host()

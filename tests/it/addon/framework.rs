@@ -81,10 +81,19 @@ async fn a_rust_addon_deploys_registers_and_hears_its_agent_over_https() {
         .unwrap();
 
     // Heard: the agent's report makes the add-on Available there.
+    // Retried: a report is refused, or times out, while the manager's endpoint is not serving yet.
     let tls = signer::client_config(&ca.cert, &client).unwrap();
-    status_report::agent::report(&url, tls, "v1.2.3-it")
-        .await
-        .unwrap();
+    common::eventually("the report taken", Duration::from_secs(90), || {
+        let tls = tls.clone();
+        let url = url.clone();
+        async move {
+            status_report::agent::report(&url, tls, "v1.2.3-it")
+                .await
+                .map_err(|e| eprintln!("report: {e:#}"))
+                .ok()
+        }
+    })
+    .await;
     fixture::wait(
         addons.clone(),
         &name,
