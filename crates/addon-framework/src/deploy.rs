@@ -181,8 +181,6 @@ async fn reconcile<A: AgentAddon>(
     Ok(Action::requeue(RESYNC))
 }
 
-/// Whether `mca`'s status already holds everything in `status` (conditions by type, status,
-/// reason and message), so no write is needed.
 /// A deleted add-on: a hosting work goes before the add-on does.
 async fn released(
     client: &Client,
@@ -296,6 +294,8 @@ async fn hosted(
     Ok(out)
 }
 
+/// Whether `mca`'s status already holds everything in `status` (conditions by type, status,
+/// reason and message), so no write is needed.
 fn holds(mca: &ManagedClusterAddOn, status: &Value) -> bool {
     let Ok(current) = serde_json::to_value(&mca.status) else {
         return false;
