@@ -118,7 +118,7 @@ async fn install_hub_addon_applies_the_policy_framework_and_uninstall_keeps_only
         .success()
         .stderr(predicate::str::contains("nothing to remove"));
 
-    // The CRDs stay: the other test here may be using them, and they are what uninstall keeps.
+    remove_crds(&crds).await;
     for name in [namespace.as_str(), cluster.as_str()] {
         let _ = namespaces.delete(name, &DeleteParams::default()).await;
     }
@@ -213,6 +213,7 @@ async fn both_hub_addons_at_once_share_their_crd_and_each_uninstalls_alone() {
         .assert()
         .success()
         .stderr(predicate::str::contains("nothing to remove"));
+    remove_crds(&crds).await;
     for name in [namespace.as_str(), cluster.as_str()] {
         let _ = namespaces.delete(name, &DeleteParams::default()).await;
     }
@@ -359,4 +360,26 @@ async fn disabled(enabled: &Api<ManagedClusterAddOn>, addon: &str) {
             .then_some(())
     })
     .await;
+}
+
+/// The CRDs uninstall keeps, removed once a test is done with them (`clean`'s test, which may run
+/// next, finds no OCM CRD but the hub's), waiting until they are gone, so that the next install
+/// does not meet one being deleted.
+async fn remove_crds(crds: &Api<CustomResourceDefinition>) {
+    let all = POLICY_CRDS.iter().chain(&[
+        "channels.apps.open-cluster-management.io",
+        "helmreleases.apps.open-cluster-management.io",
+        "subscriptions.apps.open-cluster-management.io",
+        "subscriptionreports.apps.open-cluster-management.io",
+        "subscriptionstatuses.apps.open-cluster-management.io",
+    ]);
+    for crd in all.clone() {
+        let _ = crds.delete(crd, &DeleteParams::default()).await;
+    }
+    for crd in all {
+        common::eventually(crd, Duration::from_secs(60), || async {
+            crds.get_opt(crd).await.unwrap().is_none().then_some(())
+        })
+        .await;
+    }
 }
