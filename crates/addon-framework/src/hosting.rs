@@ -30,15 +30,7 @@ pub(crate) async fn set_finalizer(
     mca: &ManagedClusterAddOn,
     present: bool,
 ) -> Result<(), kube::Error> {
-    let mut finalizers: Vec<String> = mca
-        .finalizers()
-        .iter()
-        .filter(|f| *f != HOSTING_MANIFEST_FINALIZER)
-        .cloned()
-        .collect();
-    if present {
-        finalizers.push(HOSTING_MANIFEST_FINALIZER.to_string());
-    }
+    let finalizers = mca.finalizers_with(HOSTING_MANIFEST_FINALIZER, present);
     let patch =
         json!({"metadata": {"finalizers": finalizers, "resourceVersion": mca.resource_version()}});
     Api::<ManagedClusterAddOn>::namespaced(client.clone(), &mca.namespace().unwrap_or_default())

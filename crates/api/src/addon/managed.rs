@@ -55,6 +55,32 @@ impl ManagedClusterAddOn {
             .unwrap_or_else(|| super::DEFAULT_INSTALL_NAMESPACE.to_string())
     }
 
+    /// Whether the add-on holds `finalizer`.
+    #[must_use]
+    pub fn has_finalizer(&self, finalizer: &str) -> bool {
+        self.metadata
+            .finalizers
+            .as_ref()
+            .is_some_and(|all| all.iter().any(|f| f == finalizer))
+    }
+
+    /// The add-on's finalizers with `finalizer` (last) or without it.
+    #[must_use]
+    pub fn finalizers_with(&self, finalizer: &str, present: bool) -> Vec<String> {
+        let mut finalizers: Vec<String> = self
+            .metadata
+            .finalizers
+            .iter()
+            .flatten()
+            .filter(|f| *f != finalizer)
+            .cloned()
+            .collect();
+        if present {
+            finalizers.push(finalizer.into());
+        }
+        finalizers
+    }
+
     /// The cluster whose node runs the agent when the add-on is Hosted
     /// ([`super::HOSTING_CLUSTER_ANNOTATION`], not empty); `None` in Default mode.
     #[must_use]

@@ -332,21 +332,11 @@ fn owners(mca: &ManagedClusterAddOn, cma: &ClusterManagementAddOn) -> Option<Vec
 }
 
 fn has_finalizer(mca: &ManagedClusterAddOn, finalizer: &str) -> bool {
-    mca.finalizers().iter().any(|f| f == finalizer)
+    mca.has_finalizer(finalizer)
 }
 
-/// The add-on's finalizers with `finalizer` (last) or without it.
 fn finalizers(mca: &ManagedClusterAddOn, finalizer: &str, present: bool) -> Vec<String> {
-    let mut finalizers: Vec<String> = mca
-        .finalizers()
-        .iter()
-        .filter(|f| *f != finalizer)
-        .cloned()
-        .collect();
-    if present {
-        finalizers.push(finalizer.into());
-    }
-    finalizers
+    mca.finalizers_with(finalizer, present)
 }
 
 /// The hook finalizer added or removed, and the deprecated one dropped, as upstream does.
