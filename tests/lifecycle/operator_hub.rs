@@ -109,7 +109,12 @@ async fn setup_with(sync_labels: bool) -> (Client, Operator) {
         .with_test_writer()
         .try_init();
     let client = common::hub().await;
-    if let Some(cm) = cms(&client).get_opt(CLUSTER_MANAGER_NAME).await.unwrap()
+    // On a fresh plane the ClusterManager CRD is not served yet (404): nothing to clean.
+    let left = match cms(&client).get_opt(CLUSTER_MANAGER_NAME).await {
+        Err(kube::Error::Api(e)) if e.code == 404 => None,
+        other => other.unwrap(),
+    };
+    if let Some(cm) = left
         && cm.metadata.deletion_timestamp.is_some()
     {
         operator::cleanup(&client, WAIT).await.unwrap();

@@ -56,15 +56,23 @@ async fn the_addon_manager_acts_only_with_its_gate_on() {
 /// cluster's agent declares the token driver, and removes it when the agent goes back to csr.
 #[tokio::test]
 async fn the_operator_makes_a_token_addons_service_account_and_removes_it() {
-    use clusteradm::api::addon::token;
-    use k8s_openapi::api::core::v1::ServiceAccount;
     let _one_at_a_time = crate::serial().await;
     let _hub = HUB_SINGLETON.lock().await;
     let (client, op) = setup().await;
     wait_applied(&client).await;
-    let name = common::unique("lc-addon-token");
-    create_addon(&client, &name).await;
-    let addons = Api::<ManagedClusterAddOn>::namespaced(client.clone(), &name);
+    token_infrastructure_follows_the_driver(&client, "lc-addon-token").await;
+    teardown(&client, op).await;
+}
+
+/// On `hub`, whose operator runs: a token add-on's ServiceAccount made once the cluster's agent
+/// declares the token driver, `TokenInfrastructureReady` naming it, and both gone when the agent
+/// goes back to csr.
+pub(super) async fn token_infrastructure_follows_the_driver(hub: &Client, prefix: &str) {
+    use clusteradm::api::addon::token;
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    let name = common::unique(prefix);
+    create_addon(hub, &name).await;
+    let addons = Api::<ManagedClusterAddOn>::namespaced(hub.clone(), &name);
     // What a cluster's agent under the token driver writes.
     let declare = |driver: &str| {
         json!({"status": {"kubeClientDriver": driver,
@@ -75,7 +83,7 @@ async fn the_operator_makes_a_token_addons_service_account_and_removes_it() {
         .patch_status(&name, &params, &kube::api::Patch::Merge(declare("token")))
         .await
         .unwrap();
-    let accounts = Api::<ServiceAccount>::namespaced(client.clone(), &name);
+    let accounts = Api::<ServiceAccount>::namespaced(hub.clone(), &name);
     let account = common::eventually("the add-on's ServiceAccount", WAIT, || {
         let accounts = accounts.clone();
         let sa = token::service_account(&name);
@@ -109,12 +117,11 @@ async fn the_operator_makes_a_token_addons_service_account_and_removes_it() {
     })
     .await;
 
-    remove_addon(&client, &name).await;
-    teardown(&client, op).await;
+    remove_addon(hub, &name).await;
 }
 
 /// Deletes what [`create_addon`] made.
-async fn remove_addon(client: &Client, name: &str) {
+pub(super) async fn remove_addon(client: &Client, name: &str) {
     let _ = Api::<ClusterManagementAddOn>::all(client.clone())
         .delete(name, &DeleteParams::default())
         .await;
@@ -124,7 +131,7 @@ async fn remove_addon(client: &Client, name: &str) {
 }
 
 /// A ClusterManagementAddOn `name` and its ManagedClusterAddOn in namespace `name`.
-async fn create_addon(client: &Client, name: &str) {
+pub(super) async fn create_addon(client: &Client, name: &str) {
     let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
     Api::<Namespace>::all(client.clone())
         .create(&PostParams::default(), &ns)

@@ -4,7 +4,7 @@
 //! there). Until the external hub kubeconfig exists the ClusterManager says what is missing; then
 //! the hub's side lands on the hub, the pods' side on the management cluster, and the pods'
 //! kubeconfig holds a token of their own ServiceAccount on the hub, with the hub role's rights and
-//! no more; deleting the ClusterManager removes both sides.
+//! no more; the operator makes the hub's token add-ons' infrastructure there; deleting the ClusterManager removes both sides.
 use std::time::Duration;
 
 use clusteradm::api::conditions::{self, APPLIED, FALSE};
@@ -167,6 +167,8 @@ async fn a_hosted_hub_is_split_between_the_hub_and_the_management_cluster() {
     );
 
     pods_act_as_their_own_service_account(&management).await;
+    // The operator, reaching the hub with the user's kubeconfig, serves its token add-ons.
+    super::addon_gate::token_infrastructure_follows_the_driver(&hub, "lc-hosted-token").await;
 
     // Deleting the ClusterManager removes both sides.
     cms(&management)

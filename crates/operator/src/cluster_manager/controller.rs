@@ -16,16 +16,18 @@ use kube::runtime::watcher;
 use kube::{Api, Client};
 
 use super::status::{self, Outcome};
-use super::{InProcess, Options, apply, certs, cleanup, desired, hosted, observe, validate};
+use super::{
+    InProcess, Options, apply, certs, cleanup, desired, hosted, observe, token_infrastructure,
+    validate,
+};
 use crate::sync_labels;
 use ocm_api::names::HUB_NAMESPACE;
 use ocm_api::operator::{
     CLUSTER_MANAGER_FINALIZER, CLUSTER_MANAGER_NAME, ClusterManager, RelatedResourceMeta,
 };
 use ocm_runtime::apply::{Applier, MANAGED_BY_LABEL};
-use ocm_runtime::controller::{Gate, Retry, Runner};
+use ocm_runtime::controller::{Retry, Runner};
 use ocm_runtime::error::UserError;
-use ocm_runtime::informers::Informers;
 use ocm_runtime::{Shutdown, report};
 
 /// Longest time between two reconciles (drift is repaired at least this often).
@@ -149,38 +151,10 @@ pub async fn run(client: Client, opts: Options, shutdown: Shutdown) -> anyhow::R
         .grace(GRACE)
         .run(reconcile, ctx, shutdown.clone());
     let (tokens, ()) = tokio::join!(
-        token_infrastructure(client, opts.in_process, shutdown),
+        token_infrastructure::run(client, opts.in_process, shutdown),
         operator
     );
     tokens
-}
-
-/// The hub's add-on token infrastructure controller, which runs here rather than in the hub
-/// process (see [`ocm_hub::addon::token`]), while the add-on manager is on and the hub's
-/// controllers are ours: run by this process, or by our image's hub pods.
-fn token_infrastructure(
-    client: Client,
-    in_process: InProcess,
-    shutdown: Shutdown,
-) -> impl Future<Output = anyhow::Result<()>> + Send + 'static {
-    let informers = Informers::new(client.clone());
-    let settings = ocm_hub::settings::from_informers(&informers, shutdown.clone());
-    let hub_here = in_process.registration;
-    let watched = settings.clone();
-    let gate = Gate {
-        on: Arc::new(move || {
-            // A hosted hub's add-ons are on another cluster than this ClusterManager: not
-            // served here.
-            watched.on(|s| s.addon_management && !s.hosted)
-                && (hub_here || watched.on(|s| s.one_image))
-        }),
-        flips: Box::pin(settings.changes()),
-    };
-    let controller = ocm_hub::addon::token::run_with(client, &informers, gate, shutdown.clone());
-    async move {
-        let (result, ()) = tokio::join!(controller, informers.run(shutdown));
-        result
-    }
 }
 
 /// Fails (rather than watching a kind nobody serves) when the ClusterManager CRD is missing.

@@ -27,6 +27,7 @@ pub mod hosted;
 mod ready;
 #[cfg(any(test, feature = "testing"))]
 pub mod test_support;
+mod token_infrastructure;
 
 use std::time::Duration;
 
