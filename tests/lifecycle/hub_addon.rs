@@ -376,10 +376,36 @@ async fn remove_crds(crds: &Api<CustomResourceDefinition>) {
     for crd in all.clone() {
         let _ = crds.delete(crd, &DeleteParams::default()).await;
     }
+    // The API server's finalizer removes each CRD in turn; on CI's loaded plane, with ten of
+    // them queued at once, one took over a minute.
     for crd in all {
-        common::eventually(crd, Duration::from_secs(60), || async {
-            crds.get_opt(crd).await.unwrap().is_none().then_some(())
+        common::eventually_seen(crd, Duration::from_secs(180), || async {
+            match crds.get_opt(crd).await.unwrap() {
+                None => Ok(()),
+                Some(left) => Err(terminating(&left)),
+            }
         })
         .await;
+    }
+}
+
+/// What a CRD being deleted shows: its Terminating condition (why it is not gone yet).
+fn terminating(crd: &CustomResourceDefinition) -> String {
+    let condition = crd
+        .status
+        .iter()
+        .flat_map(|s| s.conditions.iter().flatten())
+        .find(|c| c.type_ == "Terminating");
+    match condition {
+        Some(c) => format!(
+            ": Terminating={} {}: {}",
+            c.status,
+            c.reason.as_deref().unwrap_or_default(),
+            c.message.as_deref().unwrap_or_default()
+        ),
+        None => format!(
+            ": not yet Terminating (deletionTimestamp {:?})",
+            crd.metadata.deletion_timestamp
+        ),
     }
 }

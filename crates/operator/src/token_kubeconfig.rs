@@ -84,7 +84,7 @@ impl Cluster {
 ///
 /// # Errors
 /// A message for a condition: the Secret missing or unreadable, its kubeconfig unusable.
-pub async fn from_secret(secrets: &Api<Secret>, name: &str) -> Result<(Client, Cluster), String> {
+pub async fn from_secret(secrets: &Api<Secret>, name: &str) -> Result<FromSecret, String> {
     let secret = secrets
         .get_opt(name)
         .await
@@ -100,7 +100,21 @@ pub async fn from_secret(secrets: &Api<Secret>, name: &str) -> Result<(Client, C
     let client = kubeconfig_client::from_kubeconfig(&text, Origin::Cluster, &what, Timeouts::LOOP)
         .await
         .map_err(|e| e.to_string())?;
-    Ok((client, Cluster::from_kubeconfig(&text, &what)?))
+    Ok(FromSecret {
+        client,
+        cluster: Cluster::from_kubeconfig(&text, &what)?,
+        text,
+    })
+}
+
+/// A user's kubeconfig Secret, read.
+pub struct FromSecret {
+    /// A client with it.
+    pub client: Client,
+    /// The cluster it names.
+    pub cluster: Cluster,
+    /// Its text, to tell when the user changes it.
+    pub text: String,
 }
 
 /// One pod identity's kubeconfig Secret.

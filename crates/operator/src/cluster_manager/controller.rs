@@ -16,6 +16,7 @@ use kube::runtime::watcher;
 use kube::{Api, Client};
 
 use super::status::{self, Outcome};
+use super::token_infrastructure::HostedHub;
 use super::{
     InProcess, Options, apply, certs, cleanup, desired, hosted, observe, token_infrastructure,
     validate,
@@ -100,6 +101,8 @@ struct Context {
     applier: Applier,
     in_process: InProcess,
     sync_labels: bool,
+    /// The hosted hub's cluster as last read, for the add-on token infrastructure there.
+    hosted_hub: HostedHub,
 }
 
 /// Runs the controller until `shutdown` is cancelled. The caller holds the Lease
@@ -112,6 +115,7 @@ pub async fn run(client: Client, opts: Options, shutdown: Shutdown) -> anyhow::R
         client: client.clone(),
         in_process: opts.in_process,
         sync_labels: opts.sync_labels,
+        hosted_hub: HostedHub::default(),
     });
     let managed = watcher::Config::default().labels(&format!(
         "{MANAGED_BY_LABEL}={}",
@@ -145,13 +149,14 @@ pub async fn run(client: Client, opts: Options, shutdown: Shutdown) -> anyhow::R
         hub_pods,
         the_cm,
     );
+    let hosted_hub = ctx.hosted_hub.clone();
     let operator = Runner::new(CONTROLLER, controller)
         .debounce(Duration::from_millis(200))
         .backoff(Duration::from_secs(1), Duration::from_secs(64))
         .grace(GRACE)
         .run(reconcile, ctx, shutdown.clone());
     let (tokens, ()) = tokio::join!(
-        token_infrastructure::run(client, opts.in_process, shutdown),
+        token_infrastructure::run(client, opts.in_process, &hosted_hub, shutdown),
         operator
     );
     tokens
@@ -297,6 +302,7 @@ async fn apply_desired(
     };
     let failed = |message: String| (message.clone(), Error::Hosted(anyhow::Error::msg(message)));
     let hub = hosted::hub(&ctx.client).await.map_err(failed)?;
+    ctx.hosted_hub.read(&hub);
     let ips = hosted::ready_pod_ips(&ctx.client)
         .await
         .map_err(|e| failed(format!("listing the hub pods: {e}")))?;

@@ -11,7 +11,7 @@ use super::apply::{self, Applied};
 use super::desired::{self, hosted::Layout};
 use super::validate::HostedWebhook;
 use super::{InProcess, cleanup};
-use crate::token_kubeconfig::{self, Cluster, Identity};
+use crate::token_kubeconfig::{self, Identity};
 use ocm_api::names::{EXTERNAL_HUB_SECRET, HUB_NAMESPACE};
 use ocm_api::operator::ClusterManagerSpec;
 use ocm_runtime::apply::{Applier, MANAGED_BY_LABEL, delete};
@@ -21,13 +21,8 @@ pub use desired::hosted::NAMESPACE;
 /// The field manager of the hub pods' kubeconfig Secret.
 const MANAGER: &str = "cluster-manager-operator";
 
-/// The hub cluster: a client with the user's kubeconfig, and the cluster it names.
-pub struct Hub {
-    /// The client.
-    pub client: Client,
-    /// What the hub pods' kubeconfig names.
-    pub cluster: Cluster,
-}
+/// The hub cluster: a client with the user's kubeconfig, the cluster it names, and its text.
+pub type Hub = token_kubeconfig::FromSecret;
 
 /// The hub from Secret [`EXTERNAL_HUB_SECRET`] in [`NAMESPACE`] on `management`.
 ///
@@ -35,14 +30,13 @@ pub struct Hub {
 /// A message for the Applied condition, saying what to create.
 pub async fn hub(management: &Client) -> Result<Hub, String> {
     let secrets: Api<Secret> = Api::namespaced(management.clone(), NAMESPACE);
-    let (client, cluster) = token_kubeconfig::from_secret(&secrets, EXTERNAL_HUB_SECRET)
+    token_kubeconfig::from_secret(&secrets, EXTERNAL_HUB_SECRET)
         .await
         .map_err(|e| {
             format!(
                 "{e} (namespace {NAMESPACE}): Hosted mode reaches the hub cluster with the kubeconfig in its key `kubeconfig` (`clusteradm init --mode hosted --hub-kubeconfig FILE` writes it)"
             )
-        })?;
-    Ok(Hub { client, cluster })
+        })
 }
 
 /// The addresses of the hub pods that are ready, sorted.

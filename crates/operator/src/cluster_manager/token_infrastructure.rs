@@ -3,30 +3,57 @@
 //! on and the hub's controllers are ours (run by this process, or by our image's hub pods).
 //!
 //! A hub in Default mode has its add-ons on this cluster. A hosted hub has them on the hub
-//! cluster the external hub kubeconfig names, so there the same controller runs with that
-//! kubeconfig's client, started again whenever the kubeconfig changes.
+//! cluster the external hub kubeconfig names, so there the same controller runs with the client
+//! the ClusterManager controller last made from that kubeconfig ([`HostedHub`]), started again
+//! whenever the kubeconfig changes.
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::StreamExt as _;
-use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::Secret;
-use kube::runtime::{WatchStreamExt as _, watcher};
-use kube::{Api, Client};
+use kube::Client;
+use tokio::sync::watch;
 
 use super::{InProcess, hosted};
-use ocm_api::names::EXTERNAL_HUB_SECRET;
 use ocm_hub::settings::{Settings, Watched};
 use ocm_runtime::Shutdown;
 use ocm_runtime::controller::Gate;
 use ocm_runtime::informers::Informers;
 
-/// How long a hosted hub's unreadable kubeconfig waits before it is read again (the
-/// ClusterManager's `Applied` condition says what is wrong with it meanwhile).
-const RETRY: Duration = Duration::from_secs(15);
+/// A hosted hub's cluster as the ClusterManager controller last read it, shared with the
+/// controller here so that the external hub kubeconfig is watched and read once.
+#[derive(Clone, Default)]
+pub struct HostedHub(watch::Sender<Option<Connection>>);
+
+/// A client of the hosted hub's cluster, and the kubeconfig text it was made with.
+#[derive(Clone)]
+struct Connection {
+    text: String,
+    client: Client,
+}
+
+impl HostedHub {
+    /// Records the hub the controller read; wakes the controller here only when its kubeconfig
+    /// is new.
+    pub fn read(&self, hub: &hosted::Hub) {
+        self.0.send_if_modified(|current| {
+            if current.as_ref().is_some_and(|c| c.text == hub.text) {
+                return false;
+            }
+            *current = Some(Connection {
+                text: hub.text.clone(),
+                client: hub.client.clone(),
+            });
+            true
+        });
+    }
+}
 
 /// Runs both: on this cluster for a hub in Default mode, on the hub cluster for a hosted one.
-pub async fn run(client: Client, in_process: InProcess, shutdown: Shutdown) -> anyhow::Result<()> {
+pub async fn run(
+    client: Client,
+    in_process: InProcess,
+    hosted_hub: &HostedHub,
+    shutdown: Shutdown,
+) -> anyhow::Result<()> {
     let informers = Informers::new(client.clone());
     let settings = ocm_hub::settings::from_informers(&informers, shutdown.clone());
     let hub_here = in_process.registration;
@@ -43,7 +70,7 @@ pub async fn run(client: Client, in_process: InProcess, shutdown: Shutdown) -> a
         local,
         informers.run(shutdown.clone()),
         // Boxed: its select loops would otherwise make every caller's future large.
-        Box::pin(on_hosted_hub(client, settings, shutdown))
+        Box::pin(on_hosted_hub(hosted_hub.0.subscribe(), settings, shutdown))
     );
     local.and(hosted)
 }
@@ -57,29 +84,22 @@ fn hosted_and_ours(s: &Settings) -> bool {
 /// The controller on a hosted hub's cluster, while the ClusterManager is hosted; started again
 /// with each new external hub kubeconfig.
 async fn on_hosted_hub(
-    management: Client,
+    mut hubs: watch::Receiver<Option<Connection>>,
     settings: Watched,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
     let mut changes = settings.changes().boxed();
-    let mut kubeconfigs = kubeconfig_changes(&management);
-    let mut seen: Option<ByteString> = None;
     loop {
-        while !settings.on(hosted_and_ours) {
-            tokio::select! {
-                () = shutdown.cancelled() => return Ok(()),
-                change = changes.next() => if change.is_none() { return Ok(()) },
-                kubeconfig = kubeconfigs.next() => seen = kubeconfig.flatten().or(seen),
-            }
-        }
-        let hub = match hosted::hub(&management).await {
-            Ok(hub) => hub,
-            Err(why) => {
-                tracing::warn!("add-on token infrastructure on the hosted hub: {why}");
-                tokio::select! {
+        // Until the hub is hosted and the ClusterManager controller has reached it.
+        let hub = loop {
+            let current = hubs.borrow_and_update().clone();
+            match current {
+                Some(hub) if settings.on(hosted_and_ours) => break hub,
+                _ => tokio::select! {
                     () = shutdown.cancelled() => return Ok(()),
-                    () = tokio::time::sleep(RETRY) => continue,
-                }
+                    change = changes.next() => if change.is_none() { return Ok(()) },
+                    read = hubs.changed() => if read.is_err() { return Ok(()) },
+                },
             }
         };
         tracing::info!("add-on token infrastructure: serving the hosted hub's cluster");
@@ -93,19 +113,12 @@ async fn on_hosted_hub(
         );
         // Until Hosted mode ends or the user's kubeconfig changes.
         let until_stale = async {
-            loop {
-                tokio::select! {
-                    () = run.cancelled() => break,
-                    change = changes.next() => if change.is_none() || !settings.on(hosted_and_ours) { break },
-                    kubeconfig = kubeconfigs.next() => match kubeconfig.flatten() {
-                        Some(new) if seen.as_ref().is_some_and(|old| *old != new) => {
-                            seen = Some(new);
-                            tracing::info!("the external hub kubeconfig changed: reconnecting the add-on token infrastructure");
-                            break;
-                        }
-                        new => seen = new.or(seen.take()),
-                    },
-                }
+            tokio::select! {
+                () = run.cancelled() => {},
+                Ok(()) = hubs.changed() => tracing::info!("the external hub kubeconfig changed: reconnecting the add-on token infrastructure"),
+                () = async {
+                    while changes.next().await.is_some() && settings.on(hosted_and_ours) {}
+                } => {},
             }
             run.cancel();
         };
@@ -115,27 +128,4 @@ async fn on_hosted_hub(
             return Ok(());
         }
     }
-}
-
-/// The external hub kubeconfig's contents each time its Secret is written (`None` for a Secret
-/// without one), watched by name as this operator's role allows.
-fn kubeconfig_changes(
-    management: &Client,
-) -> futures::stream::BoxStream<'static, Option<ByteString>> {
-    let secrets: Api<Secret> = Api::namespaced(management.clone(), hosted::NAMESPACE);
-    let config = watcher::Config::default().fields(&format!("metadata.name={EXTERNAL_HUB_SECRET}"));
-    watcher(secrets, config)
-        .default_backoff()
-        .applied_objects()
-        .filter_map(|secret| async move {
-            Some(
-                secret
-                    .ok()?
-                    .data
-                    .and_then(|mut data| data.remove("kubeconfig")),
-            )
-        })
-        // Never ends, so a select on it never spins.
-        .chain(futures::stream::pending())
-        .boxed()
 }
