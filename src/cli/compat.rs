@@ -454,17 +454,12 @@ pub const DIFFERENCES: &[(&str, &str, &str)] = &[
     (
         "join",
         "--hub-cluster-arn",
-        "AWS IRSA registration needs an EKS hub and AWS; not supported (the CSR driver is)",
-    ),
-    (
-        "join",
-        "--managed-cluster-arn",
-        "AWS IRSA registration needs an EKS hub and AWS; not supported (the CSR driver is)",
+        "read with `--registration-auth awsirsa` only (refused with another driver, where upstream ignores it); a malformed ARN is refused before anything is applied",
     ),
     (
         "join",
         "--registration-auth",
-        "`csr` only: awsirsa needs AWS, grpc is not implemented; either is refused with that reason",
+        "`awsirsa` is written into the Klusterlet as upstream's for upstream's images and refused with `--in-process` or `--image` (our agents register by CSR); `grpc` is not implemented and refused",
     ),
 ];
 

@@ -415,9 +415,9 @@ fn check_values(opts: &InitOptions, ours: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The kubeconfig context's cluster name: upstream's default for the hub's EKS ARN (an EKS
-/// kubeconfig names its cluster by ARN).
-fn context_cluster(kube: &Kube) -> Option<String> {
+/// The kubeconfig context's cluster name: upstream's default for an EKS ARN (an EKS kubeconfig
+/// names its cluster by ARN).
+pub(super) fn context_cluster(kube: &Kube) -> Option<String> {
     kube.loaded
         .kubeconfig
         .contexts

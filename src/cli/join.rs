@@ -13,7 +13,10 @@ use anyhow::Context as _;
 use super::Ctx;
 use crate::api::names;
 use crate::api::operator::KLUSTERLET_NAME;
-use crate::api::operator::{AddOnAuthType, AddOnKubeClientRegistrationDriver, TokenConfiguration};
+use crate::api::operator::{
+    AddOnAuthType, AddOnKubeClientRegistrationDriver, AwsIrsa, RegistrationAuthType,
+    RegistrationDriver, TokenConfiguration,
+};
 use crate::apply::Applier;
 use crate::error::UserError;
 use crate::install::klusterlet::{self, JoinOptions};
@@ -98,10 +101,17 @@ pub struct Args {
     /// operator image; runs in the foreground until Ctrl-C or SIGTERM
     #[arg(long)]
     pub in_process: bool,
-    /// How this cluster registers: `csr` (the one driver here; upstream's `awsirsa` and `grpc` are
-    /// refused)
+    /// How this cluster registers: `csr`, or with upstream's images `awsirsa` (an EKS cluster's
+    /// IAM role; our image's agents register by CSR only); `grpc` is refused
     #[arg(long, default_value = "csr", value_name = "DRIVER")]
     pub registration_auth: String,
+    /// With `--registration-auth awsirsa`: the ARN of the hub's EKS cluster
+    #[arg(long, value_name = "ARN")]
+    pub hub_cluster_arn: Option<String>,
+    /// With `--registration-auth awsirsa`: the ARN of this EKS cluster (default: the kubeconfig
+    /// context's cluster name, which an EKS kubeconfig sets to the ARN)
+    #[arg(long, value_name = "ARN")]
+    pub managed_cluster_arn: Option<String>,
     /// A docker config JSON with credentials for the image registry: it goes into Secret
     /// open-cluster-management-image-pull-credentials, which the operator copies to the agents
     #[arg(long, value_name = "FILE")]
@@ -338,12 +348,12 @@ async fn pin(args: &Args, ctx: &Ctx, managed: &kube::Client) -> anyhow::Result<O
     Ok(Some(pin))
 }
 
+/// Upstream's name of the AWS IRSA registration driver.
+const AWS_IRSA: &str = "awsirsa";
+
 /// Checks every flag before any request is sent.
 fn check(args: &Args) -> anyhow::Result<()> {
-    super::args::check_registration_drivers(
-        std::slice::from_ref(&args.registration_auth),
-        "--registration-auth",
-    )?;
+    check_registration_auth(args)?;
     names::validate_cluster_name(&args.cluster_name)
         .map_err(|e| UserError::new(e, "e.g. --cluster-name cluster1"))?;
     super::init::validate_url(&args.hub_apiserver)?;
@@ -380,6 +390,66 @@ fn check(args: &Args) -> anyhow::Result<()> {
     }
     addon_driver(args)?;
     Ok(())
+}
+
+/// `--registration-auth` and its ARNs: `awsirsa` only for upstream's agents, with the hub's ARN.
+fn check_registration_auth(args: &Args) -> anyhow::Result<()> {
+    let ours = args.in_process || args.image.is_some();
+    let arn_flags = args.hub_cluster_arn.is_some() || args.managed_cluster_arn.is_some();
+    if args.registration_auth != AWS_IRSA || ours {
+        super::args::check_registration_drivers(
+            std::slice::from_ref(&args.registration_auth),
+            "--registration-auth",
+        )?;
+    }
+    if args.registration_auth != AWS_IRSA && arn_flags {
+        return Err(UserError::new(
+            "--hub-cluster-arn and --managed-cluster-arn are read with --registration-auth awsirsa only",
+            "drop them, or pass --registration-auth awsirsa",
+        )
+        .into());
+    }
+    if args.registration_auth == AWS_IRSA && args.hub_cluster_arn.is_none() {
+        return Err(UserError::new(
+            "--registration-auth awsirsa needs --hub-cluster-arn",
+            "e.g. --hub-cluster-arn arn:aws:eks:us-west-2:123456789012:cluster/hub",
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// The Klusterlet's `registrationDriver`, written (as upstream's join writes it) only for
+/// `awsirsa`: this cluster's ARN defaults to the kubeconfig context's cluster, as upstream's.
+fn registration_driver(
+    args: &Args,
+    context_cluster: Option<String>,
+) -> anyhow::Result<Option<RegistrationDriver>> {
+    let Some(hub) = args
+        .hub_cluster_arn
+        .clone()
+        .filter(|_| args.registration_auth == AWS_IRSA)
+    else {
+        return Ok(None);
+    };
+    let managed = args
+        .managed_cluster_arn
+        .clone()
+        .or(context_cluster)
+        .unwrap_or_default();
+    operator::aws_irsa::AwsIrsa::from_arns(&hub, &managed).map_err(|why| {
+        UserError::new(
+            format!("--registration-auth awsirsa: {why}"),
+            "pass --hub-cluster-arn, and --managed-cluster-arn unless the kubeconfig context's cluster is this EKS cluster's ARN",
+        )
+    })?;
+    Ok(Some(RegistrationDriver {
+        auth_type: RegistrationAuthType::Awsirsa,
+        aws_irsa: Some(AwsIrsa {
+            hub_cluster_arn: hub,
+            managed_cluster_arn: managed,
+        }),
+    }))
 }
 
 /// The Klusterlet's `addOnKubeClientRegistrationDriver` the flags ask for, written (as upstream's
@@ -538,6 +608,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         annotations,
         client_cert_expiration_seconds: args.client_cert_expiration_seconds.filter(|s| *s != 0),
         addon_driver: addon_driver(&args)?,
+        registration_driver: registration_driver(&args, super::init::context_cluster(&kube))?,
         deploy_operator: !args.in_process,
         image_pull_credential,
         sync_labels: args.enable_sync_labels,

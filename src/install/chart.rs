@@ -178,6 +178,7 @@ pub fn klusterlet() -> anyhow::Result<Chart> {
             annotations: BTreeMap::new(),
             client_cert_expiration_seconds: None,
             addon_driver: None,
+            registration_driver: None,
             deploy_operator: true,
             resource_requirement: None,
             image_pull_credential: None,

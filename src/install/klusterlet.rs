@@ -108,6 +108,9 @@ pub struct JoinOptions {
     /// `addOnKubeClientRegistrationDriver`, when not the default (csr): upstream's join writes it
     /// only then.
     pub addon_driver: Option<crate::api::operator::AddOnKubeClientRegistrationDriver>,
+    /// `registrationDriver` (`--registration-auth awsirsa` and its ARNs), when not the default
+    /// (csr): upstream's join writes it only then.
+    pub registration_driver: Option<crate::api::operator::RegistrationDriver>,
     /// Deploy the operator (false when it runs in this process).
     pub deploy_operator: bool,
     /// `spec.resourceRequirement` (`--resource-*`), also the operator container's; `None`: the
@@ -354,6 +357,7 @@ fn from_flags(opts: &JoinOptions) -> Klusterlet {
                 cluster_annotations: opts.annotations.clone(),
                 client_cert_expiration_seconds: opts.client_cert_expiration_seconds,
                 add_on_kube_client_registration_driver: opts.addon_driver.clone(),
+                registration_driver: opts.registration_driver.clone(),
                 ..Default::default()
             }),
             work_configuration: (!gates.is_empty()).then(|| KlusterletWorkConfiguration {
@@ -393,6 +397,7 @@ mod tests {
             annotations: BTreeMap::from([(format!("{ANNOTATION_PREFIX}owner"), "me".into())]),
             client_cert_expiration_seconds: None,
             addon_driver: None,
+            registration_driver: None,
             deploy_operator,
             image_pull_credential: None,
             sync_labels: false,

@@ -614,12 +614,17 @@ clusterManager:
 /// `join --dry-run` with a pinned token, a new cluster name and `--klusterlet-values-file` of
 /// `values` (written to a file `name`).
 async fn join_dry_run_with_values(name: &str, values: &str) -> std::process::Output {
+    let file = common::temp_file(name, values);
+    join_dry_run(&["--klusterlet-values-file", file.to_str().unwrap()]).await
+}
+
+/// `join --dry-run` with a pinned token, a new cluster name and `extra` flags.
+async fn join_dry_run(extra: &[&str]) -> std::process::Output {
     let token = fixture::hub().await;
     let env = common::env();
     let (server, ca) = common::server_and_ca(&env.hub);
     let ca = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, ca).unwrap();
     let pin = clusteradm::pki::ca_cert_hash(&ca).unwrap();
-    let file = common::temp_file(name, values);
     let mut join = common::clusteradm();
     join.args([
         "join",
@@ -635,11 +640,72 @@ async fn join_dry_run_with_values(name: &str, values: &str) -> std::process::Out
         "--cluster-name",
         &common::unique("it-values"),
     ])
-    .arg("--klusterlet-values-file")
-    .arg(&file)
+    .args(extra)
     .arg("--kubeconfig")
     .arg(&env.managed);
     fixture::run(join).await
+}
+
+#[tokio::test]
+async fn aws_irsa_registration_is_written_for_upstreams_agents_and_refused_for_ours() {
+    let hub_arn = "arn:aws:eks:us-west-2:123456789012:cluster/hub-cluster1";
+    let managed_arn = "arn:aws:eks:us-west-2:123456789012:cluster/managed-cluster1";
+    let irsa = [
+        "--registration-auth",
+        "awsirsa",
+        "--hub-cluster-arn",
+        hub_arn,
+        "--managed-cluster-arn",
+        managed_arn,
+    ];
+    // Upstream's images: the Klusterlet carries upstream's fields, as upstream's join writes them.
+    let out = join_dry_run(&irsa).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let klusterlet = printed(&stdout, "Klusterlet");
+    assert_eq!(
+        klusterlet["spec"]["registrationConfiguration"]["registrationDriver"],
+        serde_json::json!({"authType": "awsirsa", "awsIrsa": {"hubClusterArn": hub_arn, "managedClusterArn": managed_arn}}),
+    );
+    // Our image, or agents in this process: refused, nothing applied.
+    for ours in [
+        &["--image", "registry.invalid/clusteradm:dev"][..],
+        &["--in-process"],
+    ] {
+        let out = join_dry_run(&[&irsa[..], ours].concat()).await;
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{ours:?}: {err}");
+        assert!(
+            err.contains("\"awsirsa\" is not supported") && err.contains("EKS"),
+            "{err}"
+        );
+    }
+    // A missing or malformed ARN, or ARNs without the driver: named before anything is sent.
+    let cases: [(&[&str], &str); 3] = [
+        (&irsa[..2], "needs --hub-cluster-arn"),
+        (
+            &[
+                "--registration-auth",
+                "awsirsa",
+                "--hub-cluster-arn",
+                "arn:aws:bks:us-west-2:123456789012:cluster/h",
+                "--managed-cluster-arn",
+                managed_arn,
+            ],
+            "hubClusterArn \"arn:aws:bks",
+        ),
+        (&irsa[2..4], "read with --registration-auth awsirsa only"),
+    ];
+    for (flags, says) in cases {
+        let out = join_dry_run(flags).await;
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{flags:?}: {err}");
+        assert!(err.contains(says), "{flags:?}: {err}");
+    }
 }
 
 /// Every field of `given` is in `stored` with its value (the API server may add defaults).
@@ -1039,12 +1105,15 @@ async fn a_klusterlet_values_file_without_operator_or_cr() {
 async fn a_values_file_field_the_operator_would_refuse_is_refused_by_join() {
     let out = join_dry_run_with_values(
         "k-refused.yaml",
-        "klusterlet: {registrationConfiguration: {registrationDriver: {authType: awsirsa, awsIrsa: {hubClusterArn: 'arn:aws:eks:us-west-2:123456789012:cluster/hub', managedClusterArn: 'arn:aws:eks:us-west-2:123456789012:cluster/c1'}}}}\n",
+        "klusterlet: {registrationConfiguration: {registrationDriver: {authType: grpc}}}\n",
     )
     .await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("registrationDriver.authType"), "{stderr}");
+    assert!(
+        stderr.contains("registrationDriver.authType grpc"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test]

@@ -131,10 +131,63 @@ async fn assert_placement_and_rates_reach_the_agents(managed: &Client) {
         assert_eq!(pod.priority_class_name.as_deref(), Some("agents-high"));
         assert_eq!(pod.host_aliases.unwrap()[0].ip, "10.0.0.7");
     }
-    let unsupported = serde_json::json!({"spec": {"registrationConfiguration":
+    assert_registration_drivers_reach_upstreams_agents(managed, &klusterlets, &deployments).await;
+}
+
+/// AWS IRSA reaches upstream's agents as upstream's operator writes it; gRPC is refused, naming
+/// the field; then the Klusterlet is back to CSR.
+async fn assert_registration_drivers_reach_upstreams_agents(
+    managed: &Client,
+    klusterlets: &Api<Klusterlet>,
+    deployments: &Api<Deployment>,
+) {
+    let irsa = serde_json::json!({"spec": {"registrationConfiguration":
         {"registrationDriver": {"authType": "awsirsa", "awsIrsa": {
             "hubClusterArn": "arn:aws:eks:us-west-2:123456789012:cluster/hub",
             "managedClusterArn": "arn:aws:eks:us-west-2:123456789012:cluster/c1"}}}}});
+    klusterlets
+        .patch("klusterlet", &PatchParams::default(), &Patch::Merge(&irsa))
+        .await
+        .unwrap();
+    let pod = common::eventually(
+        "upstream's registration agent told of AWS IRSA",
+        Duration::from_secs(60),
+        || async {
+            let pod = deployments
+                .get("klusterlet-registration-agent")
+                .await
+                .ok()?
+                .spec?
+                .template
+                .spec?;
+            let args = pod.containers[0].args.clone()?;
+            args.contains(&"--registration-auth=awsirsa".to_owned())
+                .then_some(pod)
+        },
+    )
+    .await;
+    assert_eq!(
+        pod.init_containers.unwrap()[0].image.as_deref(),
+        Some("amazon/aws-cli:latest")
+    );
+    let accounts: Api<k8s_openapi::api::core::v1::ServiceAccount> =
+        Api::namespaced(managed.clone(), AGENT_NS);
+    let role = accounts
+        .get("klusterlet-registration-sa")
+        .await
+        .unwrap()
+        .metadata
+        .annotations
+        .unwrap_or_default()
+        .remove("eks.amazonaws.com/role-arn");
+    assert!(
+        role.as_deref()
+            .is_some_and(|r| r.starts_with("arn:aws:iam::123456789012:role/ocm-managed-cluster-")),
+        "{role:?}"
+    );
+    // A driver no agent here has is refused, naming the field.
+    let unsupported = serde_json::json!({"spec": {"registrationConfiguration":
+        {"registrationDriver": {"authType": "grpc", "awsIrsa": null}}}});
     klusterlets
         .patch(
             "klusterlet",
@@ -144,13 +197,13 @@ async fn assert_placement_and_rates_reach_the_agents(managed: &Client) {
         .await
         .unwrap();
     let refused = common::eventually(
-        "the Klusterlet refusing the awsirsa driver",
+        "the Klusterlet refusing the grpc driver",
         Duration::from_secs(60),
         || async {
             let k = klusterlets.get("klusterlet").await.ok()?;
             let status = k.status.as_ref()?;
             clusteradm::api::conditions::find(&status.conditions, "Applied")
-                .filter(|c| c.message.contains("registrationDriver.authType"))
+                .filter(|c| c.message.contains("registrationDriver.authType grpc"))
                 .cloned()
         },
     )

@@ -275,7 +275,8 @@ async fn reconcile_apply(k: &Klusterlet, ctx: &Context) -> Result<Action, Error>
         name: k.name_any(),
         source,
     };
-    let v = match validate::validate(k) {
+    let v = match validate::validate(k).and_then(|v| validate::served_here(v, ctx.opts.in_process))
+    {
         Ok(v) => v,
         Err(e) => {
             let conds = status::blocked(

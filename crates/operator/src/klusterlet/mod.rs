@@ -10,6 +10,7 @@
 //! `unjoin` calls. It runs as `clusteradm operator klusterlet`, or inside `join --in-process`
 //! beside the agents (`clusteradm`'s `inprocess::klusterlet`).
 pub mod apply;
+pub mod aws_irsa;
 pub mod cleanup;
 pub mod controller;
 pub mod desired;

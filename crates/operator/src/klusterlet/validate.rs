@@ -14,6 +14,9 @@ use ocm_api::operator::{
 };
 use ocm_runtime::rate::Rate;
 
+use super::InProcess;
+use super::aws_irsa::AwsIrsa;
+
 /// Why a Klusterlet cannot be reconciled; fixing it needs a spec change.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
@@ -108,6 +111,9 @@ pub struct Validated {
     pub eviction_grace_period: Option<String>,
     /// `workConfiguration.statusSyncInterval` as written, likewise (default 10 s).
     pub status_sync_interval: Option<String>,
+    /// `registrationDriver.authType: awsirsa`, for upstream's agents (set by [`validate`]
+    /// alone: cleanup needs none of it).
+    pub aws_irsa: Option<AwsIrsa>,
 }
 
 impl Validated {
@@ -212,31 +218,60 @@ fn addon_auth(reg: &KlusterletRegistrationConfiguration) -> Result<AddonAuth, Er
     })
 }
 
-/// Refuses what no agent this operator deploys acts on.
-fn unsupported(k: &Klusterlet, ours: bool) -> Result<(), Error> {
+/// Refuses what no agent this operator deploys acts on; the AWS IRSA registration upstream's
+/// agents are to be told of, when they are the ones deployed.
+fn unsupported(k: &Klusterlet, ours: bool) -> Result<Option<AwsIrsa>, Error> {
     let Some(reg) = &k.spec.registration_configuration else {
-        return Ok(());
+        return Ok(None);
     };
-    if let Some(driver) = &reg.registration_driver
-        && driver.auth_type != RegistrationAuthType::default()
-    {
-        return Err(Error::Unsupported(format!(
-            "spec.registrationConfiguration.registrationDriver.authType {:?}: this operator deploys agents that register with a CSR only (csr)",
-            driver.auth_type
-        )));
-    }
     if !reg.cluster_labels.is_empty() && !ours {
         return Err(Error::Unsupported(
             "spec.registrationConfiguration.clusterLabels: upstream's agents do not act on it (our image's agent puts them on the ManagedCluster it creates); set the labels on the ManagedCluster on the hub instead".into(),
         ));
     }
-    Ok(())
+    let Some(driver) = &reg.registration_driver else {
+        return Ok(None);
+    };
+    let field = "spec.registrationConfiguration.registrationDriver";
+    match driver.auth_type {
+        RegistrationAuthType::Csr => Ok(None),
+        RegistrationAuthType::Awsirsa if ours => Err(Error::Unsupported(format!(
+            "{field}.authType awsirsa: our image's agents register with a CSR only (AWS IRSA needs an EKS hub and AWS credentials, which this project cannot test); name upstream's images to pass it through to their agents, or use csr"
+        ))),
+        RegistrationAuthType::Awsirsa => {
+            let Some(irsa) = &driver.aws_irsa else {
+                return Err(Error::Unsupported(format!(
+                    "{field}.authType awsirsa needs {field}.awsIrsa (hubClusterArn and managedClusterArn)"
+                )));
+            };
+            AwsIrsa::from_arns(&irsa.hub_cluster_arn, &irsa.managed_cluster_arn)
+                .map(Some)
+                .map_err(|why| Error::Unsupported(format!("{field}.awsIrsa.{why}")))
+        }
+        RegistrationAuthType::Grpc => Err(Error::Unsupported(format!(
+            "{field}.authType grpc: the gRPC registration driver is not implemented here; use csr"
+        ))),
+    }
+}
+
+/// Refuses what agents running in this process cannot do: they are ours, which register by CSR
+/// only, whatever images the Klusterlet names.
+///
+/// # Errors
+/// AWS IRSA registration with the registration agent in this process.
+pub fn served_here(v: Validated, in_process: InProcess) -> Result<Validated, Error> {
+    if v.aws_irsa.is_some() && in_process.registration {
+        return Err(Error::Unsupported(
+            "spec.registrationConfiguration.registrationDriver.authType awsirsa: the registration agent runs in this process, and it registers with a CSR only; deploy upstream's images instead of running in process, or use csr".into(),
+        ));
+    }
+    Ok(v)
 }
 
 /// Validates a Klusterlet.
 pub fn validate(k: &Klusterlet) -> Result<Validated, Error> {
-    let v = lenient(k)?;
-    unsupported(k, v.ours)?;
+    let mut v = lenient(k)?;
+    v.aws_irsa = unsupported(k, v.ours)?;
     // No name: the registration agent registers under a generated one, as upstream's.
     if !v.cluster_name.is_empty() {
         ocm_api::names::validate_cluster_name(&v.cluster_name)
@@ -359,6 +394,7 @@ pub fn lenient(k: &Klusterlet) -> Result<Validated, Error> {
             work.applied_manifest_work_eviction_grace_period,
         )?,
         status_sync_interval: duration("statusSyncInterval", work.status_sync_interval)?,
+        aws_irsa: None,
     })
 }
 
@@ -523,10 +559,40 @@ mod tests {
             Err(Error::Unsupported(message)) => message,
             other => panic!("{spec}: {other:?}"),
         };
-        assert!(
-            refused("{clusterName: c1, registrationConfiguration: {registrationDriver: {authType: awsirsa, awsIrsa: {hubClusterArn: a, managedClusterArn: b}}}}")
-                .contains("registrationDriver.authType")
+        let hub = "arn:aws:eks:us-west-2:123456789012:cluster/hub-cluster1";
+        let managed = "arn:aws:eks:us-west-2:123456789012:cluster/managed-cluster1";
+        let irsa = |hub: &str, images: &str| {
+            format!(
+                "{{clusterName: c1, {images} registrationConfiguration: {{registrationDriver: {{authType: awsirsa, awsIrsa: {{hubClusterArn: '{hub}', managedClusterArn: '{managed}'}}}}}}}}"
+            )
+        };
+        // Our agents register by CSR: refused, with what to do.
+        assert!(refused(&irsa(hub, &format!("{ours},"))).contains("name upstream's images"));
+        // Upstream's agents are told of it; a malformed ARN is named, not left to their panic.
+        let v = validate(&klusterlet(&irsa(hub, ""))).unwrap();
+        assert_eq!(
+            v.aws_irsa.as_ref().unwrap().role_suffix,
+            "7f8141296c75f2871e3d030f85c35692"
         );
+        assert!(refused(&irsa("arn:aws:bks:x:1:cluster/h", "")).contains("awsIrsa.hubClusterArn"));
+        assert!(
+            refused("{clusterName: c1, registrationConfiguration: {registrationDriver: {authType: awsirsa}}}")
+                .contains("needs spec.registrationConfiguration.registrationDriver.awsIrsa")
+        );
+        assert!(
+            refused("{clusterName: c1, registrationConfiguration: {registrationDriver: {authType: grpc}}}")
+                .contains("authType grpc")
+        );
+        // Agents in this process are ours, whatever the images say.
+        let in_process = InProcess {
+            registration: true,
+            work: true,
+        };
+        assert!(matches!(
+            served_here(v.clone(), in_process),
+            Err(Error::Unsupported(m)) if m.contains("runs in this process")
+        ));
+        assert!(served_here(v, InProcess::default()).is_ok());
         assert!(
             refused("{clusterName: c1, registrationConfiguration: {clusterLabels: {a: b}}}")
                 .contains("clusterLabels")

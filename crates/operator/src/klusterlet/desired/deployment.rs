@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use super::service_account::{Workload, name as sa_name};
 use super::{Agent, KLUSTERLET_LABEL, deployment_name};
+use crate::klusterlet::aws_irsa::{AWS_CLI_IMAGE, AwsIrsa};
 use crate::klusterlet::validate::Validated;
 use ocm_agent::registration::settings::ClaimLimits;
 use ocm_api::names::{BOOTSTRAP_SECRET, HUB_KUBECONFIG_SECRET};
@@ -225,6 +226,7 @@ pub(super) fn args(v: &Validated, w: Workload) -> Vec<String> {
                 args.push(format!("--addon-token-expiration-seconds={secs}"));
             }
         }
+        args.extend(v.aws_irsa.iter().flat_map(AwsIrsa::flags));
     }
     let managed_rate = match w {
         Workload::Registration => v.registration_rate,
@@ -257,6 +259,36 @@ fn placed(pod: &mut Value, v: &Validated) {
     if let Some(alias) = &v.hub_host_alias {
         pod["hostAliases"] = json!([{"ip": alias.ip, "hostnames": [alias.hostname]}]);
     }
+}
+
+/// Our agent's probes and ports (upstream's agents serve theirs differently, unprobed here).
+fn probed(container: &mut Value, v: &Validated) {
+    let probe = |path: &str| json!({"httpGet": {"path": path, "port": PROBE_PORT, "scheme": "HTTP"}, "periodSeconds": 10});
+    container["livenessProbe"] = probe("/healthz");
+    container["readinessProbe"] = probe("/readyz");
+    container["ports"] =
+        json!([{"name": "healthz", "containerPort": PROBE_PORT, "protocol": "TCP"}]);
+    if super::rbac::serves_metrics(v) {
+        container["ports"]
+            .as_array_mut()
+            .expect("a list")
+            .push(json!({"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"}));
+    }
+}
+
+/// Upstream's registering agents run the AWS CLI (with AWS IRSA), copied in by an init
+/// container: its volumes and mounts, and the init containers.
+fn aws_cli(mounts: &mut Vec<Value>, volumes: &mut Vec<Value>) -> Value {
+    mounts.push(json!({"name": "dot-aws", "mountPath": "/.aws"}));
+    mounts.push(json!({"name": "awscli", "mountPath": "/awscli"}));
+    volumes.push(json!({"name": "dot-aws", "emptyDir": {}}));
+    volumes.push(json!({"name": "awscli", "emptyDir": {}}));
+    json!([{
+        "name": "load-awscli",
+        "image": AWS_CLI_IMAGE,
+        "command": ["cp", "-vr", "/usr/local/aws-cli/v2/current/dist", "/awscli"],
+        "volumeMounts": [{"name": "awscli", "mountPath": "/awscli"}],
+    }])
 }
 
 fn agent(v: &Validated, w: Workload) -> Deployment {
@@ -311,6 +343,8 @@ fn agent(v: &Validated, w: Workload) -> Deployment {
     // Upstream's agents write their serving certificates under /tmp (the root is read-only).
     mounts.push(json!({"name": "tmpdir", "mountPath": "/tmp"}));
     volumes.push(json!({"name": "tmpdir", "emptyDir": {}}));
+    let aws_cli =
+        (w != Workload::Work && v.aws_irsa.is_some()).then(|| aws_cli(&mut mounts, &mut volumes));
     if v.hosted {
         mounts.push(
             json!({"name": "spoke-kubeconfig-secret", "mountPath": SPOKE_DIR, "readOnly": true}),
@@ -329,17 +363,7 @@ fn agent(v: &Validated, w: Workload) -> Deployment {
         "resources": v.resources,
     });
     if v.ours {
-        let probe = |path: &str| json!({"httpGet": {"path": path, "port": PROBE_PORT, "scheme": "HTTP"}, "periodSeconds": 10});
-        container["livenessProbe"] = probe("/healthz");
-        container["readinessProbe"] = probe("/readyz");
-        container["ports"] =
-            json!([{"name": "healthz", "containerPort": PROBE_PORT, "protocol": "TCP"}]);
-        if super::rbac::serves_metrics(v) {
-            container["ports"]
-                .as_array_mut()
-                .expect("a list")
-                .push(json!({"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"}));
-        }
+        probed(&mut container, v);
     }
     let mut pod = json!({
         "serviceAccountName": sa_name(v, w),
@@ -347,6 +371,9 @@ fn agent(v: &Validated, w: Workload) -> Deployment {
         "containers": [container],
         "volumes": volumes,
     });
+    if let Some(init) = aws_cli {
+        pod["initContainers"] = init;
+    }
     placed(&mut pod, v);
     let value: Value = json!({
         "apiVersion": "apps/v1",

@@ -159,13 +159,16 @@ pub fn build(v: &Validated, in_process: InProcess) -> Desired {
         .namespaces
         .push(namespace::namespace(v, &v.agent_namespace));
     let deployed = service_account::deployed_agents(v, in_process);
-    management.service_accounts = service_account::agents(v, &v.agent_namespace, &deployed);
+    // In Default modes the management cluster is the managed one.
+    management.service_accounts =
+        service_account::agents(v, &v.agent_namespace, &deployed, !v.hosted);
     if v.hosted {
         // The agents' identities on the managed cluster, which the managed-side bindings name.
         managed
             .namespaces
             .push(namespace::namespace(v, &v.managed_namespace));
-        managed.service_accounts = service_account::agents(v, &v.managed_namespace, &deployed);
+        managed.service_accounts =
+            service_account::agents(v, &v.managed_namespace, &deployed, true);
     }
     let subjects_namespace = if v.hosted {
         &v.managed_namespace
@@ -234,6 +237,89 @@ mod tests {
         );
         let plain = built("{clusterName: c1}", InProcess::default());
         assert!(!names(&plain.managed.crds).contains(&format!("/{}", ocm_api::about::CRD_NAME)));
+    }
+
+    #[test]
+    fn aws_irsa_reaches_upstreams_registering_agents_as_upstreams_operator_writes_it() {
+        use crate::klusterlet::aws_irsa::ROLE_ANNOTATION;
+        let role =
+            "arn:aws:iam::123456789012:role/ocm-managed-cluster-7f8141296c75f2871e3d030f85c35692";
+        let irsa = "registrationConfiguration: {registrationDriver: {authType: awsirsa, awsIrsa: {hubClusterArn: 'arn:aws:eks:us-west-2:123456789012:cluster/hub-cluster1', managedClusterArn: 'arn:aws:eks:us-west-2:123456789012:cluster/managed-cluster1'}}}";
+        for (mode, registering) in [
+            ("Default", "klusterlet-registration-agent"),
+            ("Singleton", "klusterlet-agent"),
+            ("Hosted", "klusterlet-registration-agent"),
+        ] {
+            let d = built(
+                &format!("{{clusterName: c1, deployOption: {{mode: {mode}}}, {irsa}}}"),
+                InProcess::default(),
+            );
+            for dep in &d.management.deployments {
+                let pod = pod(dep);
+                let app = &pod.containers[0].name;
+                let a = args(dep);
+                if app == registering {
+                    assert!(
+                        a.contains(&"--registration-auth=awsirsa".to_owned()),
+                        "{a:?}"
+                    );
+                    assert!(
+                        a.contains(
+                            &"--managed-cluster-role-suffix=7f8141296c75f2871e3d030f85c35692"
+                                .to_owned()
+                        )
+                    );
+                    let init = &pod.init_containers.as_ref().unwrap()[0];
+                    assert_eq!(init.image.as_deref(), Some("amazon/aws-cli:latest"));
+                    let mounts: Vec<&str> = pod.containers[0]
+                        .volume_mounts
+                        .iter()
+                        .flatten()
+                        .map(|m| m.mount_path.as_str())
+                        .collect();
+                    assert!(
+                        mounts.contains(&"/.aws") && mounts.contains(&"/awscli"),
+                        "{mounts:?}"
+                    );
+                } else {
+                    assert!(!a.iter().any(|f| f.contains("arn")), "{app}: {a:?}");
+                    assert!(pod.init_containers.is_none());
+                }
+            }
+            // The role on the managed cluster's accounts (the management cluster's in
+            // Default modes); never on a Hosted mode's management-side ones.
+            let annotated = |list: &[ServiceAccount]| {
+                list.iter().all(|sa| {
+                    sa.metadata
+                        .annotations
+                        .as_ref()
+                        .and_then(|a| a.get(ROLE_ANNOTATION))
+                        .map(String::as_str)
+                        == Some(role)
+                })
+            };
+            let hosted = mode == "Hosted";
+            assert!(
+                annotated(&d.managed.service_accounts) && !d.management.service_accounts.is_empty()
+            );
+            assert_eq!(annotated(&d.management.service_accounts), !hosted, "{mode}");
+        }
+        // Without it: no trace.
+        let plain = built("{clusterName: c1}", InProcess::default());
+        assert!(
+            plain
+                .management
+                .service_accounts
+                .iter()
+                .all(|sa| sa.metadata.annotations.is_none())
+        );
+        assert!(
+            plain
+                .management
+                .deployments
+                .iter()
+                .all(|d| pod(d).init_containers.is_none())
+        );
     }
 
     #[test]

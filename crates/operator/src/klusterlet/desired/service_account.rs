@@ -3,6 +3,7 @@ use k8s_openapi::api::core::v1::ServiceAccount;
 
 use super::meta;
 use crate::klusterlet::InProcess;
+use crate::klusterlet::aws_irsa::ROLE_ANNOTATION;
 use crate::klusterlet::validate::Validated;
 
 /// An agent workload: a Deployment with its own ServiceAccount.
@@ -46,13 +47,26 @@ pub fn name(v: &Validated, w: Workload) -> String {
     }
 }
 
-/// The ServiceAccounts of the deployed workloads, in `namespace`.
-pub(super) fn agents(v: &Validated, namespace: &str, deployed: &[Workload]) -> Vec<ServiceAccount> {
+/// The ServiceAccounts of the deployed workloads, in `namespace`. On the managed cluster, with
+/// AWS IRSA, each names the IAM role EKS gives its pods, as upstream's operator annotates them.
+pub(super) fn agents(
+    v: &Validated,
+    namespace: &str,
+    deployed: &[Workload],
+    managed_side: bool,
+) -> Vec<ServiceAccount> {
+    let role = v.aws_irsa.as_ref().filter(|_| managed_side).map(|irsa| {
+        std::collections::BTreeMap::from([(ROLE_ANNOTATION.to_owned(), irsa.role_arn())])
+    });
     deployed
         .iter()
-        .map(|w| ServiceAccount {
-            metadata: meta(v, &name(v, *w), Some(namespace)),
-            ..Default::default()
+        .map(|w| {
+            let mut metadata = meta(v, &name(v, *w), Some(namespace));
+            metadata.annotations.clone_from(&role);
+            ServiceAccount {
+                metadata,
+                ..Default::default()
+            }
         })
         .collect()
 }
