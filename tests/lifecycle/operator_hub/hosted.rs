@@ -1,7 +1,8 @@
 //! A hosted hub (`deployOption.mode: Hosted`, our image) with the operator loop on the real API
 //! servers: the test's hub cluster plays the management cluster (the ClusterManager, the operator,
 //! where the hub pods would run) and its managed cluster plays the hosted hub (no pod of OCM's runs
-//! there). Until the external hub kubeconfig exists the ClusterManager says what is missing; then
+//! there). Until the external hub kubeconfig exists, or while the hub refuses it, the
+//! ClusterManager says what is wrong; then
 //! the hub's side lands on the hub, the pods' side on the management cluster, and the pods'
 //! kubeconfig holds a token of their own ServiceAccount on the hub, with the hub role's rights and
 //! no more; the operator makes the hub's token add-ons' infrastructure there; deleting the ClusterManager removes both sides.
@@ -18,7 +19,7 @@ use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Endpoints, Namespace, Secret, Service};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, DeleteParams, PostParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::wait::await_condition;
 use kube::{Client, Resource as _};
 
@@ -55,23 +56,42 @@ async fn install(management: &Client) {
         .unwrap();
 }
 
-/// The user's Secret: the hosted hub's admin kubeconfig, in upstream's namespace and name.
-async fn give_the_hub_kubeconfig(management: &Client) {
+/// The user's Secret, in upstream's namespace and name: the hosted hub's kubeconfig `text`,
+/// replacing any earlier one.
+async fn give_the_hub_kubeconfig(management: &Client, text: Vec<u8>) {
     let namespaces: Api<Namespace> = Api::all(management.clone());
     let namespace =
         serde_json::from_value(serde_json::json!({"metadata": {"name": HOSTED_HUB_NAMESPACE}}))
             .unwrap();
     let _ = namespaces.create(&PostParams::default(), &namespace).await;
-    let text = std::fs::read(common::env().managed).unwrap();
-    let secret: Secret = serde_json::from_value(serde_json::json!({
+    let secret = serde_json::json!({
+        "apiVersion": "v1", "kind": "Secret",
         "metadata": {"name": EXTERNAL_HUB_SECRET, "namespace": HOSTED_HUB_NAMESPACE},
         "data": {"kubeconfig": k8s_openapi::ByteString(text)},
-    }))
-    .unwrap();
+    });
     Api::<Secret>::namespaced(management.clone(), HOSTED_HUB_NAMESPACE)
-        .create(&PostParams::default(), &secret)
+        .patch(
+            EXTERNAL_HUB_SECRET,
+            &PatchParams::apply("lc-hosted-hub").force(),
+            &Patch::Apply(&secret),
+        )
         .await
         .unwrap();
+}
+
+/// The hosted hub's admin kubeconfig.
+fn hub_admin_kubeconfig() -> Vec<u8> {
+    std::fs::read(common::env().managed).unwrap()
+}
+
+/// The hosted hub's kubeconfig with a token the hub does not know instead of the admin's
+/// certificate: a user's mistake the operator must recover from once the Secret is fixed.
+fn unauthorised_kubeconfig() -> Vec<u8> {
+    let mut config: serde_yaml::Value = serde_yaml::from_slice(&hub_admin_kubeconfig()).unwrap();
+    for user in config["users"].as_sequence_mut().unwrap() {
+        user["user"] = serde_yaml::from_str("{token: not-a-token}").unwrap();
+    }
+    serde_yaml::to_string(&config).unwrap().into_bytes()
 }
 
 /// Waits until the ClusterManager's Applied condition says `reason`.
@@ -108,7 +128,11 @@ async fn a_hosted_hub_is_split_between_the_hub_and_the_management_cluster() {
         "{}",
         missing.message
     );
-    give_the_hub_kubeconfig(&management).await;
+    // A kubeconfig the hub refuses: said on the ClusterManager; the operator connects again
+    // (here and in its add-on token infrastructure, checked below) once the Secret is fixed.
+    give_the_hub_kubeconfig(&management, unauthorised_kubeconfig()).await;
+    applied_false_saying(&management, "Unauthorized").await;
+    give_the_hub_kubeconfig(&management, hub_admin_kubeconfig()).await;
     let cm = wait_applied(&management).await;
 
     // The pods' side on the management cluster, acting on the hub with the mounted kubeconfig.
