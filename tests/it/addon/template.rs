@@ -805,12 +805,20 @@ async fn a_deployment_config_fills_and_moves_the_template() {
     )
     .await;
     proxied_and_sized(&works.get(&work_name).await.unwrap(), &addon, &install, pem);
-    let mca = Api::<ManagedClusterAddOn>::namespaced(hub.clone(), &c[0])
-        .get(&addon)
-        .await
-        .unwrap();
+    // The add-on's status is written apart from its work: wait for it too.
+    let placed = install.clone();
+    let mca = fixture::wait(
+        Api::<ManagedClusterAddOn>::namespaced(hub.clone(), &c[0]),
+        &addon,
+        "the add-on's status naming its namespace and configs",
+        move |a: Option<&ManagedClusterAddOn>| {
+            a.and_then(|a| a.status.as_ref()).is_some_and(|s| {
+                s.namespace.as_deref() == Some(placed.as_str()) && s.config_references.len() >= 2
+            })
+        },
+    )
+    .await;
     let status = mca.status.unwrap();
-    assert_eq!(status.namespace.as_deref(), Some(install.as_str()));
     let resources: Vec<&str> = status
         .config_references
         .iter()
