@@ -96,7 +96,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             secret: String::new(),
         },
     ] {
-        let opts = InitOptions {
+        let mut opts = InitOptions {
             registry: crate::api::names::DEFAULT_REGISTRY.into(),
             tag: "unused".into(),
             credential,
@@ -104,6 +104,12 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
         };
         here.extend(hub::plan(&opts)?);
         on_hub.extend(hub::plan_hosted(&opts)?.0);
+        if hub_kube.is_some() {
+            // A hosted hub's management side: the hub's kubeconfig Secret, the NodePorts of
+            // upstream's webhook servers.
+            opts.hosted = Some(hub::Hosted::default());
+            here.extend(hub::plan_hosted(&opts)?.1);
+        }
     }
     here.retain(|o| {
         let kind = o

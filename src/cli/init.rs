@@ -112,7 +112,8 @@ pub struct Args {
     pub cluster_manager_values_file: Option<PathBuf>,
     /// Where the hub controllers run: `default` (on the hub cluster the kubeconfig names) or
     /// `hosted` (as pods on the cluster the kubeconfig names, the management cluster, acting on
-    /// the hub cluster --hub-kubeconfig names, which needs no node); hosted needs --image
+    /// the hub cluster --hub-kubeconfig names, which needs no node); with upstream's images,
+    /// hosted needs --hosted-webhook-address
     #[arg(long, value_enum, default_value_t = Mode::Default)]
     pub mode: Mode,
     /// --mode hosted: the hub cluster's kubeconfig. The operator keeps it in upstream's Secret
@@ -121,19 +122,16 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub hub_kubeconfig: Option<PathBuf>,
     /// --mode hosted: the address (IP or DNS name) at which the hub's API server reaches the
-    /// hub pods' webhooks, exposed by you (upstream's hosted webhook configuration) [default:
-    /// the hub pods' own addresses, which the operator keeps in the hub's Endpoints, for a hub
-    /// API server that reaches the management cluster's pod network]
+    /// hub pods' webhooks, exposed by you (upstream's hosted webhook configuration) [default
+    /// with --image: the hub pods' own addresses, which the operator keeps in the hub's
+    /// Endpoints, for a hub API server that reaches the management cluster's pod network].
+    /// With upstream's images: a management cluster node's address, where init exposes their
+    /// two webhook servers on NodePorts 30443 and 31443
     #[arg(long, value_name = "ADDRESS")]
     pub hosted_webhook_address: Option<String>,
-    /// --mode hosted: the port at --hosted-webhook-address
-    #[arg(
-        long,
-        value_name = "PORT",
-        default_value_t = 443,
-        requires = "hosted_webhook_address"
-    )]
-    pub hosted_webhook_port: u16,
+    /// --mode hosted --image: the port at --hosted-webhook-address [default: 443]
+    #[arg(long, value_name = "PORT", requires = "hosted_webhook_address")]
+    pub hosted_webhook_port: Option<u16>,
     /// `--output-file`, `--create-namespace`
     #[command(flatten)]
     pub bundle: super::bundle::BundleArgs,
@@ -357,9 +355,9 @@ fn options(args: &Args, ours: bool) -> anyhow::Result<InitOptions> {
     Ok(opts)
 }
 
-/// `--mode hosted` and its flags, checked: the hub's kubeconfig read, our image named (upstream's
-/// images are not hosted by our operator), no `--in-process` (a hosted hub's controllers are
-/// pods on the management cluster).
+/// `--mode hosted` and its flags, checked: the hub's kubeconfig read, with upstream's images the
+/// address their webhooks are exposed at, no `--in-process` (a hosted hub's controllers are pods
+/// on the management cluster).
 fn hosted(args: &Args) -> anyhow::Result<Option<hub::Hosted>> {
     let refuse = |what: &str, hint: &str| Err(UserError::new(what, hint).into());
     if args.mode == Mode::Default {
@@ -383,11 +381,20 @@ fn hosted(args: &Args) -> anyhow::Result<Option<hub::Hosted>> {
             "drop one of them",
         );
     }
+    // Upstream's operator hosts upstream's images; their webhook servers need an address.
     if args.image.is_none() {
-        return refuse(
-            "--mode hosted needs --image: the hosted hub runs our image (upstream's component images are not hosted by this project's operator)",
-            "e.g. --image registry.example.com/clusteradm:v0.1.0 (scripts/image builds it)",
-        );
+        if args.hosted_webhook_address.is_none() {
+            return refuse(
+                "--mode hosted with upstream's images needs --hosted-webhook-address: the address of a management cluster node the hub's API server reaches, where init exposes their two webhook servers (NodePorts 30443 and 31443)",
+                "pass --hosted-webhook-address <node IP or DNS name>, or --image <our image> (whose hub pods need none)",
+            );
+        }
+        if args.hosted_webhook_port.is_some() {
+            return refuse(
+                "--hosted-webhook-port is for --image: upstream's two webhook servers are exposed on NodePorts 30443 and 31443 of --hosted-webhook-address",
+                "drop --hosted-webhook-port",
+            );
+        }
     }
     let hub_kubeconfig = crate::input::read(path, "--hub-kubeconfig")?;
     Ok(Some(hub::Hosted {
@@ -395,7 +402,7 @@ fn hosted(args: &Args) -> anyhow::Result<Option<hub::Hosted>> {
         webhook: args
             .hosted_webhook_address
             .clone()
-            .map(|a| (a, args.hosted_webhook_port)),
+            .map(|a| (a, args.hosted_webhook_port.unwrap_or(443))),
     }))
 }
 

@@ -409,12 +409,26 @@ fn check_registration_auth(args: &Args) -> anyhow::Result<()> {
         )
         .into());
     }
-    if args.registration_auth == AWS_IRSA && args.hub_cluster_arn.is_none() {
+    if args.registration_auth != AWS_IRSA {
+        return Ok(());
+    }
+    let example = "e.g. --hub-cluster-arn arn:aws:eks:us-west-2:123456789012:cluster/hub";
+    let Some(hub) = &args.hub_cluster_arn else {
         return Err(UserError::new(
             "--registration-auth awsirsa needs --hub-cluster-arn",
-            "e.g. --hub-cluster-arn arn:aws:eks:us-west-2:123456789012:cluster/hub",
+            example,
         )
         .into());
+    };
+    // This cluster's ARN, when given; its default is checked once the kubeconfig is read.
+    let given = [
+        ("--hub-cluster-arn", Some(hub)),
+        ("--managed-cluster-arn", args.managed_cluster_arn.as_ref()),
+    ];
+    for (flag, arn) in given {
+        if let Some(arn) = arn {
+            operator::aws_irsa::check_arn(flag, arn).map_err(|why| UserError::new(why, example))?;
+        }
     }
     Ok(())
 }

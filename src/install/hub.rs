@@ -79,8 +79,21 @@ pub struct Hosted {
     /// The hub cluster's kubeconfig, for the operator (Secret `external-hub-kubeconfig`).
     pub hub_kubeconfig: Vec<u8>,
     /// Where the hub's API server reaches the hub pods' webhooks, when the user exposes them.
+    /// With upstream's images, the address alone is taken: the port of each of their two
+    /// webhook servers is its NodePort ([`UPSTREAM_WEBHOOK_NODE_PORTS`]).
     pub webhook: Option<(String, u16)>,
 }
+
+/// Upstream's images in Hosted mode: the NodePort (upstream's hosted sample's) at which `init`
+/// exposes each webhook server on the management cluster's nodes, as `(Deployment and pod label,
+/// NodePort)`. The hub's API server reaches them there: the ClusterManager names a node's address.
+pub const UPSTREAM_WEBHOOK_NODE_PORTS: [(&str, u16); 2] = [
+    ("cluster-manager-registration-webhook", 30443),
+    ("cluster-manager-work-webhook", 31443),
+];
+
+/// The port upstream's webhook servers listen on in Hosted mode (no `bindConfiguration`).
+const UPSTREAM_WEBHOOK_PORT: i32 = 9443;
 
 impl Default for InitOptions {
     /// Upstream's images at the default bundle version, the ServiceAccount credential, the
@@ -335,7 +348,10 @@ pub fn cluster_manager(opts: &InitOptions) -> ClusterManager {
             work_image_pull_spec: Some(opts.image("work")),
             placement_image_pull_spec: Some(opts.image("placement")),
             add_on_manager_image_pull_spec: Some(opts.image("addon-manager")),
-            deploy_option: Some(deploy_option(opts.hosted.as_ref())),
+            deploy_option: Some(deploy_option(
+                opts.hosted.as_ref(),
+                opts.single_image.is_none(),
+            )),
             registration_configuration: Some(RegistrationHubConfiguration {
                 feature_gates: registration,
                 registration_drivers: opts.drivers.drivers.clone(),
@@ -376,26 +392,69 @@ pub fn cluster_manager(opts: &InitOptions) -> ClusterManager {
         .expect("the overlay was checked against the ClusterManager's type")
 }
 
-/// Default mode, or Hosted with the webhook address the user exposes (upstream's fields).
-fn deploy_option(hosted: Option<&Hosted>) -> ClusterManagerDeployOption {
+/// Default mode, or Hosted with the webhook address the user exposes (upstream's fields): for
+/// our hub pods, which serve both webhooks, one address and port; for upstream's images, each
+/// webhook server at its NodePort of that address.
+fn deploy_option(hosted: Option<&Hosted>, upstream_images: bool) -> ClusterManagerDeployOption {
+    use crate::api::operator::{HostedHubConfiguration, HostedWebhookConfiguration};
     let Some(hosted) = hosted else {
         return ClusterManagerDeployOption::default();
     };
-    let webhook = hosted.webhook.as_ref().map(|(address, port)| {
-        crate::api::operator::HostedWebhookConfiguration {
-            address: address.clone(),
-            port: Some(i32::from(*port)),
-            bind_configuration: None,
+    let at = |address: &str, port: u16| HostedWebhookConfiguration {
+        address: address.to_owned(),
+        port: Some(i32::from(port)),
+        bind_configuration: None,
+    };
+    let configuration = hosted.webhook.as_ref().map(|(address, port)| {
+        let [(_, registration), (_, work)] = UPSTREAM_WEBHOOK_NODE_PORTS;
+        let (registration, work) = if upstream_images {
+            (registration, work)
+        } else {
+            (*port, *port)
+        };
+        HostedHubConfiguration {
+            registration_webhook_configuration: Some(at(address, registration)),
+            work_webhook_configuration: Some(at(address, work)),
         }
     });
     ClusterManagerDeployOption {
         mode: HubInstallMode::Hosted,
         default: None,
-        hosted: webhook.map(|w| crate::api::operator::HostedHubConfiguration {
-            registration_webhook_configuration: Some(w.clone()),
-            work_webhook_configuration: Some(w),
-        }),
+        hosted: configuration,
     }
+}
+
+/// Upstream's images in Hosted mode: a NodePort Service per webhook server, in the management
+/// cluster's namespace of the hub pods.
+fn upstream_webhook_node_ports() -> Vec<DynamicObject> {
+    use k8s_openapi::api::core::v1::{Service, ServicePort, ServiceSpec};
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+    UPSTREAM_WEBHOOK_NODE_PORTS
+        .iter()
+        .map(|(app, node_port)| {
+            to_dynamic(&Service {
+                metadata: kube::api::ObjectMeta {
+                    name: Some(format!("{app}-node-port")),
+                    namespace: Some(crate::api::names::HOSTED_HUB_NAMESPACE.into()),
+                    ..Default::default()
+                },
+                spec: Some(ServiceSpec {
+                    type_: Some("NodePort".into()),
+                    selector: Some([("app".to_owned(), (*app).to_owned())].into()),
+                    ports: Some(vec![ServicePort {
+                        name: Some("webhook".into()),
+                        port: UPSTREAM_WEBHOOK_PORT,
+                        target_port: Some(IntOrString::Int(UPSTREAM_WEBHOOK_PORT)),
+                        node_port: Some(i32::from(*node_port)),
+                        protocol: Some("TCP".into()),
+                        ..Default::default()
+                    }]),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+        })
+        .collect()
 }
 
 /// A hosted hub's plan, as `(hub cluster, management cluster)`: the bootstrap credential and its
@@ -432,6 +491,9 @@ pub fn plan_hosted(
         .filter(|o| !is_bootstrap(o))
         .collect();
     management.push(namespace(HOSTED_HUB_NAMESPACE));
+    if opts.single_image.is_none() {
+        management.extend(upstream_webhook_node_ports());
+    }
     management.push(to_dynamic(&k8s_openapi::api::core::v1::Secret {
         metadata: kube::api::ObjectMeta {
             name: Some(EXTERNAL_HUB_SECRET.into()),

@@ -684,9 +684,11 @@ async fn aws_irsa_registration_is_written_for_upstreams_agents_and_refused_for_o
             "{err}"
         );
     }
-    // A missing or malformed ARN, or ARNs without the driver: named before anything is sent.
-    let cases: [(&[&str], &str); 3] = [
+    // A missing or malformed ARN, or ARNs without the driver: named before the hub is asked; a
+    // kubeconfig context naming no EKS cluster (this plane's), once it is read.
+    let cases: [(&[&str], &str); 4] = [
         (&irsa[..2], "needs --hub-cluster-arn"),
+        (&irsa[..4], "managedClusterArn"),
         (
             &[
                 "--registration-auth",
@@ -696,7 +698,7 @@ async fn aws_irsa_registration_is_written_for_upstreams_agents_and_refused_for_o
                 "--managed-cluster-arn",
                 managed_arn,
             ],
-            "hubClusterArn \"arn:aws:bks",
+            "--hub-cluster-arn \"arn:aws:bks",
         ),
         (&irsa[2..4], "read with --registration-auth awsirsa only"),
     ];

@@ -231,6 +231,62 @@ fn a_hosted_dry_run_splits_the_plan_and_redacts_the_hubs_kubeconfig() {
     );
 }
 
+#[test]
+fn a_hosted_dry_run_with_upstreams_images_exposes_their_webhooks_on_node_ports() {
+    let text = std::fs::read_to_string(common::env().hub).unwrap();
+    let (server, _) = common::server_and_ca(&common::env().hub);
+    let unreachable = text.replace(&server, "https://127.0.0.1:1");
+    let management = common::temp_file("management.kubeconfig", &unreachable);
+    let hub = common::temp_file("hosted-hub.kubeconfig", &unreachable);
+    let out = common::clusteradm()
+        .args(["init", "--dry-run", "--mode", "hosted"])
+        .args(["--hosted-webhook-address", "10.1.2.3"])
+        .arg("--hub-kubeconfig")
+        .arg(&hub)
+        .arg("--kubeconfig")
+        .arg(&management)
+        .assert()
+        .success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let objects: Vec<serde_yaml::Value> = serde_yaml::Deserializer::from_str(&stdout)
+        .map(|doc| serde_yaml::Value::deserialize(doc).unwrap())
+        .filter(|o| !o.is_null())
+        .collect();
+    let find = |kind: &str, name: &str| {
+        objects
+            .iter()
+            .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("no {kind} {name} in:\n{stdout}"))
+    };
+    // Upstream's operator, which hosts upstream's images itself.
+    let operator = find("Deployment", "cluster-manager");
+    let image = operator["spec"]["template"]["spec"]["containers"][0]["image"]
+        .as_str()
+        .unwrap();
+    assert!(image.contains("/registration-operator:"), "{image}");
+    // Each webhook server at its NodePort of the address, as upstream's hosted sample has it.
+    let hosted = &find("ClusterManager", "cluster-manager")["spec"]["deployOption"];
+    assert_eq!(hosted["mode"], "Hosted");
+    for (field, port) in [
+        ("registrationWebhookConfiguration", 30443),
+        ("workWebhookConfiguration", 31443),
+    ] {
+        assert_eq!(hosted["hosted"][field]["address"], "10.1.2.3", "{hosted:?}");
+        assert_eq!(hosted["hosted"][field]["port"], port, "{hosted:?}");
+    }
+    for (app, port) in [
+        ("cluster-manager-registration-webhook", 30443),
+        ("cluster-manager-work-webhook", 31443),
+    ] {
+        let service = find("Service", &format!("{app}-node-port"));
+        assert_eq!(service["metadata"]["namespace"], "cluster-manager");
+        assert_eq!(service["spec"]["type"], "NodePort");
+        assert_eq!(service["spec"]["selector"]["app"], app);
+        assert_eq!(service["spec"]["ports"][0]["nodePort"], port);
+        assert_eq!(service["spec"]["ports"][0]["targetPort"], 9443);
+    }
+}
+
 #[tokio::test]
 async fn json_output_and_join_command_file() {
     let _hub = common::HUB_SINGLETON.lock().await;
@@ -298,14 +354,28 @@ fn bad_flags_are_rejected_before_any_request() {
             "invalid hub API server URL",
         ),
         (&["--feature-gates", "Foo"][..], "invalid feature gate"),
-        // Hosted mode: the hub's kubeconfig, our image, not in-process; its flags not without it.
+        // Hosted mode: the hub's kubeconfig, with upstream's images the webhooks' address and
+        // no port of ours, not in-process; its flags not without it.
         (
             &["--mode", "hosted", "--image", "r.example/c:1"][..],
             "--mode hosted needs --hub-kubeconfig",
         ),
         (
             &["--mode", "hosted", "--hub-kubeconfig", "/nonexistent"][..],
-            "--mode hosted needs --image",
+            "with upstream's images needs --hosted-webhook-address",
+        ),
+        (
+            &[
+                "--mode",
+                "hosted",
+                "--hub-kubeconfig",
+                "/nonexistent",
+                "--hosted-webhook-address",
+                "10.1.2.3",
+                "--hosted-webhook-port",
+                "443",
+            ][..],
+            "--hosted-webhook-port is for --image",
         ),
         (
             &["--mode", "hosted", "--hub-kubeconfig", "/x", "--in-process"][..],

@@ -293,7 +293,7 @@ pub const FIELDS: &[Field] = &[
     honoured(
         CM,
         "spec.deployOption.mode",
-        "Default; Hosted with our image: the hub pods on the management cluster, acting on the hub through Secret cluster-manager/external-hub-kubeconfig (with upstream's images: UnsupportedDeployMode)",
+        "Default; Hosted with our image: the hub pods on the management cluster, acting on the hub through Secret cluster-manager/external-hub-kubeconfig (upstream's component images named to our operator: UnsupportedDeployMode; upstream's operator, which `init --mode hosted` without `--image` deploys, hosts them)",
         "a_hosted_hub_is_split_between_the_hub_and_the_management_cluster",
     ),
     honoured(

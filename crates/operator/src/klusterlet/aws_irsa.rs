@@ -38,6 +38,14 @@ fn account_and_name(arn: &str) -> Option<(&str, &str)> {
     .then_some((*account, name))
 }
 
+/// Refuses an ARN that is not an EKS cluster's, naming `field`.
+///
+/// # Errors
+/// `arn` is not `arn:aws:eks:<region>:<account>:cluster/<name>`.
+pub fn check_arn(field: &str, arn: &str) -> Result<(), String> {
+    parse(field, arn).map(|_| ())
+}
+
 /// [`account_and_name`], or an error naming `field`.
 fn parse<'a>(field: &str, arn: &'a str) -> Result<(&'a str, &'a str), String> {
     account_and_name(arn).ok_or_else(|| {
