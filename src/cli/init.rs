@@ -184,6 +184,15 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
             opts.operator_pod.keys().join(", ")
         ));
     }
+    let debug_server = opts
+        .feature_gates
+        .iter()
+        .any(|(name, on)| name == "PlacementDebugServer" && *on);
+    if debug_server && opts.hosted.is_some() && !ours {
+        ctx.printer.warn(
+            "upstream's operator (v1.3.1) runs the placement debug server of a hosted hub without the hub's kubeconfig: it will crash-loop and the ClusterManager report HubPlacementDegraded; drop --feature-gates PlacementDebugServer=true, or host our image (--image), whose hub pods serve it",
+        );
+    }
     let kube = ctx.kube().await?;
     opts.drivers
         .complete_arn(context_cluster(&kube).as_deref())

@@ -241,6 +241,7 @@ fn a_hosted_dry_run_with_upstreams_images_exposes_their_webhooks_on_node_ports()
     let out = common::clusteradm()
         .args(["init", "--dry-run", "--mode", "hosted"])
         .args(["--hosted-webhook-address", "10.1.2.3"])
+        .args(["--feature-gates", "PlacementDebugServer=true"])
         .arg("--hub-kubeconfig")
         .arg(&hub)
         .arg("--kubeconfig")
@@ -248,6 +249,9 @@ fn a_hosted_dry_run_with_upstreams_images_exposes_their_webhooks_on_node_ports()
         .assert()
         .success();
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    // Upstream's operator's hosted debug server cannot run: said before anything is applied.
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr);
+    assert!(stderr.contains("crash-loop"), "{stderr}");
     let objects: Vec<serde_yaml::Value> = serde_yaml::Deserializer::from_str(&stdout)
         .map(|doc| serde_yaml::Value::deserialize(doc).unwrap())
         .filter(|o| !o.is_null())

@@ -71,7 +71,8 @@ pub async fn wait_ready(client: Client, timeout: Duration) -> anyhow::Result<()>
             };
             Err(UserError::new(
                 format!("the hub was not ready within {timeout:?}: {why}"),
-                "see `kubectl get clustermanager cluster-manager -o yaml` and the pods in open-cluster-management-hub; \
+                "see `kubectl get clustermanager cluster-manager -o yaml` and the pods in open-cluster-management-hub \
+                 (in cluster-manager on the management cluster when hosted); \
                  a cluster where no pod can run needs `clusteradm init --in-process`",
             )
             .into())
