@@ -87,13 +87,12 @@ pub struct Hosted {
 /// Upstream's images in Hosted mode: the NodePort (upstream's hosted sample's) at which `init`
 /// exposes each webhook server on the management cluster's nodes, as `(Deployment and pod label,
 /// NodePort)`. The hub's API server reaches them there: the ClusterManager names a node's address.
+/// Each server also listens on its NodePort's number (`bindConfiguration.port`), because
+/// upstream's webhook configurations call the hub's Service at the port the server binds.
 pub const UPSTREAM_WEBHOOK_NODE_PORTS: [(&str, u16); 2] = [
     ("cluster-manager-registration-webhook", 30443),
     ("cluster-manager-work-webhook", 31443),
 ];
-
-/// The port upstream's webhook servers listen on in Hosted mode (no `bindConfiguration`).
-const UPSTREAM_WEBHOOK_PORT: i32 = 9443;
 
 impl Default for InitOptions {
     /// Upstream's images at the default bundle version, the ServiceAccount credential, the
@@ -396,14 +395,22 @@ pub fn cluster_manager(opts: &InitOptions) -> ClusterManager {
 /// our hub pods, which serve both webhooks, one address and port; for upstream's images, each
 /// webhook server at its NodePort of that address.
 fn deploy_option(hosted: Option<&Hosted>, upstream_images: bool) -> ClusterManagerDeployOption {
-    use crate::api::operator::{HostedHubConfiguration, HostedWebhookConfiguration};
+    use crate::api::operator::{
+        BindConfiguration, HostedHubConfiguration, HostedWebhookConfiguration,
+    };
     let Some(hosted) = hosted else {
         return ClusterManagerDeployOption::default();
     };
     let at = |address: &str, port: u16| HostedWebhookConfiguration {
         address: address.to_owned(),
         port: Some(i32::from(port)),
-        bind_configuration: None,
+        // Upstream's default probe and metrics ports, stated: a bindConfiguration replaces all.
+        bind_configuration: upstream_images.then(|| BindConfiguration {
+            port: Some(i32::from(port)),
+            health_probe_port: Some(8000),
+            metrics_port: Some(8080),
+            host_network: Some(false),
+        }),
     };
     let configuration = hosted.webhook.as_ref().map(|(address, port)| {
         let [(_, registration), (_, work)] = UPSTREAM_WEBHOOK_NODE_PORTS;
@@ -443,8 +450,8 @@ fn upstream_webhook_node_ports() -> Vec<DynamicObject> {
                     selector: Some([("app".to_owned(), (*app).to_owned())].into()),
                     ports: Some(vec![ServicePort {
                         name: Some("webhook".into()),
-                        port: UPSTREAM_WEBHOOK_PORT,
-                        target_port: Some(IntOrString::Int(UPSTREAM_WEBHOOK_PORT)),
+                        port: i32::from(*node_port),
+                        target_port: Some(IntOrString::Int(i32::from(*node_port))),
                         node_port: Some(i32::from(*node_port)),
                         protocol: Some("TCP".into()),
                         ..Default::default()

@@ -275,8 +275,12 @@ fn a_hosted_dry_run_with_upstreams_images_exposes_their_webhooks_on_node_ports()
         ("registrationWebhookConfiguration", 30443),
         ("workWebhookConfiguration", 31443),
     ] {
-        assert_eq!(hosted["hosted"][field]["address"], "10.1.2.3", "{hosted:?}");
-        assert_eq!(hosted["hosted"][field]["port"], port, "{hosted:?}");
+        let webhook = &hosted["hosted"][field];
+        assert_eq!(webhook["address"], "10.1.2.3", "{hosted:?}");
+        assert_eq!(webhook["port"], port, "{hosted:?}");
+        // The server binds the same port: upstream's webhook configuration calls that one.
+        assert_eq!(webhook["bindConfiguration"]["port"], port, "{hosted:?}");
+        assert_eq!(webhook["bindConfiguration"]["hostNetwork"], false);
     }
     for (app, port) in [
         ("cluster-manager-registration-webhook", 30443),
@@ -287,7 +291,7 @@ fn a_hosted_dry_run_with_upstreams_images_exposes_their_webhooks_on_node_ports()
         assert_eq!(service["spec"]["type"], "NodePort");
         assert_eq!(service["spec"]["selector"]["app"], app);
         assert_eq!(service["spec"]["ports"][0]["nodePort"], port);
-        assert_eq!(service["spec"]["ports"][0]["targetPort"], 9443);
+        assert_eq!(service["spec"]["ports"][0]["targetPort"], port);
     }
 }
 
