@@ -170,14 +170,20 @@ fn dry_run_prints_every_manifest_and_sends_no_request() {
     assert!(String::from_utf8_lossy(&out.get_output().stdout).contains(annotation));
 }
 
-#[test]
-fn a_hosted_dry_run_splits_the_plan_and_redacts_the_hubs_kubeconfig() {
-    // Both kubeconfigs point at a port where nothing listens: any request would fail the command.
+/// The hub's admin kubeconfig text, and two copies of it (management, hosted hub) that point at a
+/// port where nothing listens: any request a hosted dry run sent would fail the command.
+fn unreachable_kubeconfigs() -> (String, std::path::PathBuf, std::path::PathBuf) {
     let text = std::fs::read_to_string(common::env().hub).unwrap();
     let (server, _) = common::server_and_ca(&common::env().hub);
     let unreachable = text.replace(&server, "https://127.0.0.1:1");
     let management = common::temp_file("management.kubeconfig", &unreachable);
     let hub = common::temp_file("hosted-hub.kubeconfig", &unreachable);
+    (text, management, hub)
+}
+
+#[test]
+fn a_hosted_dry_run_splits_the_plan_and_redacts_the_hubs_kubeconfig() {
+    let (text, management, hub) = unreachable_kubeconfigs();
     let out = common::clusteradm()
         .args([
             "init",
@@ -233,11 +239,7 @@ fn a_hosted_dry_run_splits_the_plan_and_redacts_the_hubs_kubeconfig() {
 
 #[test]
 fn a_hosted_dry_run_with_upstreams_images_exposes_their_webhooks_on_node_ports() {
-    let text = std::fs::read_to_string(common::env().hub).unwrap();
-    let (server, _) = common::server_and_ca(&common::env().hub);
-    let unreachable = text.replace(&server, "https://127.0.0.1:1");
-    let management = common::temp_file("management.kubeconfig", &unreachable);
-    let hub = common::temp_file("hosted-hub.kubeconfig", &unreachable);
+    let (_, management, hub) = unreachable_kubeconfigs();
     let out = common::clusteradm()
         .args(["init", "--dry-run", "--mode", "hosted"])
         .args(["--hosted-webhook-address", "10.1.2.3"])
