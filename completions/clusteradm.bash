@@ -139,6 +139,9 @@ _clusteradm() {
             clusteradm__subcmd__controller,agent)
                 cmd="clusteradm__subcmd__controller__subcmd__agent"
                 ;;
+            clusteradm__subcmd__controller,grpc-server)
+                cmd="clusteradm__subcmd__controller__subcmd__grpc__subcmd__server"
+                ;;
             clusteradm__subcmd__controller,help)
                 cmd="clusteradm__subcmd__controller__subcmd__help"
                 ;;
@@ -147,6 +150,9 @@ _clusteradm() {
                 ;;
             clusteradm__subcmd__controller__subcmd__help,agent)
                 cmd="clusteradm__subcmd__controller__subcmd__help__subcmd__agent"
+                ;;
+            clusteradm__subcmd__controller__subcmd__help,grpc-server)
+                cmd="clusteradm__subcmd__controller__subcmd__help__subcmd__grpc__subcmd__server"
                 ;;
             clusteradm__subcmd__controller__subcmd__help,help)
                 cmd="clusteradm__subcmd__controller__subcmd__help__subcmd__help"
@@ -360,6 +366,9 @@ _clusteradm() {
                 ;;
             clusteradm__subcmd__help__subcmd__controller,agent)
                 cmd="clusteradm__subcmd__help__subcmd__controller__subcmd__agent"
+                ;;
+            clusteradm__subcmd__help__subcmd__controller,grpc-server)
+                cmd="clusteradm__subcmd__help__subcmd__controller__subcmd__grpc__subcmd__server"
                 ;;
             clusteradm__subcmd__help__subcmd__controller,hub)
                 cmd="clusteradm__subcmd__help__subcmd__controller__subcmd__hub"
@@ -1610,7 +1619,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__controller)
-            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version hub agent help"
+            opts="-v -q -h -V --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version hub agent grpc-server help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1811,8 +1820,97 @@ _clusteradm() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        clusteradm__subcmd__controller__subcmd__grpc__subcmd__server)
+            opts="-v -q -h -V --grpc-server-bindport --grpc-tls-cert-file --grpc-tls-key-file --grpc-client-ca-file --grpc-ca-file --grpc-key-file --grpc-signer-duration --broker-heartbeat-interval --broker-heartbeat-disabled --kubeconfig --context --timeout --verbose --color --dry-run --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --grpc-server-bindport)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --grpc-tls-cert-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --grpc-tls-key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --grpc-client-ca-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --grpc-ca-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --grpc-key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --grpc-signer-duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --broker-heartbeat-interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --broker-heartbeat-disabled)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --quiet)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                -q)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         clusteradm__subcmd__controller__subcmd__help)
-            opts="hub agent help"
+            opts="hub agent grpc-server help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1826,6 +1924,20 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__controller__subcmd__help__subcmd__agent)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__controller__subcmd__help__subcmd__grpc__subcmd__server)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -3670,7 +3782,7 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help__subcmd__controller)
-            opts="hub agent"
+            opts="hub agent grpc-server"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3684,6 +3796,20 @@ _clusteradm() {
             return 0
             ;;
         clusteradm__subcmd__help__subcmd__controller__subcmd__agent)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        clusteradm__subcmd__help__subcmd__controller__subcmd__grpc__subcmd__server)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -879,22 +879,23 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fi
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from help" -f -a "hub" -d 'Run the ClusterManager operator: install and keep the hub components as the ClusterManager asks'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from help" -f -a "klusterlet" -d 'Run the Klusterlet operator: install and keep the agents as the Klusterlet asks'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand operator; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent grpc-server help" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent grpc-server help" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent grpc-server help" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent grpc-server help" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent grpc-server help" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent grpc-server help" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
 false\t''"
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -s V -l version -d 'Print version'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -f -a "hub" -d 'Run every hub controller: registration, cluster sets, placement, replica sets, add-ons, and the hub\'s webhooks (admission, the add-on API\'s conversion)'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -f -a "agent" -d 'Run a managed cluster\'s agents: registration (with add-on registration) and work'
-complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent grpc-server help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent grpc-server help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent grpc-server help" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent grpc-server help" -f -a "hub" -d 'Run every hub controller: registration, cluster sets, placement, replica sets, add-ons, and the hub\'s webhooks (admission, the add-on API\'s conversion)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent grpc-server help" -f -a "agent" -d 'Run a managed cluster\'s agents: registration (with add-on registration) and work'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent grpc-server help" -f -a "grpc-server" -d 'Run the hub\'s gRPC server (upstream\'s cluster-manager-grpc-server): agents register through CloudEvents over gRPC instead of the hub\'s API server'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and not __fish_seen_subcommand_from hub agent grpc-server help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from hub" -l webhook-cert-dir -d 'Serve the hub\'s webhooks (add-on conversion, admission) on every replica, on port 9443 behind the hub\'s Service, with the tls.crt and tls.key in this directory (the operator\'s mounted serving certificate); the operator points the CRDs and webhook configurations at the Service. Without it the leader serves them on the address it reaches the API server from, and points the CRDs and configurations at itself' -r -F
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from hub" -l placement-debug-address -d 'Serve upstream\'s placement debug endpoint (/debug/placements/, the PlacementDebugServer gate) over HTTPS on this address (e.g. 0.0.0.0:9444) to callers whose bearer token the API server authenticates and allows the URL and `create` on the placement\'s namespace' -r
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from hub" -l probe-address -d 'Serve /healthz and /readyz over plain HTTP on this address (e.g. 0.0.0.0:8000)' -r
@@ -953,8 +954,32 @@ false\t''"
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from agent" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from agent" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from agent" -s V -l version -d 'Print version'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from grpc-server" -l grpc-server-bindport -d 'The port to serve on (all addresses)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from grpc-server" -l grpc-tls-cert-file -d 'The serving certificate (PEM)' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from grpc-server" -l grpc-tls-key-file -d 'The serving certificate\'s key (PEM)' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from grpc-server" -l grpc-client-ca-file -d 'The CA that agents\' client certificates chain to; without it only bearer tokens are accepted' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from grpc-server" -l grpc-ca-file -d 'The CA that signs agents\' gRPC client certificates (upstream\'s registration hub flag): with --grpc-key-file, this server signs the approved CSRs of signer open-cluster-management.io/grpc, and the CA is the client CA unless --grpc-client-ca-file names another' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from grpc-server" -l grpc-key-file -d 'The signing CA\'s key' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from grpc-server" -l grpc-signer-duration -d 'The longest a signed client certificate lasts (a CSR may ask less)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from grpc-server" -l broker-heartbeat-interval -d 'How often each subscription is sent a heartbeat (at least 10s, as upstream\'s)' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from grpc-server" -l broker-heartbeat-disabled -d 'Send no heartbeats' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from grpc-server" -l kubeconfig -d 'Path to the kubeconfig file [default: $KUBECONFIG, then ~/.kube/config]' -r -F
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from grpc-server" -l context -d 'The kubeconfig context to use [default: the current context]' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from grpc-server" -l timeout -d 'How long to wait for the cluster, e.g. `300`, `90s`, `5m`' -r
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from grpc-server" -l color -d 'When to colour output' -r -f -a "auto\t'Colour when stderr is a terminal and `NO_COLOR` is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from grpc-server" -l dry-run -d 'Print what would be applied instead of applying it' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from grpc-server" -s q -l quiet -d 'Only errors and warnings on stderr' -r -f -a "true\t''
+false\t''"
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from grpc-server" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace; klog\'s `-v N`/`--v=N` too)'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from grpc-server" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from grpc-server" -s V -l version -d 'Print version'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from help" -f -a "hub" -d 'Run every hub controller: registration, cluster sets, placement, replica sets, add-ons, and the hub\'s webhooks (admission, the add-on API\'s conversion)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from help" -f -a "agent" -d 'Run a managed cluster\'s agents: registration (with add-on registration) and work'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from help" -f -a "grpc-server" -d 'Run the hub\'s gRPC server (upstream\'s cluster-manager-grpc-server): agents register through CloudEvents over gRPC instead of the hub\'s API server'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand controller; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand version" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table'
 yaml\t'YAML (a list is printed as a `kind: List`)'
@@ -1242,6 +1267,7 @@ complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_s
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from operator" -f -a "klusterlet" -d 'Run the Klusterlet operator: install and keep the agents as the Klusterlet asks'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from controller" -f -a "hub" -d 'Run every hub controller: registration, cluster sets, placement, replica sets, add-ons, and the hub\'s webhooks (admission, the add-on API\'s conversion)'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from controller" -f -a "agent" -d 'Run a managed cluster\'s agents: registration (with add-on registration) and work'
+complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from controller" -f -a "grpc-server" -d 'Run the hub\'s gRPC server (upstream\'s cluster-manager-grpc-server): agents register through CloudEvents over gRPC instead of the hub\'s API server'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from upgrade" -f -a "clustermanager" -d 'Upgrade the hub: the cluster-manager operator and the ClusterManager\'s component images'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from upgrade" -f -a "klusterlet" -d 'Upgrade this cluster\'s klusterlet: the klusterlet operator and every Klusterlet\'s agent images'
 complete -c clusteradm -n "__fish_clusteradm_using_subcommand help; and __fish_seen_subcommand_from proxy" -f -a "health" -d 'Probe each managed cluster\'s API server (/healthz) through cluster-proxy'

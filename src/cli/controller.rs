@@ -49,6 +49,9 @@ pub enum Which {
     Hub(HubArgs),
     /// Run a managed cluster's agents: registration (with add-on registration) and work
     Agent(Box<AgentArgs>),
+    /// Run the hub's gRPC server (upstream's cluster-manager-grpc-server): agents register
+    /// through CloudEvents over gRPC instead of the hub's API server
+    GrpcServer(super::grpc_server::Args),
 }
 
 /// Where the probes and metrics are served.
@@ -291,7 +294,7 @@ fn mounted_ca(path: &std::path::Path) -> Option<Vec<u8>> {
 }
 
 /// A Go duration flag (`90s`, `60m`, `1h0m0s`).
-fn go_duration(text: &str) -> Result<std::time::Duration, String> {
+pub(super) fn go_duration(text: &str) -> Result<std::time::Duration, String> {
     crate::api::go_duration(text).ok_or_else(|| format!("{text:?} is not a duration such as 60m"))
 }
 
@@ -381,11 +384,22 @@ fn in_cluster_client() -> anyhow::Result<kube::Client> {
 pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let hubs = match &args.which {
         Which::Agent(a) => a.hubs()?,
-        Which::Hub(_) => None,
+        Which::Hub(_) | Which::GrpcServer(_) => None,
     };
     let kube = ctx.kube().await?;
     let shutdown = crate::runtime::shutdown::on_signal();
     let (serve, what) = match &args.which {
+        Which::GrpcServer(g) => {
+            ctx.printer.info(format!(
+                "serving CloudEvents over gRPC on {} for the hub at {} (context {})",
+                g.address(),
+                kube.url(),
+                kube.loaded.context
+            ));
+            super::grpc_server::run(g, &kube, shutdown).await?;
+            ctx.printer.done("the gRPC server stopped");
+            return Ok(ExitCode::SUCCESS);
+        }
         Which::Hub(h) => (&h.serve, "the hub controllers".to_owned()),
         Which::Agent(a) => (
             &a.serve,
@@ -406,6 +420,7 @@ pub async fn run(args: Args, ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let client = kube.client.clone();
     match args.which {
         Which::Hub(h) => run_hub(h, &kube, shutdown, waiting).await?,
+        Which::GrpcServer(_) => unreachable!("served above"),
         Which::Agent(a) => {
             let registration = a.registration()?;
             let namespace = a

@@ -20,6 +20,7 @@ pub mod delete;
 pub mod explain;
 pub mod generate;
 pub mod get;
+pub mod grpc_server;
 pub mod hub_addon;
 pub mod hub_ready;
 pub mod init;

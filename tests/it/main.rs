@@ -14,6 +14,7 @@ mod cluster_property;
 mod clustersets;
 mod compat;
 mod control_plane;
+mod grpc_server;
 mod hub_rights;
 mod init;
 mod join_mitm;

@@ -51,6 +51,12 @@ pub const ADDON_MANAGER_SA: &str = "addon-manager-controller-sa";
 
 /// The signer every registration CSR names.
 pub const CLIENT_SIGNER: &str = "kubernetes.io/kube-apiserver-client";
+/// The signer of the CSRs agents make through the hub's gRPC server (upstream's
+/// `GRPCAuthSigner`): the gRPC server's CA signs them.
+pub const GRPC_SIGNER: &str = "open-cluster-management.io/grpc";
+/// On a CSR made through the hub's gRPC server (whose identity is then `spec.username`): the
+/// user the server authenticated as asking for it (upstream's `CSRUsernameAnnotation`).
+pub const CSR_USER_ANNOTATION: &str = "open-cluster-management.io/csr-user";
 /// Service account whose tokens are the default bootstrap credential.
 pub const BOOTSTRAP_SA: &str = "agent-registration-bootstrap";
 /// The bootstrap token id `--use-bootstrap-token` uses.

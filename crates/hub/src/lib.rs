@@ -11,6 +11,7 @@ pub mod cluster_profiles;
 pub mod clustersets;
 pub mod completed_works;
 pub mod conversion;
+pub mod grpc_server;
 pub mod managed_namespaces;
 pub mod placement;
 pub mod registration;

@@ -15,7 +15,7 @@ use x509_parser::certification_request::X509CertificationRequest;
 use x509_parser::prelude::FromDer as _;
 
 use ocm_api::cluster::CLUSTER_NAME_LABEL;
-use ocm_api::names::CLIENT_SIGNER;
+use ocm_api::names::{CLIENT_SIGNER, CSR_USER_ANNOTATION, GRPC_SIGNER};
 
 /// Prefix of every agent user name and cluster group.
 pub const PREFIX: &str = "system:open-cluster-management:";
@@ -168,6 +168,27 @@ impl CsrFacts {
         let approved = conditions
             .iter()
             .any(|c| c.type_ == "Approved" && c.status == "True");
+        let subject = parse_request(&csr.spec.request.0);
+        // A CSR made through the gRPC server names the server as its requester; as upstream's
+        // hub, the requester is the agent the server authenticated (its annotation), in the
+        // groups its request asks for.
+        let (username, groups) = if csr.spec.signer_name == GRPC_SIGNER {
+            let user = csr
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(CSR_USER_ANNOTATION).cloned());
+            let groups = subject
+                .as_ref()
+                .map(|s| s.organizations.clone())
+                .unwrap_or_default();
+            (user.unwrap_or_default(), groups)
+        } else {
+            (
+                csr.spec.username.clone().unwrap_or_default(),
+                csr.spec.groups.clone().unwrap_or_default(),
+            )
+        };
         Self {
             name: csr.metadata.name.clone().unwrap_or_default(),
             cluster: csr
@@ -175,11 +196,11 @@ impl CsrFacts {
                 .labels
                 .as_ref()
                 .and_then(|l| l.get(CLUSTER_NAME_LABEL).cloned()),
-            username: csr.spec.username.clone().unwrap_or_default(),
-            groups: csr.spec.groups.clone().unwrap_or_default(),
+            username,
+            groups,
             signer: csr.spec.signer_name.clone(),
             usages: csr.spec.usages.clone().unwrap_or_default(),
-            subject: parse_request(&csr.spec.request.0),
+            subject,
             pending: conditions.is_empty(),
             approved,
             expiration_seconds: csr.spec.expiration_seconds,
@@ -187,12 +208,13 @@ impl CsrFacts {
         }
     }
 
-    /// The checks every approval runs: our signer, a bounded validity, allowed usages, the cluster's
-    /// subject (callers pick the pending CSRs).
+    /// The checks every approval runs: our signer (the API server's client signer, or the gRPC
+    /// server's), a bounded validity, allowed usages, the cluster's subject (callers pick the
+    /// pending CSRs).
     pub fn check_request(&self, cluster: &str) -> Result<(), String> {
-        if self.signer != CLIENT_SIGNER {
+        if self.signer != CLIENT_SIGNER && self.signer != GRPC_SIGNER {
             return Err(format!(
-                "its signer is {}, not {CLIENT_SIGNER}",
+                "its signer is {}, not {CLIENT_SIGNER} or {GRPC_SIGNER}",
                 self.signer
             ));
         }
@@ -384,6 +406,34 @@ mod tests {
                 .contains("alice")
         );
         assert_eq!(f.check_bootstrap("c1", true), Ok(()));
+    }
+
+    #[test]
+    fn a_grpc_csr_is_judged_by_the_agent_the_server_authenticated() {
+        use base64::Engine as _;
+        let request = request(&common_name("c1", "a"), OWN);
+        let csr = |annotations: serde_json::Value| -> CertificateSigningRequest {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "c1-grpc", "labels": {CLUSTER_NAME_LABEL: "c1"}, "annotations": annotations},
+                "spec": {"request": base64::engine::general_purpose::STANDARD.encode(&request),
+                         "signerName": GRPC_SIGNER, "usages": ["client auth"],
+                         "username": "system:serviceaccount:open-cluster-management-hub:grpc-server"},
+            }))
+            .unwrap()
+        };
+        let bootstrap = CsrFacts::of(&csr(
+            serde_json::json!({CSR_USER_ANNOTATION: BOOTSTRAP_SA_USER}),
+        ));
+        assert_eq!(bootstrap.username, BOOTSTRAP_SA_USER);
+        bootstrap.check_bootstrap("c1", false).unwrap();
+        // The server's own identity is not the requester: without the annotation, none is.
+        let unnamed = CsrFacts::of(&csr(serde_json::json!({})));
+        assert!(unnamed.check_bootstrap("c1", false).is_err());
+        // A renewal: the agent itself (its CN) asked, in its cluster's group (from the request).
+        let renewal = CsrFacts::of(&csr(
+            serde_json::json!({CSR_USER_ANNOTATION: common_name("c1", "a")}),
+        ));
+        renewal.check_renewal("c1").unwrap();
     }
 
     #[test]

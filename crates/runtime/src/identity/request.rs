@@ -35,6 +35,19 @@ pub fn subject_request(
     key: &rcgen::KeyPair,
 ) -> Result<String, rcgen::Error> {
     let mut params = rcgen::CertificateParams::new(dns_names)?;
+    params.distinguished_name = subject_name(user, groups, organization_units);
+    params.serialize_request(key)?.pem()
+}
+
+/// The name of CN `user`, an O per group and an OU per organization unit. rcgen keeps one value
+/// per attribute type, so at most two of each are written (one under a custom key of the same
+/// OID): the most any OCM identity carries.
+#[must_use]
+pub fn subject_name(
+    user: &str,
+    groups: &[String],
+    organization_units: &[String],
+) -> rcgen::DistinguishedName {
     let mut dn = rcgen::DistinguishedName::new();
     dn.push(rcgen::DnType::CommonName, user);
     for (i, group) in groups.iter().enumerate() {
@@ -54,6 +67,5 @@ pub fn subject_request(
         };
         dn.push(kind, unit.as_str());
     }
-    params.distinguished_name = dn;
-    params.serialize_request(key)?.pem()
+    dn
 }

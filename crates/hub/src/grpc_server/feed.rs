@@ -1,0 +1,103 @@
+//! One watch per served kind: keeps the objects for resync answers and dispatches each change
+//! to the subscribers of the object's cluster, as upstream's informer handlers do (an object
+//! seen for the first time is a `create_request`, a later change an `update_request`).
+use std::collections::HashSet;
+use std::fmt::Debug;
+use std::hash::Hash;
+use std::sync::Arc;
+
+use cloudevents_grpc::broker::{Authenticator, Authorizer, Broker};
+use cloudevents_grpc::event_type::{Action, DataType, EventType, SubResource};
+use cloudevents_grpc::proto::CloudEvent;
+use futures::TryStreamExt;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Resource};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::encode::encode;
+
+/// Which cluster an object belongs to (`None`: no cluster's agent sees it).
+pub type ClusterOf<K> = fn(&K) -> Option<String>;
+
+/// Starts watching `api` into `writer` (whose store the kind's service reads), dispatching
+/// through `broker` until the process ends.
+pub fn watch<K, A>(
+    writer: reflector::store::Writer<K>,
+    api: Api<K>,
+    config: watcher::Config,
+    data_type: DataType,
+    cluster_of: ClusterOf<K>,
+    broker: Arc<Broker<A>>,
+) where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + Debug
+        + Serialize
+        + DeserializeOwned
+        + Send
+        + Sync
+        + 'static,
+    A: Authenticator + Authorizer,
+{
+    tokio::spawn(async move {
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut changes = std::pin::pin!(
+            watcher(api, config)
+                .default_backoff()
+                .reflect(writer)
+                .applied_objects()
+        );
+        loop {
+            match changes.try_next().await {
+                Ok(Some(object)) => {
+                    let uid = object.meta().uid.clone().unwrap_or_default();
+                    let action = if seen.insert(uid) {
+                        Action::Create
+                    } else {
+                        Action::Update
+                    };
+                    let Some(cluster) = cluster_of(&object) else {
+                        continue;
+                    };
+                    let event_type = EventType::new(data_type.clone(), SubResource::Spec, action);
+                    match encode(&object, &event_type, &cluster) {
+                        Ok(event) => dispatch(&broker, &event).await,
+                        Err(error) => tracing::warn!(%error, "encoding a spec event"),
+                    }
+                }
+                Ok(None) => break,
+                Err(error) => tracing::warn!(%error, kind = %K::kind(&()), "watching"),
+            }
+        }
+    });
+}
+
+async fn dispatch<A: Authenticator + Authorizer>(broker: &Broker<A>, event: &CloudEvent) {
+    if let Err(error) = broker.dispatch(event).await {
+        tracing::warn!(%error, "dispatching a spec event");
+    }
+}
+
+/// Every object of `store` that belongs to `cluster`, as spec events (for a resync answer).
+pub async fn list<K>(
+    store: &Store<K>,
+    data_type: &DataType,
+    cluster: &str,
+    cluster_of: ClusterOf<K>,
+) -> Vec<CloudEvent>
+where
+    K: Resource<DynamicType = ()> + Clone + Serialize + Send + Sync + 'static,
+    K::DynamicType: Eq + Hash + Clone,
+{
+    // A resync before the first list completes would answer "you hold things we lack".
+    let _ = store.wait_until_ready().await;
+    let event_type = EventType::new(data_type.clone(), SubResource::Spec, Action::ResyncResponse);
+    store
+        .state()
+        .iter()
+        .filter(|o| cluster_of(o).as_deref() == Some(cluster))
+        .filter_map(|o| encode(o.as_ref(), &event_type, cluster).ok())
+        .collect()
+}
