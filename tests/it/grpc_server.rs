@@ -17,6 +17,8 @@ use tonic::{Code, Request, Streaming};
 
 use crate::common;
 use clusteradm::api::cluster::ManagedCluster;
+
+mod works;
 use clusteradm::hub::grpc_server::{self, CSR_USER_ANNOTATION, Tls};
 
 const WAIT: Duration = Duration::from_secs(30);

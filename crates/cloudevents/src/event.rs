@@ -74,6 +74,14 @@ pub fn set_string(event: &mut CloudEvent, name: &str, value: &str) {
     );
 }
 
+/// Sets an integer extension (CloudEvents integers are 32-bit: larger values saturate).
+pub fn set_integer(event: &mut CloudEvent, name: &str, value: i64) {
+    let value = i32::try_from(value).unwrap_or(if value < 0 { i32::MIN } else { i32::MAX });
+    event
+        .attributes
+        .insert(format!("{PREFIX}{name}"), attr(Attr::CeInteger(value)));
+}
+
 /// Sets a timestamp extension.
 pub fn set_time(event: &mut CloudEvent, name: &str, value: SystemTime) {
     event.attributes.insert(

@@ -13,13 +13,26 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tonic::Status;
 
-use super::encode::decode;
+use super::encode::{decode, encode};
 use super::{feed, status_of};
 
 /// sdk-go's data type of ManagedClusterAddOns of `K`'s version.
 #[must_use]
 pub fn data_type<K: Resource<DynamicType = ()>>() -> DataType {
     DataType::new(&K::group(&()), &K::version(&()), &K::plural(&()))
+}
+
+/// How ManagedClusterAddOns of `K`'s version reach agents.
+#[must_use]
+pub fn kind<K>() -> feed::Kind<K>
+where
+    K: Resource<DynamicType = ()> + Serialize,
+{
+    feed::Kind {
+        data_type: data_type::<K>(),
+        cluster_of: cluster_of::<K>,
+        encode: encode::<K>,
+    }
 }
 
 /// An add-on is its namespace's cluster's.
@@ -46,7 +59,7 @@ where
         + 'static,
 {
     async fn list(&self, cluster: &str) -> Result<Vec<CloudEvent>, Status> {
-        Ok(feed::list(&self.store, &data_type::<K>(), cluster, cluster_of::<K>).await)
+        Ok(feed::list(&self.store, &kind::<K>(), cluster).await)
     }
 
     async fn handle(

@@ -8,7 +8,7 @@ use kube::runtime::reflector::Store;
 use ocm_api::cluster::ManagedCluster;
 use tonic::Status;
 
-use super::encode::{decode, decode_for_create};
+use super::encode::{decode, decode_for_create, encode};
 use super::{feed, status_of};
 
 /// sdk-go's data type of ManagedClusters.
@@ -19,6 +19,16 @@ pub fn data_type() -> DataType {
         "v1",
         "managedclusters",
     )
+}
+
+/// How ManagedClusters reach agents.
+#[must_use]
+pub fn kind() -> feed::Kind<ManagedCluster> {
+    feed::Kind {
+        data_type: data_type(),
+        cluster_of,
+        encode: encode::<ManagedCluster>,
+    }
 }
 
 /// A ManagedCluster is its own cluster's.
@@ -35,7 +45,7 @@ pub struct Clusters {
 #[tonic::async_trait]
 impl Service for Clusters {
     async fn list(&self, cluster: &str) -> Result<Vec<CloudEvent>, Status> {
-        Ok(feed::list(&self.store, &data_type(), cluster, cluster_of).await)
+        Ok(feed::list(&self.store, &kind(), cluster).await)
     }
 
     async fn handle(

@@ -11,7 +11,7 @@ use kube::runtime::reflector::Store;
 use ocm_api::cluster::CLUSTER_NAME_LABEL;
 use tonic::Status;
 
-use super::encode::decode_for_create;
+use super::encode::{decode_for_create, encode};
 use super::{feed, status_of};
 
 pub use ocm_api::names::CSR_USER_ANNOTATION;
@@ -20,6 +20,16 @@ pub use ocm_api::names::CSR_USER_ANNOTATION;
 #[must_use]
 pub fn data_type() -> DataType {
     DataType::new("certificates.k8s.io", "v1", "certificatesigningrequests")
+}
+
+/// How CSRs reach agents.
+#[must_use]
+pub fn kind() -> feed::Kind<CertificateSigningRequest> {
+    feed::Kind {
+        data_type: data_type(),
+        cluster_of,
+        encode: encode::<CertificateSigningRequest>,
+    }
 }
 
 /// A CSR is the cluster's its label names.
@@ -40,7 +50,7 @@ pub struct Csrs {
 #[tonic::async_trait]
 impl Service for Csrs {
     async fn list(&self, cluster: &str) -> Result<Vec<CloudEvent>, Status> {
-        Ok(feed::list(&self.store, &data_type(), cluster, cluster_of).await)
+        Ok(feed::list(&self.store, &kind(), cluster).await)
     }
 
     async fn handle(

@@ -51,7 +51,8 @@ pub fn decode<K: DeserializeOwned>(event: &CloudEvent) -> Result<K, EventError> 
     Ok(serde_json::from_value(value)?)
 }
 
-fn drop_nulls(value: &mut serde_json::Value) {
+/// Removes every `null` member of every object in `value`.
+pub fn drop_nulls(value: &mut serde_json::Value) {
     match value {
         serde_json::Value::Object(fields) => {
             fields.retain(|_, v| !v.is_null());

@@ -3,10 +3,10 @@
 //! seen for the first time is a `create_request`, a later change an `update_request`).
 use std::collections::HashSet;
 use std::fmt::Debug;
-use std::hash::Hash;
 use std::sync::Arc;
 
 use cloudevents_grpc::broker::{Authenticator, Authorizer, Broker};
+use cloudevents_grpc::event::EventError;
 use cloudevents_grpc::event_type::{Action, DataType, EventType, SubResource};
 use cloudevents_grpc::proto::CloudEvent;
 use futures::TryStreamExt;
@@ -16,10 +16,26 @@ use kube::{Api, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::encode::encode;
+/// How a kind reaches agents: its data type, which cluster an object is for (`None`: no
+/// cluster's agent sees it), and the event an object is sent as.
+pub struct Kind<K> {
+    /// The subscriptions' data type.
+    pub data_type: DataType,
+    /// Which cluster an object is for.
+    pub cluster_of: fn(&K) -> Option<String>,
+    /// The object as an event of a type, for a cluster.
+    pub encode: fn(&K, &EventType, &str) -> Result<CloudEvent, EventError>,
+}
 
-/// Which cluster an object belongs to (`None`: no cluster's agent sees it).
-pub type ClusterOf<K> = fn(&K) -> Option<String>;
+impl<K> Clone for Kind<K> {
+    fn clone(&self) -> Self {
+        Self {
+            data_type: self.data_type.clone(),
+            cluster_of: self.cluster_of,
+            encode: self.encode,
+        }
+    }
+}
 
 /// Starts watching `api` into `writer` (whose store the kind's service reads), dispatching
 /// through `broker` until the process ends.
@@ -27,8 +43,7 @@ pub fn watch<K, A>(
     writer: reflector::store::Writer<K>,
     api: Api<K>,
     config: watcher::Config,
-    data_type: DataType,
-    cluster_of: ClusterOf<K>,
+    kind: Kind<K>,
     broker: Arc<Broker<A>>,
 ) where
     K: Resource<DynamicType = ()>
@@ -58,12 +73,17 @@ pub fn watch<K, A>(
                     } else {
                         Action::Update
                     };
-                    let Some(cluster) = cluster_of(&object) else {
+                    let Some(cluster) = (kind.cluster_of)(&object) else {
                         continue;
                     };
-                    let event_type = EventType::new(data_type.clone(), SubResource::Spec, action);
-                    match encode(&object, &event_type, &cluster) {
-                        Ok(event) => dispatch(&broker, &event).await,
+                    let event_type =
+                        EventType::new(kind.data_type.clone(), SubResource::Spec, action);
+                    match (kind.encode)(&object, &event_type, &cluster) {
+                        Ok(event) => {
+                            if let Err(error) = broker.dispatch(&event).await {
+                                tracing::warn!(%error, "dispatching a spec event");
+                            }
+                        }
                         Err(error) => tracing::warn!(%error, "encoding a spec event"),
                     }
                 }
@@ -74,30 +94,22 @@ pub fn watch<K, A>(
     });
 }
 
-async fn dispatch<A: Authenticator + Authorizer>(broker: &Broker<A>, event: &CloudEvent) {
-    if let Err(error) = broker.dispatch(event).await {
-        tracing::warn!(%error, "dispatching a spec event");
-    }
-}
-
-/// Every object of `store` that belongs to `cluster`, as spec events (for a resync answer).
-pub async fn list<K>(
-    store: &Store<K>,
-    data_type: &DataType,
-    cluster: &str,
-    cluster_of: ClusterOf<K>,
-) -> Vec<CloudEvent>
+/// Every object of `store` for `cluster`, as spec events (for a resync answer).
+pub async fn list<K>(store: &Store<K>, kind: &Kind<K>, cluster: &str) -> Vec<CloudEvent>
 where
-    K: Resource<DynamicType = ()> + Clone + Serialize + Send + Sync + 'static,
-    K::DynamicType: Eq + Hash + Clone,
+    K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
 {
     // A resync before the first list completes would answer "you hold things we lack".
     let _ = store.wait_until_ready().await;
-    let event_type = EventType::new(data_type.clone(), SubResource::Spec, Action::ResyncResponse);
+    let event_type = EventType::new(
+        kind.data_type.clone(),
+        SubResource::Spec,
+        Action::ResyncResponse,
+    );
     store
         .state()
         .iter()
-        .filter(|o| cluster_of(o).as_deref() == Some(cluster))
-        .filter_map(|o| encode(o.as_ref(), &event_type, cluster).ok())
+        .filter(|o| (kind.cluster_of)(o).as_deref() == Some(cluster))
+        .filter_map(|o| (kind.encode)(o.as_ref(), &event_type, cluster).ok())
         .collect()
 }

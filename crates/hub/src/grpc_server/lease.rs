@@ -9,13 +9,23 @@ use kube::runtime::reflector::Store;
 use ocm_api::cluster::CLUSTER_NAME_LABEL;
 use tonic::Status;
 
-use super::encode::decode;
+use super::encode::{decode, encode};
 use super::{feed, status_of};
 
 /// sdk-go's data type of Leases.
 #[must_use]
 pub fn data_type() -> DataType {
     DataType::new("coordination.k8s.io", "v1", "leases")
+}
+
+/// How Leases reach agents.
+#[must_use]
+pub fn kind() -> feed::Kind<Lease> {
+    feed::Kind {
+        data_type: data_type(),
+        cluster_of,
+        encode: encode::<Lease>,
+    }
 }
 
 /// A Lease is its namespace's cluster's, when it carries that cluster's label.
@@ -34,7 +44,7 @@ pub struct Leases {
 #[tonic::async_trait]
 impl Service for Leases {
     async fn list(&self, cluster: &str) -> Result<Vec<CloudEvent>, Status> {
-        Ok(feed::list(&self.store, &data_type(), cluster, cluster_of).await)
+        Ok(feed::list(&self.store, &kind(), cluster).await)
     }
 
     async fn handle(

@@ -1,7 +1,8 @@
 //! The hub's gRPC server (upstream's `cluster-manager-grpc-server`): agents reach the hub
 //! through CloudEvents over gRPC instead of the hub's API server. Served so far: what a
 //! registration agent needs: ManagedClusters (create, status, spec updates down), CSRs (create,
-//! status down), Leases (renewal), Events, and ManagedClusterAddOns (both versions; status).
+//! status down), Leases (renewal), Events, and ManagedClusterAddOns (both versions; status) —
+//! and what a work agent needs: ManifestWorks as manifest bundles (spec down, status up).
 //!
 //! The server authenticates each call (bearer token by `TokenReview`, else the verified client
 //! certificate) and authorises it by a `SubjectAccessReview` of the Kubernetes request it
@@ -15,6 +16,7 @@ mod events;
 mod feed;
 mod lease;
 pub mod signer;
+mod works;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -28,6 +30,7 @@ use kube::Api;
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::{reflector, watcher};
 use ocm_api::cluster::ManagedCluster;
+use ocm_api::work::ManifestWork;
 use tokio_util::sync::CancellationToken;
 use tonic::Status;
 use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
@@ -107,6 +110,7 @@ struct Writers {
     leases: Writer<Lease>,
     addons: Writer<AddOn>,
     alpha_addons: Writer<AlphaAddOn>,
+    works: Writer<ManifestWork>,
 }
 
 /// The broker serving every kind, its watches started (they run until the process ends).
@@ -116,6 +120,7 @@ fn broker(client: &kube::Client, heartbeat: Option<Duration>) -> Arc<Broker<Kube
     let (lease_store, lease_writer) = reflector::store();
     let (addon_store, addon_writer) = reflector::store();
     let (alpha_store, alpha_writer) = reflector::store();
+    let (work_store, work_writer) = reflector::store();
     let broker = Arc::new(
         Broker::new(KubeAuth::new(client.clone()), heartbeat)
             .with_service(
@@ -158,6 +163,13 @@ fn broker(client: &kube::Client, heartbeat: Option<Duration>) -> Arc<Broker<Kube
                     client: client.clone(),
                     store: alpha_store,
                 }),
+            )
+            .with_service(
+                works::data_type(),
+                Arc::new(works::Works {
+                    client: client.clone(),
+                    store: work_store,
+                }),
             ),
     );
     let writers = Writers {
@@ -166,6 +178,7 @@ fn broker(client: &kube::Client, heartbeat: Option<Duration>) -> Arc<Broker<Kube
         leases: lease_writer,
         addons: addon_writer,
         alpha_addons: alpha_writer,
+        works: work_writer,
     };
     watch_all(client, &broker, writers);
     broker
@@ -176,8 +189,7 @@ fn watch_all(client: &kube::Client, broker: &Arc<Broker<KubeAuth>>, writers: Wri
         writers.clusters,
         Api::all(client.clone()),
         watcher::Config::default(),
-        cluster::data_type(),
-        cluster::cluster_of,
+        cluster::kind(),
         broker.clone(),
     );
     // Only CSRs of some cluster reach an agent.
@@ -186,16 +198,14 @@ fn watch_all(client: &kube::Client, broker: &Arc<Broker<KubeAuth>>, writers: Wri
         writers.csrs,
         Api::all(client.clone()),
         labelled.clone(),
-        csr::data_type(),
-        csr::cluster_of,
+        csr::kind(),
         broker.clone(),
     );
     feed::watch(
         writers.leases,
         Api::all(client.clone()),
         labelled,
-        lease::data_type(),
-        lease::cluster_of,
+        lease::kind(),
         broker.clone(),
     );
     let all = watcher::Config::default;
@@ -203,16 +213,21 @@ fn watch_all(client: &kube::Client, broker: &Arc<Broker<KubeAuth>>, writers: Wri
         writers.addons,
         Api::all(client.clone()),
         all(),
-        addons::data_type::<AddOn>(),
-        addons::cluster_of::<AddOn>,
+        addons::kind::<AddOn>(),
         broker.clone(),
     );
     feed::watch(
         writers.alpha_addons,
         Api::all(client.clone()),
         all(),
-        addons::data_type::<AlphaAddOn>(),
-        addons::cluster_of::<AlphaAddOn>,
+        addons::kind::<AlphaAddOn>(),
+        broker.clone(),
+    );
+    feed::watch(
+        writers.works,
+        Api::all(client.clone()),
+        watcher::Config::default(),
+        works::kind(),
         broker.clone(),
     );
 }
