@@ -15,6 +15,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
 
 /// How a kind reaches agents: its data type, which cluster an object is for (`None`: no
 /// cluster's agent sees it), and the event an object is sent as.
@@ -38,13 +39,14 @@ impl<K> Clone for Kind<K> {
 }
 
 /// Starts watching `api` into `writer` (whose store the kind's service reads), dispatching
-/// through `broker` until the process ends.
+/// through `broker` until `shutdown`.
 pub fn watch<K, A>(
     writer: reflector::store::Writer<K>,
     api: Api<K>,
     config: watcher::Config,
     kind: Kind<K>,
     broker: Arc<Broker<A>>,
+    shutdown: &CancellationToken,
 ) where
     K: Resource<DynamicType = ()>
         + Clone
@@ -56,7 +58,8 @@ pub fn watch<K, A>(
         + 'static,
     A: Authenticator + Authorizer,
 {
-    tokio::spawn(async move {
+    let shutdown = shutdown.clone();
+    tokio::spawn(shutdown.run_until_cancelled_owned(async move {
         let mut seen: HashSet<String> = HashSet::new();
         let mut changes = std::pin::pin!(
             watcher(api, config)
@@ -91,7 +94,7 @@ pub fn watch<K, A>(
                 Err(error) => tracing::warn!(%error, kind = %K::kind(&()), "watching"),
             }
         }
-    });
+    }));
 }
 
 /// Every object of `store` for `cluster`, as spec events (for a resync answer).

@@ -2,7 +2,8 @@
 //! through CloudEvents over gRPC instead of the hub's API server. Served so far: what a
 //! registration agent needs: ManagedClusters (create, status, spec updates down), CSRs (create,
 //! status down), Leases (renewal), Events, and ManagedClusterAddOns (both versions; status) —
-//! and what a work agent needs: ManifestWorks as manifest bundles (spec down, status up).
+//! and what a work agent needs: ManifestWorks as manifest bundles (spec down, status up); and
+//! tokens of ServiceAccounts (add-ons' token registration).
 //!
 //! The server authenticates each call (bearer token by `TokenReview`, else the verified client
 //! certificate) and authorises it by a `SubjectAccessReview` of the Kubernetes request it
@@ -16,6 +17,7 @@ mod events;
 mod feed;
 mod lease;
 pub mod signer;
+mod tokens;
 mod works;
 
 use std::net::SocketAddr;
@@ -82,7 +84,7 @@ pub async fn serve(
         let stop = shutdown.clone();
         tokio::spawn(async move { stop.run_until_cancelled(signing).await });
     }
-    let broker = broker(&client, heartbeat);
+    let broker = broker(&client, heartbeat, &shutdown);
     let mut tls_config =
         ServerTlsConfig::new().identity(Identity::from_pem(&tls.cert_pem, &tls.key_pem));
     if let Some(ca) = &tls.client_ca_pem {
@@ -113,14 +115,19 @@ struct Writers {
     works: Writer<ManifestWork>,
 }
 
-/// The broker serving every kind, its watches started (they run until the process ends).
-fn broker(client: &kube::Client, heartbeat: Option<Duration>) -> Arc<Broker<KubeAuth>> {
+/// The broker serving every kind, its watches started (they run until `shutdown`).
+fn broker(
+    client: &kube::Client,
+    heartbeat: Option<Duration>,
+    shutdown: &CancellationToken,
+) -> Arc<Broker<KubeAuth>> {
     let (cluster_store, cluster_writer) = reflector::store();
     let (csr_store, csr_writer) = reflector::store();
     let (lease_store, lease_writer) = reflector::store();
     let (addon_store, addon_writer) = reflector::store();
     let (alpha_store, alpha_writer) = reflector::store();
     let (work_store, work_writer) = reflector::store();
+    let (token_replies, mut replies) = tokio::sync::mpsc::unbounded_channel();
     let broker = Arc::new(
         Broker::new(KubeAuth::new(client.clone()), heartbeat)
             .with_service(
@@ -165,6 +172,13 @@ fn broker(client: &kube::Client, heartbeat: Option<Duration>) -> Arc<Broker<Kube
                 }),
             )
             .with_service(
+                tokens::data_type(),
+                Arc::new(tokens::Tokens {
+                    client: client.clone(),
+                    replies: token_replies,
+                }),
+            )
+            .with_service(
                 works::data_type(),
                 Arc::new(works::Works {
                     client: client.clone(),
@@ -180,17 +194,31 @@ fn broker(client: &kube::Client, heartbeat: Option<Duration>) -> Arc<Broker<Kube
         alpha_addons: alpha_writer,
         works: work_writer,
     };
-    watch_all(client, &broker, writers);
+    watch_all(client, &broker, writers, shutdown);
+    let sender = broker.clone();
+    tokio::spawn(shutdown.clone().run_until_cancelled_owned(async move {
+        while let Some(reply) = replies.recv().await {
+            if let Err(error) = sender.dispatch(&reply).await {
+                tracing::warn!(%error, "sending a token");
+            }
+        }
+    }));
     broker
 }
 
-fn watch_all(client: &kube::Client, broker: &Arc<Broker<KubeAuth>>, writers: Writers) {
+fn watch_all(
+    client: &kube::Client,
+    broker: &Arc<Broker<KubeAuth>>,
+    writers: Writers,
+    shutdown: &CancellationToken,
+) {
     feed::watch(
         writers.clusters,
         Api::all(client.clone()),
         watcher::Config::default(),
         cluster::kind(),
         broker.clone(),
+        shutdown,
     );
     // Only CSRs of some cluster reach an agent.
     let labelled = watcher::Config::default().labels(ocm_api::cluster::CLUSTER_NAME_LABEL);
@@ -200,6 +228,7 @@ fn watch_all(client: &kube::Client, broker: &Arc<Broker<KubeAuth>>, writers: Wri
         labelled.clone(),
         csr::kind(),
         broker.clone(),
+        shutdown,
     );
     feed::watch(
         writers.leases,
@@ -207,6 +236,7 @@ fn watch_all(client: &kube::Client, broker: &Arc<Broker<KubeAuth>>, writers: Wri
         labelled,
         lease::kind(),
         broker.clone(),
+        shutdown,
     );
     let all = watcher::Config::default;
     feed::watch(
@@ -215,6 +245,7 @@ fn watch_all(client: &kube::Client, broker: &Arc<Broker<KubeAuth>>, writers: Wri
         all(),
         addons::kind::<AddOn>(),
         broker.clone(),
+        shutdown,
     );
     feed::watch(
         writers.alpha_addons,
@@ -222,6 +253,7 @@ fn watch_all(client: &kube::Client, broker: &Arc<Broker<KubeAuth>>, writers: Wri
         all(),
         addons::kind::<AlphaAddOn>(),
         broker.clone(),
+        shutdown,
     );
     feed::watch(
         writers.works,
@@ -229,6 +261,7 @@ fn watch_all(client: &kube::Client, broker: &Arc<Broker<KubeAuth>>, writers: Wri
         watcher::Config::default(),
         works::kind(),
         broker.clone(),
+        shutdown,
     );
 }
 
