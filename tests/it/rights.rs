@@ -25,6 +25,21 @@ const REFERENCE: &str = concat!(
 /// `(identity, group, resource, verb, why)`, `*` for every verb.
 const BEYOND_UPSTREAM: &[(&str, &str, &str, &str, &str)] = &[
     (
+        "grpc server",
+        "certificates.k8s.io",
+        "certificatesigningrequests/status",
+        "patch",
+        "it signs the approved CSRs of the gRPC signer, which upstream's registration controller \
+         signs (ours has no gRPC CA)",
+    ),
+    (
+        "grpc server",
+        "certificates.k8s.io",
+        "signers",
+        "sign",
+        "the gRPC signer only, by name: as above",
+    ),
+    (
         "agent",
         "authentication.k8s.io",
         "tokenreviews",
@@ -560,30 +575,51 @@ async fn our_agent_holds_nothing_beyond_upstreams_agents_on_the_managed_cluster(
 
 #[tokio::test]
 async fn the_bootstrap_credential_holds_nothing_beyond_upstreams_bootstrap_role() {
-    let hub = common::hub().await;
-    // Our bootstrap role as init renders it (the template has no variables), bound to a fresh
-    // ServiceAccount under a name of this test's.
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/templates/hub-bootstrap/00-clusterrole.yaml.j2"
-    ))
-    .unwrap();
-    let role: ClusterRole = serde_yaml::from_str(&text).unwrap();
-    let name = common::unique("rights-bootstrap");
-    let ours = effective_as_bound(
-        &hub,
-        role,
-        &name,
-        &["default"],
+    // Our bootstrap role as init renders it (the template has no variables).
+    let extra = template_role_beyond_upstream(
+        "bootstrap",
+        "hub-bootstrap/00-clusterrole.yaml.j2",
         "certificatesigningrequests",
+        "cluster-manager-chart__bootstrap_cluster_role.yaml",
     )
     .await;
-    let upstream = upstream_rules(&["cluster-manager-chart__bootstrap_cluster_role.yaml"]);
-    let extra = beyond("bootstrap", &ours, &upstream);
     assert!(
         extra.is_empty(),
         "the bootstrap credential holds beyond upstream's: {extra:#?}"
     );
+}
+
+#[tokio::test]
+async fn the_grpc_servers_role_holds_nothing_beyond_upstreams_grpc_server() {
+    let extra = template_role_beyond_upstream(
+        "grpc server",
+        "grpc-server/clusterrole.yaml",
+        "subjectaccessreviews",
+        "cluster-manager__hub__grpc-server__clusterrole.yaml",
+    )
+    .await;
+    assert!(
+        extra.is_empty(),
+        "the gRPC server holds beyond upstream's: {extra:#?}"
+    );
+}
+
+/// The rights the ClusterRole in `templates/<template>` gives (bound to a fresh ServiceAccount
+/// under a name of the test's; `witness`, a resource it grants, tells it is in effect) beyond
+/// upstream's role file `upstream` and the listed ones.
+async fn template_role_beyond_upstream(
+    identity: &str,
+    template: &str,
+    witness: &str,
+    upstream: &str,
+) -> Vec<Right> {
+    let hub = common::hub().await;
+    let path = format!("{}/templates/{template}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let role: ClusterRole = serde_yaml::from_str(&text).unwrap();
+    let name = common::unique(&format!("rights-{}", identity.replace(' ', "-")));
+    let ours = effective_as_bound(&hub, role, &name, &["default"], witness).await;
+    beyond(identity, &ours, &upstream_rules(&[upstream]))
 }
 
 /// With upstream's images our operator deploys upstream's components: each is given no right

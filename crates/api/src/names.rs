@@ -57,6 +57,10 @@ pub const GRPC_SIGNER: &str = "open-cluster-management.io/grpc";
 /// On a CSR made through the hub's gRPC server (whose identity is then `spec.username`): the
 /// user the server authenticated as asking for it (upstream's `CSRUsernameAnnotation`).
 pub const CSR_USER_ANNOTATION: &str = "open-cluster-management.io/csr-user";
+/// The gRPC server's identity (upstream's ServiceAccount): only on a CSR it made is
+/// [`CSR_USER_ANNOTATION`] believed, as upstream's add-on CSR approver does.
+pub const GRPC_SERVER_USER: &str =
+    "system:serviceaccount:open-cluster-management-hub:grpc-server-sa";
 /// Service account whose tokens are the default bootstrap credential.
 pub const BOOTSTRAP_SA: &str = "agent-registration-bootstrap";
 /// The bootstrap token id `--use-bootstrap-token` uses.

@@ -15,7 +15,7 @@ use x509_parser::certification_request::X509CertificationRequest;
 use x509_parser::prelude::FromDer as _;
 
 use ocm_api::cluster::CLUSTER_NAME_LABEL;
-use ocm_api::names::{CLIENT_SIGNER, CSR_USER_ANNOTATION, GRPC_SIGNER};
+use ocm_api::names::{CLIENT_SIGNER, CSR_USER_ANNOTATION, GRPC_SERVER_USER, GRPC_SIGNER};
 
 /// Prefix of every agent user name and cluster group.
 pub const PREFIX: &str = "system:open-cluster-management:";
@@ -170,9 +170,11 @@ impl CsrFacts {
             .any(|c| c.type_ == "Approved" && c.status == "True");
         let subject = parse_request(&csr.spec.request.0);
         // A CSR made through the gRPC server names the server as its requester; as upstream's
-        // hub, the requester is the agent the server authenticated (its annotation), in the
-        // groups its request asks for.
-        let (username, groups) = if csr.spec.signer_name == GRPC_SIGNER {
+        // add-on approver, the requester is then the agent the server authenticated (its
+        // annotation), in the groups its request asks for. Anyone else's annotation is no
+        // more than a claim.
+        let by_grpc_server = csr.spec.username.as_deref() == Some(GRPC_SERVER_USER);
+        let (username, groups) = if by_grpc_server {
             let user = csr
                 .metadata
                 .annotations
@@ -412,25 +414,28 @@ mod tests {
     fn a_grpc_csr_is_judged_by_the_agent_the_server_authenticated() {
         use base64::Engine as _;
         let request = request(&common_name("c1", "a"), OWN);
-        let csr = |annotations: serde_json::Value| -> CertificateSigningRequest {
+        let csr = |username: &str, annotations: serde_json::Value| -> CertificateSigningRequest {
             serde_json::from_value(serde_json::json!({
                 "metadata": {"name": "c1-grpc", "labels": {CLUSTER_NAME_LABEL: "c1"}, "annotations": annotations},
                 "spec": {"request": base64::engine::general_purpose::STANDARD.encode(&request),
-                         "signerName": GRPC_SIGNER, "usages": ["client auth"],
-                         "username": "system:serviceaccount:open-cluster-management-hub:grpc-server"},
+                         "signerName": GRPC_SIGNER, "usages": ["client auth"], "username": username},
             }))
             .unwrap()
         };
-        let bootstrap = CsrFacts::of(&csr(
-            serde_json::json!({CSR_USER_ANNOTATION: BOOTSTRAP_SA_USER}),
-        ));
+        let claim = serde_json::json!({CSR_USER_ANNOTATION: BOOTSTRAP_SA_USER});
+        let bootstrap = CsrFacts::of(&csr(GRPC_SERVER_USER, claim.clone()));
         assert_eq!(bootstrap.username, BOOTSTRAP_SA_USER);
         bootstrap.check_bootstrap("c1", false).unwrap();
         // The server's own identity is not the requester: without the annotation, none is.
-        let unnamed = CsrFacts::of(&csr(serde_json::json!({})));
+        let unnamed = CsrFacts::of(&csr(GRPC_SERVER_USER, serde_json::json!({})));
         assert!(unnamed.check_bootstrap("c1", false).is_err());
+        // Anyone else's annotation is only a claim: the CSR is judged by its own requester.
+        let forged = CsrFacts::of(&csr("system:serviceaccount:default:someone", claim));
+        assert_eq!(forged.username, "system:serviceaccount:default:someone");
+        assert!(forged.check_bootstrap("c1", false).is_err());
         // A renewal: the agent itself (its CN) asked, in its cluster's group (from the request).
         let renewal = CsrFacts::of(&csr(
+            GRPC_SERVER_USER,
             serde_json::json!({CSR_USER_ANNOTATION: common_name("c1", "a")}),
         ));
         renewal.check_renewal("c1").unwrap();
