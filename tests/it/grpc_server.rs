@@ -18,6 +18,7 @@ use tonic::{Code, Request, Streaming};
 use crate::common;
 use clusteradm::api::cluster::ManagedCluster;
 
+mod cli;
 mod tokens;
 mod works;
 use clusteradm::hub::grpc_server::{self, CSR_USER_ANNOTATION, Tls};
