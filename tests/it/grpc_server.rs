@@ -487,16 +487,18 @@ async fn a_csr_made_over_grpc_is_accepted_signed_and_then_authenticates_its_agen
     let signed: CertificateSigningRequest = event::json(&signed).unwrap();
     let certificate = String::from_utf8(signed.status.unwrap().certificate.unwrap().0).unwrap();
 
-    // The certificate is the agent's identity on the server: no RBAC grants it the status
-    // here (no hub controller runs), so the refusal names the agent.
+    // The certificate is the agent's identity on the server: asked for another cluster's
+    // status (which no hub grants it, whether or not a hub controller has granted it its own),
+    // the refusal names the agent.
     let identity = tonic::transport::Identity::from_pem(certificate, agent_key.serialize_pem());
     let mut agent = server.client(Some(identity)).await;
+    let other = format!("{name}-other");
     let status = status_event(
         clusters(),
         SubResource::Status,
         Action::Update,
-        &name,
-        &serde_json::json!({"metadata": {"name": name}, "status": {}}),
+        &other,
+        &serde_json::json!({"metadata": {"name": other}, "spec": {}, "status": {}}),
     );
     let denied = agent
         .publish(Request::new(PublishRequest {
