@@ -304,7 +304,9 @@ impl<A: Authenticator + Authorizer> CloudEventService for Arc<Broker<A>> {
         let subscription = id.clone();
         let heartbeat = self.heartbeat;
         tokio::spawn(async move {
-            let mut ticker = heartbeat.map(tokio::time::interval);
+            // As sdk-go's ticker: the first heartbeat one interval after subscribing.
+            let mut ticker = heartbeat
+                .map(|every| tokio::time::interval_at(tokio::time::Instant::now() + every, every));
             loop {
                 let next = tokio::select! {
                     () = out_tx.closed() => break,

@@ -61,37 +61,41 @@ pub fn watch<K, A>(
     let shutdown = shutdown.clone();
     tokio::spawn(shutdown.run_until_cancelled_owned(async move {
         let mut seen: HashSet<String> = HashSet::new();
-        let mut changes = std::pin::pin!(
-            watcher(api, config)
-                .default_backoff()
-                .reflect(writer)
-                .applied_objects()
-        );
+        let mut changes = std::pin::pin!(watcher(api, config).default_backoff().reflect(writer));
         loop {
-            match changes.try_next().await {
-                Ok(Some(object)) => {
-                    let uid = object.meta().uid.clone().unwrap_or_default();
-                    let action = if seen.insert(uid) {
-                        Action::Create
-                    } else {
-                        Action::Update
-                    };
-                    let Some(cluster) = (kind.cluster_of)(&object) else {
-                        continue;
-                    };
-                    let event_type =
-                        EventType::new(kind.data_type.clone(), SubResource::Spec, action);
-                    match (kind.encode)(&object, &event_type, &cluster) {
-                        Ok(event) => {
-                            if let Err(error) = broker.dispatch(&event).await {
-                                tracing::warn!(%error, "dispatching a spec event");
-                            }
-                        }
-                        Err(error) => tracing::warn!(%error, "encoding a spec event"),
+            let object = match changes.try_next().await {
+                Ok(Some(watcher::Event::Apply(object) | watcher::Event::InitApply(object))) => {
+                    object
+                }
+                // Forgotten once gone, so the set holds only what exists.
+                Ok(Some(watcher::Event::Delete(object))) => {
+                    seen.remove(object.meta().uid.as_deref().unwrap_or_default());
+                    continue;
+                }
+                Ok(Some(watcher::Event::Init | watcher::Event::InitDone)) => continue,
+                Ok(None) => break,
+                Err(error) => {
+                    tracing::warn!(%error, kind = %K::kind(&()), "watching");
+                    continue;
+                }
+            };
+            let uid = object.meta().uid.clone().unwrap_or_default();
+            let action = if seen.insert(uid) {
+                Action::Create
+            } else {
+                Action::Update
+            };
+            let Some(cluster) = (kind.cluster_of)(&object) else {
+                continue;
+            };
+            let event_type = EventType::new(kind.data_type.clone(), SubResource::Spec, action);
+            match (kind.encode)(&object, &event_type, &cluster) {
+                Ok(event) => {
+                    if let Err(error) = broker.dispatch(&event).await {
+                        tracing::warn!(%error, "dispatching a spec event");
                     }
                 }
-                Ok(None) => break,
-                Err(error) => tracing::warn!(%error, kind = %K::kind(&()), "watching"),
+                Err(error) => tracing::warn!(%error, "encoding a spec event"),
             }
         }
     }));
