@@ -142,6 +142,37 @@ fn with_token<T>(message: T, token: &str) -> Request<T> {
     request
 }
 
+/// A token of ServiceAccount `namespace/account`, bound to a Role of the same name holding `rules`.
+async fn token_with_role(
+    hub: &kube::Client,
+    namespace: &str,
+    account: &str,
+    rules: serde_json::Value,
+) -> String {
+    use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+    let apply = PatchParams::apply("it-grpc-server").force();
+    let role: Role = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": account, "namespace": namespace},
+        "rules": rules,
+    }))
+    .unwrap();
+    Api::<Role>::namespaced(hub.clone(), namespace)
+        .patch(account, &apply, &Patch::Apply(&role))
+        .await
+        .unwrap();
+    let binding: RoleBinding = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": account, "namespace": namespace},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": account},
+        "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
+    }))
+    .unwrap();
+    Api::<RoleBinding>::namespaced(hub.clone(), namespace)
+        .patch(account, &apply, &Patch::Apply(&binding))
+        .await
+        .unwrap();
+    common::service_account_token(hub, namespace, account).await
+}
+
 /// A ServiceAccount bound to the bootstrap role `init` grants (rendered from our template), and
 /// its token; the role and binding are removed when the returned guard drops.
 async fn bootstrap_token(name: &str) -> (String, RbacGuard) {

@@ -2,7 +2,6 @@
 //! sent it down its subscription, when the hub's RBAC lets it (upstream's token role: `create`
 //! on that account's `serviceaccounts/token`, `subscribe` to read the answers).
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
-use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::api::PostParams;
 
 use super::*;
@@ -14,30 +13,11 @@ fn token_requests() -> DataType {
 /// A token of ServiceAccount `cluster/requester`, granted upstream's add-on token role for
 /// `account`.
 async fn requester_token(hub: &kube::Client, cluster: &str, account: &str) -> String {
-    let apply = PatchParams::apply("it-grpc-server").force();
-    let role: Role = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": "token-role", "namespace": cluster},
-        "rules": [
-            {"apiGroups": [""], "resources": ["serviceaccounts/token"], "resourceNames": [account], "verbs": ["create"]},
-            {"apiGroups": [""], "resources": ["serviceaccounts/token"], "verbs": ["subscribe"]},
-        ],
-    }))
-    .unwrap();
-    Api::<Role>::namespaced(hub.clone(), cluster)
-        .patch("token-role", &apply, &Patch::Apply(&role))
-        .await
-        .unwrap();
-    let binding: RoleBinding = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": "token-role", "namespace": cluster},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "token-role"},
-        "subjects": [{"kind": "ServiceAccount", "name": "requester", "namespace": cluster}],
-    }))
-    .unwrap();
-    Api::<RoleBinding>::namespaced(hub.clone(), cluster)
-        .patch("token-role", &apply, &Patch::Apply(&binding))
-        .await
-        .unwrap();
-    common::service_account_token(hub, cluster, "requester").await
+    let rules = serde_json::json!([
+        {"apiGroups": [""], "resources": ["serviceaccounts/token"], "resourceNames": [account], "verbs": ["create"]},
+        {"apiGroups": [""], "resources": ["serviceaccounts/token"], "verbs": ["subscribe"]},
+    ]);
+    token_with_role(hub, cluster, "requester", rules).await
 }
 
 fn token_request(cluster: &str, account: &str, id: &str) -> CloudEvent {

@@ -2,7 +2,6 @@
 //! reports their status; as upstream's work service, a stale status is dropped, the hub's
 //! finalizer holds a work the agent holds, and goes when the agent reports it deleted.
 use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::api::PostParams;
 
 use super::*;
@@ -20,32 +19,13 @@ fn bundles() -> DataType {
 /// A token of an identity that holds in `cluster`'s namespace what upstream grants a work agent
 /// on ManifestWorks.
 async fn work_agent_token(hub: &kube::Client, cluster: &str) -> String {
-    let apply = PatchParams::apply("it-grpc-server").force();
-    let role: Role = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": "work-agent", "namespace": cluster},
-        "rules": [
-            {"apiGroups": ["work.open-cluster-management.io"], "resources": ["manifestworks"],
-             "verbs": ["get", "list", "watch", "update", "patch"]},
-            {"apiGroups": ["work.open-cluster-management.io"], "resources": ["manifestworks/status"],
-             "verbs": ["update", "patch"]},
-        ],
-    }))
-    .unwrap();
-    Api::<Role>::namespaced(hub.clone(), cluster)
-        .patch("work-agent", &apply, &Patch::Apply(&role))
-        .await
-        .unwrap();
-    let binding: RoleBinding = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": "work-agent", "namespace": cluster},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "work-agent"},
-        "subjects": [{"kind": "ServiceAccount", "name": "work-agent", "namespace": cluster}],
-    }))
-    .unwrap();
-    Api::<RoleBinding>::namespaced(hub.clone(), cluster)
-        .patch("work-agent", &apply, &Patch::Apply(&binding))
-        .await
-        .unwrap();
-    common::service_account_token(hub, cluster, "work-agent").await
+    let rules = serde_json::json!([
+        {"apiGroups": ["work.open-cluster-management.io"], "resources": ["manifestworks"],
+         "verbs": ["get", "list", "watch", "update", "patch"]},
+        {"apiGroups": ["work.open-cluster-management.io"], "resources": ["manifestworks/status"],
+         "verbs": ["update", "patch"]},
+    ]);
+    token_with_role(hub, cluster, "work-agent", rules).await
 }
 
 fn status_report(work: &ManifestWork, generation: i64, condition: &str) -> CloudEvent {
